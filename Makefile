@@ -1,0 +1,51 @@
+# serialkit — `make demo` runs the main job offline on bundled data; `make test` sets up and tests.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+OUT ?= out/demo
+# Debian packages the tests use: MuseScore 3 (exported files open in notation software),
+# Chromium (review page), FluidSynth + GM soundfont (panel audio), rsvg-convert (PNG/PDF).
+SYSTEM_PKGS := musescore3 chromium fluidsynth fluid-soundfont-gm librsvg2-bin
+
+.PHONY: all venv system-deps test lint typecheck demo bench clean
+
+all: test
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test,dev]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+system-deps:
+	@missing=""; for p in $(SYSTEM_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian packages:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing </dev/null; \
+	  else echo "warning: missing Debian packages:$$missing (tests that need them will skip)"; fi; \
+	fi
+
+lint: venv
+	$(BIN)/ruff check serialkit tests bench scripts
+
+typecheck: venv
+	$(BIN)/mypy serialkit
+
+test: venv system-deps lint typecheck
+	$(BIN)/pytest -q -n 2 --dist loadgroup
+
+demo: venv
+	@mkdir -p $(OUT)
+	$(BIN)/serialkit row show webern-op21
+	$(BIN)/serialkit check fixtures/pieces/demo-piece.json || true
+	@echo "demo outputs are in $(OUT)/"
+
+bench: venv
+	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache

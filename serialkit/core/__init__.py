@@ -1,0 +1,1 @@
+"""Pure symbolic core: standard library only."""
