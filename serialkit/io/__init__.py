@@ -1,0 +1,1 @@
+"""Adapters between files and the core piece model."""

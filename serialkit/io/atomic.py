@@ -1,0 +1,45 @@
+"""Atomic output: write to a temporary file beside the target, then rename over it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from serialkit.core.errors import ScoreWriteError
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path in the target's directory; on success rename it to ``path``.
+
+    On any exception the temporary file is removed and ``path`` is left untouched, so a failed
+    run never leaves a partial output behind.
+    """
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ScoreWriteError(f"{target}: cannot create directory {parent}: {exc}") from exc
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Write text (UTF-8) or bytes to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        if isinstance(data, str):
+            tmp.write_text(data, encoding="utf-8")
+        else:
+            tmp.write_bytes(data)

@@ -1,0 +1,1 @@
+"""serialkit.panel."""
