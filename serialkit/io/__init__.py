@@ -1,1 +1,152 @@
-"""Adapters between files and the core piece model."""
+"""Adapters between files and the core piece model: ``read_score`` and the ``write_*`` verbs."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from serialkit.core.errors import ScoreReadError, ScoreWriteError
+from serialkit.core.piece import Piece
+from serialkit.io.safety import max_bytes
+
+if TYPE_CHECKING:
+    from serialkit.plugins import Entry
+
+__all__ = [
+    "Annotation",
+    "from_music21",
+    "load_piece",
+    "read_mei",
+    "read_musicxml",
+    "read_score",
+    "save_piece",
+    "score_format",
+    "to_music21",
+    "write_annotated_musicxml",
+    "write_mei",
+    "write_midi",
+    "write_musicxml",
+    "write_score",
+]
+
+_HEAD = 1 << 16
+
+
+def _head(path: Path, limit: int | None) -> bytes:
+    try:
+        size = path.stat().st_size
+        if not path.is_file():
+            raise ScoreReadError(f"{path}: is not a regular file")
+        cap = max_bytes(limit)
+        if size > cap:
+            raise ScoreReadError(f"{path}: file is {size} bytes, over the limit of {cap} bytes")
+        with path.open("rb") as fh:
+            return fh.read(_HEAD)
+    except FileNotFoundError:
+        raise ScoreReadError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ScoreReadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _reader_for(path: Path, head: bytes, fmt: str | None) -> Entry:
+    from serialkit.plugins import registry
+
+    readers = registry("readers")
+    if fmt is not None:
+        return readers.get(fmt)
+    suffix = path.suffix.lower()
+    sniffed = [e for e in readers if callable(e.meta.get("sniff")) and e.meta["sniff"](head)]
+    for entry in sniffed:
+        if suffix in entry.meta.get("extensions", ()):
+            return entry
+    if sniffed:
+        return sniffed[0]
+    from serialkit.io.sniff import root_name
+
+    root = root_name(head)
+    what = f"root element <{root}>" if root else "content"
+    known = ", ".join(
+        ext for e in readers for ext in e.meta.get("extensions", ())
+    )
+    raise ScoreReadError(
+        f"{path}:1: unknown score format ({what} is not MusicXML, MEI or a JSON piece; "
+        f"readers know {known})"
+    )
+
+
+def score_format(path: str | os.PathLike[str]) -> str:
+    """The name of the reader that would read this file (by content, then extension)."""
+    p = Path(path)
+    return _reader_for(p, _head(p, None), None).name
+
+
+def read_score(
+    path: str | os.PathLike[str], *, format: str | None = None, limit: int | None = None
+) -> Piece:
+    """Read any supported score (MusicXML, .mxl, MEI, JSON piece) into a Piece.
+
+    The reader is chosen from the ``readers`` registry by content sniffing, then extension;
+    ``format`` forces a reader by name, ``limit`` caps the (uncompressed) size in bytes.
+    """
+    p = Path(path)
+    entry = _reader_for(p, _head(p, limit), format)
+    fn = entry.obj
+    if limit is not None and "limit" in inspect.signature(fn).parameters:
+        piece = fn(p, limit=limit)
+    else:
+        piece = fn(p)
+    if not isinstance(piece, Piece):
+        raise ScoreReadError(f"{p}: reader {entry.name!r} returned {type(piece).__name__}, not a Piece")
+    if not piece.events:
+        raise ScoreReadError(f"{p}: the score contains no notes")
+    return piece
+
+
+def write_score(piece: Piece, out_path: str | os.PathLike[str], *, format: str | None = None) -> Path:
+    """Write a Piece in the format its extension names (or ``format``), atomically."""
+    from serialkit.plugins import registry
+
+    out = Path(out_path)
+    writers = registry("writers")
+    if format is not None:
+        entry = writers.get(format)
+    else:
+        suffix = out.suffix.lower()
+        matches = [e for e in writers if suffix in e.meta.get("extensions", ())]
+        if not matches:
+            known = ", ".join(x for e in writers for x in e.meta.get("extensions", ()))
+            raise ScoreWriteError(f"{out}: unknown output format {suffix or '(none)'!r} (known: {known})")
+        entry = matches[0]
+    entry.obj(piece, out)
+    return out
+
+
+def __getattr__(name: str) -> Any:
+    """Lazy re-exports, so ``import serialkit.io`` stays light."""
+    if name in ("load_piece", "save_piece"):
+        from serialkit.io import jsonio
+
+        return getattr(jsonio, name)
+    if name == "read_musicxml":
+        from serialkit.io.musicxml_read import read_musicxml
+
+        return read_musicxml
+    if name == "read_mei":
+        from serialkit.io.mei_read import read_mei
+
+        return read_mei
+    if name in ("write_annotated_musicxml", "Annotation"):
+        from serialkit.io import annotate
+
+        return getattr(annotate, name)
+    if name in ("write_musicxml", "write_mei", "write_midi"):
+        from serialkit.io import writers
+
+        return getattr(writers, name)
+    if name in ("from_music21", "to_music21"):
+        from serialkit.io import m21
+
+        return getattr(m21, name)
+    raise AttributeError(f"module 'serialkit.io' has no attribute {name!r}")

@@ -1,0 +1,168 @@
+"""Shared reader back end: raw noteheads from any format become a Piece (ties merged, bars, meter)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from serialkit.core.errors import ScoreReadError
+from serialkit.core.piece import Event, Measure, Piece, Source, TimeSignature, Voice
+
+
+@dataclass(slots=True)
+class RawNote:
+    """One notehead as a reader found it, before ties are merged."""
+
+    id: str
+    part: str
+    staff: int
+    voice: str
+    measure: str
+    onset: Fraction
+    duration: Fraction
+    midi: int
+    beat: Fraction
+    line: int | None = None
+    grace: bool = False
+    tie_start: bool = False
+    tie_stop: bool = False
+
+    @property
+    def key(self) -> str:
+        """The voice key ``part/staff/voice``."""
+        return f"{self.part}/{self.staff}/{self.voice}"
+
+
+@dataclass(slots=True)
+class ScoreParts:
+    """What a reader collects: noteheads, explicit tie links, parts, bars and meter."""
+
+    notes: list[RawNote] = field(default_factory=list)
+    tie_links: dict[str, str] = field(default_factory=dict)
+    part_names: dict[str, str | None] = field(default_factory=dict)
+    measures: list[Measure] = field(default_factory=list)
+    time_signatures: list[TimeSignature] = field(default_factory=list)
+    pickup: Fraction = Fraction(0)
+    title: str | None = None
+
+
+def midi_of(step: str, alter: int, octave: int, where: str) -> int:
+    """MIDI number of a spelled pitch (C4 = 60)."""
+    base = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}.get(step.upper())
+    if base is None:
+        raise ScoreReadError(f"{where}: pitch step {step!r} is not one of C D E F G A B")
+    return 12 * (octave + 1) + base + alter
+
+
+def _merge_ties(notes: Sequence[RawNote], links: Mapping[str, str]) -> list[list[RawNote]]:
+    """Group noteheads into tie chains; each chain becomes one Event."""
+    order = sorted(notes, key=lambda n: (n.onset, n.grace is False))
+    chains: list[list[RawNote]] = []
+    chain_of: dict[str, list[RawNote]] = {}
+    # open chains waiting for a continuation, by (part, midi)
+    open_: dict[tuple[str, int], list[list[RawNote]]] = {}
+    linked_targets = {end: start for start, end in links.items()}
+    for note in order:
+        chain: list[RawNote] | None = None
+        if not note.grace:
+            start = linked_targets.get(note.id)
+            if start is not None and start in chain_of:
+                chain = chain_of[start]
+            elif note.tie_stop:
+                chain = _find_open(open_.get((note.part, note.midi), []), note)
+        if chain is not None and chain[-1].midi == note.midi:
+            bucket = open_.get((note.part, note.midi), [])
+            if chain in bucket:
+                bucket.remove(chain)
+            chain.append(note)
+        else:
+            chain = [note]
+            chains.append(chain)
+        chain_of[note.id] = chain
+        if not note.grace and (note.tie_start or note.id in links):
+            open_.setdefault((note.part, note.midi), []).append(chain)
+    return chains
+
+
+def _find_open(candidates: list[list[RawNote]], note: RawNote) -> list[RawNote] | None:
+    """The open chain a tie-stop note continues: same voice and touching first."""
+    best: list[RawNote] | None = None
+    best_rank: tuple[int, int] | None = None
+    for chain in candidates:
+        last = chain[-1]
+        end = last.onset + last.duration
+        if end > note.onset:
+            continue
+        rank = (0 if last.key == note.key else 1, 0 if end == note.onset else 1)
+        if best_rank is None or rank < best_rank:
+            best, best_rank = chain, rank
+    return best
+
+
+def build_piece(parts: ScoreParts, path: Path, fmt: str) -> Piece:
+    """Turn what a reader collected into a Piece; refuses a score without notes."""
+    if not parts.notes:
+        raise ScoreReadError(f"{path}: the score contains no notes")
+    seen: set[str] = set()
+    for note in parts.notes:
+        if note.id in seen:
+            raise ScoreReadError(f"{path}:{note.line or '?'}: note id {note.id!r} appears twice")
+        seen.add(note.id)
+    events: list[Event] = []
+    for chain in _merge_ties(parts.notes, parts.tie_links):
+        first = chain[0]
+        duration = sum((n.duration for n in chain), Fraction(0))
+        source = Source(first.part, first.measure, first.staff, first.voice, first.beat, first.line)
+        events.append(
+            Event(
+                id=first.id,
+                voice=first.key,
+                onset=first.onset,
+                duration=duration,
+                midi=_clamp(first, path),
+                source=source,
+                grace=first.grace,
+                tied_ids=tuple(n.id for n in chain) if len(chain) > 1 else (),
+            )
+        )
+    voice_keys: dict[str, tuple[int, int, str]] = {}
+    part_index = {p: i for i, p in enumerate(parts.part_names)}
+    for note in parts.notes:
+        voice_keys.setdefault(
+            note.key, (part_index.get(note.part, len(part_index)), note.staff, note.voice)
+        )
+    ordered = sorted(voice_keys, key=lambda k: _voice_sort(voice_keys[k]))
+    rank = {k: i for i, k in enumerate(ordered)}
+    voices = tuple(Voice(k, parts.part_names.get(k.split("/")[0])) for k in ordered)
+    events.sort(key=lambda e: (e.onset, rank[e.voice], not e.grace, -e.midi))
+    metadata: dict[str, Any] = {"source_path": str(path), "format": fmt}
+    return Piece(
+        events=tuple(events),
+        voices=voices,
+        time_signatures=tuple(parts.time_signatures) or (TimeSignature(4, 4),),
+        measures=tuple(parts.measures),
+        pickup=parts.pickup,
+        title=parts.title,
+        metadata=metadata,
+    )
+
+
+def _voice_sort(key: tuple[int, int, str]) -> tuple[int, int, int, str]:
+    part, staff, voice = key
+    return (part, staff, int(voice) if voice.isdigit() else 1 << 30, voice)
+
+
+def _clamp(note: RawNote, path: Path) -> int:
+    if not 0 <= note.midi <= 127:
+        raise ScoreReadError(
+            f"{path}:{note.line or '?'}: note {note.id} sounds at MIDI {note.midi}, outside 0..127"
+        )
+    return note.midi
+
+
+def safe_id(text: str) -> str:
+    """A string usable inside an XML ID (letters, digits, ``-``, ``_``, ``.``)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text) or "x"
