@@ -1,0 +1,152 @@
+"""The run directory: an append-only JSONL of run records, crash-safe and resumable.
+
+Each record is appended with one ``write`` of a whole line on an ``O_APPEND`` descriptor, then
+flushed and fsync'ed, so a kill leaves at most one torn last line. Reading ignores a torn last
+line; :meth:`RunStore.repair` truncates it before new records are appended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from serialkit.core.errors import SerialkitError
+
+RECORDS = "runs.jsonl"
+ERRORS = "errors.jsonl"
+MANIFEST = "manifest.json"
+RUNS_DIR = "runs"
+TMP_PREFIX = ".tmp-"
+
+
+class RunDirError(SerialkitError):
+    """A run directory that cannot be read or written."""
+
+
+def run_key(task: str, variant: str, run: int, proposer: str, model: str | None) -> str:
+    """The identity of one run: task, variant, run index, proposer and model."""
+    return f"{task}|{variant}|{run}|{proposer}|{model or '-'}"
+
+
+def slug(key: str) -> str:
+    """A file-name-safe form of a run key."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in key.replace("|", "__"))
+
+
+class RunStore:
+    """Records of finished runs in ``RUN_DIR/runs.jsonl`` and their output folders in ``RUN_DIR/runs``."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.path = self.root / RECORDS
+        self.runs = self.root / RUNS_DIR
+
+    # reading -----------------------------------------------------------------
+    def _lines(self) -> Iterator[tuple[int, bytes, bool]]:
+        """(byte offset, line bytes, complete?) for every line of the records file."""
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        offset = 0
+        while offset < len(data):
+            end = data.find(b"\n", offset)
+            if end < 0:
+                yield offset, data[offset:], False
+                return
+            yield offset, data[offset:end], True
+            offset = end + 1
+
+    def records(self) -> list[dict[str, Any]]:
+        """Finished runs, first record per key; a torn last line is ignored."""
+        seen: set[str] = set()
+        out: list[dict[str, Any]] = []
+        for number, (_, line, complete) in enumerate(self._lines(), start=1):
+            if not line.strip():
+                continue
+            if not complete:
+                continue  # torn by a kill (every record ends with a newline); repaired on resume
+            try:
+                record = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise RunDirError(f"{self.path}:{number}: not a JSON record ({exc})") from exc
+            if not isinstance(record, dict) or "key" not in record:
+                raise RunDirError(f"{self.path}:{number}: record has no 'key'")
+            if record["key"] in seen:
+                continue
+            seen.add(record["key"])
+            out.append(record)
+        return out
+
+    def done(self) -> set[str]:
+        """Keys of finished runs."""
+        return {r["key"] for r in self.records()}
+
+    # writing -----------------------------------------------------------------
+    def repair(self) -> int:
+        """Truncate a torn (unterminated) last line; return the number of bytes removed."""
+        torn = [(offset, line) for offset, line, complete in self._lines() if not complete]
+        if not torn:
+            return 0
+        offset, line = torn[-1]
+        with open(self.path, "r+b") as fh:
+            fh.truncate(offset)
+            fh.flush()
+            os.fsync(fh.fileno())
+        return len(line)
+
+    def clean_tmp(self) -> None:
+        """Remove output folders that a killed run left half-written."""
+        if not self.runs.is_dir():
+            return
+        for child in self.runs.iterdir():
+            if child.name.startswith(TMP_PREFIX):
+                shutil.rmtree(child, ignore_errors=True)
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Append one finished run as a single write of a full line, then fsync."""
+        self._append(self.path, record)
+
+    def append_error(self, record: dict[str, Any]) -> None:
+        """Log a failed attempt to ``errors.jsonl`` (failed runs are retried on resume)."""
+        self._append(self.root / ERRORS, record)
+
+    def _append(self, path: Path, record: dict[str, Any]) -> None:
+        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            written = os.write(fd, line)
+            if written != len(line):  # pragma: no cover - regular files write whole buffers
+                raise RunDirError(f"{path}: short write ({written} of {len(line)} bytes)")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def tmp_dir(self, key: str, token: str) -> Path:
+        """A private folder for one attempt at a run."""
+        path = self.runs / f"{TMP_PREFIX}{slug(key)}-{token}"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def commit_dir(self, key: str, tmp: Path) -> str:
+        """Move an attempt's folder to its final place; return its path relative to the run dir."""
+        final = self.runs / slug(key)
+        if final.exists():
+            shutil.rmtree(final)  # left by an attempt whose record was never written
+        os.replace(tmp, final)
+        return str(final.relative_to(self.root))
+
+    def read_manifest(self) -> dict[str, Any] | None:
+        """The manifest written when the run directory was created, if any."""
+        path = self.root / MANIFEST
+        if not path.exists():
+            return None
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise RunDirError(f"{path}: not valid JSON ({exc})") from exc
+        return data if isinstance(data, dict) else None

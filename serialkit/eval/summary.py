@@ -1,0 +1,114 @@
+"""Aggregate run records into the experiment's numbers, each with a family-clustered 95 % interval."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from serialkit.core.errors import SerialkitError
+from serialkit.eval.metrics import DEGENERACY_WEIGHTS, interval_histogram, line_features, pitch_line
+from serialkit.eval.runner import PREDICATE_CODES, VARIANTS
+from serialkit.eval.stats import Estimate, cluster_bootstrap, kl_divergence, mmd
+
+COST_FIELDS = ("calls", "prompt_tokens", "completion_tokens", "seconds")
+
+
+def variants_in(records: Sequence[dict[str, Any]]) -> list[str]:
+    """Variants present, in the canonical order first, others after."""
+    present = {r["variant"] for r in records}
+    return [v for v in VARIANTS if v in present] + sorted(present - set(VARIANTS))
+
+
+def _boot(records: Sequence[dict[str, Any]], values: Sequence[float], seed: int,
+          weights: Sequence[float] | None = None) -> Estimate:
+    return cluster_bootstrap(values, [r["family"] for r in records], weights=weights, seed=seed)
+
+
+def reference_lines(paths: Sequence[str | os.PathLike[str]]) -> list[list[int]]:
+    """Pitch lines of the reference scores (MusicXML/MEI via ``read_score``, or JSON pieces)."""
+    lines = []
+    for path in paths:
+        p = Path(path)
+        if p.suffix.lower() == ".json":
+            from serialkit.core.piece import Piece
+            from serialkit.io.jsonio import load_piece
+
+            piece: Piece = load_piece(p)
+        else:
+            from serialkit.io import read_score
+
+            piece = read_score(p)
+        line = pitch_line(piece)
+        if len(line) < 2:
+            raise SerialkitError(f"{p}: reference score has fewer than two notes")
+        lines.append(line)
+    return lines
+
+
+def corpus_distance(candidate_lines: Sequence[Sequence[int]],
+                    reference: Sequence[Sequence[int]]) -> dict[str, float]:
+    """MMD (RBF, median bandwidth) on windowed interval histograms, and KL of pooled intervals."""
+    cand = [f for line in candidate_lines for f in line_features(line)]
+    ref = [f for line in reference for f in line_features(line)]
+    if not cand or not ref:
+        return {"mmd": math.nan, "kl": math.nan, "samples": len(cand), "reference_samples": len(ref)}
+    p = sum((interval_histogram(line) for line in candidate_lines), np.zeros(25))
+    q = sum((interval_histogram(line) for line in reference), np.zeros(25))
+    return {"mmd": mmd(np.array(cand), np.array(ref)), "kl": kl_divergence(p, q),
+            "samples": len(cand), "reference_samples": len(ref)}
+
+
+def summarize(records: Sequence[dict[str, Any]], reference: Sequence[Sequence[int]] | None = None,
+              seed: int = 0) -> dict[str, Any]:
+    """Everything the report shows, JSON-ready; Estimates become {value, low, high, n, clusters}."""
+    variants = variants_in(records)
+    out: dict[str, Any] = {
+        "runs": len(records),
+        "variants": variants,
+        "tasks": len({r["task"] for r in records}),
+        "families": sorted({r["family"] for r in records}),
+        "proposers": sorted({f"{r['proposer']}:{r.get('model') or '-'}" for r in records}),
+        "delivery": {}, "predicates": {}, "collisions": {}, "degeneracy": {}, "cost": {},
+        "corpus": {}, "by_family": {},
+    }
+    for variant in variants:
+        rs = [r for r in records if r["variant"] == variant]
+        out["delivery"][variant] = {
+            k: _boot(rs, [float(bool(r.get(k))) for r in rs], seed).to_dict()
+            for k in ("strict", "relaxed", "released")
+        }
+        out["predicates"][variant] = {
+            code: _boot(rs, [float(r.get("counts", {}).get(code, 0) == 0) for r in rs], seed).to_dict()
+            for code in PREDICATE_CODES
+        }
+        withm = [r for r in rs if r.get("metrics")]
+        coll = [float(r["metrics"]["collisions"]) for r in withm]
+        opp = [float(r["metrics"]["opportunities"]) for r in withm]
+        rates = [c / o if o else 0.0 for c, o in zip(coll, opp, strict=True)]
+        est = _boot(withm, rates, seed, weights=opp)
+        out["collisions"][variant] = {**est.to_dict(), "collisions": int(sum(coll)),
+                                      "opportunities": int(sum(opp))}
+        degen = [r for r in withm if r["metrics"].get("degeneracy")]
+        out["degeneracy"][variant] = {
+            k: _boot(degen, [float(r["metrics"]["degeneracy"][k]) for r in degen], seed).to_dict()
+            for k in ("score", *DEGENERACY_WEIGHTS)
+        }
+        out["cost"][variant] = {
+            k: _boot(rs, [float(r.get("usage", {}).get(k, 0)) for r in rs], seed).to_dict()
+            for k in COST_FIELDS
+        }
+        out["cost"][variant]["wall_seconds"] = _boot(
+            rs, [float(r.get("wall_seconds", 0)) for r in rs], seed).to_dict()
+        if reference:
+            lines = [r["metrics"]["pitch_line"] for r in withm if len(r["metrics"]["pitch_line"]) >= 2]
+            out["corpus"][variant] = corpus_distance(lines, reference)
+        for family in out["families"]:
+            fam = [r for r in rs if r["family"] == family]
+            if fam:
+                out["by_family"].setdefault(family, {})[variant] = sum(bool(r.get("strict")) for r in fam) / len(fam)
+    return out
