@@ -4,60 +4,32 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from serialkit.core.errors import RowError
+from serialkit.core.spelling import (
+    PC_NAMES_FLAT,
+    PC_NAMES_SHARP,
+    is_integer_token,
+    parse_note_name,
+    parse_numeral,
+    parse_pitch_class,
+    pc_name,
+)
+
+__all__ = [
+    "ALL_FORMS", "CONVENTIONS", "FORM_TYPES", "PC_NAMES_FLAT", "PC_NAMES_SHARP", "Convention",
+    "Row", "RowForm", "normal_rotation", "parse_pitch_class", "parse_position_label", "pc_name",
+    "position_label",
+]
 
 Convention = Literal["relative", "absolute"]
 CONVENTIONS: tuple[Convention, ...] = ("relative", "absolute")
 FORM_TYPES: tuple[str, ...] = ("P", "I", "R", "RI")
 
-PC_NAMES_SHARP = ("C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B")
-PC_NAMES_FLAT = ("C", "Db", "D", "Eb", "E", "F", "Gb", "G", "Ab", "A", "Bb", "B")
-_STEP = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
-_ACCIDENTAL = {
-    "#": 1, "♯": 1, "s": 1, "is": 1, "x": 2, "##": 2, "𝄪": 2,
-    "b": -1, "♭": -1, "-": -1, "f": -1, "es": -1, "s_": -1, "bb": -2, "𝄫": -2, "♮": 0, "n": 0,
-}
-_NOTE_RE = re.compile(r"^([A-Ga-g])((?:##|bb|is|es|[#♯sbx♭\-f𝄪𝄫♮n])*)$")
-_LABEL_RE = re.compile(r"^\s*(RI|P|I|R|T|IR)\s*(-?\d+)\s*$", re.IGNORECASE)
-
-
-def pc_name(pc: int, flats: bool = False) -> str:
-    """The spelling of a pitch class (sharps by default)."""
-    return (PC_NAMES_FLAT if flats else PC_NAMES_SHARP)[pc % 12]
-
-
-def parse_pitch_class(token: str) -> int:
-    """One pitch class from an int string, a note name (C#, Db, F♯, Bes) or T/E (10/11)."""
-    text = token.strip()
-    if not text:
-        raise RowError("empty pitch-class token")
-    if text.lstrip("-").isdigit():
-        value = int(text)
-        if not 0 <= value <= 11:
-            raise RowError(f"pitch class {value} is out of range 0..11")
-        return value
-    if text in ("T", "t", "A_", "X"):
-        return 10
-    if text in ("E_",):
-        return 11
-    match = _NOTE_RE.match(text)
-    if not match:
-        raise RowError(f"unknown note name {token!r}")
-    step, accidentals = match.groups()
-    alter = 0
-    rest = accidentals
-    while rest:
-        for symbol in ("##", "bb", "is", "es", "𝄪", "𝄫", "#", "♯", "s", "b", "♭", "-", "f", "x", "♮", "n"):
-            if rest.startswith(symbol):
-                alter += _ACCIDENTAL[symbol]
-                rest = rest[len(symbol):]
-                break
-        else:  # pragma: no cover - the regex admits only known symbols
-            raise RowError(f"unknown note name {token!r}")
-    return (_STEP[step.upper()] + alter) % 12
+_LABEL_RE = re.compile(r"^\s*(RI|IR|P|T|I|R)\s*(-?\d+)\s*$", re.IGNORECASE)
+_COMPACT_RE = re.compile(r"^[0-9TEABteab]{12}$")
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -70,8 +42,8 @@ class RowForm:
     def __post_init__(self) -> None:
         if self.type not in FORM_TYPES:
             raise RowError(f"row form type must be one of P, I, R, RI, not {self.type!r}")
-        if not 0 <= self.n <= 11:
-            raise RowError(f"row form index must be in 0..11, not {self.n}")
+        if isinstance(self.n, bool) or not isinstance(self.n, int) or not 0 <= self.n <= 11:
+            raise RowError(f"row form index must be in 0..11, not {self.n!r}")
 
     @property
     def label(self) -> str:
@@ -83,7 +55,7 @@ class RowForm:
 
     @classmethod
     def parse(cls, label: str | RowForm) -> RowForm:
-        """Parse ``P0``, ``I3``, ``R11``, ``RI5`` (case-insensitive; ``T`` means ``P``, ``IR`` means ``RI``)."""
+        """Parse ``P0``, ``I3``, ``R11``, ``RI5`` (any case; ``T`` means ``P``, ``IR`` means ``RI``)."""
         if isinstance(label, RowForm):
             return label
         match = _LABEL_RE.match(label)
@@ -91,7 +63,7 @@ class RowForm:
             raise RowError(f"not a row-form label: {label!r} (expected e.g. P0, I3, R11, RI5)")
         kind = match.group(1).upper()
         kind = {"T": "P", "IR": "RI"}.get(kind, kind)
-        return cls(kind, int(match.group(2)) % 12)
+        return cls(kind, int(match.group(2)))
 
     @property
     def is_retrograde(self) -> bool:
@@ -123,7 +95,7 @@ def parse_position_label(text: str) -> tuple[RowForm, int]:
     return RowForm.parse(head), position
 
 
-def _check_pcs(values: Sequence[int]) -> tuple[int, ...]:
+def _check_pcs(values: Iterable[object]) -> tuple[int, ...]:
     pcs = tuple(values)
     for value in pcs:
         if isinstance(value, bool) or not isinstance(value, int):
@@ -132,24 +104,25 @@ def _check_pcs(values: Sequence[int]) -> tuple[int, ...]:
             raise RowError(f"pitch class {value} is out of range 0..11")
     seen: dict[int, int] = {}
     for index, value in enumerate(pcs):
+        assert isinstance(value, int)
         if value in seen:
             raise RowError(
                 f"pitch class {value} appears twice (positions {seen[value]} and {index})"
             )
         seen[value] = index
     if len(pcs) != 12:
-        missing = sorted(set(range(12)) - set(pcs))
-        extra = f"; missing {', '.join(map(str, missing))}" if missing else ""
-        raise RowError(f"{len(pcs)} pitch classes given, 12 needed{extra}")
-    return pcs
+        missing = sorted(set(range(12)) - set(seen))
+        names = ", ".join(f"{m} ({pc_name(m)})" for m in missing)
+        raise RowError(f"{len(pcs)} pitch classes given, 12 needed; missing {names}")
+    return tuple(seen)
 
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """A twelve-tone row: the 12 pitch classes of P0 in order (relative convention)."""
+    """A twelve-tone row: the 12 pitch classes of P0 in order (P0 of the relative convention)."""
 
     pcs: tuple[int, ...]
-    name: str | None = None
+    name: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pcs", _check_pcs(self.pcs))
@@ -157,22 +130,32 @@ class Row:
     # construction -------------------------------------------------------
     @classmethod
     def parse(cls, spec: str | Sequence[int] | Row) -> Row:
-        """A row from ints, note names (``"C B G Ab ..."``), a comma list, or a catalog name."""
+        """A row from ints, note names (``"C B G Ab ..."``), numbers with T/E, or a catalog name."""
         if isinstance(spec, Row):
             return spec
         if not isinstance(spec, str):
             return cls(tuple(spec))
-        text = spec.strip()
+        text = spec.strip().strip("[](){}").strip()
         if not text:
-            raise RowError("empty row")
+            raise RowError("empty row: give 12 pitch classes (numbers or note names) or a catalog name")
         tokens = [t for t in re.split(r"[\s,;]+", text) if t]
-        if len(tokens) == 1 and not _looks_like_pc(tokens[0]):
-            if len(tokens[0]) == 12 and all(c in "0123456789TEte" for c in tokens[0]):
-                return cls(tuple(_hex12(c) for c in tokens[0]))
-            from serialkit.core import catalog
-
-            return catalog.get(tokens[0]).row
-        return cls(tuple(parse_pitch_class(t) for t in tokens))
+        if len(tokens) == 1:
+            token = tokens[0]
+            if _COMPACT_RE.match(token) and any(c.isdigit() for c in token):
+                return cls(tuple(parse_numeral(c) for c in token))
+            if not is_integer_token(token) and not _is_note_name(token):
+                return _catalog_row(token)
+        try:
+            if any(is_integer_token(t) for t in tokens):
+                return cls(tuple(_numeral_at(t, i) for i, t in enumerate(tokens)))
+            return cls(tuple(_note_at(t, i) for i, t in enumerate(tokens)))
+        except RowError as exc:
+            if any(_is_note_name(t) or is_integer_token(t) for t in tokens[:1]):
+                raise
+            try:
+                return _catalog_row(text)
+            except RowError:
+                raise exc from None
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.pcs)
@@ -184,34 +167,35 @@ class Row:
         return self.pcs[index]
 
     def __str__(self) -> str:
-        return " ".join(pc_name(p) for p in self.pcs)
+        return self.names()
 
     def names(self, flats: bool = False) -> str:
         """The row spelt as note names."""
         return " ".join(pc_name(p, flats) for p in self.pcs)
 
-    # transforms ---------------------------------------------------------
+    # transforms (verbs returning new, unnamed rows) ------------------------
     def transpose(self, n: int) -> Row:
         """The row moved up ``n`` semitones."""
-        return Row(tuple((p + n) % 12 for p in self.pcs), self.name)
+        return Row(tuple((p + n) % 12 for p in self.pcs))
 
     def invert(self, axis: int | None = None) -> Row:
-        """The inversion about the first pitch class (or about ``axis``, mapping p to axis - p)."""
+        """The inversion about the first pitch class (or mapping p to ``axis - p``)."""
         centre = 2 * self.pcs[0] if axis is None else axis
-        return Row(tuple((centre - p) % 12 for p in self.pcs), self.name)
+        return Row(tuple((centre - p) % 12 for p in self.pcs))
 
     def retrograde(self) -> Row:
         """The row backwards."""
-        return Row(tuple(reversed(self.pcs)), self.name)
+        return Row(tuple(reversed(self.pcs)))
 
     # the 48 forms -------------------------------------------------------
     def form(self, form: RowForm | str, convention: Convention = "relative") -> tuple[int, ...]:
         """The pitch classes of one form, in the order heard."""
-        form = RowForm.parse(form)
-        return self.forms(convention)[form]
+        wanted = RowForm.parse(form)
+        table = _forms_table(self.pcs, _check_convention(convention))
+        return table[FORM_TYPES.index(wanted.type) * 12 + wanted.n][1]
 
     def forms(self, convention: Convention = "relative") -> dict[RowForm, tuple[int, ...]]:
-        """All 48 labels with their pitch classes (a fresh dict; cached tables behind it)."""
+        """All 48 labels with their pitch classes, in P, I, R, RI × 0..11 order."""
         return dict(_forms_table(self.pcs, _check_convention(convention)))
 
     def label_of(self, pcs: Sequence[int], convention: Convention = "relative") -> list[RowForm]:
@@ -225,8 +209,8 @@ class Row:
 
     def aliases(self, form: RowForm | str, convention: Convention = "relative") -> list[RowForm]:
         """The other labels that name the same pitch-class sequence as ``form``."""
-        form = RowForm.parse(form)
-        return [f for f in self.label_of(self.form(form, convention), convention) if f != form]
+        wanted = RowForm.parse(form)
+        return [f for f in self.label_of(self.form(wanted, convention), convention) if f != wanted]
 
     def distinct_forms(self, convention: Convention = "relative") -> dict[RowForm, list[RowForm]]:
         """Canonical label → its aliases, one entry per distinct pitch-class sequence."""
@@ -235,7 +219,7 @@ class Row:
 
     def is_symmetric(self) -> bool:
         """True if fewer than 48 of the forms are distinct."""
-        return len(self.distinct_forms()) < 48
+        return len(_by_pcs(self.pcs, "relative")) < 48
 
     def position_of(self, form: RowForm | str, pc: int, convention: Convention = "relative") -> int:
         """The order position (0..11) of ``pc`` within ``form``."""
@@ -243,19 +227,28 @@ class Row:
 
     def convert(self, form: RowForm | str, source: Convention, target: Convention) -> RowForm:
         """The same form (same pitch classes in the same order) labelled in another convention."""
-        pcs = self.form(form, source)
-        labels = self.label_of(pcs, target)
-        wanted = RowForm.parse(form).type
-        for label in labels:
-            if label.type == wanted:
-                return label
-        return labels[0]
+        wanted = RowForm.parse(form)
+        labels = self.label_of(self.form(wanted, source), target)
+        return next((label for label in labels if label.type == wanted.type), labels[0])
 
     # structure ----------------------------------------------------------
     def matrix(self) -> list[list[int]]:
-        """The 12×12 matrix: rows are P forms (read left to right), columns I forms (top down)."""
-        inv = [(2 * self.pcs[0] - p) % 12 for p in self.pcs]
-        return [[(p - self.pcs[0] + start) % 12 for p in self.pcs] for start in inv]
+        """The 12×12 matrix: row 0 is the row as given; rows read as P forms, columns as I forms."""
+        first = self.pcs[0]
+        return [[(p - first + start) % 12 for p in self.pcs] for start in _inversion(self.pcs)]
+
+    def matrix_labels(
+        self, convention: Convention = "relative"
+    ) -> tuple[list[RowForm], list[RowForm], list[RowForm], list[RowForm]]:
+        """Labels of the matrix: (P per row, R per row, I per column, RI per column)."""
+        conv = _check_convention(convention)
+        grid = self.matrix()
+        columns = [tuple(line[j] for line in grid) for j in range(12)]
+        rows_p = [_label_of_type(self.pcs, conv, tuple(line), "P") for line in grid]
+        rows_r = [_label_of_type(self.pcs, conv, tuple(reversed(line)), "R") for line in grid]
+        cols_i = [_label_of_type(self.pcs, conv, col, "I") for col in columns]
+        cols_ri = [_label_of_type(self.pcs, conv, tuple(reversed(col)), "RI") for col in columns]
+        return rows_p, rows_r, cols_i, cols_ri
 
     def intervals(self) -> tuple[int, ...]:
         """The interval succession: 11 ascending intervals mod 12."""
@@ -269,46 +262,59 @@ class Row:
         """The two hexachords of P0 as sets."""
         return frozenset(self.pcs[:6]), frozenset(self.pcs[6:])
 
-    def combinatoriality(self) -> dict[str, list[int]]:
-        """Hexachordal combinatoriality: form type → the transpositions n (relative labels) whose
-        first hexachord is the complement of P0's first hexachord (for R/RI: whose first hexachord
-        equals P0's first hexachord's complement read from the retrograde, i.e. the usual R/RI test).
+    def are_combinatorial(
+        self, a: RowForm | str, b: RowForm | str, convention: Convention = "relative"
+    ) -> bool:
+        """True if the first hexachords of forms ``a`` and ``b`` together make the aggregate."""
+        return not set(self.form(a, convention)[:6]) & set(self.form(b, convention)[:6])
 
-        P: Pn's first hexachord = complement of P0's first hexachord.
-        I: In's first hexachord = complement of P0's first hexachord.
-        R: Rn's first hexachord = complement of P0's first hexachord (Rn's first hexachord is Pn's second).
-        RI: RIn's first hexachord = complement of P0's first hexachord.
+    def combinatorial_partners(
+        self, form: RowForm | str = "P0", convention: Convention = "relative"
+    ) -> list[RowForm]:
+        """Every label whose first hexachord is the complement of ``form``'s first hexachord."""
+        head = set(self.form(form, convention)[:6])
+        table = _forms_table(self.pcs, _check_convention(convention))
+        return [label for label, pcs in table if not head & set(pcs[:6])]
+
+    def combinatoriality(self) -> dict[str, list[int]]:
+        """Hexachordal combinatoriality with P0: form type → the indices n of its partners.
+
+        A partner ``Xn`` is combinatorial with P0 when its first hexachord is the complement of
+        P0's first hexachord (music21's ``areCombinatorial('P', 0, X, n)``). Pairing a form
+        with its partner is invariant under transposing both, so the indices are the same in
+        the relative and absolute conventions. R0 is always a partner (trivial R-combinatoriality).
         """
-        first, second = self.hexachords()
         result: dict[str, list[int]] = {t: [] for t in FORM_TYPES}
-        for form, pcs in _forms_table(self.pcs, "relative"):
-            if frozenset(pcs[:6]) == second:
-                result[form.type].append(form.n)
-        if first == second:  # pragma: no cover - impossible for a 12-note row
-            return result
+        for label in self.combinatorial_partners("P0", "relative"):
+            result[label.type].append(label.n)
         return result
 
     def combinatorial_types(self) -> list[str]:
-        """Which of P, I, R, RI combinatoriality the row has (R is trivially present: R0)."""
+        """Which of P, I, R, RI combinatoriality the row has (R always, through R0)."""
         table = self.combinatoriality()
         return [t for t in FORM_TYPES if table[t]]
 
     def is_all_combinatorial(self) -> bool:
-        """True if the row is P-, I-, R- and RI-combinatorial."""
+        """True if the row is P-, I-, R- and RI-combinatorial (Babbitt's all-combinatorial)."""
         return all(self.combinatoriality()[t] for t in FORM_TYPES)
 
     def invariant_segments(
-        self, other: RowForm | str, size: int = 3, convention: Convention = "relative"
+        self,
+        other: RowForm | str,
+        size: int = 3,
+        convention: Convention = "relative",
+        of: RowForm | str = "P0",
     ) -> list[tuple[int, int, frozenset[int]]]:
-        """Segments of ``size`` consecutive pitch classes in P0 whose content reappears as a
-        consecutive segment of ``other``: (start in P0, start in other, content)."""
-        if not 2 <= size <= 12:
-            raise RowError(f"segment size must be in 2..12, not {size}")
+        """Segments of ``size`` consecutive pitch classes of form ``of`` (P0 by default) whose
+        content is also a segment of ``other``: (start in ``of``, start in ``other``, content)."""
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 12:
+            raise RowError(f"segment size must be in 1..12, not {size!r}")
+        source = self.form(of, convention)
         target = self.form(other, convention)
+        index = {frozenset(target[j : j + size]): j for j in range(13 - size)}
         found: list[tuple[int, int, frozenset[int]]] = []
-        index = {frozenset(target[j : j + size]): j for j in range(0, 13 - size)}
-        for i in range(0, 13 - size):
-            content = frozenset(self.pcs[i : i + size])
+        for i in range(13 - size):
+            content = frozenset(source[i : i + size])
             if content in index:
                 found.append((i, index[content], content))
         return found
@@ -318,57 +324,87 @@ class Row:
         return {"pcs": list(self.pcs), "names": self.names(), "name": self.name}
 
 
-def _looks_like_pc(token: str) -> bool:
+def _is_note_name(token: str) -> bool:
     try:
-        parse_pitch_class(token)
+        parse_note_name(token)
     except RowError:
         return False
     return True
 
 
-def _hex12(char: str) -> int:
-    return {"T": 10, "t": 10, "E": 11, "e": 11}.get(char, 0) if not char.isdigit() else int(char)
+def _numeral_at(token: str, index: int) -> int:
+    try:
+        return parse_numeral(token)
+    except RowError as exc:
+        raise RowError(f"{exc} (token {index + 1})") from None
+
+
+def _note_at(token: str, index: int) -> int:
+    try:
+        return parse_note_name(token)
+    except RowError as exc:
+        raise RowError(f"{exc} (token {index + 1})") from None
+
+
+def _catalog_row(name: str) -> Row:
+    from serialkit.core.catalog import get  # a lazy import: catalog imports this module
+
+    return get(name).row
+
+
+def _inversion(pcs: Sequence[int]) -> tuple[int, ...]:
+    return tuple((2 * pcs[0] - p) % 12 for p in pcs)
+
+
+def _label_of_type(
+    pcs: tuple[int, ...], convention: Convention, seq: tuple[int, ...], kind: str
+) -> RowForm:
+    labels = _by_pcs(pcs, convention)[seq]
+    return next(label for label in labels if label.type == kind)
 
 
 def _check_convention(convention: str) -> Convention:
-    if convention not in CONVENTIONS:
-        raise RowError(f"labelling convention must be 'relative' or 'absolute', not {convention!r}")
-    return convention  # type: ignore[return-value]
+    if convention == "relative":
+        return "relative"
+    if convention == "absolute":
+        return "absolute"
+    raise RowError(f"labelling convention must be 'relative' or 'absolute', not {convention!r}")
 
 
-_FORMS_CACHE: dict[tuple[tuple[int, ...], str], tuple[tuple[RowForm, tuple[int, ...]], ...]] = {}
+_FormsTable = tuple[tuple[RowForm, tuple[int, ...]], ...]
+_FORMS_CACHE: dict[tuple[tuple[int, ...], str], _FormsTable] = {}
 _BY_PCS_CACHE: dict[tuple[tuple[int, ...], str], dict[tuple[int, ...], tuple[RowForm, ...]]] = {}
+_CACHE_LIMIT = 4096
 
 
-def _forms_table(
-    pcs: tuple[int, ...], convention: Convention
-) -> tuple[tuple[RowForm, tuple[int, ...]], ...]:
+def _forms_table(pcs: tuple[int, ...], convention: Convention) -> _FormsTable:
     key = (pcs, convention)
     cached = _FORMS_CACHE.get(key)
     if cached is not None:
         return cached
     first = pcs[0]
-    if convention == "relative":
+    if convention == "relative":  # P0 = the row; I0 = its inversion starting on the same pc
         p0 = pcs
-        i0 = tuple((2 * first - p) % 12 for p in pcs)
-    else:
+        i0 = _inversion(pcs)
+    else:  # P0 and I0 start on C
         p0 = tuple((p - first) % 12 for p in pcs)
         i0 = tuple((first - p) % 12 for p in pcs)
     table: list[tuple[RowForm, tuple[int, ...]]] = []
     for kind, base in (("P", p0), ("I", i0)):
-        for n in range(12):
-            table.append((RowForm(kind, n), tuple((p + n) % 12 for p in base)))
-    for kind, base in (("R", p0), ("RI", i0)):
-        for n in range(12):
-            table.append((RowForm(kind, n), tuple((p + n) % 12 for p in reversed(base))))
+        table.extend((RowForm(kind, n), tuple((p + n) % 12 for p in base)) for n in range(12))
+    for kind, base in (("R", p0), ("RI", i0)):  # Rn/RIn: retrogrades of Pn/In
+        back = tuple(reversed(base))
+        table.extend((RowForm(kind, n), tuple((p + n) % 12 for p in back)) for n in range(12))
     result = tuple(table)
-    if len(_FORMS_CACHE) > 4096:
+    if len(_FORMS_CACHE) >= _CACHE_LIMIT:
         _FORMS_CACHE.clear()
     _FORMS_CACHE[key] = result
     return result
 
 
-def _by_pcs(pcs: tuple[int, ...], convention: Convention) -> dict[tuple[int, ...], tuple[RowForm, ...]]:
+def _by_pcs(
+    pcs: tuple[int, ...], convention: Convention
+) -> dict[tuple[int, ...], tuple[RowForm, ...]]:
     key = (pcs, convention)
     cached = _BY_PCS_CACHE.get(key)
     if cached is not None:
@@ -377,7 +413,7 @@ def _by_pcs(pcs: tuple[int, ...], convention: Convention) -> dict[tuple[int, ...
     for form, seq in _forms_table(pcs, convention):
         grouped.setdefault(seq, []).append(form)
     result = {seq: tuple(labels) for seq, labels in grouped.items()}
-    if len(_BY_PCS_CACHE) > 4096:
+    if len(_BY_PCS_CACHE) >= _CACHE_LIMIT:
         _BY_PCS_CACHE.clear()
     _BY_PCS_CACHE[key] = result
     return result
