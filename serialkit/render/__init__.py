@@ -1,1 +1,161 @@
-"""serialkit.render."""
+"""Engraved review: verovio SVG/PNG/PDF and an HTML review page showing labels, violations, repairs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from serialkit.render.engrave import engrave, prepare, read_source, verovio_options
+from serialkit.render.marks import (
+    RUNG_COLORS,
+    RUNGS,
+    UNEXPLAINED_COLOR,
+    VIOLATION_COLOR,
+    Finding,
+    Marks,
+    NoteMark,
+    RenderInputError,
+    build_marks,
+    load_json,
+)
+from serialkit.render.output import output_format, write_pages
+from serialkit.render.svgpost import blind_svg, decorate
+
+__all__ = [
+    "RUNGS",
+    "RUNG_COLORS",
+    "UNEXPLAINED_COLOR",
+    "VIOLATION_COLOR",
+    "Finding",
+    "Marks",
+    "NoteMark",
+    "RenderInputError",
+    "RenderResult",
+    "build_marks",
+    "engrave_pages",
+    "marks_for",
+    "render",
+]
+
+JsonInput = str | Path | Mapping[str, Any] | list[Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class RenderResult:
+    """What a render wrote and showed."""
+
+    files: tuple[Path, ...]
+    pages: int
+    labels: int
+    marked_notes: int
+    findings: tuple[Finding, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (``serialkit render --json``)."""
+        return {
+            "files": [str(f) for f in self.files],
+            "pages": self.pages,
+            "labels": self.labels,
+            "marked_notes": self.marked_notes,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+def _json(value: JsonInput, what: str) -> tuple[Any, str]:
+    if value is None or isinstance(value, Mapping | list):
+        return value, what
+    return load_json(value, what), str(value)
+
+
+def marks_for(
+    score_path: str | Path,
+    report: JsonInput = None,
+    certificate: JsonInput = None,
+    row: str | None = None,
+    convention: str = "relative",
+) -> Marks:
+    """Note marks from a report and/or certificate, or from running the checker with ``row``."""
+    report_data, report_where = _json(report, "check report")
+    cert_data, cert_where = _json(certificate, "certificate")
+    if report_data is None and row is not None:
+        report_data, report_where = _check(score_path, row, convention), f"check of {score_path}"
+    marks = build_marks(report_data, None, report_where)
+    if cert_data is not None:
+        with_cert = build_marks(report_data, cert_data, cert_where)
+        marks = Marks(with_cert.notes, marks.findings, marks.facts)
+    return marks
+
+
+def _check(score_path: str | Path, row: str, convention: str) -> Mapping[str, Any]:
+    """Run the project's checker on the score (labels every note) and return its report."""
+    from serialkit.checking import check_piece
+    from serialkit.core.rows import Row, _check_convention
+    from serialkit.io import read_score
+
+    piece = read_score(score_path)
+    report = check_piece(piece, row=Row.parse(row), convention=_check_convention(convention))
+    data: Mapping[str, Any] = report.to_dict()
+    return data
+
+
+def engrave_pages(
+    score_path: str | Path,
+    marks: Marks | None = None,
+    blind: bool = False,
+    scale: int = 40,
+    page_width: int = 2100,
+) -> tuple[list[str], list[tuple[str, ...]]]:
+    """Engrave and decorate every page; return the SVG pages and, per page, the labelled ids."""
+    marks = marks if marks is not None and not blind else Marks()
+    source = read_source(score_path)
+    data = prepare(source, marks.notes, blind)
+    options = verovio_options(scale, page_width, blind, labelled=marks.labelled > 0)
+    pages = engrave(data, options, str(score_path))
+    if blind:
+        return [blind_svg(p) for p in pages], [() for _ in pages]
+    out: list[str] = []
+    labelled: list[tuple[str, ...]] = []
+    for i, page in enumerate(pages):
+        text, info = decorate(page, marks, first_page=i == 0)
+        out.append(text)
+        labelled.append(info.label_for)
+    return out, labelled
+
+
+def render(
+    score_path: str | Path,
+    out_path: str | Path,
+    report: JsonInput = None,
+    certificate: JsonInput = None,
+    blind: bool = False,
+    scale: int = 40,
+    page_width: int = 2100,
+    row: str | None = None,
+    convention: str = "relative",
+) -> RenderResult:
+    """Engrave a score to SVG, PNG, PDF or an HTML review page (format from ``out_path``)."""
+    fmt = output_format(out_path)
+    if not 1 <= scale <= 1000:
+        raise RenderInputError(f"--scale {scale} is out of range 1..1000")
+    if not 100 <= page_width <= 100000:
+        raise RenderInputError(f"--page-width {page_width} is out of range 100..100000")
+    marks = Marks() if blind else marks_for(score_path, report, certificate, row, convention)
+    pages, labelled = engrave_pages(score_path, marks, blind, scale, page_width)
+    if fmt == "html":
+        from serialkit.io.atomic import atomic_write
+        from serialkit.render.review import review_page
+
+        atomic_write(out_path, review_page(pages, marks, blind=blind))
+        files: list[Path] = [Path(out_path)]
+    else:
+        files = write_pages(pages, out_path, fmt)
+    on_page = {eid for ids in labelled for eid in ids}
+    return RenderResult(
+        files=tuple(files),
+        pages=len(pages),
+        labels=sum(len(ids) for ids in labelled),
+        marked_notes=len(on_page),
+        findings=() if blind else marks.findings,
+    )

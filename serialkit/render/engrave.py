@@ -1,0 +1,232 @@
+"""Engraving with verovio: prepare the source XML (labels in, tell-tales out) and lay out pages."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lxml import etree
+
+from serialkit.core.errors import ScoreReadError
+from serialkit.render.marks import NoteMark
+
+MEI_NS = "http://www.music-encoding.org/ns/mei"
+XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
+MAX_SOURCE_BYTES = 64 * 1024 * 1024
+#: Text that looks like a row label (``P0:3``, ``RI11:0``); stripped from blind renders.
+LABEL_RE = re.compile(r"^\s*(?:P|I|R|RI)\d{1,2}\s*:\s*\d{1,2}\b")
+#: Verovio options every render uses; ``scale`` and ``pageWidth`` come from the caller.
+BASE_OPTIONS: dict[str, Any] = {
+    "xmlIdSeed": 1,
+    "svgAdditionalAttribute": ["fing@startid"],
+    "fingeringScale": 0.6,
+    "footer": "none",
+    "breaks": "auto",
+}
+_MXL_SKIP = ("META-INF/",)
+_NOTATIONS_BEFORE = ("lyric", "play", "listen")
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A parsed score: its kind (``musicxml`` or ``mei``), XML root and file path."""
+
+    kind: str
+    root: Any
+    path: Path
+
+
+def _parser() -> etree.XMLParser:
+    return etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True
+    )
+
+
+def read_source(path: str | Path) -> Source:
+    """Parse a MusicXML (``.musicxml``/``.xml``/``.mxl``) or MEI file safely."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise ScoreReadError(f"{p}: cannot read score: {exc.strerror or exc}") from exc
+    if size > MAX_SOURCE_BYTES:
+        raise ScoreReadError(f"{p}: score is {size} bytes, over the {MAX_SOURCE_BYTES} limit")
+    data = _mxl_member(p) if p.suffix.lower() == ".mxl" else p.read_bytes()
+    try:
+        root = etree.fromstring(data, _parser())
+    except etree.XMLSyntaxError as exc:
+        line = getattr(exc, "lineno", None)
+        where = f": line {line}" if line else ""
+        raise ScoreReadError(f"{p}{where}: not well-formed XML ({exc.msg})") from exc
+    tag = etree.QName(root).localname
+    if tag in ("score-partwise", "score-timewise"):
+        return Source("musicxml", root, p)
+    if tag in ("mei", "music") and (etree.QName(root).namespace in (MEI_NS, None)):
+        return Source("mei", root, p)
+    raise ScoreReadError(f"{p}: root element <{tag}> is neither MusicXML nor MEI")
+
+
+def _mxl_member(p: Path) -> bytes:
+    """The score member of a compressed MusicXML archive (size-limited, no path tricks)."""
+    try:
+        with zipfile.ZipFile(p) as zf:
+            names = zf.namelist()
+            target = None
+            if "META-INF/container.xml" in names:
+                container = etree.fromstring(zf.read("META-INF/container.xml"), _parser())
+                for el in container.iter("{*}rootfile", "rootfile"):
+                    target = el.get("full-path")
+                    break
+            if target is None:
+                target = next(
+                    (n for n in names if not n.startswith(_MXL_SKIP) and n.endswith((".xml", ".musicxml"))),
+                    None,
+                )
+            if target is None or target not in names:
+                raise ScoreReadError(f"{p}: no score inside the .mxl archive")
+            info = zf.getinfo(target)
+            if info.file_size > MAX_SOURCE_BYTES:
+                raise ScoreReadError(f"{p}: archive member {target} is too large")
+            return zf.read(target)
+    except (zipfile.BadZipFile, OSError, KeyError) as exc:
+        raise ScoreReadError(f"{p}: not a readable .mxl archive ({exc})") from exc
+    except etree.XMLSyntaxError as exc:
+        raise ScoreReadError(f"{p}: META-INF/container.xml is not well-formed ({exc.msg})") from exc
+
+
+def note_ids(source: Source) -> set[str]:
+    """The ids of every note in the source."""
+    if source.kind == "musicxml":
+        return {n.get("id") for n in source.root.iter("note") if n.get("id")}
+    return {n.get(XML_ID) for n in source.root.iter(f"{{{MEI_NS}}}note") if n.get(XML_ID)}
+
+
+def prepare(source: Source, marks: Mapping[str, NoteMark], blind: bool) -> str:
+    """The XML text verovio loads: label fingerings added, or everything revealing stripped."""
+    root = source.root
+    if blind:
+        (_blind_musicxml if source.kind == "musicxml" else _blind_mei)(root)
+    elif source.kind == "musicxml":
+        _label_musicxml(root, marks)
+    else:
+        _label_mei(root, marks)
+    return str(etree.tostring(root, encoding="unicode"))
+
+
+def _label_musicxml(root: Any, marks: Mapping[str, NoteMark]) -> None:
+    for note in root.iter("note"):
+        nid = note.get("id")
+        mark = marks.get(nid) if nid else None
+        text = mark.text if mark is not None else None
+        if not text:
+            continue
+        notations = note.find("notations")
+        if notations is None:
+            notations = etree.Element("notations")
+            anchor = next((c for c in note if c.tag in _NOTATIONS_BEFORE), None)
+            if anchor is None:
+                note.append(notations)
+            else:
+                anchor.addprevious(notations)
+        technical = notations.find("technical")
+        if technical is None:
+            technical = etree.SubElement(notations, "technical")
+        etree.SubElement(technical, "fingering").text = text
+
+
+def _label_mei(root: Any, marks: Mapping[str, NoteMark]) -> None:
+    note_tag, measure_tag, staff_tag = (f"{{{MEI_NS}}}{t}" for t in ("note", "measure", "staff"))
+    for note in list(root.iter(note_tag)):
+        nid = note.get(XML_ID)
+        mark = marks.get(nid) if nid else None
+        text = mark.text if mark is not None else None
+        if not text:
+            continue
+        measure = next(note.iterancestors(measure_tag), None)
+        staff = next(note.iterancestors(staff_tag), None)
+        if measure is None:
+            continue
+        fing = etree.SubElement(measure, f"{{{MEI_NS}}}fing", startid=f"#{nid}")
+        if staff is not None and staff.get("n"):
+            fing.set("staff", str(staff.get("n")))
+        fing.text = text
+
+
+def _looks_like_label(el: Any) -> bool:
+    return bool(LABEL_RE.match("".join(el.itertext())))
+
+
+def _drop(el: Any) -> None:
+    parent = el.getparent()
+    if parent is not None:
+        parent.remove(el)
+
+
+def _blind_musicxml(root: Any) -> None:
+    for tag in ("work", "movement-number", "movement-title", "identification", "credit"):
+        for el in root.findall(tag):
+            _drop(el)
+    for el in list(root.iter("fingering", "lyric", "words", "rehearsal", "other-technical")):
+        if _looks_like_label(el):
+            _drop(el)
+    _strip_comments_and_colour(root)
+
+
+def _blind_mei(root: Any) -> None:
+    ns = f"{{{MEI_NS}}}"
+    head = root.find(f"{ns}meiHead")
+    if head is not None:
+        for child in list(head):
+            head.remove(child)
+        file_desc = etree.SubElement(head, f"{ns}fileDesc")
+        etree.SubElement(etree.SubElement(file_desc, f"{ns}titleStmt"), f"{ns}title")
+        etree.SubElement(file_desc, f"{ns}pubStmt")
+    for tag in ("pgHead", "pgFoot", "pgHead2", "pgFoot2", "annot"):
+        for el in list(root.iter(f"{ns}{tag}")):
+            _drop(el)
+    for el in list(root.iter(f"{ns}dir", f"{ns}harm", f"{ns}fing", f"{ns}verse")):
+        if _looks_like_label(el):
+            _drop(el)
+    _strip_comments_and_colour(root)
+
+
+def _strip_comments_and_colour(root: Any) -> None:
+    for el in list(root.iter(etree.Comment, etree.ProcessingInstruction)):
+        _drop(el)
+    for el in root.iter():
+        if isinstance(el.tag, str):
+            for attr in ("color", "fontcolor"):
+                if attr in el.attrib:
+                    del el.attrib[attr]
+
+
+def verovio_options(scale: int, page_width: int, blind: bool, labelled: bool) -> dict[str, Any]:
+    """Verovio options for one render."""
+    options = dict(BASE_OPTIONS, scale=scale, pageWidth=page_width)
+    if blind:
+        options["header"] = "none"
+        options["svgAdditionalAttribute"] = []
+    if labelled:
+        # Room for a second row of staggered labels between staves.
+        options["spacingStaff"] = 16
+        options["spacingSystem"] = 8
+    return options
+
+
+def engrave(data: str, options: Mapping[str, Any], where: str) -> list[str]:
+    """Load prepared score text into verovio and return one SVG string per page."""
+    import verovio
+
+    verovio.enableLog(verovio.LOG_OFF)
+    tk = verovio.toolkit()
+    tk.setOptions(dict(options))
+    if not tk.loadData(data):
+        raise ScoreReadError(f"{where}: verovio could not load the score")
+    count = tk.getPageCount()
+    if count < 1:
+        raise ScoreReadError(f"{where}: the score has no pages to engrave")
+    return [tk.renderToSVG(page) for page in range(1, count + 1)]

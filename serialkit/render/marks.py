@@ -1,0 +1,298 @@
+"""What the engraving shows per note: labels, violations, repairs, and the list of findings."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from serialkit.core.errors import SerialkitError
+
+#: The repair rungs in ladder order; each gets its own colour.
+RUNGS: tuple[str, ...] = ("trim", "yield", "retime", "patch", "rewrite")
+
+#: Colours (Okabe–Ito based, distinguishable in print and for most colour-blind readers).
+VIOLATION_COLOR = "#d01c1c"
+UNEXPLAINED_COLOR = "#7b3fa0"
+AMBIGUOUS_COLOR = "#8a6d00"
+RUNG_COLORS: dict[str, str] = {
+    "trim": "#0072b2",
+    "yield": "#009e73",
+    "retime": "#e69f00",
+    "patch": "#cc79a7",
+    "rewrite": "#56b4e9",
+}
+OTHER_RUNG_COLOR = "#5f6b7a"
+
+
+class RenderInputError(SerialkitError):
+    """A check report or certificate given to the renderer cannot be used."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One item of the review list: a violation, an unexplained note or an ambiguity."""
+
+    index: int
+    kind: str
+    code: str
+    event_ids: tuple[str, ...]
+    message: str
+    location: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (used by the review page)."""
+        return {
+            "index": self.index,
+            "kind": self.kind,
+            "code": self.code,
+            "event_ids": list(self.event_ids),
+            "message": self.message,
+            "location": self.location,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class NoteMark:
+    """Everything the render shows about one note."""
+
+    id: str
+    label: str | None = None
+    codes: tuple[str, ...] = ()
+    unexplained: bool = False
+    ambiguous: bool = False
+    rung: str | None = None
+    certificate: Mapping[str, Any] | None = None
+
+    @property
+    def color(self) -> str | None:
+        """The note's colour: violation beats unexplained beats repair rung."""
+        if self.codes:
+            return VIOLATION_COLOR
+        if self.unexplained:
+            return UNEXPLAINED_COLOR
+        if self.rung:
+            return RUNG_COLORS.get(self.rung, OTHER_RUNG_COLOR)
+        if self.ambiguous:
+            return AMBIGUOUS_COLOR
+        return None
+
+    @property
+    def text(self) -> str | None:
+        """The text printed by the notehead: the label, then violation codes."""
+        bits = [self.label if self.label else ("?" if self.unexplained else "")]
+        bits.extend(c for c in self.codes if c not in bits)
+        out = " ".join(b for b in bits if b)
+        return out or None
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        """CSS classes added to the note's SVG element."""
+        out = ["sk-note"]
+        if self.label:
+            out.append("sk-labelled")
+        out.extend(f"sk-viol-{c}" for c in self.codes)
+        if self.codes:
+            out.append("sk-viol")
+        if self.unexplained:
+            out.append("sk-unexplained")
+        if self.ambiguous:
+            out.append("sk-ambiguous")
+        if self.rung:
+            out.append(f"sk-rung-{_css_word(self.rung)}")
+        return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """All note marks of one render plus its findings and run facts."""
+
+    notes: Mapping[str, NoteMark] = field(default_factory=dict)
+    findings: tuple[Finding, ...] = ()
+    facts: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def labelled(self) -> int:
+        """How many notes carry a printed label."""
+        return sum(1 for m in self.notes.values() if m.text)
+
+    def rungs_present(self) -> tuple[str, ...]:
+        """Rungs used by at least one note, ladder order first."""
+        used = {m.rung for m in self.notes.values() if m.rung}
+        return tuple(r for r in RUNGS if r in used) + tuple(sorted(used - set(RUNGS)))
+
+    def codes_present(self) -> tuple[str, ...]:
+        """Violation codes used by at least one note."""
+        return tuple(sorted({c for m in self.notes.values() for c in m.codes}))
+
+    def with_ids(self, expand: Mapping[str, Iterable[str]]) -> Marks:
+        """A copy whose marks also sit on the extra note ids (tied continuations) given."""
+        notes = dict(self.notes)
+        for eid, others in expand.items():
+            mark = self.notes.get(eid)
+            if mark is None:
+                continue
+            for other in others:
+                if other != eid and other not in notes:
+                    notes[other] = NoteMark(
+                        other, None, mark.codes, mark.unexplained, mark.ambiguous, mark.rung, None
+                    )
+        return Marks(notes, self.findings, self.facts)
+
+
+def _css_word(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in text.lower())
+
+
+def load_json(path: str | Path, what: str) -> Any:
+    """Read a JSON file, raising ``RenderInputError`` naming the file and line."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RenderInputError(f"{p}: cannot read {what}: {exc.strerror or exc}") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RenderInputError(
+            f"{p}: line {exc.lineno}, column {exc.colno}: {what} is not valid JSON ({exc.msg})"
+        ) from exc
+
+
+def build_marks(
+    report: Mapping[str, Any] | None = None,
+    certificate: Mapping[str, Any] | list[Any] | None = None,
+    where: str = "report",
+) -> Marks:
+    """Merge a check report (contract JSON) and a harness certificate into note marks."""
+    labels: dict[str, str | None] = {}
+    codes: dict[str, list[str]] = {}
+    unexplained: set[str] = set()
+    ambiguous: set[str] = set()
+    findings: list[Finding] = []
+    facts: dict[str, Any] = {}
+    if report is not None:
+        if not isinstance(report, Mapping):
+            raise RenderInputError(f"{where}: a check report must be a JSON object")
+        _read_report(report, where, labels, codes, unexplained, ambiguous, findings)
+        for key in ("row", "convention", "strict", "relaxed", "coverage", "counts"):
+            if key in report:
+                facts[key] = report[key]
+    entries: dict[str, Mapping[str, Any]] = {}
+    if certificate is not None:
+        entries = certificate_entries(certificate, where)
+        for eid, entry in entries.items():
+            if eid not in labels or labels[eid] is None and eid not in unexplained:
+                label = _certificate_label(entry)
+                if label is not None:
+                    labels[eid] = label
+    ids = set(labels) | set(codes) | unexplained | ambiguous | set(entries)
+    notes = {
+        eid: NoteMark(
+            id=eid,
+            label=labels.get(eid),
+            codes=tuple(dict.fromkeys(codes.get(eid, ()))),
+            unexplained=eid in unexplained,
+            ambiguous=eid in ambiguous,
+            rung=_rung(entries.get(eid)),
+            certificate=entries.get(eid),
+        )
+        for eid in sorted(ids)
+    }
+    return Marks(notes, tuple(findings), facts)
+
+
+def _read_report(
+    report: Mapping[str, Any],
+    where: str,
+    labels: dict[str, str | None],
+    codes: dict[str, list[str]],
+    unexplained: set[str],
+    ambiguous: set[str],
+    findings: list[Finding],
+) -> None:
+    raw_labels = report.get("labels") or {}
+    if not isinstance(raw_labels, Mapping):
+        raise RenderInputError(f"{where}: 'labels' must map event ids to labels")
+    for eid, label in raw_labels.items():
+        labels[str(eid)] = None if label in (None, "") else str(label)
+    for i, v in enumerate(report.get("violations") or ()):
+        if not isinstance(v, Mapping) or "code" not in v:
+            raise RenderInputError(f"{where}: violations[{i}] has no 'code'")
+        ids = tuple(str(e) for e in v.get("event_ids") or ())
+        for eid in ids:
+            codes.setdefault(eid, []).append(str(v["code"]))
+        findings.append(
+            Finding(len(findings), "violation", str(v["code"]), ids,
+                    str(v.get("message", "")), str(v.get("location") or ""))
+        )
+    for eid in report.get("unexplained") or ():
+        unexplained.add(str(eid))
+        findings.append(
+            Finding(len(findings), "unexplained", "UNEXPLAINED", (str(eid),),
+                    "no row form explains this note", "")
+        )
+    for i, amb in enumerate(report.get("ambiguities") or ()):
+        if not isinstance(amb, Mapping) or "event_id" not in amb:
+            raise RenderInputError(f"{where}: ambiguities[{i}] has no 'event_id'")
+        eid = str(amb["event_id"])
+        ambiguous.add(eid)
+        cands = ", ".join(str(c) for c in amb.get("candidates") or ())
+        reason = str(amb.get("reason") or "several labels fit")
+        findings.append(
+            Finding(len(findings), "ambiguity", "AMBIGUOUS", (eid,), f"{reason}: {cands}", "")
+        )
+
+
+def certificate_entries(
+    certificate: Mapping[str, Any] | list[Any], where: str = "certificate"
+) -> dict[str, Mapping[str, Any]]:
+    """The per-event entries of a certificate, by event id (tolerant of layout variants)."""
+    items: Any = certificate
+    if isinstance(certificate, Mapping):
+        items = None
+        for key in ("events", "kept", "entries", "notes"):
+            if isinstance(certificate.get(key), list):
+                items = certificate[key]
+                break
+        if items is None:
+            raise RenderInputError(f"{where}: no list of events ('events') in the certificate")
+    if not isinstance(items, list):
+        raise RenderInputError(f"{where}: a certificate must be a JSON object or list")
+    out: dict[str, Mapping[str, Any]] = {}
+    for i, entry in enumerate(items):
+        if not isinstance(entry, Mapping):
+            raise RenderInputError(f"{where}: event entry {i} is not an object")
+        eid = entry.get("id", entry.get("event_id"))
+        if eid is None:
+            raise RenderInputError(f"{where}: event entry {i} has no 'id'")
+        out[str(eid)] = entry
+    return out
+
+
+def _certificate_label(entry: Mapping[str, Any]) -> str | None:
+    label = entry.get("label")
+    if isinstance(label, str) and label:
+        return label
+    form = entry.get("form", entry.get("claimed_form"))
+    pos = entry.get("position", entry.get("claimed_position"))
+    if isinstance(form, Mapping):
+        form = form.get("label")
+    if form is None or pos is None:
+        return None
+    return f"{form}:{pos}"
+
+
+def _rung(entry: Mapping[str, Any] | None) -> str | None:
+    if entry is None:
+        return None
+    rung = entry.get("rung", entry.get("repair"))
+    if isinstance(rung, list):
+        rung = rung[-1] if rung else None
+    if isinstance(rung, Mapping):
+        rung = rung.get("name")
+    if rung in (None, "", "none", "kept", "ok", False):
+        return None
+    return str(rung)
