@@ -1,0 +1,104 @@
+"""The HTML review page: one offline file with the engraved pages beside the list of findings."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from html import escape
+from importlib import resources
+from typing import Any
+
+from serialkit.render.marks import Marks
+
+_XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>\s*")
+_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+    "img-src data:; font-src data:"
+)
+
+
+def _asset(name: str) -> str:
+    return resources.files("serialkit.render").joinpath("assets", name).read_text("utf-8")
+
+
+def page_data(marks: Marks) -> dict[str, Any]:
+    """The JSON the page's script reads: notes (label, codes, rung, certificate) and findings."""
+    notes = {
+        eid: {
+            "label": m.label,
+            "codes": list(m.codes),
+            "unexplained": m.unexplained,
+            "rung": m.rung,
+            "certificate": dict(m.certificate) if m.certificate is not None else None,
+        }
+        for eid, m in marks.notes.items()
+    }
+    return {"notes": notes, "findings": [f.to_dict() for f in marks.findings]}
+
+
+def _json_script(data: Any) -> str:
+    text = json.dumps(data, ensure_ascii=False, default=str)
+    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def _findings_html(marks: Marks) -> str:
+    if not marks.findings:
+        return '<p id="sk-none">No findings: every note is explained and no rule is broken.</p>'
+    items = []
+    for f in marks.findings:
+        loc = f'<span class="sk-loc">{escape(f.location)}</span> ' if f.location else ""
+        ids = escape(" ".join(f.event_ids))
+        items.append(
+            f'<li><button type="button" class="sk-finding" data-index="{f.index}" '
+            f'data-kind="{escape(f.kind)}" data-notes="{ids}">'
+            f'<span class="sk-code">{escape(f.code)}</span>{loc}{escape(f.message)}</button></li>'
+        )
+    return '<ol id="sk-findings">' + "".join(items) + "</ol>"
+
+
+def _facts_html(marks: Marks) -> str:
+    facts = marks.facts
+    bits = []
+    if "strict" in facts:
+        bits.append("strict: " + ("pass" if facts["strict"] else "fail"))
+    if "relaxed" in facts:
+        bits.append("relaxed: " + ("pass" if facts["relaxed"] else "fail"))
+    if "coverage" in facts:
+        bits.append(f"coverage {facts['coverage']}")
+    labelled = sum(1 for m in marks.notes.values() if m.label)
+    bits.append(f"{labelled} labelled notes")
+    return '<p id="sk-facts">' + escape(" · ".join(bits)) + "</p>"
+
+
+def review_page(pages: Sequence[str], marks: Marks, blind: bool = False, title: str = "") -> str:
+    """A self-contained HTML page (inline SVG, CSS and JS; no network access)."""
+    svgs = "".join(
+        f'<div class="sk-page" id="sk-page-{i}" data-page="{i}">{_XML_DECL.sub("", svg)}</div>'
+        for i, svg in enumerate(pages, start=1)
+    )
+    if blind:
+        side = '<aside id="sk-side"><h1>Score</h1><p id="sk-facts">' + (
+            f"{len(pages)} page{'s' if len(pages) != 1 else ''}</p></aside>"
+        )
+        data: dict[str, Any] = {"notes": {}, "findings": []}
+        heading = "Score"
+    else:
+        heading = title or "serialkit review"
+        side = (
+            f'<aside id="sk-side"><h1>{escape(heading)}</h1>{_facts_html(marks)}'
+            f"<h2>Findings ({len(marks.findings)})</h2>{_findings_html(marks)}"
+            '<h2>Selected note</h2><div id="sk-note">Click a note or a finding.</div>'
+            '<p id="sk-help">j / k or ↓ / ↑ step through findings. Click a notehead to see its '
+            "label, its violations and its certificate entry.</p></aside>"
+        )
+        data = page_data(marks)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(heading)}</title><style>{_asset('review.css')}</style></head>"
+        f'<body>{side}<main id="sk-main">{svgs}</main>'
+        f'<script type="application/json" id="sk-data">{_json_script(data)}</script>'
+        f"<script>{_asset('review.js')}</script></body></html>\n"
+    )
