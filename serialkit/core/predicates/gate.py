@@ -1,0 +1,77 @@
+"""The release gate: every hard predicate over one columnar view, strict and relaxed together."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from serialkit.core.errors import PieceError
+from serialkit.core.piece import Piece
+from serialkit.core.predicates.collisions import check_collisions
+from serialkit.core.predicates.columns import Columns
+from serialkit.core.predicates.model import CODES, Rules, Verdict, Violation
+from serialkit.core.predicates.tags import (
+    check_order,
+    check_pc,
+    check_row,
+    check_schedule,
+    tagged_statements,
+)
+from serialkit.core.predicates.voices import check_crossings, check_range
+from serialkit.core.rows import Row
+
+
+def run_predicates(
+    piece: Piece | Columns,
+    rules: Rules = Rules(),
+    codes: Iterable[str] = CODES,
+    row: Row | None = None,
+) -> list[Violation]:
+    """The violations of the chosen predicates, in CODES order, over one shared columnar view."""
+    wanted = list(codes)
+    unknown = sorted(set(wanted) - set(CODES))
+    if unknown:
+        raise PieceError(f"unknown predicate code(s) {', '.join(unknown)} (known: {', '.join(CODES)})")
+    cols = piece if isinstance(piece, Columns) else Columns(piece)
+    statements = None
+    if "ORDER" in wanted or "SCHED" in wanted:
+        statements = tagged_statements(cols)
+    out: list[Violation] = []
+    for code in CODES:
+        if code not in wanted:
+            continue
+        if code == "ROW":
+            out += check_row(cols, row)
+        elif code == "ORDER":
+            out += check_order(cols, rules, statements)
+        elif code == "COLL":
+            out += check_collisions(cols, rules.tolerance)
+        elif code == "PC":
+            out += check_pc(cols, row)
+        elif code == "RANGE":
+            out += check_range(cols)
+        elif code == "CROSS":
+            out += check_crossings(cols, rules.max_crossing_share)
+        else:
+            out += check_schedule(cols, statements, row)
+    return out
+
+
+def gate(
+    piece: Piece,
+    rules: Rules = Rules(),
+    codes: Iterable[str] = CODES,
+    row: Row | None = None,
+) -> Verdict:
+    """Run the predicates and return the strict and relaxed verdicts together."""
+    wanted = tuple(c for c in CODES if c in set(codes))
+    cols = Columns(piece)
+    notes: list[str] = []
+    the_row = row if row is not None else piece.row
+    tagged = any(t is not None for t in cols.tags)
+    if tagged and the_row is None and "ROW" in wanted:
+        notes.append("ROW not checked: the piece has tags but no row")
+    if not tagged and any(c in wanted for c in ("ROW", "ORDER", "SCHED")):
+        notes.append("no event carries a row-form tag: ROW, ORDER and SCHED had nothing to check")
+    if "SCHED" in wanted and piece.blueprint is None and tagged:
+        notes.append("SCHED had nothing to check: the piece has no blueprint")
+    return Verdict(tuple(run_predicates(cols, rules, wanted, row)), wanted, tuple(notes))

@@ -1,0 +1,295 @@
+"""Predicates on row-form tags: ROW, PC, ORDER, SCHED, and how tags group into statements."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+from operator import attrgetter
+
+from serialkit.core.piece import Piece
+from serialkit.core.predicates.columns import Columns, columns_of
+from serialkit.core.predicates.model import Rules, Violation
+from serialkit.core.rows import Row, RowForm, pc_name
+
+_SECTION = attrgetter("section")
+
+
+@dataclass(frozen=True, slots=True)
+class TaggedStatement:
+    """A row statement as the tags declare it: key, form and event indices in heard order."""
+
+    key: str
+    form: RowForm
+    indices: tuple[int, ...]
+
+
+class _FormTable:
+    """Pitch classes of a form, looked up by the form object's identity first (hot loops)."""
+
+    __slots__ = ("row", "convention", "by_id", "by_form")
+
+    def __init__(self, row: Row, convention: str) -> None:
+        self.row = row
+        self.convention = convention
+        self.by_form = row.forms(convention)  # type: ignore[arg-type]
+        self.by_id: dict[int, tuple[int, ...]] = {}
+
+    def pcs(self, form: RowForm) -> tuple[int, ...]:
+        found = self.by_id.get(id(form))
+        if found is None:
+            found = self.by_id[id(form)] = self.by_form[form]
+        return found
+
+
+def _row_of(piece: Piece, row: Row | None) -> Row | None:
+    return row if row is not None else piece.row
+
+
+def check_row(piece: Piece | Columns, row: Row | None = None) -> list[Violation]:
+    """ROW: each tagged event's pitch class is its form's pitch class at its order position."""
+    cols = columns_of(piece)
+    the_row = _row_of(cols.piece, row)
+    if the_row is None:
+        return []
+    table = _FormTable(the_row, cols.piece.convention)
+    out: list[Violation] = []
+    midi = cols.midi
+    for i, tag in enumerate(cols.tags):
+        if tag is None:
+            continue
+        want = table.pcs(tag.form)[tag.position]
+        if want != midi[i] % 12:
+            out.append(
+                Violation(
+                    "ROW",
+                    (cols.ids[i],),
+                    f"{pc_name(midi[i])} is tagged {tag.label}, where the row has {pc_name(want)}",
+                    cols.where(i),
+                )
+            )
+    return out
+
+
+def check_pc(piece: Piece | Columns, row: Row | None = None) -> list[Violation]:
+    """PC: a claimed pitch class equals MIDI mod 12 and agrees with the event's own tag."""
+    cols = columns_of(piece)
+    the_row = _row_of(cols.piece, row)
+    table = None if the_row is None else _FormTable(the_row, cols.piece.convention)
+    out: list[Violation] = []
+    for i, event in enumerate(cols.events):
+        claimed = event.claimed_pc
+        if claimed is None:
+            continue
+        if claimed != event.midi % 12:
+            out.append(
+                Violation(
+                    "PC",
+                    (event.id,),
+                    f"claims pitch class {claimed} but MIDI {event.midi} is {event.midi % 12}",
+                    cols.where(i),
+                )
+            )
+        elif table is not None and event.tag is not None:
+            want = table.pcs(event.tag.form)[event.tag.position]
+            if claimed != want:
+                out.append(
+                    Violation(
+                        "PC",
+                        (event.id,),
+                        f"claims pitch class {claimed} at {event.tag.label}, which holds {want}",
+                        cols.where(i),
+                    )
+                )
+    return out
+
+
+def tagged_statements(piece: Piece | Columns) -> list[TaggedStatement]:
+    """Tagged events grouped into statements, each in heard order (onset, then position).
+
+    An explicit ``tag.statement`` id groups its events (across voices). Events without one form
+    implicit statements per voice: a run of consecutive events of one form, which ends when the
+    form changes or when, after order position 11, any position but 11 (or 10, the partner of an
+    oscillation) follows.
+    """
+    cols = columns_of(piece)
+    groups: dict[str, list[int]] = {}
+    forms: dict[str, RowForm] = {}
+    run_key: dict[int, str] = {}
+    run_last: dict[int, tuple[RowForm, int]] = {}
+    runs = 0
+    tags, voice = cols.tags, cols.voice
+    for i in cols.order:
+        tag = tags[i]
+        if tag is None:
+            continue
+        key = tag.statement
+        if key is None:
+            v = voice[i]
+            last = run_last.get(v)
+            if (
+                last is None
+                or (last[0] is not tag.form and last[0] != tag.form)
+                or (last[1] == 11 and tag.position < 10)
+            ):
+                runs += 1
+                run_key[v] = f"~{cols.piece.voice_ids[v]}.{runs}"
+            key = run_key[v]
+            run_last[v] = (tag.form, tag.position)
+        members = groups.get(key)
+        if members is None:
+            groups[key] = [i]
+            forms[key] = tag.form
+        else:
+            members.append(i)
+    return [TaggedStatement(k, forms[k], tuple(v)) for k, v in groups.items()]
+
+
+def check_order(
+    piece: Piece | Columns,
+    rules: Rules = Rules(),
+    statements: list[TaggedStatement] | None = None,
+) -> list[Violation]:
+    """ORDER: within a statement positions advance and no pitch class recurs before it completes.
+
+    Gaps (skipped positions) are not ORDER violations. The only returns allowed are those the
+    rules declare: re-striking the same note at once (``immediate_repeats``), and alternating
+    between the two highest positions reached so far for at most ``oscillation_window`` extra
+    notes (positions 3 4 3 4 are two extra notes).
+    """
+    cols = columns_of(piece)
+    stmts = tagged_statements(cols) if statements is None else statements
+    tags, midi, ids = cols.tags, cols.midi, cols.ids
+    window, repeats = rules.oscillation_window, rules.immediate_repeats
+    out: list[Violation] = []
+    for stmt in stmts:
+        top = -1
+        heard = 0  # bit set of order positions heard
+        pcs = 0  # bit set of pitch classes heard
+        prev_pos, prev_midi, extra = -1, -1, 0
+        for i in stmt.indices:
+            tag = tags[i]
+            assert tag is not None
+            q = tag.position
+            m = midi[i]
+            bit = 1 << (m % 12)
+            problem = None
+            if q > top:
+                if pcs & bit:
+                    problem = f"{pc_name(m)} ({tag.label}) recurs before the statement completes"
+                top, extra = q, 0
+            elif q == prev_pos and m == prev_midi:
+                if not repeats:
+                    problem = f"{tag.label} is struck again at once (repeats are not allowed)"
+            elif (
+                window
+                and top >= 1
+                and q >= top - 1
+                and prev_pos >= top - 1
+                and q != prev_pos
+                and heard >> (top - 1) & 3 == 3
+            ):
+                extra += 1
+                if extra > window:
+                    problem = (
+                        f"{tag.label}: oscillation between positions {top - 1} and {top} "
+                        f"exceeds the window of {window}"
+                    )
+            elif heard >> q & 1:
+                problem = f"{pc_name(m)} ({tag.label}) recurs before the statement completes"
+            else:
+                problem = f"{tag.label} comes after position {top}: positions must advance"
+            if problem is not None:
+                out.append(Violation("ORDER", (ids[i],), f"statement {stmt.key}: {problem}", cols.where(i)))
+            heard |= 1 << q
+            pcs |= bit
+            prev_pos, prev_midi = q, m
+    return out
+
+
+def check_schedule(
+    piece: Piece | Columns,
+    statements: list[TaggedStatement] | None = None,
+    row: Row | None = None,
+) -> list[Violation]:
+    """SCHED: each event's form is the form the blueprint schedules for its section and voice
+    at that point in the voice's sequence of statements (aliases of a symmetric row agree)."""
+    cols = columns_of(piece)
+    p = cols.piece
+    if p.blueprint is None:
+        return []
+    stmts = tagged_statements(cols) if statements is None else statements
+    the_row = _row_of(p, row)
+    sid = [-1] * cols.n
+    for k, stmt in enumerate(stmts):
+        for i in stmt.indices:
+            sid[i] = k
+    sections = sorted(p.sections, key=lambda s: s.start)
+    in_ticks = all(cols.scale % s.start.denominator == 0 for s in sections) and all(
+        cols.scale % s.end.denominator == 0 for s in sections
+    )
+    starts = [cols.ticks(s.start) for s in sections] if in_ticks else []
+    ends = [cols.ticks(s.end) for s in sections] if in_ticks else []
+    seen: dict[tuple[str | None, int], dict[int, int]] = {}
+    plan: dict[tuple[str | None, int], tuple[RowForm, ...]] = {}
+    out: list[Violation] = []
+    voice_ids = p.voice_ids
+    n_voices = len(voice_ids)
+    # The (section, statement) each voice was last in, and what the blueprint wants there.
+    last_sec: list[str | None] = [None] * n_voices
+    last_sid = [-1] * n_voices
+    last_nth = [0] * n_voices
+    last_want: list[RowForm | None] = [None] * n_voices
+    sec_col = list(map(_SECTION, cols.events))
+    tags, voice = cols.tags, cols.voice
+    for i in cols.order:
+        k = sid[i]
+        if k < 0:
+            continue
+        section = sec_col[i]
+        if section is None and sections:
+            if in_ticks:
+                b = bisect_right(starts, cols.start[i]) - 1
+                section = sections[b].id if b >= 0 and cols.start[i] < ends[b] else None
+            else:
+                section = p.section_of(cols.events[i].onset)
+        v = voice[i]
+        if last_sid[v] != k or last_sec[v] != section:
+            order = seen.setdefault((section, v), {})
+            nth = order.setdefault(k, len(order))
+            scheduled = plan.get((section, v))
+            if scheduled is None:
+                scheduled = plan[(section, v)] = p.blueprint.forms_for(section, voice_ids[v])
+            last_sec[v], last_sid[v], last_nth[v] = section, k, nth
+            last_want[v] = scheduled[nth] if nth < len(scheduled) else None
+        want = last_want[v]
+        tag = tags[i]
+        assert tag is not None
+        if want is None:
+            nth = last_nth[v]
+            scheduled = plan[(section, v)]
+            why = (
+                f"the blueprint schedules nothing for voice {voice_ids[v]} in section {section}"
+                if not scheduled
+                else f"statement {nth + 1} in voice {voice_ids[v]}, section {section}, "
+                f"is beyond the {len(scheduled)} scheduled"
+            )
+            out.append(Violation("SCHED", (cols.ids[i],), f"{tag.label}: {why}", cols.where(i)))
+        elif tag.form is not want and tag.form != want and not _aliases(
+            the_row, p.convention, tag.form, want
+        ):
+            out.append(
+                Violation(
+                    "SCHED",
+                    (cols.ids[i],),
+                    f"{tag.label}: the blueprint schedules {want.label} for statement "
+                    f"{last_nth[v] + 1} of voice {voice_ids[v]} in section {section}",
+                    cols.where(i),
+                )
+            )
+    return out
+
+
+def _aliases(row: Row | None, convention: str, a: RowForm, b: RowForm) -> bool:
+    if row is None:
+        return False
+    return row.form(a, convention) == row.form(b, convention)  # type: ignore[arg-type]
