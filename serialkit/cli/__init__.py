@@ -16,6 +16,8 @@ from serialkit.core.errors import SerialkitError
 COMMAND_MODULES: tuple[str, ...] = (
     "serialkit.cli.row",
     "serialkit.cli.check",
+    "serialkit.cli.eval",
+    "serialkit.cli.panel",
 )
 
 

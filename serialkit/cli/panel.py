@@ -1,0 +1,61 @@
+"""``serialkit panel build|analyze``: blinded expert panels over a run directory."""
+
+from __future__ import annotations
+
+import click
+
+from serialkit.cli._common import echo_json
+
+
+@click.group("panel")
+def panel_group() -> None:
+    """Build blinded rating packets and analyse the ratings."""
+
+
+@panel_group.command("build")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("-o", "--out", "out", required=True, type=click.Path(), help="PACKET directory (new).")
+@click.option("--key", "key", type=click.Path(dir_okay=False), default=None,
+              help="Where the key goes (outside the packet); default PACKET.key.json beside it.")
+@click.option("--raters", type=int, default=5, show_default=True, help="Forms, one order per rater.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--pairs", default=None, metavar="A:B,...",
+              help="Condition pairs (default: harness against each other variant).")
+@click.option("--max-items", type=int, default=24, show_default=True)
+@click.option("--no-audio", is_flag=True, help="Skip MIDI and WAV.")
+@click.option("--json", "as_json", is_flag=True)
+def build_cmd(run_dir: str, out: str, key: str | None, raters: int, seed: int, pairs: str | None,
+              max_items: int, no_audio: bool, as_json: bool) -> None:
+    """Pair candidates of the same task across conditions, anonymise and render them blind."""
+    from serialkit.panel.build import build_packet, parse_pairs
+
+    summary = build_packet(run_dir, out, key_path=key, raters=raters, seed=seed,
+                           pairs=parse_pairs(pairs) if pairs else None, max_items=max_items,
+                           audio=not no_audio)
+    if as_json:
+        echo_json(summary)
+    else:
+        click.echo(f"wrote {summary['packet']}: {summary['items']} items, {summary['candidates']} "
+                   f"candidates, {summary['raters']} rater forms; key (keep it away from raters): "
+                   f"{summary['key']}")
+
+
+@panel_group.command("analyze")
+@click.argument("ratings", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--key", "key", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--json", "as_json", is_flag=True)
+def analyze_cmd(ratings: tuple[str, ...], key: str, seed: int, as_json: bool) -> None:
+    """Preferences per criterion with bootstrap intervals, and Fleiss' kappa, from RATINGS CSVs."""
+    from serialkit.panel.analyze import analyze, format_text, load_key, read_ratings
+
+    result = analyze(read_ratings(ratings), load_key(key), seed=seed)
+    if as_json:
+        echo_json(result)
+    else:
+        click.echo(format_text(result))
+
+
+def register(cli: click.Group) -> None:
+    """Add ``panel`` to the CLI."""
+    cli.add_command(panel_group)

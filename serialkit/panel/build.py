@@ -1,0 +1,187 @@
+"""``serialkit panel build``: a blinded rating packet from a run directory, and its key kept outside."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import random
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from serialkit.core.piece import Piece
+from serialkit.eval.runner import load_records
+from serialkit.eval.summary import variants_in
+from serialkit.io.atomic import atomic_write
+from serialkit.panel.form import rating_form, start_page
+from serialkit.panel.media import PanelError, engrave_blind, neutral_piece, write_audio, write_score
+
+ID_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ23456789"  # no vowels: ids never spell words
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One comparison: two candidates of the same task (and run index) under two conditions."""
+
+    id: str
+    task: str
+    conditions: tuple[str, str]
+    records: tuple[dict[str, Any], dict[str, Any]]
+
+
+def default_pairs(variants: Sequence[str]) -> list[tuple[str, str]]:
+    """The harness against each baseline when present, else every pair of conditions."""
+    if "harness" in variants:
+        return [("harness", v) for v in variants if v != "harness"]
+    return list(itertools.combinations(variants, 2))
+
+
+def parse_pairs(text: str) -> list[tuple[str, str]]:
+    """``harness:raw,harness:self-refine`` → pairs."""
+    pairs = []
+    for item in text.split(","):
+        a, sep, b = item.strip().partition(":")
+        if not sep or not a or not b or a == b:
+            raise PanelError(f"--pairs: {item!r} is not CONDITION:CONDITION")
+        pairs.append((a, b))
+    return pairs
+
+
+def _has_notes(run_dir: Path, record: dict[str, Any]) -> bool:
+    return bool(record.get("piece")) and bool((record.get("metrics") or {}).get("events"))
+
+
+def choose_items(run_dir: Path, records: Sequence[dict[str, Any]], pairs: Sequence[tuple[str, str]],
+                 rng: random.Random, max_items: int) -> list[Item]:
+    """Per pair of conditions and task, one run index where both conditions produced notes."""
+    index = {(r["task"], r["variant"], r["run"]): r for r in records if _has_notes(run_dir, r)}
+    tasks = sorted({r["task"] for r in records})
+    candidates: list[tuple[str, tuple[str, str], tuple[dict[str, Any], dict[str, Any]]]] = []
+    for a, b in pairs:
+        for task in tasks:
+            runs = sorted({run for (t, v, run) in index if t == task and v == a}
+                          & {run for (t, v, run) in index if t == task and v == b})
+            if runs:
+                run = rng.choice(runs)
+                candidates.append((task, (a, b), (index[(task, a, run)], index[(task, b, run)])))
+    rng.shuffle(candidates)
+    chosen = candidates[:max_items]
+    chosen.sort(key=lambda c: (c[1], c[0]))
+    return [Item(f"Q{i + 1:02d}", t, conds, recs) for i, (t, conds, recs) in enumerate(chosen)]
+
+
+def _new_id(rng: random.Random, used: set[str]) -> str:
+    while True:
+        cid = "".join(rng.choice(ID_ALPHABET) for _ in range(5))
+        if cid not in used:
+            used.add(cid)
+            return cid
+
+
+def _task_brief(run_dir: Path, record: dict[str, Any]) -> dict[str, Any]:
+    """What the rater is told about the task: row, voices, meter, bars and the form schedule."""
+    from serialkit.core.rows import Row
+
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    path = next((t["path"] for t in manifest.get("tasks", []) if t["name"] == record["task"]), None)
+    if path is None or not Path(path).exists():
+        return {}
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {
+        "row": Row(tuple(data["row"])).names() if isinstance(data["row"], list) else str(data["row"]),
+        "convention": data.get("convention", "relative"),
+        "voices": [v.get("name", v["id"]) for v in data["voices"]],
+        "meter": data.get("meter", "4/4"), "bars": data["bars"],
+        "schedule": [f"{e['section']} · {next((v.get('name', v['id']) for v in data['voices'] if v['id'] == e['voice']), e['voice'])}: "
+                     f"{' '.join(e['forms'])}" for e in data["blueprint"]],
+    }
+
+
+def build_packet(run_dir: str | os.PathLike[str], packet: str | os.PathLike[str], *,
+                 key_path: str | os.PathLike[str] | None = None, raters: int = 5, seed: int = 0,
+                 pairs: Sequence[tuple[str, str]] | None = None, max_items: int = 24,
+                 audio: bool = True) -> dict[str, Any]:
+    """Write the packet (forms, blind scores, audio) and the key (outside it); return a summary."""
+    root, out = Path(run_dir), Path(packet)
+    key_file = Path(key_path) if key_path else out.parent / f"{out.name}.key.json"
+    if out.resolve() in key_file.resolve().parents:
+        raise PanelError(f"{key_file}: the key must be written outside the packet {out}")
+    if raters < 1:
+        raise PanelError(f"--raters must be at least 1, not {raters}")
+    if out.exists() and any(out.iterdir()):
+        raise PanelError(f"{out}: packet directory exists and is not empty")
+    records = load_records(root)
+    chosen_pairs = list(pairs) if pairs else default_pairs(variants_in(records))
+    known = set(variants_in(records))
+    for a, b in chosen_pairs:
+        for c in (a, b):
+            if c not in known:
+                raise PanelError(f"condition {c!r} has no runs in {root} (have: {', '.join(sorted(known))})")
+    rng = random.Random(seed)
+    items = choose_items(root, records, chosen_pairs, rng, max_items)
+    if not items:
+        raise PanelError(f"{root}: no task has candidates with notes under both conditions of a pair")
+    tmp = out.with_name(f".{out.name}.building")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        key, public = _materialise(root, tmp, items, rng, audio)
+        forms = []
+        for r in range(1, raters + 1):
+            order = [dict(it, candidates=rng.sample(it["candidates"], 2)) for it in rng.sample(public, len(public))]
+            atomic_write(tmp / "forms" / f"rater-{r}.html", rating_form(f"R{r}", order))
+            forms.append(f"forms/rater-{r}.html")
+        atomic_write(tmp / "index.html", start_page(forms, len(public)))
+        if out.exists():
+            out.rmdir()
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    key.update({"seed": seed, "raters": raters, "packet": str(out), "run_dir": str(root)})
+    atomic_write(key_file, json.dumps(key, indent=2))
+    return {"packet": str(out), "key": str(key_file), "items": len(items),
+            "candidates": len(key["candidates"]), "raters": raters}
+
+
+def _materialise(root: Path, out: Path, items: Sequence[Item], rng: random.Random,
+                 audio: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    used: set[str] = set()
+    by_key: dict[str, str] = {}
+    media: dict[str, dict[str, Any]] = {}
+    key: dict[str, Any] = {"format": "serialkit-panel-key", "candidates": {}, "items": {}}
+    public: list[dict[str, Any]] = []
+    for item in items:
+        cids = []
+        for condition, record in zip(item.conditions, item.records, strict=True):
+            cid = by_key.get(record["key"])
+            if cid is None:
+                cid = by_key[record["key"]] = _new_id(rng, used)
+                media[cid] = _candidate_media(root, record, out / "candidates" / cid, cid, audio)
+                key["candidates"][cid] = {"condition": condition, "task": record["task"],
+                                          "family": record["family"], "run": record["run"],
+                                          "proposer": record["proposer"], "model": record.get("model"),
+                                          "key": record["key"], "dir": record.get("dir")}
+            cids.append(cid)
+        key["items"][item.id] = {"task": item.task, "conditions": list(item.conditions), "candidates": cids}
+        public.append({"id": item.id, "candidates": [{"id": c, **media[c]} for c in cids],
+                       "brief": _task_brief(root, item.records[0])})
+    return key, public
+
+
+def _candidate_media(root: Path, record: dict[str, Any], folder: Path, cid: str,
+                     audio: bool) -> dict[str, Any]:
+    piece_path = root / str(record.get("dir", "")) / str(record["piece"])
+    try:
+        piece = Piece.from_dict(json.loads(piece_path.read_text(encoding="utf-8")))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise PanelError(f"{piece_path}: cannot read candidate piece ({exc})") from exc
+    blind = neutral_piece(piece, cid)
+    folder.mkdir(parents=True, exist_ok=True)
+    score = write_score(blind, folder / "score.musicxml")
+    svgs = engrave_blind(score, folder / "score.svg", folder / "score.pdf")
+    wav = write_audio(blind, folder / "audio.mid", folder / "audio.wav") if audio else False
+    return {"pages": svgs, "midi": audio, "wav": wav}
