@@ -1,0 +1,254 @@
+//=============================================================================
+//  serialkit — label every note of the open score with its row form and order position
+//
+//  MuseScore 3 plugin. Exports the open score to MusicXML, runs
+//  `serialkit plugins musescore SCORE -o LABELS.json`, and applies each note's label
+//  ("P0:3") and colour to the open score, matching notes by
+//  (part, staff, voice, tick, pitch) because MuseScore drops note ids on export.
+//
+//  Settings (File > Score Properties, custom tags):
+//    serialkit-row         the row, e.g. "C B G Ab Eb Db D Bb F# F E A" or "webern-op21"
+//                          (empty: $SERIALKIT_ROW, else serialkit identifies the row)
+//    serialkit-convention  "relative" (default) or "absolute"
+//  If `serialkit` is not on MuseScore's PATH, set `serialkitCommand` below to its full path.
+//
+//  Headless: QT_QPA_PLATFORM=offscreen SERIALKIT_MUSESCORE_SAVE=out.mscx \
+//            mscore3 -p serialkit.qml SCORE   (saves the labelled score, then quits)
+//=============================================================================
+
+import QtQuick 2.0
+import QtQuick.Dialogs 1.2
+import MuseScore 3.0
+import FileIO 3.0
+
+MuseScore {
+    id: plugin
+    menuPath: "Plugins.serialkit.Label Row Forms"
+    version: "0.1.0"
+    description: "Label every note with its twelve-tone row form and order position (serialkit)"
+    requiresScore: true
+
+    // Full path to the serialkit program if it is not on MuseScore's PATH.
+    property string serialkitCommand: "serialkit"
+    // A label this plugin wrote earlier (removed before labelling again).
+    property var labelPattern: /^(P|I|R|RI)\d+:\d+$/
+
+    QProcess { id: proc }
+    FileIO { id: scoreFile }
+    FileIO { id: labelsFile }
+
+    MessageDialog {
+        id: messageDialog
+        title: "serialkit"
+        text: ""
+        onAccepted: Qt.quit()
+    }
+
+    function headless() {
+        var args = Qt.application.arguments;
+        for (var i = 0; i < args.length; i++)
+            if (args[i] === "-p" || args[i] === "--plugin")
+                return true;
+        return false;
+    }
+
+    function finish(message, failed) {
+        console.log("serialkit: " + message);
+        if (headless()) {
+            Qt.quit();
+            return;
+        }
+        messageDialog.icon = failed ? StandardIcon.Warning : StandardIcon.Information;
+        messageDialog.text = message;
+        messageDialog.open();
+    }
+
+    function quote(text) {
+        return "\"" + String(text).replace(/"/g, "\\\"") + "\"";
+    }
+
+    // Run serialkit on the exported score; returns the parsed JSON or throws a message.
+    function runSerialkit(scorePath, labelsPath) {
+        var command = quote(serialkitCommand) + " plugins musescore " + quote(scorePath)
+                      + " -o " + quote(labelsPath);
+        var row = curScore.metaTag("serialkit-row");
+        if (row)
+            command += " --row " + quote(row);
+        var convention = curScore.metaTag("serialkit-convention");
+        if (convention)
+            command += " --convention " + quote(convention);
+        console.log("serialkit: running " + command);
+        proc.start(command);
+        if (!proc.waitForFinished(120000))
+            throw "serialkit did not finish within two minutes (command: " + command + ")";
+        labelsFile.source = labelsPath;
+        if (!labelsFile.exists())
+            throw "serialkit wrote no result; is it installed? (command: " + command + ")\n"
+                  + proc.readAllStandardOutput();
+        var payload = JSON.parse(labelsFile.read());
+        if (!payload.ok)
+            throw "serialkit: " + payload.error;
+        return payload;
+    }
+
+    function keyOf(part, staff, tick, pitch, grace) {
+        return part + "/" + staff + "/" + tick + "/" + pitch + (grace ? "/g" : "");
+    }
+
+    function indexNotes(notes) {
+        var index = {};
+        for (var i = 0; i < notes.length; i++) {
+            var n = notes[i];
+            var key = keyOf(n.part_index, n.staff, n.tick, n.midi, n.grace);
+            if (!index[key])
+                index[key] = [];
+            index[key].push({ entry: n, used: false });
+        }
+        return index;
+    }
+
+    // The unused entry for this notehead, preferring the same voice; ticks may differ by
+    // one where tuplets do not divide 480 evenly.
+    function take(index, part, staff, voice, tick, pitch, grace) {
+        var ticks = [tick, tick - 1, tick + 1];
+        for (var pass = 0; pass < 2; pass++) {
+            for (var t = 0; t < ticks.length; t++) {
+                var list = index[keyOf(part, staff, ticks[t], pitch, grace)] || [];
+                for (var i = 0; i < list.length; i++) {
+                    if (!list[i].used && (pass === 1 || list[i].entry.ms_voice === voice)) {
+                        list[i].used = true;
+                        return list[i].entry;
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    function removeOldLabels(chord) {
+        for (var i = 0; i < chord.notes.length; i++) {
+            var els = chord.notes[i].elements;
+            for (var j = els.length - 1; j >= 0; j--)
+                if (els[j].type === Element.FINGERING && labelPattern.test(els[j].text))
+                    removeElement(els[j]);
+        }
+        var lyrics = chord.lyrics;
+        for (var k = lyrics.length - 1; k >= 0; k--)
+            if (labelPattern.test(lyrics[k].text))
+                removeElement(lyrics[k]);
+    }
+
+    // Label the noteheads of one chord: a fingering per note (MuseScore >= 3.5, whose Note
+    // has add()), else one lyric line per note, verse i for the chord's i-th note from the bottom.
+    function labelChord(chord, index, part, staff, voice, tick, grace, stats) {
+        removeOldLabels(chord);
+        for (var i = 0; i < chord.notes.length; i++) {
+            var note = chord.notes[i];
+            if (note.tieBack) {  // a tie continuation takes the colour of its first note
+                note.color = note.firstTiedNote.color;
+                continue;
+            }
+            var entry = take(index, part, staff, voice, tick, note.pitch, grace);
+            if (!entry) {
+                stats.unmatched++;
+                continue;
+            }
+            note.color = entry.color;
+            stats.coloured++;
+            if (!entry.label)
+                continue;
+            if (typeof note.add === "function") {
+                var fingering = newElement(Element.FINGERING);
+                fingering.text = entry.label;
+                note.add(fingering);
+            } else {
+                var lyric = newElement(Element.LYRICS);
+                lyric.text = entry.label;
+                lyric.verse = i;
+                chord.add(lyric);
+            }
+            stats.labelled++;
+        }
+    }
+
+    function partOfStaff(staffIdx) {
+        var parts = curScore.parts;
+        for (var p = 0; p < parts.length; p++)
+            if (staffIdx * 4 >= parts[p].startTrack && staffIdx * 4 < parts[p].endTrack)
+                return { index: p, staff: staffIdx - parts[p].startTrack / 4 + 1 };
+        return { index: 0, staff: staffIdx + 1 };
+    }
+
+    function applyLabels(payload) {
+        var index = indexNotes(payload.notes);
+        var stats = { labelled: 0, coloured: 0, unmatched: 0 };
+        var cursor = curScore.newCursor();
+        curScore.startCmd();
+        for (var staffIdx = 0; staffIdx < curScore.nstaves; staffIdx++) {
+            var where = partOfStaff(staffIdx);
+            for (var voice = 0; voice < 4; voice++) {
+                cursor.staffIdx = staffIdx;
+                cursor.voice = voice;
+                cursor.rewind(0);
+                while (cursor.segment) {
+                    var el = cursor.element;
+                    if (el && el.type === Element.CHORD) {
+                        var graces = el.graceNotes;
+                        for (var g = 0; g < graces.length; g++)
+                            labelChord(graces[g], index, where.index, where.staff, voice,
+                                       cursor.tick, true, stats);
+                        labelChord(el, index, where.index, where.staff, voice, cursor.tick,
+                                   false, stats);
+                    }
+                    cursor.next();
+                }
+            }
+        }
+        curScore.endCmd();
+        return stats;
+    }
+
+    function saveExtension(path) {
+        var dot = path.lastIndexOf(".");
+        return dot < 0 ? "mscx" : path.substring(dot + 1);
+    }
+
+    onRun: {
+        if (!curScore) {
+            finish("open a score first", true);
+            return;
+        }
+        var stamp = Date.now();
+        var scorePath = scoreFile.tempPath() + "/serialkit-musescore-" + stamp + ".musicxml";
+        var labelsPath = scoreFile.tempPath() + "/serialkit-musescore-" + stamp + ".json";
+        if (!writeScore(curScore, scorePath, "musicxml")) {
+            finish("could not export the score to " + scorePath, true);
+            return;
+        }
+        var payload;
+        try {
+            payload = runSerialkit(scorePath, labelsPath);
+        } catch (message) {
+            finish(String(message), true);
+            return;
+        } finally {
+            scoreFile.source = scorePath;
+            scoreFile.remove();
+            labelsFile.source = labelsPath;
+            if (labelsFile.exists())
+                labelsFile.remove();
+        }
+        var stats = applyLabels(payload);
+        var summary = "labelled " + stats.labelled + " of " + payload.notes.length + " notes ("
+                      + payload.unexplained + " unexplained, " + stats.unmatched
+                      + " not found in the score)";
+        if (payload.save_to) {
+            if (!writeScore(curScore, payload.save_to, saveExtension(payload.save_to))) {
+                finish("could not save the labelled score to " + payload.save_to, true);
+                return;
+            }
+            summary += "; saved to " + payload.save_to;
+        }
+        finish(summary, false);
+    }
+}

@@ -1,0 +1,168 @@
+"""Back end of the MuseScore plugin: per-note labels keyed the way MuseScore can find its notes.
+
+MuseScore drops note ids on export, so each labelled notehead is located by (part index,
+staff, voice, tick, pitch): the MuseScore plugin (``plugins/musescore/serialkit.qml``) walks
+its score with a cursor and applies the label and colour of the matching entry.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, cast
+
+from serialkit.core.errors import PluginError, RowError
+from serialkit.core.piece import Event, Piece, fraction_str
+from serialkit.core.rows import Convention, Row
+
+__all__ = ["DIVISION", "FORM_COLORS", "UNEXPLAINED_COLOR", "NoteLabel", "musescore_labels",
+           "musescore_payload"]
+
+DIVISION = 480
+"""MuseScore ticks per quarter note."""
+
+FORM_COLORS = {"P": "#1f5fbf", "I": "#1a8a3a", "R": "#c05a00", "RI": "#7a3fb0"}
+"""Notehead colour by row-form type (colour-blind-safe hues, dark enough on white)."""
+
+UNEXPLAINED_COLOR = "#d62728"
+"""Colour of a note no row statement explains."""
+
+SAVE_ENV = "SERIALKIT_MUSESCORE_SAVE"
+ROW_ENV = "SERIALKIT_ROW"
+_MUSESCORE_PART = re.compile(r"^P(\d+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class NoteLabel:
+    """One notehead's label and colour with the coordinates MuseScore matches it by."""
+
+    id: str
+    part: str
+    part_index: int
+    staff: int
+    voice: str
+    ms_voice: int
+    measure: str | None
+    onset: str | int
+    tick: int
+    midi: int
+    grace: bool
+    label: str | None
+    color: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def _part_order(piece: Piece) -> dict[str, int]:
+    """Part id → 0-based index: MuseScore's ``P<n>`` ids directly, else top-to-bottom order."""
+    ids: list[str] = []
+    for voice in piece.voices:
+        part = voice.id.split("/")[0]
+        if part not in ids:
+            ids.append(part)
+    for event in piece.events:
+        source_part = event.source.part if event.source else None
+        if source_part is not None and source_part not in ids:
+            ids.append(source_part)
+    matches = [_MUSESCORE_PART.match(p) for p in ids]
+    if all(matches):
+        return {p: int(m.group(1)) - 1 for p, m in zip(ids, matches, strict=True) if m}
+    return {p: i for i, p in enumerate(ids)}
+
+
+def _ms_voice(voice: str) -> int:
+    """MuseScore voice 0–3: its MusicXML export numbers voices 1–4 on staff 1, 5–8 on staff 2…"""
+    return (int(voice) - 1) % 4 if voice.isdigit() and int(voice) > 0 else 0
+
+
+def _color(label: str | None) -> str:
+    if label is None:
+        return UNEXPLAINED_COLOR
+    form = label.split(":")[0].rstrip("0123456789")
+    return FORM_COLORS.get(form, UNEXPLAINED_COLOR)
+
+
+def _tags(piece: Piece, row: Row | None, convention: str) -> dict[str, str | None]:
+    if convention not in ("relative", "absolute"):
+        raise RowError(f"convention must be 'relative' or 'absolute', not {convention!r}")
+    try:
+        from serialkit.core.analysis import analyze
+    except ImportError as exc:  # the analysis subsystem is not in this build
+        raise PluginError(f"row analysis is not available: {exc}") from exc
+    analysis = analyze(piece, row=row, convention=cast(Convention, convention))
+    return {eid: (tag.label if tag is not None else None) for eid, tag in analysis.tags.items()}
+
+
+def _note(event: Event, label: str | None, parts: dict[str, int]) -> NoteLabel:
+    source = event.source
+    part = (source.part if source else None) or event.voice.split("/")[0]
+    staff = (source.staff if source else None) or 1
+    voice = (source.voice if source else None) or "1"
+    return NoteLabel(
+        id=event.id,
+        part=part,
+        part_index=parts.get(part, 0),
+        staff=staff,
+        voice=voice,
+        ms_voice=_ms_voice(voice),
+        measure=source.measure if source else None,
+        onset=fraction_str(event.onset),
+        tick=round(event.onset * DIVISION),
+        midi=event.midi,
+        grace=event.grace,
+        label=label,
+        color=_color(label),
+    )
+
+
+def musescore_labels(
+    score: str | os.PathLike[str] | Piece,
+    row: str | Row | None = None,
+    convention: str = "relative",
+) -> list[NoteLabel]:
+    """Label every notehead of a score (path or Piece) for the MuseScore plugin.
+
+    ``row`` is parsed with ``Row.parse``; None identifies the row from the score. Notes no
+    row statement explains get ``label=None`` and the unexplained colour.
+    """
+    if isinstance(score, Piece):
+        piece = score
+    else:
+        from serialkit.io import read_score
+
+        piece = read_score(score)
+    parsed = Row.parse(row) if row is not None and not isinstance(row, Row) else row
+    tags = _tags(piece, parsed, convention)
+    parts = _part_order(piece)
+    return [_note(e, tags.get(e.id), parts) for e in piece.events]
+
+
+def musescore_payload(
+    score: str | os.PathLike[str], row: str | None = None, convention: str | None = None
+) -> dict[str, Any]:
+    """The JSON the MuseScore plugin reads: labels plus run settings taken from the environment.
+
+    ``SERIALKIT_ROW`` supplies the row when ``row`` is None; ``SERIALKIT_MUSESCORE_SAVE``, when
+    set, tells the plugin where to save the labelled score (headless runs and tests).
+    """
+    row = row if row is not None else (os.environ.get(ROW_ENV) or None)
+    convention = convention or "relative"
+    notes = musescore_labels(Path(score), row=row, convention=convention)
+    labelled = sum(1 for n in notes if n.label is not None)
+    return {
+        "ok": True,
+        "score": str(score),
+        "row": row,
+        "convention": convention,
+        "division": DIVISION,
+        "save_to": os.environ.get(SAVE_ENV) or None,
+        "labelled": labelled,
+        "unexplained": len(notes) - labelled,
+        "coverage": fraction_str(Fraction(labelled, len(notes))) if notes else 0,
+        "notes": [n.to_dict() for n in notes],
+    }
