@@ -16,6 +16,8 @@ from serialkit.core.errors import SerialkitError
 COMMAND_MODULES: tuple[str, ...] = (
     "serialkit.cli.row",
     "serialkit.cli.check",
+    "serialkit.cli.plugins",
+    "serialkit.cli.render",
     "serialkit.cli.eval",
     "serialkit.cli.panel",
 )
@@ -43,9 +45,9 @@ def _load_commands() -> None:
         module = importlib.import_module(name)
         module.register(cli)
     try:
-        from serialkit.plugins import get_plugin_manager
+        from serialkit.plugins import load_commands
 
-        get_plugin_manager().hook.register_commands(cli=cli)
+        load_commands(cli)
     except SerialkitError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
