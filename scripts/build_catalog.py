@@ -87,6 +87,7 @@ def music21_entries(data: dict[str, Any]) -> list[dict[str, Any]]:
         entries.append(
             {
                 "name": camel_slug(key),
+                "key": key,
                 "collection": "music21",
                 "pcs": pcs,
                 "aliases": [key],
@@ -122,6 +123,7 @@ def repertoire_entries(data: dict[str, Any]) -> tuple[list[dict[str, Any]], list
         entries.append(
             {
                 "name": f"{slugify(surname)}-{slugify(str(item['Work']))}".strip("-"),
+                "key": key,
                 "collection": "repertoire",
                 "pcs": list(row.pcs),
                 "aliases": [key],
@@ -139,11 +141,16 @@ def repertoire_entries(data: dict[str, Any]) -> tuple[list[dict[str, Any]], list
 
 
 def dedupe_names(entries: list[dict[str, Any]]) -> None:
-    """Make every name and alias unique under case/punctuation-insensitive lookup."""
+    """Make every name and alias unique under case/punctuation-insensitive lookup.
+
+    A clashing name takes the entry's note (or a number); a clashing alias is dropped (the
+    source key stays in ``key``)."""
     taken: set[str] = set()
     for entry in entries:
         base = entry["name"]
         name, k = base, 2
+        if normalize_name(name) in taken and entry["note"]:
+            name = base = f"{base}-{slugify(entry['note'])}"
         while normalize_name(name) in taken:
             name, k = f"{base}-{k}", k + 1
         entry["name"] = name

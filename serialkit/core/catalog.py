@@ -34,6 +34,7 @@ class CatalogEntry:
     name: str
     row: Row
     collection: str
+    key: str = ""
     composer: str | None = None
     work: str | None = None
     opus: str | None = None
@@ -55,6 +56,7 @@ class CatalogEntry:
         """A JSON-ready description."""
         return {
             "name": self.name,
+            "key": self.key,
             "pcs": list(self.row.pcs),
             "names": self.row.names(),
             "collection": self.collection,
@@ -115,6 +117,7 @@ def _entry(item: dict[str, Any]) -> CatalogEntry:
         name=str(item["name"]),
         row=Row(tuple(item["pcs"]), name=str(item["name"])),
         collection=str(item["collection"]),
+        key=str(item.get("key", "")),
         composer=item.get("composer"),
         work=item.get("work"),
         opus=item.get("opus"),
