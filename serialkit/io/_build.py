@@ -163,6 +163,12 @@ def _clamp(note: RawNote, path: Path) -> int:
     return note.midi
 
 
+def line_of(el: Any) -> int | None:
+    """The source line of an lxml element (None when unknown)."""
+    line = getattr(el, "sourceline", None)
+    return line if isinstance(line, int) else None
+
+
 def safe_id(text: str) -> str:
     """A string usable inside an XML ID (letters, digits, ``-``, ``_``, ``.``)."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text) or "x"

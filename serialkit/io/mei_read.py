@@ -10,7 +10,7 @@ from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
 from serialkit.core.piece import Measure, Piece, TimeSignature
-from serialkit.io._build import RawNote, ScoreParts, build_piece, midi_of, safe_id
+from serialkit.io._build import RawNote, ScoreParts, build_piece, line_of, midi_of, safe_id
 from serialkit.io.safety import parse_xml, read_bytes
 
 MEI_NS = "http://www.music-encoding.org/ns/mei"
@@ -134,7 +134,7 @@ def _label(el: etree._Element) -> str | None:
         return text
     lab = el.find(_N + "label")
     if lab is not None:
-        joined = "".join(lab.itertext()).strip()
+        joined = "".join(str(t) for t in lab.itertext()).strip()
         return joined or None
     return None
 
@@ -378,7 +378,7 @@ def _note(
             duration=dur,
             midi=midi,
             beat=lay.pos + 1,
-            line=note.sourceline,
+            line=line_of(note),
             grace=grace,
             tie_start=tie in ("i", "m"),
             tie_stop=tie in ("m", "t"),

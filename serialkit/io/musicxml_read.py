@@ -10,7 +10,7 @@ from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
 from serialkit.core.piece import Measure, Piece, TimeSignature
-from serialkit.io._build import RawNote, ScoreParts, build_piece, midi_of, safe_id
+from serialkit.io._build import RawNote, ScoreParts, build_piece, line_of, midi_of, safe_id
 from serialkit.io.safety import is_zip, parse_xml, read_bytes, read_mxl
 
 ROOTS = ("score-partwise", "score-timewise")
@@ -21,6 +21,7 @@ class Scan:
     """A scanned MusicXML tree: what the reader needs, plus each pitched note's element."""
 
     parts: ScoreParts
+    root: etree._Element
     elements: list[tuple[etree._Element, RawNote]] = field(default_factory=list)
     assigned: set[str] = field(default_factory=set)
 
@@ -67,7 +68,9 @@ def _partwise(root: etree._Element) -> etree._Element:
             target = parts.get(pid)
             if target is None:
                 target = parts[pid] = etree.SubElement(out, "part", id=pid)
-            m = etree.SubElement(target, "measure", dict(measure.attrib))
+            m = etree.SubElement(
+                target, "measure", {str(k): str(v) for k, v in measure.attrib.items()}
+            )
             m.extend(list(part))
     return out
 
@@ -124,7 +127,7 @@ def scan_tree(tree: etree._ElementTree, where: str) -> Scan:
     parts = ScoreParts(part_names=_part_names(root), title=_title(root))
     existing = {el.get("id") for el in root.iter("note") if el.get("id")}
     used: set[str] = set()
-    scan = Scan(parts)
+    scan = Scan(parts, root)
     pending: list[_Pending] = []
     lengths: list[Fraction] = []
     numbers: list[str] = []
@@ -184,7 +187,7 @@ def scan_tree(tree: etree._ElementTree, where: str) -> Scan:
                         duration=dur,
                         midi=midi_of(step, alter, octave, here) + shift,
                         beat=onset + 1,
-                        line=child.sourceline,
+                        line=line_of(child),
                         grace=grace,
                         tie_start=bool(ties & {"start", "continue"}),
                         tie_stop=bool(ties & {"stop", "continue"}),

@@ -104,7 +104,7 @@ def _member_name_ok(name: str) -> bool:
     return ".." not in PurePosixPath(name).parts
 
 
-def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, budget: int) -> bytes:
+def read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, budget: int) -> bytes:
     if info.file_size > budget:
         raise ScoreReadError(
             f"{where}: member {info.filename!r} declares {info.file_size} bytes uncompressed, "
@@ -135,7 +135,7 @@ def mxl_rootfile(zf: zipfile.ZipFile, where: str, limit: int | None = None) -> s
             )
     if "META-INF/container.xml" in names:
         info = zf.getinfo("META-INF/container.xml")
-        data = _read_member(zf, info, where, max_bytes(limit))
+        data = read_member(zf, info, where, max_bytes(limit))
         tree = parse_xml(data, f"{where}!META-INF/container.xml")
         for el in tree.iter("{*}rootfile", "rootfile"):
             full = el.get("full-path")
@@ -166,7 +166,7 @@ def read_mxl(data: bytes, where: str, limit: int | None = None) -> tuple[bytes, 
     with zf:
         root = mxl_rootfile(zf, where, limit)
         try:
-            return _read_member(zf, zf.getinfo(root), where, max_bytes(limit)), root
+            return read_member(zf, zf.getinfo(root), where, max_bytes(limit)), root
         except (zipfile.BadZipFile, zlib_error()) as exc:
             raise ScoreReadError(f"{where}: archive member {root!r} is corrupt: {exc}") from None
 

@@ -1,0 +1,258 @@
+"""Notation planning shared by the score writers: parts and staves, bars, ties, tuplets, spelling."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from serialkit.core.errors import ScoreWriteError
+from serialkit.core.piece import Event, Piece
+
+# (type name, quarter-note value), longest first.
+TYPES: tuple[tuple[str, Fraction], ...] = tuple(
+    (name, Fraction(2) ** (5 - i))
+    for i, name in enumerate(
+        "maxima long breve whole half quarter eighth 16th 32nd 64th 128th 256th 512th 1024th".split()
+    )
+)
+_SPELL = (("C", 0), ("C", 1), ("D", 0), ("E", -1), ("E", 0), ("F", 0), ("F", 1), ("G", 0),
+          ("A", -1), ("A", 0), ("B", -1), ("B", 0))
+_KEY = re.compile(r"^([^/]+)/(\d+)/([^/]+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """One written duration: its value, type name, dots and tuplet ratio (actual, normal)."""
+
+    value: Fraction
+    type: str
+    dots: int
+    ratio: tuple[int, int] | None
+
+
+@dataclass(slots=True)
+class Item:
+    """One written note, chord or rest inside a bar of one voice."""
+
+    onset: Fraction
+    shape: Shape | None  # None for a grace note
+    events: list[Event]  # empty for a rest
+    tie_stop: bool = False
+    tie_start: bool = False
+    ids: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Staff:
+    """A staff of a part: its number and voice layers (each a list of chord groups)."""
+
+    number: int
+    voices: list[tuple[str, list[list[Event]]]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Part:
+    """A written part: id, name and staves."""
+
+    id: str
+    name: str
+    staves: list[Staff] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    """A bar to write: number, onset, length, and its meter when it changes here."""
+
+    number: str
+    onset: Fraction
+    length: Fraction
+    meter: tuple[int, int] | None
+
+
+def spell(midi: int) -> tuple[str, int, int]:
+    """(step, alter, octave) of a MIDI pitch, preferring the usual accidentals."""
+    step, alter = _SPELL[midi % 12]
+    return step, alter, midi // 12 - 1
+
+
+def shapes(duration: Fraction) -> list[Shape]:
+    """Split a duration into written values (dotted, and tuplets for non-binary values)."""
+    if duration <= 0:
+        return []
+    den = duration.denominator
+    odd = den // (den & -den)
+    ratio: tuple[int, int] | None = None
+    nominal = duration
+    if odd > 1:
+        normal = 1 << (odd.bit_length() - 1)
+        ratio = (odd, normal)
+        nominal = duration * odd / normal
+    out: list[Shape] = []
+    rest = nominal
+    while rest > 0:
+        found = next(((n, v) for n, v in TYPES if v <= rest), None)
+        if found is None:
+            raise ScoreWriteError(f"duration {duration} needs a value shorter than a 1024th note")
+        name, value = found
+        dots, total = 0, value
+        while dots < 3 and total + value / 2 ** (dots + 1) <= rest:
+            dots += 1
+            total += value / 2**dots
+        scale = Fraction(ratio[1], ratio[0]) if ratio else Fraction(1)
+        out.append(Shape(total * scale, name, dots, ratio))
+        rest -= total
+    return out
+
+
+def layout(piece: Piece) -> list[Part]:
+    """Parts, staves and voices: ``part/staff/voice`` keys keep their structure, others get a part each."""
+    structured = all(_KEY.match(v) for v in piece.voice_ids)
+    parts: dict[str, Part] = {}
+    groups = {vid: _layers(evts) for vid, evts in piece.by_voice().items()}
+    for index, voice in enumerate(piece.voices):
+        if structured:
+            match = _KEY.match(voice.id)
+            assert match is not None
+            pid, staff_no, vname = match.group(1), int(match.group(2)), match.group(3)
+        else:
+            pid, staff_no, vname = f"P{index + 1}", 1, "1"
+        part = parts.get(pid)
+        if part is None:
+            name = voice.name or (pid if structured else voice.id)
+            part = parts[pid] = Part(pid, name)
+        staff = next((s for s in part.staves if s.number == staff_no), None)
+        if staff is None:
+            staff = Staff(staff_no)
+            part.staves.append(staff)
+            part.staves.sort(key=lambda s: s.number)
+        layers = groups.get(voice.id, [])
+        for k, layer in enumerate(layers or [[]]):
+            staff.voices.append((vname if k == 0 else f"{vname}{k + 1}", layer))
+    for part in parts.values():
+        for staff in part.staves:
+            staff.voices = _number_voices(staff.voices)
+    return list(parts.values())
+
+
+def _number_voices(voices: list[tuple[str, list[list[Event]]]]) -> list[tuple[str, list[list[Event]]]]:
+    """Voice names as MusicXML wants them: keep distinct names, renumber clashes."""
+    seen: set[str] = set()
+    out = []
+    for name, layer in voices:
+        candidate = name
+        n = 1
+        while candidate in seen:
+            n += 1
+            candidate = f"{name}{n}"
+        seen.add(candidate)
+        out.append((candidate, layer))
+    return out
+
+
+def _layers(events: list[Event]) -> list[list[list[Event]]]:
+    """Split a voice into non-overlapping layers of chord groups (same onset and duration)."""
+    groups: dict[tuple[Fraction, Fraction, bool], list[Event]] = {}
+    for e in events:
+        groups.setdefault((e.onset, e.duration, not e.grace), []).append(e)
+    layers: list[list[list[Event]]] = []
+    ends: list[Fraction] = []
+    for key in sorted(groups):
+        onset, duration, _ = key
+        for i, end in enumerate(ends):
+            if onset >= end:
+                layers[i].append(groups[key])
+                ends[i] = onset + duration
+                break
+        else:
+            layers.append([groups[key]])
+            ends.append(onset + duration)
+    return layers
+
+
+def bars(piece: Piece) -> list[Bar]:
+    """The bars to write, extended until every onset (grace notes included) falls inside one."""
+    out: list[Bar] = []
+    meters = {ts.bar: (ts.numerator, ts.denominator) for ts in piece.time_signatures}
+    current = meters.get(0, (4, 4))
+    last_onset = max((e.onset for e in piece.events), default=Fraction(0))
+    end = max(piece.end, last_onset)
+    listed = list(piece.bar_list())
+    index = 0
+    t = Fraction(0)
+    while index < len(listed) or t < end or (t == end and any(e.onset == end for e in piece.events)):
+        meter = meters.get(index)
+        if meter is not None:
+            current = meter
+        if index < len(listed):
+            number, length = listed[index].number, listed[index].duration
+        else:
+            number = str(int(out[-1].number) + 1) if out and out[-1].number.isdigit() else str(index + 1)
+            length = Fraction(4 * current[0], current[1])
+        if length <= 0:
+            raise ScoreWriteError(f"bar {number} has length {length}")
+        out.append(Bar(number, t, length, current if (index == 0 or meter is not None) else None))
+        t += length
+        index += 1
+    return out
+
+
+def items_in_bar(layer: list[list[Event]], bar: Bar, fill: bool) -> list[Item]:
+    """The notes, chords and rests one voice layer writes in a bar (ties split at the barline)."""
+    start, stop = bar.onset, bar.onset + bar.length
+    out: list[Item] = []
+    cursor = start
+    for group in layer:
+        first = group[0]
+        if first.grace:
+            if start <= first.onset < stop:
+                if first.onset > cursor:
+                    out.extend(_rests(cursor, first.onset - cursor))
+                    cursor = first.onset
+                out.append(Item(first.onset, None, group))
+            continue
+        if first.end <= start or first.onset >= stop:
+            continue
+        seg_start, seg_end = max(first.onset, start), min(first.end, stop)
+        if seg_start > cursor:
+            out.extend(_rests(cursor, seg_start - cursor))
+        pieces = shapes(seg_end - seg_start)
+        t = seg_start
+        for shape in pieces:
+            out.append(
+                Item(
+                    t,
+                    shape,
+                    group,
+                    tie_stop=t > first.onset,
+                    tie_start=t + shape.value < first.end,
+                )
+            )
+            t += shape.value
+        cursor = seg_end
+    if out or fill:
+        if cursor < stop:
+            out.extend(_rests(cursor, stop - cursor))
+    return out
+
+
+def _rests(onset: Fraction, duration: Fraction) -> list[Item]:
+    out = []
+    for shape in shapes(duration):
+        out.append(Item(onset, shape, []))
+        onset += shape.value
+    return out
+
+
+def divisions(values: list[Fraction]) -> int:
+    """Divisions per quarter note that make every value a whole number."""
+    return math.lcm(1, *(v.denominator for v in values))
+
+
+def clef_for(events: list[Event]) -> tuple[str, int]:
+    """Treble or bass clef from a staff's mean pitch."""
+    if not events:
+        return ("G", 2)
+    mean = sum(e.midi for e in events) / len(events)
+    return ("G", 2) if mean >= 58 else ("F", 4)

@@ -1,0 +1,143 @@
+"""MEI 5 writer: a Piece as an MEI score (staves, layers, chords, tuplets, ties, grace notes)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from lxml import etree
+
+from serialkit.core.piece import Piece
+from serialkit.io._notate import Bar, Item, bars, clef_for, items_in_bar, layout, spell
+from serialkit.io.atomic import atomic_path
+from serialkit.io.mei_read import MEI_NS, XML_ID
+
+_N = "{" + MEI_NS + "}"
+_DUR = {"maxima": "maxima", "long": "long", "breve": "breve", "whole": "1", "half": "2",
+        "quarter": "4", "eighth": "8", "16th": "16", "32nd": "32", "64th": "64", "128th": "128",
+        "256th": "256", "512th": "512", "1024th": "1024"}
+_ACCID = {-2: "ff", -1: "f", 0: "n", 1: "s", 2: "x"}
+
+
+def write_mei(piece_or_source: Piece | str | os.PathLike[str], out_path: str | os.PathLike[str]) -> Path:
+    """Write a Piece (or any readable score file) as MEI 5, atomically."""
+    if isinstance(piece_or_source, Piece):
+        piece = piece_or_source
+    else:
+        from serialkit.io import read_score
+
+        piece = read_score(piece_or_source)
+    out = Path(out_path)
+    data = etree.tostring(build_mei(piece), xml_declaration=True, encoding="UTF-8", pretty_print=True)
+    with atomic_path(out) as tmp:
+        tmp.write_bytes(data)
+    return out
+
+
+def _sub(parent: etree._Element, tag: str, **attrs: str) -> etree._Element:
+    return etree.SubElement(parent, _N + tag, {k.replace("_", "."): v for k, v in attrs.items()})
+
+
+def build_mei(piece: Piece) -> etree._Element:
+    """The <mei> element for a Piece."""
+    root = etree.Element(_N + "mei", nsmap={None: MEI_NS}, meiversion="5.0")  # type: ignore[dict-item]
+    head = _sub(root, "meiHead")
+    title_stmt = _sub(_sub(head, "fileDesc"), "titleStmt")
+    _sub(title_stmt, "title").text = piece.title or "Untitled"
+    _sub(_sub(head, "fileDesc"), "pubStmt")
+    score = _sub(_sub(_sub(_sub(root, "music"), "body"), "mdiv"), "score")
+    parts = layout(piece)
+    bar_list = bars(piece)
+    score_def = _sub(score, "scoreDef")
+    first = bar_list[0].meter or (4, 4)
+    score_def.set("meter.count", str(first[0]))
+    score_def.set("meter.unit", str(first[1]))
+    outer = _sub(score_def, "staffGrp")
+    staff_numbers: dict[tuple[str, int], int] = {}
+    for part in parts:
+        grp = _sub(outer, "staffGrp", symbol="brace", label=part.name) if len(part.staves) > 1 else outer
+        for staff in part.staves:
+            n = len(staff_numbers) + 1
+            staff_numbers[(part.id, staff.number)] = n
+            events = [e for _, layer in staff.voices for g in layer for e in g]
+            shape, line = clef_for(events)
+            sd = _sub(grp, "staffDef", n=str(n), lines="5", clef_shape=shape, clef_line=str(line))
+            if len(part.staves) == 1:
+                sd.set("label", part.name)
+    section = _sub(score, "section")
+    for index, bar in enumerate(bar_list):
+        if index and bar.meter is not None:
+            sdef = _sub(section, "scoreDef")
+            sdef.set("meter.count", str(bar.meter[0]))
+            sdef.set("meter.unit", str(bar.meter[1]))
+        _measure(section, bar, index, piece, parts, staff_numbers)
+    return root
+
+
+def _measure(section, bar: Bar, index: int, piece: Piece, parts, staff_numbers) -> None:  # type: ignore[no-untyped-def]
+    m = _sub(section, "measure", n=bar.number)
+    full = Bar(bar.number, bar.onset, bar.length, bar.meter)
+    if index == 0 and piece.pickup and bar.length == piece.pickup:
+        m.set("metcon", "false")
+    for part in parts:
+        for staff in part.staves:
+            st = _sub(m, "staff", n=str(staff_numbers[(part.id, staff.number)]))
+            for k, (vname, layer) in enumerate(staff.voices):
+                items = items_in_bar(layer, full, fill=True)
+                if not items and k:
+                    continue
+                lay = _sub(st, "layer", n=str(k + 1), label=vname)
+                _layer(lay, items)
+
+
+def _layer(lay: etree._Element, items: list[Item]) -> None:
+    accids: dict[tuple[str, int], int] = {}
+    tuplet: etree._Element | None = None
+    ratio: tuple[int, int] | None = None
+    for item in items:
+        shape = item.shape
+        item_ratio = shape.ratio if shape is not None else None
+        if item_ratio != ratio:
+            tuplet = None
+            ratio = item_ratio
+            if ratio is not None:
+                tuplet = _sub(lay, "tuplet", num=str(ratio[0]), numbase=str(ratio[1]))
+        parent = tuplet if tuplet is not None else lay
+        if not item.events:
+            assert shape is not None
+            rest = _sub(parent, "rest", dur=_DUR[shape.type])
+            if shape.dots:
+                rest.set("dots", str(shape.dots))
+            continue
+        holder = parent
+        if len(item.events) > 1:
+            holder = _sub(parent, "chord")
+            _duration(holder, item)
+        for event in sorted(item.events, key=lambda e: e.midi):
+            note = _sub(holder, "note")
+            if item.onset == event.onset:
+                note.set(XML_ID, event.id)
+            step, alter, octave = spell(event.midi)
+            note.set("pname", step.lower())
+            note.set("oct", str(octave))
+            shown = accids.get((step, octave), 0)
+            if shown != alter and not item.tie_stop:
+                note.set("accid", _ACCID[alter])
+            elif alter or shown:
+                note.set("accid.ges", _ACCID[alter])
+            accids[(step, octave)] = alter
+            if len(item.events) == 1:
+                _duration(note, item)
+                holder = note
+        if item.tie_start or item.tie_stop:
+            holder.set("tie", "m" if item.tie_start and item.tie_stop else ("i" if item.tie_start else "t"))
+
+
+def _duration(el: etree._Element, item: Item) -> None:
+    if item.shape is None:
+        el.set("dur", "8")
+        el.set("grace", "unacc")
+        return
+    el.set("dur", _DUR[item.shape.type])
+    if item.shape.dots:
+        el.set("dots", str(item.shape.dots))

@@ -1,0 +1,223 @@
+"""MusicXML writer: a fresh MusicXML 4.0 score from a Piece (every note's id is its event id)."""
+
+from __future__ import annotations
+
+import os
+from fractions import Fraction
+from pathlib import Path
+
+from lxml import etree
+
+from serialkit.core.piece import Event, Piece
+from serialkit.io._notate import (
+    Bar,
+    Item,
+    Part,
+    bars,
+    clef_for,
+    divisions,
+    items_in_bar,
+    layout,
+    spell,
+)
+from serialkit.io.annotate import _mxl_bytes
+from serialkit.io.atomic import atomic_path
+
+DOCTYPE = (
+    '<!DOCTYPE score-partwise PUBLIC "-//Recordare//DTD MusicXML 4.0 Partwise//EN" '
+    '"http://www.musicxml.org/dtds/partwise.dtd">'
+)
+_ACCIDENTAL = {-2: "flat-flat", -1: "flat", 0: "natural", 1: "sharp", 2: "double-sharp"}
+
+
+def write_musicxml(piece: Piece, out_path: str | os.PathLike[str]) -> Path:
+    """Write a Piece as a new MusicXML score (``.mxl`` when the name says so), atomically."""
+    out = Path(out_path)
+    data = musicxml_bytes(piece)
+    if out.suffix.lower() == ".mxl":
+        data = _mxl_bytes(None, None, data)
+    with atomic_path(out) as tmp:
+        tmp.write_bytes(data)
+    return out
+
+
+def musicxml_bytes(piece: Piece) -> bytes:
+    """The MusicXML document for a Piece."""
+    root = build_score(piece)
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", doctype=DOCTYPE, pretty_print=True)
+
+
+def build_score(piece: Piece) -> etree._Element:
+    """The score-partwise element for a Piece."""
+    parts = layout(piece)
+    bar_list = bars(piece)
+    plans = {
+        (part.id, staff.number, vname): [
+            items_in_bar(layer, bar, fill=(k == 0)) for bar in bar_list
+        ]
+        for part in parts
+        for staff in part.staves
+        for k, (vname, layer) in enumerate(staff.voices)
+    }
+    values = [b.onset for b in bar_list] + [b.length for b in bar_list]
+    values += [it.shape.value for plan in plans.values() for bar in plan for it in bar if it.shape]
+    div = divisions(values)
+    root = etree.Element("score-partwise", version="4.0")
+    if piece.title:
+        etree.SubElement(etree.SubElement(root, "work"), "work-title").text = piece.title
+    ident = etree.SubElement(root, "identification")
+    etree.SubElement(etree.SubElement(ident, "encoding"), "software").text = "serialkit"
+    part_list = etree.SubElement(root, "part-list")
+    for part in parts:
+        sp = etree.SubElement(part_list, "score-part", id=part.id)
+        etree.SubElement(sp, "part-name").text = part.name
+    used_ids = {e.id for e in piece.events}
+    for part in parts:
+        _write_part(root, part, bar_list, plans, div, used_ids, piece)
+    return root
+
+
+def _write_part(
+    root: etree._Element,
+    part: Part,
+    bar_list: list[Bar],
+    plans: dict[tuple[str, int, str], list[list[Item]]],
+    div: int,
+    used_ids: set[str],
+    piece: Piece,
+) -> None:
+    el = etree.SubElement(root, "part", id=part.id)
+    by_voice = piece.by_voice()
+    for index, bar in enumerate(bar_list):
+        m = etree.SubElement(el, "measure", number=bar.number)
+        if index == 0 and piece.pickup and bar.length == piece.pickup:
+            m.set("implicit", "yes")
+        if index == 0 or bar.meter is not None:
+            _attributes(m, part, bar, index, div, by_voice)
+        first = True
+        for staff in part.staves:
+            accidentals: dict[tuple[str, int], int] = {}
+            for vname, _layer in staff.voices:
+                items = plans[(part.id, staff.number, vname)][index]
+                if not items:
+                    continue
+                if not first:
+                    backup = etree.SubElement(m, "backup")
+                    etree.SubElement(backup, "duration").text = str(int(bar.length * div))
+                first = False
+                for item in items:
+                    _write_item(m, item, vname, staff.number, len(part.staves) > 1, div, used_ids, accidentals)
+
+
+def _attributes(
+    m: etree._Element, part: Part, bar: Bar, index: int, div: int, by_voice: dict[str, list[Event]]
+) -> None:
+    attrs = etree.SubElement(m, "attributes")
+    if index == 0:
+        etree.SubElement(attrs, "divisions").text = str(div)
+        key = etree.SubElement(attrs, "key")
+        etree.SubElement(key, "fifths").text = "0"
+    if bar.meter is not None:
+        time = etree.SubElement(attrs, "time")
+        etree.SubElement(time, "beats").text = str(bar.meter[0])
+        etree.SubElement(time, "beat-type").text = str(bar.meter[1])
+    if index == 0:
+        if len(part.staves) > 1:
+            etree.SubElement(attrs, "staves").text = str(len(part.staves))
+        for staff in part.staves:
+            events = [e for _, layer in staff.voices for g in layer for e in g]
+            sign, line = clef_for(events)
+            clef = etree.SubElement(attrs, "clef")
+            if len(part.staves) > 1:
+                clef.set("number", str(staff.number))
+            etree.SubElement(clef, "sign").text = sign
+            etree.SubElement(clef, "line").text = str(line)
+
+
+def _write_item(
+    m: etree._Element,
+    item: Item,
+    voice: str,
+    staff: int,
+    show_staff: bool,
+    div: int,
+    used_ids: set[str],
+    accidentals: dict[tuple[str, int], int],
+) -> None:
+    if not item.events:
+        assert item.shape is not None
+        note = etree.SubElement(m, "note")
+        etree.SubElement(note, "rest")
+        etree.SubElement(note, "duration").text = str(int(item.shape.value * div))
+        _tail(note, item, voice, staff, show_staff)
+        return
+    for k, event in enumerate(sorted(item.events, key=lambda e: e.midi)):
+        note = etree.SubElement(m, "note")
+        note.set("id", _note_id(event, item, used_ids))
+        if item.shape is None:
+            etree.SubElement(note, "grace", slash="yes")
+        if k:
+            etree.SubElement(note, "chord")
+        step, alter, octave = spell(event.midi)
+        pitch = etree.SubElement(note, "pitch")
+        etree.SubElement(pitch, "step").text = step
+        if alter:
+            etree.SubElement(pitch, "alter").text = str(alter)
+        etree.SubElement(pitch, "octave").text = str(octave)
+        if item.shape is not None:
+            etree.SubElement(note, "duration").text = str(int(item.shape.value * div))
+        if item.tie_stop:
+            etree.SubElement(note, "tie", type="stop")
+        if item.tie_start:
+            etree.SubElement(note, "tie", type="start")
+        show = None
+        if accidentals.get((step, octave), 0) != alter and not item.tie_stop:
+            show = _ACCIDENTAL.get(alter)
+        accidentals[(step, octave)] = alter
+        _tail(note, item, voice, staff, show_staff, show)
+
+
+def _note_id(event: Event, item: Item, used: set[str]) -> str:
+    if item.onset == event.onset:
+        return event.id
+    base = f"{event.id}-t{int(item.onset * 1000)}"
+    nid, n = base, 1
+    while nid in used:
+        n += 1
+        nid = f"{base}-{n}"
+    used.add(nid)
+    return nid
+
+
+def _tail(
+    note: etree._Element, item: Item, voice: str, staff: int, show_staff: bool, accidental: str | None = None
+) -> None:
+    """The children after pitch/duration/tie, in schema order."""
+    etree.SubElement(note, "voice").text = voice
+    shape = item.shape
+    if shape is None:
+        etree.SubElement(note, "type").text = "eighth"
+    else:
+        if item.events or shape.type != "whole":
+            etree.SubElement(note, "type").text = shape.type
+        for _ in range(shape.dots):
+            etree.SubElement(note, "dot")
+    if accidental:
+        etree.SubElement(note, "accidental").text = accidental
+    if shape is not None and shape.ratio is not None:
+        tm = etree.SubElement(note, "time-modification")
+        etree.SubElement(tm, "actual-notes").text = str(shape.ratio[0])
+        etree.SubElement(tm, "normal-notes").text = str(shape.ratio[1])
+    if show_staff:
+        etree.SubElement(note, "staff").text = str(staff)
+    if item.tie_stop or item.tie_start:
+        notations = etree.SubElement(note, "notations")
+        if item.tie_stop:
+            etree.SubElement(notations, "tied", type="stop")
+        if item.tie_start:
+            etree.SubElement(notations, "tied", type="start")
+
+
+def fraction_of(value: Fraction, div: int) -> int:
+    """A time value in divisions (exact)."""
+    return int(value * div)
