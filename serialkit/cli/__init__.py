@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "serialkit.cli.render",
     "serialkit.cli.eval",
     "serialkit.cli.panel",
+    "serialkit.cli.convert",
 )
 
 
