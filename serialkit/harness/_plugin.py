@@ -1,0 +1,45 @@
+"""Built-in proposers and repair rungs, registered through the same hooks as outside plugins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from serialkit.plugins.hookspecs import Register, hookimpl
+
+
+def _stochastic(**options: Any) -> Any:
+    from serialkit.harness.proposers.stochastic import StochasticProposer
+
+    return StochasticProposer(**options)
+
+
+def _openai(**options: Any) -> Any:
+    from serialkit.harness.proposers.openai import OpenAIProposer
+
+    return OpenAIProposer(**options)
+
+
+def _replay(**options: Any) -> Any:
+    from serialkit.harness.proposers.replay import ReplayProposer
+
+    return ReplayProposer(**options)
+
+
+@hookimpl
+def register_proposers(register: Register) -> None:
+    """``stochastic`` (offline, default), ``openai`` (any compatible endpoint), ``replay``."""
+    register("stochastic", _stochastic, offline=True, description="seeded offline proposer with model-like mistakes")
+    register("openai", _openai, offline=False, description="OpenAI-compatible chat-completions endpoint")
+    register("replay", _replay, offline=True, description="replays a recorded transcript exactly")
+
+
+@hookimpl
+def register_repair_rungs(register: Register) -> None:
+    """The ladder, in explicit rank order: deterministic timing rungs first, then model, then rewrite."""
+    from serialkit.harness import repair
+
+    register("trim_tail", repair.trim_tail, rank=10)
+    register("yield", repair.yield_, rank=20)
+    register("retime", repair.retime, rank=30)
+    register("model_patch", repair.model_patch, rank=40, batch=True)
+    register("rewrite_segment", repair.rewrite_segment, rank=50)

@@ -1,0 +1,125 @@
+"""Trace certificates, run reports and the files a run writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from serialkit import __version__
+from serialkit.core.errors import ScoreWriteError
+from serialkit.core.piece import Piece
+from serialkit.harness.gate import Verdict
+from serialkit.harness.prompts import PROMPT_VERSION
+from serialkit.harness.session import Session
+from serialkit.io.atomic import atomic_write
+
+
+def versions() -> dict[str, str]:
+    """Versions that decide a run's outputs."""
+    return {"serialkit": __version__, "prompts": PROMPT_VERSION, "certificate": "1"}
+
+
+def build_certificate(session: Session, records: list[dict[str, Any]], released: bool, mode: str) -> dict[str, Any]:
+    """The certificate: run metadata and one record per kept event."""
+    name, model = session.identity
+    usage = session.usage
+    return {
+        "format": "serialkit-certificate",
+        "version": 1,
+        "run": {
+            "task": session.task.name,
+            "task_digest": session.task.digest(),
+            "variant": session.variant,
+            "proposer": name,
+            "model": model,
+            "seed": session.seed,
+            "versions": versions(),
+            "calls": usage.calls,
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "seconds": round(usage.seconds, 6),
+            "released": released,
+            "mode": mode,
+        },
+        "events": records,
+    }
+
+
+def build_report(session: Session, verdict: Verdict, released: bool, mode: str, outcome: Any) -> dict[str, Any]:
+    """The run report: verdicts, failures (when nothing is released), repairs, drops, usage."""
+    name, model = session.identity
+    repairs: dict[str, int] = {}
+    for record in outcome.certificates:
+        for rung in record.get("rungs", ()):
+            repairs[rung] = repairs.get(rung, 0) + 1
+    failures = [] if released else [
+        {k: v.get(k) for k in ("code", "event_ids", "message", "location", "tags")} for v in verdict.violations
+    ]
+    notes = []
+    if not released and not failures:
+        notes.append(f"the {mode} gate failed without a listed violation")
+    if not released and mode == "strict" and verdict.relaxed:
+        notes.append("the candidate passes the relaxed gate (only the schedule fails)")
+    return {
+        "format": "serialkit-run-report",
+        "version": 1,
+        "task": session.task.name,
+        "variant": session.variant,
+        "proposer": name,
+        "model": model,
+        "seed": session.seed,
+        "released": released,
+        "mode": mode,
+        "verdict": verdict.to_dict(),
+        "failures": failures,
+        "sections": outcome.sections,
+        "repairs": dict(sorted(repairs.items())),
+        "drops": outcome.drops,
+        "calls": session.calls,
+        "usage": session.usage.to_dict(),
+        "errors": outcome.errors,
+        "notes": notes,
+    }
+
+
+def dumps(data: Any) -> str:
+    """Stable JSON text for output files."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def transcript_text(session: Session) -> str:
+    """The replayable transcript, one JSON object a line."""
+    lines = [session.header(), *session.lines]
+    return "".join(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n" for line in lines)
+
+
+def write_outputs(out_dir: Path, piece: Piece, certificate: dict[str, Any], report: dict[str, Any],
+                  transcript: str, released: bool) -> dict[str, str]:
+    """Write the run directory; returns output name → path. Each file is written atomically."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: dict[str, str] = {}
+    stale = out_dir / "score.musicxml"
+    if released:
+        try:
+            from serialkit.io import write_musicxml  # type: ignore[attr-defined]
+        except ImportError:
+            report["notes"].append("score.musicxml not written: serialkit.io.write_musicxml is not in this build")
+        else:
+            write_musicxml(piece, stale)
+            written["score"] = str(stale)
+    elif stale.exists():
+        stale.unlink()  # an earlier run's score must not pass for this run's
+    files = {
+        "candidate": ("candidate.json", dumps(piece.to_dict())),
+        "certificate": ("certificate.json", dumps(certificate)),
+        "report": ("report.json", dumps(report)),
+        "transcript": ("transcript.jsonl", transcript),
+    }
+    for key, (name, text) in files.items():
+        try:
+            atomic_write(out_dir / name, text)
+        except OSError as exc:
+            raise ScoreWriteError(f"{out_dir / name}: cannot write ({exc})") from exc
+        written[key] = str(out_dir / name)
+    return written

@@ -1,0 +1,224 @@
+"""What every proposer shares: requests, replies, usage records and proposal parsing."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Protocol
+
+from serialkit.core.errors import RowError
+from serialkit.core.rows import RowForm
+from serialkit.harness.tasks import Task
+
+KINDS = ("section", "patch", "refine")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One call to a proposer: write a section, patch flagged notes, or refine after feedback."""
+
+    call_id: str
+    kind: str
+    task: Task
+    section: str
+    attempt: int
+    variant: str = "harness"
+    soft_rules: bool = False
+    context: tuple[dict[str, Any], ...] = ()
+    missing: tuple[dict[str, Any], ...] = ()
+    patches: tuple[dict[str, Any], ...] = ()
+    feedback: str = ""
+
+    def payload(self) -> dict[str, Any]:
+        """The machine-readable part of the prompt (also what a transcript records)."""
+        task = self.task
+        sec = task.section(self.section)
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "section": self.section,
+            "attempt": self.attempt,
+            "span": [_t(sec.start), _t(sec.end)],
+            "row": list(task.row.pcs),
+            "convention": task.convention,
+            "meter": f"{task.meter.numerator}/{task.meter.denominator}",
+            "voices": [
+                {"id": v.id, "low": v.low, "high": v.high,
+                 "forms": [f.label for f in task.blueprint.forms_for(self.section, v.id)]}
+                for v in task.voices
+            ],
+            "texture": task.texture.to_dict(),
+        }
+        if self.missing:
+            out["missing"] = list(self.missing)
+        if self.context:
+            out["keep"] = list(self.context)
+        if self.patches:
+            out["patches"] = list(self.patches)
+        return out
+
+
+def _t(value: Fraction) -> int | str:
+    return int(value) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+@dataclass
+class CallUsage:
+    """Tokens, latency, HTTP tries and outcome of one proposer call."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    tries: int = 1
+    status: str = "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "seconds": round(self.seconds, 6),
+            "tries": self.tries,
+            "status": self.status,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CallUsage:
+        """From JSON form."""
+        return cls(
+            int(data.get("prompt_tokens", 0)),
+            int(data.get("completion_tokens", 0)),
+            float(data.get("seconds", 0.0)),
+            int(data.get("tries", 1)),
+            str(data.get("status", "ok")),
+        )
+
+
+@dataclass
+class Reply:
+    """A proposer's answer: the raw text (or None) and an error message when the call failed."""
+
+    text: str | None
+    usage: CallUsage = field(default_factory=CallUsage)
+    error: str | None = None
+
+
+class Proposer(Protocol):
+    """Anything that answers requests; ``name`` and ``model`` go into certificates."""
+
+    name: str
+    model: str | None
+
+    def propose(self, request: Request) -> Reply:
+        """Answer one request; never raise for a bad answer, report it in ``Reply.error``."""
+        ...
+
+
+@dataclass(frozen=True)
+class ProposedEvent:
+    """One event as a proposer wrote it (times exact), with its claimed tag when given."""
+
+    voice: str
+    onset: Fraction
+    duration: Fraction
+    midi: int
+    form: RowForm | None = None
+    position: int | None = None
+    pc: int | None = None
+    id: str | None = None
+
+
+@dataclass
+class Parsed:
+    """The events that could be read from a reply and the problems met reading it."""
+
+    events: list[ProposedEvent]
+    errors: list[str]
+    ok: bool
+
+
+def extract_json(text: str) -> Any:
+    """The first JSON object in ``text``: the whole text, a fenced block, or a balanced ``{...}``."""
+    stripped = text.strip()
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError:
+        pass
+    for block in re.findall(r"```(?:json|JSON)?\s*\n?(.*?)```", text, flags=re.S):
+        try:
+            return json.loads(block)
+        except json.JSONDecodeError:
+            continue
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", text):
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return value
+    raise ValueError("no JSON object found in the reply")
+
+
+def to_time(value: Any, what: str) -> Fraction:
+    """An exact time from a JSON number or fraction string (floats snapped to 1/960)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{what} is a boolean")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        return Fraction(repr(value)).limit_denominator(960)
+    if isinstance(value, str):
+        text = value.strip()
+        if "." in text and "/" not in text:
+            return Fraction(text).limit_denominator(960)
+        return Fraction(text)
+    raise ValueError(f"{what} must be a number, not {type(value).__name__}")
+
+
+def parse_proposal(reply: Reply, task: Task) -> Parsed:
+    """Read the events of a reply; malformed events are skipped with a message, never raised."""
+    if reply.text is None:
+        return Parsed([], [reply.error or "no reply"], False)
+    try:
+        data = extract_json(reply.text)
+    except ValueError as exc:
+        return Parsed([], [f"malformed output: {exc}"], False)
+    if isinstance(data, list):
+        data = {"events": data}
+    if not isinstance(data, dict) or not isinstance(data.get("events"), list):
+        return Parsed([], ["malformed output: no 'events' list"], False)
+    voices = set(task.voice_ids)
+    events: list[ProposedEvent] = []
+    errors: list[str] = []
+    for i, item in enumerate(data["events"]):
+        try:
+            events.append(_event(item, voices))
+        except (ValueError, TypeError, KeyError, ZeroDivisionError, RowError) as exc:
+            errors.append(f"events[{i}]: {exc}")
+    return Parsed(events, errors, True)
+
+
+def _event(item: Any, voices: set[str]) -> ProposedEvent:
+    if not isinstance(item, dict):
+        raise ValueError("not an object")
+    voice = str(item["voice"])
+    if voice not in voices:
+        raise ValueError(f"unknown voice {voice!r}")
+    midi = item["midi"]
+    if isinstance(midi, bool) or not isinstance(midi, int | float) or midi != int(midi):
+        raise ValueError(f"midi {midi!r} is not an integer")
+    onset = to_time(item["onset"], "onset")
+    duration = to_time(item["duration"], "duration")
+    if onset < 0 or duration <= 0:
+        raise ValueError(f"onset {onset} / duration {duration} out of range")
+    form = RowForm.parse(str(item["form"])) if item.get("form") is not None else None
+    position = item.get("position")
+    if position is not None and (isinstance(position, bool) or not isinstance(position, int) or not 0 <= position <= 11):
+        raise ValueError(f"position {position!r} is not in 0..11")
+    pc = item.get("pc")
+    if pc is not None and (isinstance(pc, bool) or not isinstance(pc, int)):
+        raise ValueError(f"pc {pc!r} is not an integer")
+    ident = item.get("id")
+    return ProposedEvent(voice, onset, duration, int(midi), form, position, pc, None if ident is None else str(ident))

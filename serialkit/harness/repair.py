@@ -1,0 +1,195 @@
+"""The repair ladder: trim the tail, yield, retime, model patch, rewrite the row segment."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from serialkit.harness.verify import TIME_CODES, Candidate, Verifier
+
+Problems = dict[str, list[Candidate]]
+Rung = Callable[[Candidate, Problems, "RepairContext"], "Candidate | None"]
+
+
+@dataclass
+class RepairContext:
+    """What rungs may use: the verifier, and an undo log for changes made to other notes."""
+
+    verifier: Verifier
+    undo: list[tuple[str, Candidate]] = field(default_factory=list)
+
+    @property
+    def grid(self) -> Fraction:
+        """The task's onset grid."""
+        return self.verifier.task.texture.grid
+
+    def rollback(self) -> None:
+        """Undo every change made to other notes since the log was last cleared."""
+        for eid, before in reversed(self.undo):
+            self.verifier.kept[eid].cand = before
+        self.undo.clear()
+
+
+def trim_tail(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
+    """End the note before the first conflicting note that starts after it (or at its window's end)."""
+    if not set(problems) <= TIME_CODES:
+        return None
+    conflicts = problems.get("COLL", []) + problems.get("CROSS", [])
+    if any(o.onset <= cand.onset for o in conflicts):
+        return None
+    lo, hi = ctx.verifier.window(cand.slot)
+    if cand.onset < lo:
+        return None
+    end = min([hi, cand.end] + [o.onset for o in conflicts])
+    if end - cand.onset < ctx.grid or end == cand.end:
+        return None
+    return cand.changed("trim_tail", duration=end - cand.onset)
+
+
+def yield_(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
+    """Cut the tails of conflicting notes in other voices that started earlier."""
+    if not set(problems) <= TIME_CODES or "WINDOW" in problems:
+        return None
+    conflicts = problems.get("COLL", []) + problems.get("CROSS", [])
+    earlier = [o for o in conflicts if o.onset < cand.onset]
+    if not earlier or any(cand.onset - o.onset < ctx.grid for o in earlier):
+        return None
+    for other in earlier:
+        ctx.undo.append((other.id, ctx.verifier.kept[other.id].cand))
+        ctx.verifier.shorten(other.id, cand.onset, "yield")
+    return cand.changed("yield")
+
+
+def _blocked(cand: Candidate, ctx: RepairContext) -> list[tuple[Fraction, Fraction]]:
+    ver = ctx.verifier
+    order = {v: i for i, v in enumerate(ver.task.voice_ids)}
+    mine = order[cand.voice]
+    spans = []
+    for kept in ver.kept.values():
+        o = kept.cand
+        if o.voice == cand.voice:
+            continue
+        crossing = (order[o.voice] < mine and o.midi < cand.midi) or (order[o.voice] > mine and o.midi > cand.midi)
+        if o.midi % 12 == cand.midi % 12 or crossing:
+            spans.append((o.onset, o.end))
+    return sorted(spans)
+
+
+def free_spans(lo: Fraction, hi: Fraction, blocked: list[tuple[Fraction, Fraction]]) -> list[tuple[Fraction, Fraction]]:
+    """The parts of [lo, hi) not covered by the blocked spans."""
+    out = []
+    cursor = lo
+    for start, end in blocked:
+        if end <= cursor or start >= hi:
+            continue
+        if start > cursor:
+            out.append((cursor, start))
+        cursor = max(cursor, end)
+    if cursor < hi:
+        out.append((cursor, hi))
+    return out
+
+
+def retime(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
+    """Move the note within its free window to a span where nothing conflicts with it."""
+    if not set(problems) <= TIME_CODES:
+        return None
+    lo, hi = ctx.verifier.window(cand.slot)
+    grid = ctx.grid
+    best: tuple[Fraction, Fraction, Fraction] | None = None
+    for start, end in free_spans(lo, hi, _blocked(cand, ctx)):
+        start = _ceil(start, grid)
+        if end - start < grid:
+            continue
+        onset = min(max(start, cand.onset), end - grid)
+        if _ceil(onset, grid) + grid <= end:
+            onset = _ceil(onset, grid)
+        duration = min(cand.duration, end - onset)
+        cost = abs(onset - cand.onset) + abs(duration - cand.duration)
+        if best is None or cost < best[0]:
+            best = (cost, onset, duration)
+    if best is None or (best[1] == cand.onset and best[2] == cand.duration):
+        return None
+    return cand.changed("retime", onset=best[1], duration=best[2])
+
+
+def _ceil(value: Fraction, grid: Fraction) -> Fraction:
+    steps = -(-value // grid)
+    return steps * grid
+
+
+def rewrite_segment(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
+    """Give the note its scheduled pitch class in the nearest octave that fits, then re-place it."""
+    voice = ctx.verifier.task.voice(cand.voice)
+    assert voice.low is not None and voice.high is not None
+    options = sorted(
+        (m for m in range(voice.low, voice.high + 1) if m % 12 == cand.slot.pc),
+        key=lambda m: (abs(m - cand.midi), m),
+    )
+    lo, hi = ctx.verifier.window(cand.slot)
+    base = cand
+    if cand.onset < lo or cand.end > hi:
+        onset = max(cand.onset, lo)
+        end = min(cand.end, hi)
+        if end - onset <= 0:
+            onset, end = lo, hi
+        if end <= onset:
+            return None
+        base = cand.changed("rewrite_segment", onset=onset, duration=end - onset)
+    for crossing_ok in (False, True):
+        for midi in options:
+            trial = base.changed("rewrite_segment", midi=midi, claimed_pc=cand.slot.pc)
+            found = ctx.verifier.problems(trial, crossing_ok=crossing_ok)
+            if not found:
+                return trial
+            fixed = apply_time_rungs(trial, found, ctx, crossing_ok=crossing_ok)
+            if fixed is not None:
+                return fixed
+    return None
+
+
+TIME_RUNGS: tuple[tuple[str, Rung], ...] = (("trim_tail", trim_tail), ("yield", yield_), ("retime", retime))
+
+
+def apply_time_rungs(cand: Candidate, problems: Problems, ctx: RepairContext,
+                     crossing_ok: bool = False) -> Candidate | None:
+    """Try the deterministic timing rungs in order; the first clean result wins."""
+    for _name, rung in TIME_RUNGS:
+        mark = len(ctx.undo)
+        fixed = rung(cand, problems, ctx)
+        if fixed is None:
+            continue
+        if not ctx.verifier.problems(fixed, crossing_ok=crossing_ok):
+            return fixed
+        for eid, before in reversed(ctx.undo[mark:]):
+            ctx.verifier.kept[eid].cand = before
+        del ctx.undo[mark:]
+    return None
+
+
+@dataclass(frozen=True)
+class RungSpec:
+    """A registered rung: name, rank (ladder order) and whether it runs once per section (batch)."""
+
+    name: str
+    rank: int
+    fn: Any
+    batch: bool = False
+
+
+def ladder() -> list[RungSpec]:
+    """The repair rungs from the plugin registry, ordered by their explicit rank."""
+    from serialkit.plugins import registry
+
+    specs = [
+        RungSpec(e.name, int(e.meta.get("rank", 1000)), e.obj, bool(e.meta.get("batch", False)))
+        for e in registry("repair_rungs")
+    ]
+    return sorted(specs, key=lambda s: (s.rank, s.name))
+
+
+def model_patch(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
+    """Placeholder for the batched model-patch rung (the loop sends one patch call per section)."""
+    return None

@@ -1,0 +1,96 @@
+"""``run``: one generation run of a variant on a task, judged by the same gate, traced to files."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from serialkit.core.errors import TaskError
+from serialkit.core.piece import Piece
+from serialkit.harness.baselines import run_self_refine, run_single
+from serialkit.harness.certificate import build_certificate, build_report, transcript_text, write_outputs
+from serialkit.harness.gate import Verdict, final_gate
+from serialkit.harness.loop import Outcome, run_harness
+from serialkit.harness.proposers.base import Proposer
+from serialkit.harness.session import Session, Usage, make_proposer
+from serialkit.harness.tasks import Task, load_task
+
+VARIANTS = ("harness", "raw", "self-refine", "soft-rules")
+MODES = ("strict", "relaxed")
+
+
+@dataclass
+class RunResult:
+    """A run's candidate, verdict, certificate, report and usage (``to_record`` for experiments)."""
+
+    task: Task
+    variant: str
+    mode: str
+    released: bool
+    verdict: Verdict
+    piece: Piece
+    certificate: dict[str, Any]
+    report: dict[str, Any]
+    usage: Usage
+    transcript: str
+    wall_seconds: float = 0.0
+    outputs: dict[str, str] = field(default_factory=dict)
+
+    def to_record(self) -> dict[str, Any]:
+        """A flat JSON-ready record of the run."""
+        run = self.certificate["run"]
+        return {
+            "task": self.task.name,
+            "variant": self.variant,
+            "proposer": run["proposer"],
+            "model": run["model"],
+            "seed": run["seed"],
+            "mode": self.mode,
+            "released": self.released,
+            "strict": self.verdict.strict,
+            "relaxed": self.verdict.relaxed,
+            "predicates": self.verdict.predicates(),
+            "counts": self.verdict.counts(),
+            "coverage": str(self.verdict.coverage),
+            "notes": len(self.piece.events),
+            "scheduled": len(self.task.all_slots()),
+            "repairs": self.report["repairs"],
+            "drops": len(self.report["drops"]),
+            **self.usage.to_dict(),
+            "wall_seconds": round(self.wall_seconds, 6),
+            "outputs": dict(self.outputs),
+        }
+
+
+def run(task: Task | str | Path, variant: str = "harness", proposer: str | Proposer = "stochastic",
+        proposer_options: dict[str, Any] | None = None, seed: int = 0, out_dir: str | Path | None = None,
+        mode: str = "strict") -> RunResult:
+    """Run one variant on one task with one proposer; write the run directory if ``out_dir``."""
+    if variant not in VARIANTS:
+        raise TaskError(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
+    if mode not in MODES:
+        raise TaskError(f"unknown gate mode {mode!r} (known: strict, relaxed)")
+    task = load_task(task)
+    started = time.perf_counter()
+    session = Session(task, make_proposer(proposer, proposer_options, seed), variant, seed)
+    outcome: Outcome
+    if variant == "harness":
+        outcome = run_harness(session)
+    elif variant == "self-refine":
+        outcome = run_self_refine(session)
+    else:
+        outcome = run_single(session, soft_rules=variant == "soft-rules")
+    verdict = final_gate(task, outcome.events, trace=outcome.trace)
+    released = verdict.passed(mode)
+    piece = task.frame(tuple(sorted(outcome.events, key=lambda e: (e.onset, e.voice, e.id))))
+    certificate = build_certificate(session, outcome.certificates, released, mode)
+    report = build_report(session, verdict, released, mode, outcome)
+    transcript = transcript_text(session)
+    result = RunResult(task, variant, mode, released, verdict, piece, certificate, report, session.usage,
+                       transcript)
+    if out_dir is not None:
+        result.outputs = write_outputs(Path(out_dir), piece, certificate, report, transcript, released)
+    result.wall_seconds = time.perf_counter() - started
+    return result

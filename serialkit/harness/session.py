@@ -1,0 +1,119 @@
+"""A run's conversation with its proposer: call ids, usage totals and the replayable transcript."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+from serialkit import __version__
+from serialkit.core.errors import ProposerError
+from serialkit.harness.prompts import PROMPT_VERSION
+from serialkit.harness.proposers.base import CallUsage, Proposer, Reply, Request
+from serialkit.harness.tasks import Task
+
+
+@dataclass
+class Usage:
+    """Totals over a run's proposer calls."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    http_tries: int = 0
+    failed_calls: int = 0
+
+    def add(self, usage: CallUsage) -> None:
+        """Count one call."""
+        self.calls += 1
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        self.seconds += usage.seconds
+        self.http_tries += usage.tries
+        if usage.status != "ok":
+            self.failed_calls += 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "seconds": round(self.seconds, 6),
+            "http_tries": self.http_tries,
+            "failed_calls": self.failed_calls,
+        }
+
+
+def make_proposer(name: str | Proposer, options: dict[str, Any] | None, seed: int) -> Proposer:
+    """A proposer from the registry by name (``seed`` passed when its factory takes one)."""
+    if not isinstance(name, str):
+        return name
+    from serialkit.plugins import registry
+
+    factory = registry("proposers").get(name).obj
+    opts = dict(options or {})
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if "seed" in params and "seed" not in opts:
+        opts["seed"] = seed
+    try:
+        proposer: Proposer = factory(**opts)
+    except TypeError as exc:
+        raise ProposerError(f"proposer {name!r}: bad options {sorted(opts)} ({exc})") from exc
+    return proposer
+
+
+@dataclass
+class Session:
+    """Numbers calls, records each request and reply, and totals usage."""
+
+    task: Task
+    proposer: Proposer
+    variant: str
+    seed: int
+    usage: Usage = field(default_factory=Usage)
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def identity(self) -> tuple[str, str | None]:
+        """(proposer name, model) as certificates record them (a replay reports the original)."""
+        ident = getattr(self.proposer, "identity", None)
+        if ident is not None:
+            return str(ident[0]), ident[1]
+        return self.proposer.name, self.proposer.model
+
+    def header(self) -> dict[str, Any]:
+        """The transcript's first line."""
+        name, model = self.identity
+        return {
+            "type": "header", "format": "serialkit-transcript", "version": 1,
+            "task": self.task.name, "task_digest": self.task.digest(), "variant": self.variant,
+            "proposer": name, "model": model, "seed": self.seed, "prompt_version": PROMPT_VERSION,
+            "serialkit": __version__,
+        }
+
+    def call(self, kind: str, section: str, attempt: int, **fields: Any) -> tuple[Reply, str]:
+        """Send one request; failures come back as a Reply with ``error`` set, never raised."""
+        call_id = f"c{len(self.lines) + 1:03d}"
+        request = Request(call_id, kind, self.task, section, attempt, self.variant, **fields)
+        try:
+            reply = self.proposer.propose(request)
+        except ProposerError:
+            raise
+        except Exception as exc:  # a proposer bug must not crash the run
+            reply = Reply(None, CallUsage(status="error"), f"{type(exc).__name__}: {exc}")
+        self.usage.add(reply.usage)
+        record = {
+            "type": "call", "call_id": call_id, "kind": kind, "section": section, "attempt": attempt,
+            "request": request.payload(), "response": reply.text, "error": reply.error,
+            "usage": reply.usage.to_dict(),
+        }
+        self.lines.append(record)
+        self.calls.append({"call_id": call_id, "kind": kind, "section": section, "attempt": attempt,
+                           "error": reply.error, **reply.usage.to_dict()})
+        return reply, call_id

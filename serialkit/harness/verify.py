@@ -1,0 +1,174 @@
+"""The incremental verifier: checks each proposed event against the notes kept so far."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any
+
+from serialkit.core.piece import Event, Tag
+from serialkit.harness.tasks import Slot, Task
+
+# Problem codes the incremental verifier reports (the gate's codes plus WINDOW: outside the free
+# time window of its voice, i.e. overlapping its own neighbours or leaving its section).
+TIME_CODES = frozenset({"COLL", "CROSS", "WINDOW"})
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A proposed event bound to its scheduled slot, with the rungs that have changed it."""
+
+    id: str
+    slot: Slot
+    onset: Fraction
+    duration: Fraction
+    midi: int
+    claimed_pc: int | None = None
+    claimed: str | None = None
+    rungs: tuple[str, ...] = ()
+    attempt: int = 1
+    calls: tuple[str, ...] = ()
+
+    @property
+    def voice(self) -> str:
+        """The voice id."""
+        return self.slot.voice
+
+    @property
+    def end(self) -> Fraction:
+        """Onset plus duration."""
+        return self.onset + self.duration
+
+    def changed(self, rung: str, **changes: Any) -> Candidate:
+        """A copy changed by a repair rung (recorded once per rung)."""
+        rungs = self.rungs if rung in self.rungs else (*self.rungs, rung)
+        return replace(self, rungs=rungs, **changes)
+
+
+@dataclass
+class Kept:
+    """A kept note: its candidate (as finally placed) and any later yields that shortened it."""
+
+    cand: Candidate
+
+    def event(self) -> Event:
+        """The kept note as a piece event carrying its trace tag."""
+        c = self.cand
+        return Event(
+            id=c.id, voice=c.voice, onset=c.onset, duration=c.duration, midi=c.midi,
+            section=c.slot.section, tag=Tag(c.slot.form, c.slot.position, c.slot.statement),
+            claimed_pc=c.midi % 12,
+        )
+
+
+@dataclass
+class Verifier:
+    """The kept notes of a run, indexed for the checks a new event needs."""
+
+    task: Task
+    kept: dict[str, Kept] = field(default_factory=dict)
+    _by_pc: dict[int, set[str]] = field(default_factory=dict)
+    _order: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
+    crossings: int = 0
+
+    def __post_init__(self) -> None:
+        self._voice_index = {v: i for i, v in enumerate(self.task.voice_ids)}
+        self._section_index = {s.id: i for i, s in enumerate(self.task.sections)}
+        self.crossing_budget = int(self.task.max_crossing_share * len(self.task.all_slots()))
+
+    # bookkeeping ---------------------------------------------------------
+    def _key(self, slot: Slot) -> tuple[int, int]:
+        return self._section_index[slot.section], slot.index
+
+    def add(self, cand: Candidate) -> None:
+        """Keep a candidate."""
+        self.kept[cand.id] = Kept(cand)
+        self._by_pc.setdefault(cand.midi % 12, set()).add(cand.id)
+        bisect.insort(self._order.setdefault(cand.voice, []), (*self._key(cand.slot), cand.id))
+        self.crossings += len(self._crossing(cand))
+
+    def filled(self, slot: Slot) -> bool:
+        """True if a note is kept for this slot."""
+        order = self._order.get(slot.voice, [])
+        i = bisect.bisect_left(order, (*self._key(slot), ""))
+        return i < len(order) and order[i][:2] == self._key(slot)
+
+    def shorten(self, event_id: str, end: Fraction, rung: str) -> None:
+        """Cut a kept note's tail so it ends at ``end``."""
+        kept = self.kept[event_id]
+        kept.cand = kept.cand.changed(rung, duration=end - kept.cand.onset)
+
+    def window(self, slot: Slot) -> tuple[Fraction, Fraction]:
+        """The free time window of a slot: after its kept predecessor, before its kept successor."""
+        sec = self.task.section(slot.section)
+        order = self._order.get(slot.voice, [])
+        i = bisect.bisect_left(order, (*self._key(slot), ""))
+        lo, hi = sec.start, sec.end
+        if i > 0:
+            lo = max(lo, self.kept[order[i - 1][2]].cand.end)
+        j = i + 1 if i < len(order) and order[i][:2] == self._key(slot) else i
+        if j < len(order):
+            hi = min(hi, self.kept[order[j][2]].cand.onset)
+        return lo, hi
+
+    def neighbours(self, slot: Slot) -> tuple[str | None, str | None]:
+        """Ids of the kept notes before and after a slot in its voice."""
+        order = self._order.get(slot.voice, [])
+        i = bisect.bisect_left(order, (*self._key(slot), ""))
+        j = i + 1 if i < len(order) and order[i][:2] == self._key(slot) else i
+        return (order[i - 1][2] if i > 0 else None, order[j][2] if j < len(order) else None)
+
+    def events(self) -> list[Event]:
+        """The kept notes as events, in voice and slot order."""
+        return [self.kept[k[2]].event() for v in self.task.voice_ids for k in self._order.get(v, [])]
+
+    # checks ----------------------------------------------------------------
+    def _overlapping(self, cand: Candidate, ids: Any) -> list[Candidate]:
+        out = []
+        for eid in ids:
+            other = self.kept[eid].cand
+            if other.voice == cand.voice or eid == cand.id:
+                continue
+            if min(other.end, cand.end) - max(other.onset, cand.onset) > 0:
+                out.append(other)
+        return out
+
+    def collisions(self, cand: Candidate) -> list[Candidate]:
+        """Kept notes of other voices sounding the same pitch class for longer than the tolerance."""
+        tol = self.task.tolerance
+        return [
+            o for o in self._overlapping(cand, self._by_pc.get(cand.midi % 12, ()))
+            if min(o.end, cand.end) - max(o.onset, cand.onset) > tol
+        ]
+
+    def _crossing(self, cand: Candidate) -> list[Candidate]:
+        mine = self._voice_index[cand.voice]
+        out = []
+        for other in self._overlapping(cand, self.kept):
+            theirs = self._voice_index[other.voice]
+            if (theirs < mine and other.midi < cand.midi) or (theirs > mine and other.midi > cand.midi):
+                out.append(other)
+        return out
+
+    def problems(self, cand: Candidate, crossing_ok: bool = False) -> dict[str, list[Candidate]]:
+        """Problem code → the kept notes involved (empty list for single-note problems)."""
+        found: dict[str, list[Candidate]] = {}
+        voice = self.task.voice(cand.voice)
+        assert voice.low is not None and voice.high is not None
+        if not voice.low <= cand.midi <= voice.high:
+            found["RANGE"] = []
+        if cand.midi % 12 != cand.slot.pc:
+            found["ROW"] = []
+        if cand.claimed_pc is not None and cand.claimed_pc != cand.midi % 12:
+            found["PC"] = []
+        lo, hi = self.window(cand.slot)
+        if cand.onset < lo or cand.end > hi or cand.duration <= 0:
+            found["WINDOW"] = []
+        coll = self.collisions(cand)
+        if coll:
+            found["COLL"] = coll
+        cross = self._crossing(cand)
+        if cross and not (crossing_ok and self.crossings + len(cross) <= self.crossing_budget):
+            found["CROSS"] = cross
+        return found
