@@ -78,9 +78,14 @@ MuseScore {
         if (convention)
             command += " --convention " + quote(convention);
         console.log("serialkit: running " + command);
+        var started = Date.now();
         proc.start(command);
-        if (!proc.waitForFinished(120000))
+        if (!proc.waitForFinished(120000)) {
+            if (Date.now() - started < 110000)
+                throw "could not run serialkit: is it installed and on MuseScore's PATH? "
+                      + "(or set serialkitCommand in serialkit.qml; command: " + command + ")";
             throw "serialkit did not finish within two minutes (command: " + command + ")";
+        }
         labelsFile.source = labelsPath;
         if (!labelsFile.exists())
             throw "serialkit wrote no result; is it installed? (command: " + command + ")\n"

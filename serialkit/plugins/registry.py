@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -43,7 +44,14 @@ class LazyRef:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.load()(*args, **kwargs)
 
+    @property
+    def __signature__(self) -> inspect.Signature:
+        """The target's signature, so ``inspect.signature`` sees through the reference."""
+        return inspect.signature(self.load())
+
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)  # copy/pickle probes must not import the target
         return getattr(self.load(), name)
 
     def __repr__(self) -> str:

@@ -1,0 +1,169 @@
+"""The MuseScore plugin labels every note of the open score; run headless in MuseScore 3."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from lxml import etree
+
+from serialkit.cli import cli
+from serialkit.core.rows import RowForm
+from serialkit.plugins.musescore import FORM_COLORS, musescore_labels
+from tests.conftest import ROOT, require_program
+from tests.plugins.musescore_fixture import FIXTURE, ROW, build, plan
+
+PLUGIN = ROOT / "plugins" / "musescore" / "serialkit.qml"
+BIN = Path(sys.executable).parent
+
+Key = tuple[int, int, Fraction, int]
+
+
+def _expected() -> dict[Key, str]:
+    return {(n["part_index"], n["staff"], n["onset"], n["midi"]): str(n["label"]) for n in plan()}
+
+
+def _color_of(label: str) -> str:
+    return FORM_COLORS[RowForm.parse(label.split(":")[0]).type]
+
+
+def _midi(pitch: etree._Element) -> int:
+    steps = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
+    alter = round(float(pitch.findtext("alter") or 0))
+    return 12 * (int(pitch.findtext("octave") or 0) + 1) + steps[pitch.findtext("step") or "C"] + alter
+
+
+def _flush(
+    chord: list[tuple[Key, etree._Element]], lyrics: dict[int, str],
+    notes: dict[Key, dict[str, object]],
+) -> None:
+    """Record one chord's noteheads; lyric line k belongs to the k-th note from the bottom."""
+    ordered = sorted(chord, key=lambda item: item[0][3])
+    for i, (key, el) in enumerate(ordered):
+        labels = [f.text for f in el.iterfind("notations/technical/fingering")]
+        if i + 1 in lyrics:
+            labels.append(lyrics[i + 1])
+        head = el.find("notehead")
+        color = (head.get("color") if head is not None else None) or el.get("color")
+        assert key not in notes, f"two noteheads at {key}"
+        notes[key] = {"labels": labels, "color": (color or "").lower()}
+    chord.clear()
+    lyrics.clear()
+
+
+def saved_notes(path: Path) -> dict[Key, dict[str, object]]:
+    """Every notehead of a MusicXML file MuseScore saved: its labels (fingerings, or lyric
+    lines matched to chord notes bottom to top) and its notehead colour."""
+    root = etree.parse(str(path)).getroot()
+    notes: dict[Key, dict[str, object]] = {}
+    for p_index, part in enumerate(root.iterfind("part")):
+        start, divisions = Fraction(0), Fraction(1)
+        for measure in part.iterfind("measure"):
+            pos = longest = Fraction(0)
+            chord: list[tuple[Key, etree._Element]] = []
+            lyrics: dict[int, str] = {}
+
+            for el in measure:
+                if el.tag == "attributes" and el.findtext("divisions"):
+                    divisions = Fraction(el.findtext("divisions") or 1)
+                elif el.tag == "backup":
+                    pos -= Fraction(el.findtext("duration") or 0) / divisions
+                elif el.tag == "forward":
+                    pos += Fraction(el.findtext("duration") or 0) / divisions
+                elif el.tag == "note":
+                    is_chord = el.find("chord") is not None
+                    if not is_chord:
+                        _flush(chord, lyrics, notes)
+                        onset = pos
+                        pos += Fraction(el.findtext("duration") or 0) / divisions
+                        longest = max(longest, pos)
+                    pitch = el.find("pitch")
+                    if pitch is None:
+                        continue
+                    staff = int(el.findtext("staff") or 1)
+                    chord.append(((p_index, staff, start + onset, _midi(pitch)), el))
+                    for lyric in el.iterfind("lyric"):
+                        lyrics[int(lyric.get("number") or 1)] = lyric.findtext("text") or ""
+            _flush(chord, lyrics, notes)
+            start += longest
+    return notes
+
+
+def test_fixture_is_what_the_plan_composes() -> None:
+    assert FIXTURE.read_text(encoding="utf-8") == build()
+
+
+def test_back_end_labels_every_fixture_note() -> None:
+    expected = _expected()
+    notes = musescore_labels(FIXTURE, ROW)
+    got = {(n.part_index, n.staff, Fraction(n.onset), n.midi): n for n in notes}
+    assert set(got) == set(expected)
+    for key, label in expected.items():
+        assert got[key].label == label, key
+        assert got[key].color == _color_of(label)
+        assert got[key].tick == key[2] * 480
+
+
+def test_back_end_command_reports_bad_row_as_json(tmp_path: Path) -> None:
+    out = tmp_path / "labels.json"
+    result = CliRunner().invoke(
+        cli, ["plugins", "musescore", str(FIXTURE), "--row", "C C D", "-o", str(out)]
+    )
+    assert result.exit_code == 2
+    payload = json.loads(out.read_text())
+    assert payload["ok"] is False and "appears twice" in payload["error"]
+
+
+def _run_musescore(score: Path, save: Path, path_dirs: list[Path]) -> subprocess.CompletedProcess[str]:
+    mscore = require_program("mscore3")
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "SERIALKIT_ROW": ROW,
+        "SERIALKIT_MUSESCORE_SAVE": str(save),
+        "PATH": os.pathsep.join([str(d) for d in path_dirs] + ["/usr/bin", "/bin"]),
+        "XDG_RUNTIME_DIR": str(score.parent),
+        "HOME": str(score.parent),
+    }
+    return subprocess.run(
+        [mscore, "-p", str(PLUGIN), str(score)],
+        env=env, capture_output=True, text=True, timeout=180,
+    )
+
+
+@pytest.mark.musescore
+def test_headless_musescore_labels_every_note(tmp_path: Path) -> None:
+    score = tmp_path / "score.musicxml"
+    score.write_bytes(FIXTURE.read_bytes())
+    save = tmp_path / "labelled.musicxml"
+    proc = _run_musescore(score, save, [BIN])
+    assert save.exists(), proc.stdout + proc.stderr
+    assert "labelled 36 of 36 notes" in proc.stdout + proc.stderr
+    expected = _expected()
+    saved = saved_notes(save)
+    assert set(saved) == set(expected)
+    for key, label in expected.items():
+        assert saved[key]["labels"] == [label], key
+        assert saved[key]["color"] == _color_of(label), key
+
+    # Running again on the labelled score replaces the labels instead of stacking them.
+    again = tmp_path / "again.musicxml"
+    _run_musescore(save, again, [BIN])
+    relabelled = saved_notes(again)
+    assert {k: v["labels"] for k, v in relabelled.items()} == {k: [v] for k, v in expected.items()}
+
+
+@pytest.mark.musescore
+def test_headless_musescore_without_serialkit_saves_nothing(tmp_path: Path) -> None:
+    score = tmp_path / "score.musicxml"
+    score.write_bytes(FIXTURE.read_bytes())
+    save = tmp_path / "labelled.musicxml"
+    proc = _run_musescore(score, save, [tmp_path / "empty"])
+    assert not save.exists()
+    assert "could not run serialkit" in proc.stdout + proc.stderr
