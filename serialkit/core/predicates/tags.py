@@ -103,13 +103,14 @@ def check_pc(piece: Piece | Columns, row: Row | None = None) -> list[Violation]:
     return out
 
 
-def tagged_statements(piece: Piece | Columns) -> list[TaggedStatement]:
+def tagged_statements(piece: Piece | Columns, use_ids: bool = True) -> list[TaggedStatement]:
     """Tagged events grouped into statements, each in heard order (onset, then position).
 
-    An explicit ``tag.statement`` id groups its events (across voices). Events without one form
-    implicit statements per voice: a run of consecutive events of one form, which ends when the
-    form changes or when, after order position 11, any position but 11 (or 10, the partner of an
-    oscillation) follows.
+    An explicit ``tag.statement`` id groups its events (across voices). Events without one (or
+    every event, when ``use_ids`` is False) form implicit statements per voice: a run of
+    consecutive events of one form, which ends when the form changes, when position 0 follows a
+    later position (a fresh start), or when, after position 11, any position but 11 or 10 (an
+    immediate repeat or an oscillation) follows.
     """
     cols = columns_of(piece)
     groups: dict[str, list[int]] = {}
@@ -122,7 +123,7 @@ def tagged_statements(piece: Piece | Columns) -> list[TaggedStatement]:
         tag = tags[i]
         if tag is None:
             continue
-        key = tag.statement
+        key = tag.statement if use_ids else None
         if key is None:
             v = voice[i]
             last = run_last.get(v)
@@ -130,6 +131,7 @@ def tagged_statements(piece: Piece | Columns) -> list[TaggedStatement]:
                 last is None
                 or (last[0] is not tag.form and last[0] != tag.form)
                 or (last[1] == 11 and tag.position < 10)
+                or (tag.position == 0 and last[1] > 0)
             ):
                 runs += 1
                 run_key[v] = f"~{cols.piece.voice_ids[v]}.{runs}"

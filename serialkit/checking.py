@@ -1,0 +1,350 @@
+"""High-level checking: tag (when needed), run every predicate, and build the check report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from serialkit.core.errors import PluginError, RowError, SerialkitError
+from serialkit.core.piece import Piece, Tag
+from serialkit.core.predicates import (
+    CODES,
+    STRICT_ONLY,
+    UNTAGGED_CODES,
+    Columns,
+    Rules,
+    Verdict,
+    Violation,
+    check_collisions,
+    check_crossings,
+    check_order,
+    check_pc,
+    check_range,
+    check_row,
+    check_schedule,
+    run_predicates,
+    tagged_statements,
+)
+from serialkit.core.rows import Row, _check_convention, pc_name, position_label
+from serialkit.plugins.hookspecs import Register, hookimpl
+
+if TYPE_CHECKING:
+    from serialkit.core.analysis import Analysis
+
+__all__ = ["CheckReport", "check_piece", "BUILTIN_PREDICATES"]
+
+Predicate = Callable[[Piece, Rules], list[Violation]]
+
+BUILTIN_PREDICATES: dict[str, Predicate] = {
+    "ROW": lambda piece, rules: check_row(piece),
+    "ORDER": lambda piece, rules: check_order(piece, rules),
+    "COLL": lambda piece, rules: check_collisions(piece, rules.tolerance),
+    "PC": lambda piece, rules: check_pc(piece),
+    "RANGE": lambda piece, rules: check_range(piece),
+    "CROSS": lambda piece, rules: check_crossings(piece, rules.max_crossing_share),
+    "SCHED": lambda piece, rules: check_schedule(piece),
+}
+"""The seven hard predicates as ``fn(piece, rules) -> list[Violation]`` (what the hook registers)."""
+
+
+@hookimpl
+def register_predicates(register: Register) -> None:
+    """Register the built-in predicates (plugins register theirs through the same hook)."""
+    for code, fn in BUILTIN_PREDICATES.items():
+        register(code, fn, strict_only=code in STRICT_ONLY, needs_tags=code not in UNTAGGED_CODES)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """Everything ``serialkit check`` knows about a piece: verdicts, violations, labels, statements."""
+
+    verdict: Verdict
+    source: str | None = None
+    row: Row | None = None
+    convention: str = "relative"
+    coverage: Fraction | None = None
+    labels: Mapping[str, str | None] = field(default_factory=dict)
+    unexplained: tuple[str, ...] = ()
+    ambiguities: tuple[dict[str, Any], ...] = ()
+    statements: tuple[dict[str, Any], ...] = ()
+    events: int = 0
+    voices: tuple[str, ...] = ()
+    rules: Rules = Rules()
+    analysed: bool = False
+
+    @property
+    def strict(self) -> bool:
+        """True when every predicate passed."""
+        return self.verdict.strict
+
+    @property
+    def relaxed(self) -> bool:
+        """True when everything but SCHED passed."""
+        return self.verdict.relaxed
+
+    @property
+    def violations(self) -> tuple[Violation, ...]:
+        """Every violation, in predicate order."""
+        return self.verdict.violations
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What was not checked, and why."""
+        return self.verdict.notes
+
+    def passed(self, mode: str = "strict") -> bool:
+        """The verdict of one mode (``strict`` or ``relaxed``)."""
+        return self.verdict.passed(mode)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The check report JSON (``schemas/report.schema.json``)."""
+        cov = self.coverage
+        return {
+            "format": "serialkit-check-report",
+            "version": 1,
+            "source": self.source,
+            "row": None if self.row is None else list(self.row.pcs),
+            "row_names": None if self.row is None else self.row.names(),
+            "convention": self.convention,
+            "strict": self.strict,
+            "relaxed": self.relaxed,
+            "coverage": None if cov is None else round(float(cov), 6),
+            "coverage_exact": None if cov is None else f"{cov.numerator}/{cov.denominator}",
+            "events": self.events,
+            "voices": list(self.voices),
+            "checked": list(self.verdict.checked),
+            "rules": self.rules.to_dict(),
+            "counts": self.verdict.counts(),
+            "violations": [v.to_dict() for v in self.violations],
+            "labels": dict(self.labels),
+            "unexplained": list(self.unexplained),
+            "ambiguities": list(self.ambiguities),
+            "statements": list(self.statements),
+            "notes": list(self.notes),
+        }
+
+
+def _analyze(piece: Piece, row: Row, convention: str) -> Analysis:
+    try:
+        from serialkit.core.analysis import analyze
+    except ImportError as exc:  # the analysis package is not in this build
+        raise SerialkitError(
+            "row-form inference (serialkit.core.analysis) is not available in this build, so "
+            f"untagged notes cannot be labelled: {exc}"
+        ) from exc
+    return analyze(piece, row=row, convention=_check_convention(convention))
+
+
+def _identify(piece: Piece) -> Row:
+    try:
+        from serialkit.core.analysis import identify_row
+    except ImportError as exc:
+        raise SerialkitError(
+            f"row identification (serialkit.core.analysis) is not available in this build: {exc}"
+        ) from exc
+    return identify_row(piece)
+
+
+def _plugin_predicates() -> list[tuple[str, Predicate, bool, bool]]:
+    """Predicates registered by plugins other than this module: (code, fn, strict_only, needs_tags)."""
+    from serialkit.plugins import registry
+
+    found = []
+    for entry in registry("predicates"):
+        if entry.plugin == __name__ or entry.obj is BUILTIN_PREDICATES.get(entry.name):
+            continue
+        found.append(
+            (entry.name, entry.obj, bool(entry.meta.get("strict_only")), bool(entry.meta.get("needs_tags", True)))
+        )
+    return found
+
+
+def _run_plugins(
+    plugins: list[tuple[str, Predicate, bool, bool]], piece: Piece, rules: Rules, tagged: bool
+) -> list[Violation]:
+    out: list[Violation] = []
+    for code, fn, _strict_only, needs_tags in plugins:
+        if needs_tags and not tagged:
+            continue
+        try:
+            found = list(fn(piece, rules))
+        except SerialkitError:
+            raise
+        except Exception as exc:  # a broken plugin must name itself, not crash the checker
+            raise PluginError(f"predicate {code!r} failed: {type(exc).__name__}: {exc}") from exc
+        out += [v if isinstance(v, Violation) else Violation.from_dict(dict(v)) for v in found]
+    return out
+
+
+def _own_statements(piece: Piece) -> tuple[dict[str, Any], ...]:
+    cols = Columns(piece)
+    out = []
+    for stmt in tagged_statements(cols):
+        slots: list[str | None] = [None] * 12
+        voices: dict[str, None] = {}
+        for i in stmt.indices:
+            tag = cols.tags[i]
+            assert tag is not None
+            if slots[tag.position] is None:
+                slots[tag.position] = cols.ids[i]
+            voices.setdefault(cols.events[i].voice, None)
+        out.append(
+            {
+                "id": stmt.key,
+                "form": stmt.form.label,
+                "event_ids": slots,
+                "voices": list(voices),
+                "complete": all(s is not None for s in slots),
+            }
+        )
+    return tuple(out)
+
+
+def _dedupe(violations: Iterable[Violation]) -> tuple[Violation, ...]:
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    out = []
+    for v in violations:
+        key = (v.code, v.event_ids)
+        if key not in seen:
+            seen.add(key)
+            out.append(v)
+    order = {code: k for k, code in enumerate(CODES)}
+    return tuple(sorted(out, key=lambda v: order.get(v.code, len(order))))
+
+
+def check_piece(
+    piece: Piece,
+    row: Row | str | None = None,
+    convention: str | None = None,
+    rules: Rules = Rules(),
+    identify: bool = False,
+    source: str | None = None,
+    plugins: bool = True,
+) -> CheckReport:
+    """Check a piece against every hard predicate and return the full report.
+
+    The row is ``row``, else the piece's own, else (with ``identify``) the one the analysis finds.
+    With a row, the notes are labelled by ``core.analysis`` from their pitches alone, so a
+    candidate is never judged on the tags it wrote about itself alone: untagged pieces are checked
+    on the inferred labels; tagged pieces on their own tags, with ORDER re-run over each voice's
+    runs of one form (ignoring declared statement ids), and in both cases every note the inferred
+    statements cannot explain is a ROW violation.
+    Without a row and without tags only the predicates that need no tags run (COLL, PC, RANGE,
+    CROSS); the report's ``notes`` say so.
+    """
+    conv = _check_convention(convention or piece.convention)
+    the_row = Row.parse(row) if row is not None else piece.row
+    if the_row is None and identify:
+        the_row = _identify(piece)
+    if the_row is not None:
+        piece = piece.copy(row=the_row, convention=conv)
+    elif conv != piece.convention:
+        piece = piece.copy(convention=conv)
+    own_tagged = any(e.tag is not None for e in piece.events)
+    extra = _plugin_predicates() if plugins else []
+    notes: list[str] = []
+    violations: list[Violation] = []
+    checked: list[str] = []
+    analysis = None
+    if the_row is not None:
+        bare = piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
+        analysis = _analyze(bare, the_row, conv)
+        inferred = analysis.tagged(bare)
+        if own_tagged:
+            violations += run_predicates(piece, rules)
+            violations += _order_without_ids(piece, rules)
+            violations += _run_plugins(extra, piece, rules, True)
+        else:
+            violations += run_predicates(inferred, rules)
+            violations += _run_plugins(extra, inferred, rules, True)
+        violations += _unexplained(inferred, analysis.unexplained)
+        checked = list(CODES)
+        if piece.blueprint is None:
+            notes.append("SCHED had nothing to check: the piece has no blueprint")
+    elif own_tagged:
+        violations += run_predicates(piece, rules, [c for c in CODES if c != "ROW"])
+        violations += _order_without_ids(piece, rules)
+        violations += _run_plugins(extra, piece, rules, True)
+        checked = [c for c in CODES if c != "ROW"]
+        notes.append("ROW not checked: the piece has tags but no row (give --row or --identify)")
+        if piece.blueprint is None:
+            notes.append("SCHED had nothing to check: the piece has no blueprint")
+    else:
+        violations += run_predicates(piece, rules, UNTAGGED_CODES)
+        violations += _run_plugins(extra, piece, rules, False)
+        checked = list(UNTAGGED_CODES)
+        notes.append(
+            "no row and no tags: only COLL, PC, RANGE and CROSS were checked "
+            "(give --row ROW or --identify to check ROW, ORDER and SCHED)"
+        )
+    checked += [code for code, *_ in extra if code not in checked]
+    verdict = Verdict(_dedupe(violations), tuple(checked), tuple(notes))
+    if analysis is not None:
+        labels: dict[str, str | None] = analysis.labels()
+        statements = tuple(s.to_dict() for s in analysis.statements)
+        ambiguities = tuple(a.to_dict() for a in analysis.ambiguities)
+        unexplained = tuple(analysis.unexplained)
+        coverage: Fraction | None = Fraction(analysis.coverage)
+    else:
+        labels = {e.id: _label(e.tag) for e in piece.events}
+        statements = _own_statements(piece) if own_tagged else ()
+        ambiguities, unexplained, coverage = (), (), None
+    return CheckReport(
+        verdict=verdict,
+        source=source if source is not None else _source(piece),
+        row=the_row,
+        convention=conv,
+        coverage=coverage,
+        labels=labels,
+        unexplained=unexplained,
+        ambiguities=ambiguities,
+        statements=statements,
+        events=len(piece.events),
+        voices=piece.voice_ids,
+        rules=rules,
+        analysed=analysis is not None,
+    )
+
+
+def _label(tag: Tag | None) -> str | None:
+    return None if tag is None else position_label(tag.form, tag.position)
+
+
+def _source(piece: Piece) -> str | None:
+    value = piece.metadata.get("source_path") if piece.metadata else None
+    return None if value is None else str(value)
+
+
+def _order_without_ids(piece: Piece, rules: Rules) -> list[Violation]:
+    """ORDER again over each voice's runs of one form, ignoring the statement ids the piece
+    declares: ids that cut a statement into pieces cannot hide a recurring pitch class."""
+    if not any(e.tag is not None and e.tag.statement is not None for e in piece.events):
+        return []
+    cols = Columns(piece)
+    return check_order(cols, rules, tagged_statements(cols, use_ids=False))
+
+
+def _unexplained(piece: Piece, unexplained: Iterable[str]) -> list[Violation]:
+    ids = set(unexplained)
+    if not ids:
+        return []
+    cols = Columns(piece)
+    return [
+        Violation(
+            "ROW",
+            (cols.ids[i],),
+            f"{pc_name(cols.midi[i])} is unexplained: no statement of the row accounts for it",
+            cols.where(i),
+        )
+        for i in cols.order
+        if cols.ids[i] in ids
+    ]
+
+
+def require_row(row: Row | None, what: str) -> Row:
+    """The row, or a RowError saying ``what`` needs one."""
+    if row is None:
+        raise RowError(f"{what} needs a row: give --row ROW or --identify")
+    return row
