@@ -26,6 +26,7 @@ from serialkit.io.atomic import atomic_write
 
 VARIANTS: tuple[str, ...] = ("raw", "harness", "self-refine", "soft-rules")
 PREDICATE_CODES: tuple[str, ...] = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED")
+HARNESS_FIELDS = ("mode", "coverage", "notes", "scheduled", "repairs", "drops")
 
 
 @dataclass(frozen=True)
@@ -158,9 +159,14 @@ def execute(spec: RunSpec, out_dir: str) -> dict[str, Any]:
         "piece": None, "score": None, "metrics": None,
     }
     out = Path(out_dir)
+    to_record = getattr(result, "to_record", None)
+    if callable(to_record):
+        extra = to_record()
+        record["harness"] = {k: extra[k] for k in HARNESS_FIELDS if k in extra}
     if piece is not None:
-        atomic_write(out / "piece.json", json.dumps(piece.to_dict(), ensure_ascii=False))
-        record["piece"] = "piece.json"
+        if not (out / "candidate.json").exists():  # the harness writes the candidate piece itself
+            atomic_write(out / "candidate.json", json.dumps(piece.to_dict(), ensure_ascii=False))
+        record["piece"] = "candidate.json"
         record["metrics"] = piece_metrics(piece, spec.bars, _tolerance(task))
     if (out / "score.musicxml").exists():
         record["score"] = "score.musicxml"
@@ -299,7 +305,7 @@ def _run_pool(todo: Sequence[RunSpec], jobs: int, threads: bool, limiter: RateLi
             ready, _ = cf.wait(flight, return_when=cf.FIRST_COMPLETED)
             for future in ready:
                 spec, tmp = flight.pop(future)
-                record(spec, tmp, future.result())
+                record(spec, tmp, _result(spec, future))
                 if not interrupted:
                     submit()
     except KeyboardInterrupt:
@@ -307,12 +313,19 @@ def _run_pool(todo: Sequence[RunSpec], jobs: int, threads: bool, limiter: RateLi
         try:  # finish and record what is in flight; a second Ctrl-C abandons it
             for future in cf.as_completed(list(flight)):
                 spec, tmp = flight.pop(future)
-                record(spec, tmp, future.result())
+                record(spec, tmp, _result(spec, future))
         except KeyboardInterrupt:
             pass
     finally:
         pool.shutdown(wait=not interrupted, cancel_futures=True)
     return interrupted
+
+
+def _result(spec: RunSpec, future: cf.Future[dict[str, Any]]) -> dict[str, Any]:
+    try:
+        return future.result()
+    except Exception as exc:  # a worker that died (BrokenProcessPool) fails only its runs
+        return {"key": spec.key, "error": f"{type(exc).__name__}: {exc}"}
 
 
 def load_records(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:

@@ -1,0 +1,124 @@
+"""The runner: real harness runs, crash-safe records, resume after kills without loss or duplication."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from serialkit.eval.bank import load_bank
+from serialkit.eval.runner import EvalConfig, plan_runs, run_eval
+from serialkit.eval.store import RunStore
+from tests.eval.helpers import CLI, run_cli, small_bank
+
+VARIANTS = ("raw", "harness", "self-refine", "soft-rules")
+
+
+def _check_complete(run_dir: Path, expected: set[str]) -> None:
+    lines = (run_dir / "runs.jsonl").read_bytes().splitlines()
+    keys = [json.loads(line)["key"] for line in lines]
+    dups = [k for k, n in Counter(keys).items() if n > 1]
+    assert not dups, f"duplicated runs: {dups}"
+    assert set(keys) == expected, f"missing: {expected - set(keys)}; unexpected: {set(keys) - expected}"
+    for line in lines:
+        record = json.loads(line)
+        folder = run_dir / record["dir"]
+        assert (folder / "candidate.json").is_file(), folder
+        json.loads((folder / "candidate.json").read_text())
+    assert not [p for p in (run_dir / "runs").iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_run_records_every_planned_run_once(tmp_path: Path) -> None:
+    bank = small_bank(tmp_path, ("mono-line-01", "canon-02"))
+    config = EvalConfig(bank=str(bank), runs=2)
+    summary = run_eval(config, tmp_path / "run")
+    planned = {s.key for s in plan_runs(load_bank(str(bank)), config)}
+    assert summary.finished == len(planned) == 16 and not summary.errors
+    _check_complete(tmp_path / "run", planned)
+    records = RunStore(tmp_path / "run").records()
+    for r in records:
+        assert set(r["counts"]) >= {"ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED"}
+        assert r["metrics"]["events"] == len(json.loads((tmp_path / "run" / r["dir"] / "candidate.json").read_text())["events"])
+        assert r["strict"] == (sum(r["counts"].values()) == 0)
+    # paired seeds: every variant of a (task, run) gets the same proposer seed
+    seeds = {(r["task"], r["run"]): set() for r in records}
+    for r in records:
+        seeds[(r["task"], r["run"])].add(r["seed"])
+    assert all(len(s) == 1 for s in seeds.values())
+    # resuming a complete directory does nothing
+    again = run_eval(config, tmp_path / "run", resume=True)
+    assert (again.skipped, again.finished) == (16, 0)
+
+
+def test_existing_run_dir_needs_resume_and_bad_bank_is_exit_2(tmp_path: Path) -> None:
+    bank = small_bank(tmp_path, ("mono-line-01",))
+    run_cli("eval", "run", str(bank), "--variants", "raw", "--runs", "1", "-o", str(tmp_path / "run"))
+    proc = run_cli("eval", "run", str(bank), "--variants", "raw", "--runs", "1", "-o", str(tmp_path / "run"),
+                   check=False)
+    assert proc.returncode == 2 and "--resume" in proc.stderr
+    proc = run_cli("eval", "run", str(tmp_path / "nope"), "-o", str(tmp_path / "r2"), check=False)
+    assert proc.returncode == 2 and "nope" in proc.stderr
+    (tmp_path / "badbank").mkdir()
+    (tmp_path / "badbank" / "t.json").write_text('{"row": [0, 1]')
+    proc = run_cli("eval", "run", str(tmp_path / "badbank"), "-o", str(tmp_path / "r3"), check=False)
+    assert proc.returncode == 2 and "t.json" in proc.stderr
+
+
+def test_torn_last_line_is_ignored_and_repaired_on_resume(tmp_path: Path) -> None:
+    bank = small_bank(tmp_path, ("mono-line-01",))
+    config = EvalConfig(bank=str(bank), variants=("raw", "harness"), runs=2)
+    run_dir = tmp_path / "run"
+    run_eval(config, run_dir)
+    path = run_dir / "runs.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    # simulate a kill in the middle of appending the last record
+    path.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])
+    store = RunStore(run_dir)
+    assert len(store.records()) == len(lines) - 1
+    summary = run_eval(config, run_dir, resume=True)
+    assert summary.finished == 1
+    _check_complete(run_dir, {s.key for s in plan_runs(load_bank(str(bank)), config)})
+
+
+@pytest.mark.slow
+def test_killed_at_random_points_resumes_without_loss_or_duplication(tmp_path: Path) -> None:
+    """SIGKILL and SIGINT the runner (and its workers) several times, then resume to completion."""
+    bank = small_bank(tmp_path)
+    run_dir = tmp_path / "run"
+    args = [*CLI, "eval", "run", str(bank), "--runs", "4", "-o", str(run_dir), "--jobs", "2"]
+    config = EvalConfig(bank=str(bank), runs=4)
+    expected = {s.key for s in plan_runs(load_bank(str(bank)), config)}
+    rng = random.Random(20261129)
+    kills = 0
+    for attempt in range(6):
+        before = len(RunStore(run_dir).records()) if run_dir.exists() else 0
+        target = before + rng.randint(1, 6)
+        proc = subprocess.Popen([*args, "--resume"] if attempt else args, start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:  # kill at a random point of progress
+            if (run_dir / "runs.jsonl").exists() and len(RunStore(run_dir).records()) >= target:
+                break
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0, 0.15))
+        sig = signal.SIGKILL if attempt % 2 == 0 else signal.SIGINT
+        if proc.poll() is None:
+            os.killpg(proc.pid, sig)  # the whole group, like Ctrl-C in a terminal or kill -9 of a job
+            kills += 1
+        proc.communicate(timeout=120)
+        if sig == signal.SIGINT and proc.returncode not in (0, None):
+            assert proc.returncode == 130, proc.returncode
+        if (run_dir / "runs.jsonl").exists():
+            keys = [r["key"] for r in RunStore(run_dir).records()]
+            assert len(keys) == len(set(keys)) and set(keys) <= expected
+    assert kills >= 3, "the runs finished before the runner could be killed; lengthen the bank"
+    final = subprocess.run([*args, "--resume", "--json"], capture_output=True, text=True, timeout=600)
+    assert final.returncode == 0, final.stderr
+    _check_complete(run_dir, expected)
