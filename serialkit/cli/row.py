@@ -109,14 +109,15 @@ def show_data(row: Row, convention: Convention, flats: bool = False) -> dict[str
         "forms": forms_data(row, convention, flats),
         "matrix": matrix_data(row, convention, flats),
         "combinatoriality": combinatoriality_data(row, convention, flats),
+        "identified": [m.to_dict() for m in catalog.identify(row, convention)],
     }
 
 
-def _echo_header(row: Row, flats: bool) -> None:
+def _echo_header(row: Row, convention: Convention, flats: bool) -> None:
     entry = _entry(row)
     if entry is not None:
         click.echo(f"{entry.name}: {entry.title}  [{entry.collection}]")
-    click.echo(f"row        {_line(row.pcs, flats)}")
+    click.echo(f"row        {_line(row.pcs, flats)}".rstrip())
     click.echo(f"pcs        {' '.join(str(p) for p in row.pcs)}")
     click.echo(f"intervals  {' '.join(str(i) for i in row.intervals())}")
     distinct = len(row.distinct_forms())
@@ -125,6 +126,10 @@ def _echo_header(row: Row, flats: bool) -> None:
         f"all-interval: {'yes' if row.is_all_interval() else 'no'} · distinct forms: "
         f"{distinct} of 48{symmetric} · combinatorial: {', '.join(row.combinatorial_types())}"
     )
+    for match in catalog.identify(row, convention):
+        if entry is None or match.entry is not entry:
+            labels = " = ".join(f.label for f in match.forms)
+            click.echo(f"catalogued as {labels} of {match.entry.name}: {match.entry.title}")
 
 
 def _echo_forms(row: Row, convention: Convention, flats: bool, distinct: bool = False) -> None:
@@ -183,7 +188,7 @@ def register(cli: click.Group) -> None:
         if as_json:
             echo_json(show_data(row, convention, flats))
             return
-        _echo_header(row, flats)
+        _echo_header(row, convention, flats)
         _echo_forms(row, convention, flats)
         _echo_matrix(row, convention, flats)
 
@@ -257,7 +262,7 @@ def register(cli: click.Group) -> None:
             echo_json([e.to_dict() for e in found])
         else:
             for entry in found:
-                click.echo(f"{entry.name:<48} {entry.row.names():<36} {entry.title}")
+                click.echo(f"{entry.name:<40} {_line(entry.row.pcs, False)}  {entry.title}")
         if not found:
             if not as_json:
                 click.echo("no catalogued row matches", err=True)

@@ -113,7 +113,8 @@ def _check_pcs(values: Iterable[object]) -> tuple[int, ...]:
     if len(pcs) != 12:
         missing = sorted(set(range(12)) - set(seen))
         names = ", ".join(f"{m} ({pc_name(m)})" for m in missing)
-        raise RowError(f"{len(pcs)} pitch classes given, 12 needed; missing {names}")
+        given = "1 pitch class" if len(pcs) == 1 else f"{len(pcs)} pitch classes"
+        raise RowError(f"{given} given, 12 needed; missing {names}")
     return tuple(seen)
 
 
@@ -134,7 +135,10 @@ class Row:
         if isinstance(spec, Row):
             return spec
         if not isinstance(spec, str):
-            return cls(tuple(spec))
+            items = tuple(spec)
+            if any(isinstance(item, str) for item in items):
+                return cls(tuple(parse_pitch_class(str(item)) for item in items))
+            return cls(items)
         text = spec.strip().strip("[](){}").strip()
         if not text:
             raise RowError("empty row: give 12 pitch classes (numbers or note names) or a catalog name")
@@ -371,6 +375,7 @@ def _check_convention(convention: str) -> Convention:
     raise RowError(f"labelling convention must be 'relative' or 'absolute', not {convention!r}")
 
 
+_ADD = tuple(tuple((p + n) % 12 for p in range(12)) for n in range(12))
 _FormsTable = tuple[tuple[RowForm, tuple[int, ...]], ...]
 _FORMS_CACHE: dict[tuple[tuple[int, ...], str], _FormsTable] = {}
 _BY_PCS_CACHE: dict[tuple[tuple[int, ...], str], dict[tuple[int, ...], tuple[RowForm, ...]]] = {}
@@ -389,13 +394,11 @@ def _forms_table(pcs: tuple[int, ...], convention: Convention) -> _FormsTable:
     else:  # P0 and I0 start on C
         p0 = tuple((p - first) % 12 for p in pcs)
         i0 = tuple((first - p) % 12 for p in pcs)
-    table: list[tuple[RowForm, tuple[int, ...]]] = []
-    for kind, base in (("P", p0), ("I", i0)):
-        table.extend((RowForm(kind, n), tuple((p + n) % 12 for p in base)) for n in range(12))
-    for kind, base in (("R", p0), ("RI", i0)):  # Rn/RIn: retrogrades of Pn/In
-        back = tuple(reversed(base))
-        table.extend((RowForm(kind, n), tuple((p + n) % 12 for p in back)) for n in range(12))
-    result = tuple(table)
+    bases = (p0, i0, p0[::-1], i0[::-1])  # Rn/RIn: retrogrades of Pn/In
+    result = tuple(
+        (label, tuple([_ADD[label.n][p] for p in bases[index // 12]]))
+        for index, label in enumerate(ALL_FORMS)
+    )
     if len(_FORMS_CACHE) >= _CACHE_LIMIT:
         _FORMS_CACHE.clear()
     _FORMS_CACHE[key] = result

@@ -50,6 +50,8 @@ def test_show_json_has_the_same_content() -> None:
     assert {f["label"]: f["aliases"] for f in data["forms"]}["P0"] == ["R6"]
     assert len(data["matrix"]["pcs"]) == 12 and data["matrix"]["rows_p"][0] == "P0"
     assert data["combinatoriality"]["all_combinatorial"] is True
+    identified = {m["name"]: m["forms"] for m in data["identified"]}
+    assert identified["webern-op21"] == ["P0", "R6"] and "webern-symphony-op21" in identified
 
 
 def test_convention_and_flats() -> None:

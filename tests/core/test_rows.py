@@ -59,6 +59,8 @@ def test_note_names(name: str, pc: int) -> None:
 
 def test_row_from_sequence_and_row() -> None:
     row = Row.parse(list(OP21))
+    assert Row.parse("A F# G G# E F B Bb D C# C Eb".split()) == row
+    assert Row.parse(["9", "6", "7", "8", "4", "5", "11", "10", "2", "1", "0", "3"]) == row
     assert Row.parse(row) is row
     assert Row(OP21) == Row(OP21, name="other name")  # the name is not part of identity
     assert hash(Row(OP21)) == hash(Row(OP21, name="x"))
@@ -76,6 +78,7 @@ def test_row_from_sequence_and_row() -> None:
         ("0 1 2 3 4 5 6 7 8 9 10 C#", "'C#' is not a pitch-class number"),
         ("webern-op12x", "unknown catalog name 'webern-op12x'"),
         ("", "empty row"),
+        ("Es", "1 pitch class given, 12 needed"),
     ],
 )
 def test_bad_rows(spec: str, message: str) -> None:
