@@ -1,9 +1,150 @@
-"""CLI: placeholder, replaced by the real command module."""
+"""CLI: ``serialkit check PIECE`` — every hard predicate, strict and relaxed verdicts, exit 0/1/2."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+from pathlib import Path
 from typing import Any
+
+import click
+
+from serialkit.cli._common import EXIT_FAIL, EXIT_OK, echo_json
+from serialkit.core.errors import SerialkitError
+from serialkit.core.piece import Piece
+from serialkit.core.rows import Row
+
+JSON_SUFFIXES = (".json",)
+
+
+def _exact(ctx: click.Context, param: click.Parameter, value: str) -> Fraction:
+    """A non-negative exact number: ``1/8``, ``0.125`` or ``2`` (never rounded through a float)."""
+    try:
+        result = Fraction(str(value).strip())
+    except (ValueError, ZeroDivisionError):
+        raise click.BadParameter(f"{value!r} is not a number like 1/8") from None
+    if result < 0:
+        raise click.BadParameter(f"{value!r} is negative")
+    return result
+
+
+def read_piece(path: str | Path) -> Piece:
+    """A piece from a JSON piece file, or from any score ``serialkit.io.read_score`` reads."""
+    p = Path(path)
+    if p.suffix.lower() in JSON_SUFFIXES:
+        from serialkit.io.jsonio import load_piece
+
+        return load_piece(p)
+    try:
+        from serialkit.io import read_score
+    except ImportError as exc:  # pragma: no cover - score reading not in this build
+        raise SerialkitError(f"{p}: reading {p.suffix or 'this'} files needs serialkit.io ({exc})") from exc
+    return read_score(p)
 
 
 def register(cli: Any) -> None:
-    """Add the commands of this module to the CLI."""
+    """Add ``check`` to the CLI."""
+    cli.add_command(check)
+
+
+@click.command("check")
+@click.argument("piece_path", metavar="PIECE", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--row", "row_spec", metavar="ROW", help="The row (numbers, note names or a catalog name); default: the piece's own.")
+@click.option("--identify", is_flag=True, help="Find the row from the music when neither --row nor the piece gives one.")
+@click.option(
+    "--convention",
+    type=click.Choice(["relative", "absolute"]),
+    default=None,
+    help="Labelling convention (default: the piece's own, else relative).",
+)
+@click.option("--strict", "mode", flag_value="strict", default=True, help="Exit 1 unless every predicate passes (default).")
+@click.option("--relaxed", "mode", flag_value="relaxed", help="Exit 1 only for failures other than SCHED.")
+@click.option("--tolerance", default="0", show_default=True, metavar="N/D", callback=_exact, help="Overlap (quarter notes) allowed before same-pitch-class notes collide.")
+@click.option("--repeats", is_flag=True, help="Allow a note to be re-struck at once within a statement.")
+@click.option("--oscillation", type=click.IntRange(min=0), default=0, show_default=True, help="Extra notes allowed when alternating two adjacent order positions.")
+@click.option("--max-crossing", default="1/10", show_default=True, metavar="N/D", callback=_exact, help="Largest share of noteheads allowed in voice crossings.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the JSON check report to this file.")
+@click.option("--show", type=click.IntRange(min=0), default=40, show_default=True, help="Violations listed in the text output.")
+@click.option("--json", "as_json", is_flag=True, help="Print the check report as JSON.")
+def check(
+    piece_path: Path,
+    row_spec: str | None,
+    identify: bool,
+    convention: str | None,
+    mode: str,
+    tolerance: Fraction,
+    repeats: bool,
+    oscillation: int,
+    max_crossing: Fraction,
+    report_path: Path | None,
+    show: int,
+    as_json: bool,
+) -> None:
+    """Check PIECE (a .json piece, MusicXML, .mxl or MEI) against the rules of twelve-tone writing.
+
+    Runs ROW, ORDER, COLL, PC, RANGE, CROSS and SCHED, labels every note with its row form and
+    order position when a row is known, and prints the strict and relaxed verdicts.
+    Exit 0 pass, 1 violations, 2 bad input.
+
+    \b
+    Example:
+      serialkit check fixtures/pieces/demo-piece.json
+      serialkit check score.musicxml --row webern-op21 --relaxed --json
+    """
+    from serialkit.checking import check_piece
+    from serialkit.core.predicates import Rules
+    from serialkit.io.atomic import atomic_write
+
+    if max_crossing > 1:
+        raise click.BadParameter("must be at most 1", param_hint="--max-crossing")
+    piece = read_piece(piece_path)
+    rules = Rules(tolerance, repeats, oscillation, max_crossing)
+    row = Row.parse(row_spec) if row_spec else None
+    report = check_piece(piece, row=row, convention=convention, rules=rules, identify=identify, source=str(piece_path))
+    data = report.to_dict()
+    data["mode"] = mode
+    if report_path is not None:
+        import json
+
+        atomic_write(report_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    if as_json:
+        echo_json(data)
+    else:
+        _print_text(piece, data, mode, show)
+    raise SystemExit(EXIT_OK if report.passed(mode) else EXIT_FAIL)
+
+
+def _verdict_word(ok: bool) -> str:
+    return click.style("pass", fg="green", bold=True) if ok else click.style("FAIL", fg="red", bold=True)
+
+
+def _print_text(piece: Piece, data: dict[str, Any], mode: str, show: int) -> None:
+    title = f" — {piece.title}" if piece.title else ""
+    voices = ", ".join(data["voices"])
+    click.echo(f"{data['source']}{title}")
+    click.echo(f"  {data['events']} events, {len(data['voices'])} voices ({voices})")
+    if data["row"] is not None:
+        line = f"  row {data['row_names']} ({data['convention']})"
+        if data["coverage"] is not None:
+            line += f"; labelled by analysis: {data['coverage']:.1%} of notes explained"
+            if data["unexplained"]:
+                line += f", {len(data['unexplained'])} unexplained"
+        click.echo(line)
+    counts = data["counts"]
+    checked = " ".join(f"{code} {n}" for code, n in counts.items())
+    click.echo(f"  checked: {checked}")
+    click.echo(
+        f"strict: {_verdict_word(data['strict'])}   relaxed: {_verdict_word(data['relaxed'])}"
+        f"   (exit status follows {mode})"
+    )
+    violations = data["violations"]
+    if violations:
+        click.echo(f"{len(violations)} violation{'s' if len(violations) != 1 else ''}:")
+        for v in violations[:show]:
+            ids = ", ".join(v["event_ids"][:4]) + (" …" if len(v["event_ids"]) > 4 else "")
+            code = click.style(f"{v['code']:<6}", fg="red")
+            click.echo(f"  {code} {v['location']}  [{ids}]")
+            click.echo(f"         {v['message']}")
+        if len(violations) > show:
+            click.echo(f"  … and {len(violations) - show} more (use --json for all)")
+    for note in data["notes"]:
+        click.echo(f"note: {note}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -74,7 +75,7 @@ def validate_piece_data(data: Any, name: str = "piece") -> None:
     raise PieceError(f"{name}: " + "; ".join(lines) + more)
 
 
-def load_piece(path: str | Path, validate: bool = True) -> Piece:
+def load_piece(path: str | os.PathLike[str], validate: bool = True) -> Piece:
     """Read a piece JSON file; errors name the file and the JSON path (or line) of the problem."""
     p = Path(path)
     try:
@@ -120,7 +121,7 @@ def dumps_piece(piece: Piece, indent: int | None = 1) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def save_piece(piece: Piece, path: str | Path) -> Path:
+def save_piece(piece: Piece, path: str | os.PathLike[str]) -> Path:
     """Write a piece as JSON atomically (no partial file on failure); returns the path."""
     p = Path(path)
     try:
