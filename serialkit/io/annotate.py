@@ -162,10 +162,12 @@ def write_annotated_musicxml(
     ``annotations`` maps event ids (note ids, as ``read_score`` reports them) to an Annotation;
     a tied event's colour goes on every tied notehead, its label on the first. Notes that had no
     id get the deterministic id ``read_score`` gave them. The output is ``.mxl`` when
-    ``out_path`` ends so, else plain MusicXML. Nothing is written when anything fails.
+    ``out_path`` ends so, else plain MusicXML. A source in another format (MEI, JSON piece) is
+    first written as MusicXML with ``write_musicxml`` (note ids = event ids). Nothing is written
+    when anything fails.
     """
     source, out = Path(source_path), Path(out_path)
-    tree, where, member = load_tree(source)
+    tree, where, member = _source_tree(source)
     root = annotate_tree(tree, where, annotations, label_style)
     data = serialize(root, tree)
     if out.suffix.lower() == ".mxl":
@@ -175,6 +177,20 @@ def write_annotated_musicxml(
     with atomic_path(out) as tmp:
         tmp.write_bytes(payload)
     return out
+
+
+def _source_tree(source: Path) -> tuple[etree._ElementTree, str, str | None]:
+    """The MusicXML tree to annotate; other formats (MEI, JSON) are first written as MusicXML."""
+    from serialkit.io import score_format
+
+    if score_format(source) == "musicxml":
+        return load_tree(source)
+    from serialkit.io import read_score
+    from serialkit.io.musicxml_write import musicxml_bytes
+    from serialkit.io.safety import parse_xml
+
+    data = musicxml_bytes(read_score(source))
+    return parse_xml(data, str(source)), str(source), None
 
 
 CONTAINER = (
