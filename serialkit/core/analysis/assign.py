@@ -1,0 +1,124 @@
+"""Global assignment: pick consistent chains that explain the most notes, then mend the edges."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from serialkit.core.analysis.chains import (
+    FREE,
+    NEW,
+    TIME_MODE,
+    VOICE_MODE,
+    Chain,
+    Claims,
+    build_chain,
+)
+from serialkit.core.analysis.index import EventIndex
+
+MIN_STATEMENT = 7  # distinct positions a statement needs when it starts at its first note
+MIN_FRAGMENT = 4  # … and a fragment (the excerpt's edges, a statement whose opening is wrong)
+MIN_SCORE = 3.5
+
+
+@dataclass(slots=True)
+class Found:
+    """An accepted statement while the assignment is being built."""
+
+    form: int
+    slots: dict[int, int]  # position → event index
+    repeats: list[tuple[int, int]] = field(default_factory=list)  # (event, position)
+
+
+class Assigner:
+    """Greedy best-first selection over candidate chains with lazy re-evaluation."""
+
+    def __init__(self, ix: EventIndex, forms: list[tuple[int, ...]]) -> None:
+        self.ix = ix
+        self.forms = forms
+        self.claims = Claims(ix.n)
+        self.found: list[Found] = []
+        self.starts: list[list[int]] = [[] for _ in range(12)]  # pc → forms starting on it
+        for f, pcs in enumerate(forms):
+            self.starts[pcs[0]].append(f)
+        self.position_in = [[pcs.index(p) for p in range(12)] for pcs in forms]
+        self.fits_two: dict[int, list[tuple[int, int]]] = {}
+
+    # candidates -------------------------------------------------------------
+    def _best(self, form: int, start: int, pos: int) -> Chain | None:
+        best: Chain | None = None
+        for mode in (VOICE_MODE, TIME_MODE):
+            chain = build_chain(self.ix, form, self.forms[form], start, pos, mode, self.claims)
+            if chain is not None and (best is None or chain.score > best.score):
+                best = chain
+        return best
+
+    def _acceptable(self, chain: Chain, minimum: int) -> bool:
+        return chain.distinct >= minimum and chain.score >= MIN_SCORE
+
+    def _still_valid(self, chain: Chain) -> bool:
+        head = True
+        for e, p in zip(chain.evs, chain.poss, strict=True):
+            if not self.claims.available(e, p, head):
+                return False
+            if self.claims.owner[e] == FREE:
+                head = False
+        return True
+
+    def select(self, seeds: Iterable[tuple[int, int, int]], minimum: int) -> None:
+        """Accept chains best-first from seeds (form, start event, start position)."""
+        heap: list[tuple[float, int, Chain]] = []
+        counter = 0
+        for form, start, pos in seeds:
+            chain = self._best(form, start, pos)
+            if chain is not None and self._acceptable(chain, minimum):
+                heap.append((-chain.score, counter, chain))
+                counter += 1
+        heapq.heapify(heap)
+        while heap:
+            _, _, chain = heapq.heappop(heap)
+            if not self._still_valid(chain):
+                if not self.claims.available(chain.start, chain.start_pos, True):
+                    continue
+                fresh = self._best(chain.form, chain.start, chain.start_pos)
+                if fresh is not None and self._acceptable(fresh, minimum):
+                    heapq.heappush(heap, (-fresh.score, counter, fresh))
+                    counter += 1
+                continue
+            self._accept(chain)
+
+    def _accept(self, chain: Chain) -> None:
+        index = len(self.found)
+        found = Found(chain.form, {})
+        claims = self.claims
+        for e, p, kind in zip(chain.evs, chain.poss, chain.kinds, strict=True):
+            if kind == NEW and p not in found.slots:
+                found.slots[p] = e
+            else:
+                found.repeats.append((e, p))
+            if claims.owner[e] == FREE:
+                claims.owner[e] = index
+                claims.pos[e] = p
+            else:
+                claims.second[e] = index
+                claims.second_pos[e] = p
+        self.found.append(found)
+
+    # passes -----------------------------------------------------------------
+    def run(self) -> None:
+        """Whole statements from their first notes, then fragments, then local repairs."""
+        ix = self.ix
+        seeds = [(f, i, 0) for i in range(ix.n) for f in self.starts[ix.pc[i]]]
+        self.select(seeds, MIN_STATEMENT)
+        free = [i for i in range(ix.n) if self.claims.owner[i] == FREE]
+        seeds = [(f, i, self.position_in[f][ix.pc[i]]) for i in free for f in range(len(self.forms))]
+        self.select(seeds, MIN_FRAGMENT)
+        self.repair()
+
+    def repair(self) -> None:
+        """Give each unexplained note a place if it fills a gap, repeats its neighbour, or frees a
+        note another statement is missing."""
+        from serialkit.core.analysis.mend import mend
+
+        mend(self)

@@ -1,0 +1,270 @@
+"""Chain search: follow one row form forward through time-ordered events, scoring each link.
+
+A chain starts at one event as some order position of a form and repeatedly takes the event that
+best continues it: the next position (or one or two further when notes are missing), a repeated
+note, or the return note of a two-note tremolo. Simultaneities are unordered sets, so a chord that
+holds adjacent positions is read in any vertical order. Two search modes score locality
+differently — *voice* mode prefers the next note of the same voice (rows within one voice), *time*
+mode prefers the nearest note in any voice (rows passed between instruments) — and the better chain
+wins. A chain is trimmed to its best-scoring stretch, so far-fetched links at either end fall off.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+
+from serialkit.core.analysis.index import EventIndex
+
+NEW, REP, OSC = 0, 1, 2
+VOICE_MODE, TIME_MODE = 0, 1
+MAX_SKIP = 2  # at most this many missing positions between two found ones
+HORIZON = 24  # slices ahead that a link may reach
+MAX_LINK = 1.6  # a link dearer than this ends the chain
+ELIDE = 3  # up to this many notes may end one statement and begin the next
+S_DEL = 1.0  # a missing position with nothing sounding in its place
+S_SUB = 0.45  # a missing position where another note stands in its place (a wrong note)
+LEAVE = 0.3  # per note of a chord left behind when the chain moves on
+REPEAT = 0.3  # a repeated note explains a note but proves less than a new position
+CHORD = 0.08  # bonus per following position that sounds in the candidate's chord
+FREE = -1
+
+
+class Claims:
+    """Which accepted statement owns each event, at which position, and a second (elided) owner."""
+
+    __slots__ = ("owner", "pos", "second", "second_pos")
+
+    def __init__(self, n: int) -> None:
+        self.owner = [FREE] * n
+        self.pos = [0] * n
+        self.second = [FREE] * n
+        self.second_pos = [0] * n
+
+    def available(self, i: int, position: int, head: bool) -> bool:
+        """May a chain take event ``i`` at ``position``? Free events yes; owned ones only as an
+        elision (the tail of one statement is the head of the next)."""
+        if self.owner[i] == FREE:
+            return True
+        if self.second[i] != FREE:
+            return False
+        op = self.pos[i]
+        if head and position < ELIDE and op >= 12 - ELIDE:
+            return True
+        return position >= 12 - ELIDE and op < ELIDE
+
+
+@dataclass(slots=True)
+class Chain:
+    """A candidate statement: events, their positions, link kinds and link costs."""
+
+    form: int
+    mode: int
+    start: int
+    start_pos: int
+    evs: list[int]
+    poss: list[int]
+    kinds: list[int]
+    costs: list[float]
+    score: float = 0.0
+    distinct: int = 0
+    skips: int = 0
+
+    def positions(self) -> dict[int, int]:
+        """Order position → event index (first event holding it)."""
+        out: dict[int, int] = {}
+        for e, p, k in zip(self.evs, self.poss, self.kinds, strict=True):
+            if k == NEW:
+                out.setdefault(p, e)
+        return out
+
+
+def _locality(ix: EventIndex, mode: int, last: int, c: int) -> tuple[float, int, int]:
+    """(cost, same-voice notes skipped, slices between) of linking ``last`` → ``c``."""
+    between = ix.sl[c] - ix.sl[last] - 1
+    if between < 0:
+        between = 0
+    if ix.voice[c] == ix.voice[last]:
+        gap = ix.vrank[c] - ix.vrank[last] - 1
+        if gap < 0:
+            gap = 0
+        if mode == VOICE_MODE:
+            return 0.35 * gap + 0.02 * between, gap, between
+        return 0.1 * between + 0.15 * gap, gap, between
+    if mode == VOICE_MODE:
+        return 0.6 + 0.1 * between, 0, between
+    return 0.05 + 0.1 * between, 0, between
+
+
+def build_chain(
+    ix: EventIndex,
+    form_index: int,
+    pcs: tuple[int, ...],
+    start: int,
+    start_pos: int,
+    mode: int,
+    claims: Claims,
+    abort: bool = True,
+) -> Chain | None:
+    """Follow form ``pcs`` from event ``start`` at ``start_pos``; None if it dies at once."""
+    sl, voice, vrank, pcl = ix.sl, ix.voice, ix.vrank, ix.pc
+    sv_count, sv_mask, vkey = ix.sv_count, ix.sv_mask, ix.vkey
+    taken_sv = {sl[start] * vkey + voice[start]: 1}
+    by_pc, by_pc_sl = ix.by_pc, ix.by_pc_sl
+    evs = [start]
+    poss = [start_pos]
+    kinds = [NEW]
+    costs = [0.0]
+    taken = {start}
+    k = start_pos
+    last = start
+    head = claims.owner[start] != FREE
+    total = 0.0
+    while True:
+        best_cost = MAX_LINK
+        best = -1
+        best_pos = k
+        best_kind = NEW
+        last_sl = sl[last]
+        last_key = last_sl * vkey + voice[last]
+        leave = LEAVE * (sv_count[last_key] - taken_sv.get(last_key, 0))
+        for j in range(k + 1, min(k + 2 + MAX_SKIP, 12)):
+            skip = j - k - 1
+            base = S_DEL * skip
+            if base - (S_DEL - S_SUB) - 2 * CHORD >= best_cost:
+                break
+            lst = by_pc[pcs[j]]
+            lsl = by_pc_sl[pcs[j]]
+            seen = 0
+            for idx in range(bisect_left(lsl, last_sl), len(lst)):
+                c = lst[idx]
+                if lsl[idx] - last_sl > HORIZON:
+                    break
+                if c in taken or not claims.available(c, j, head):
+                    continue
+                cost, gap, between = _locality(ix, mode, last, c)
+                if lsl[idx] != last_sl:
+                    cost += leave
+                mask = sv_mask[lsl[idx] * vkey + voice[c]]
+                if j < 11 and mask >> pcs[j + 1] & 1:
+                    cost -= CHORD
+                    if j < 10 and mask >> pcs[j + 2] & 1:
+                        cost -= CHORD
+                if skip:
+                    if gap or (mode == TIME_MODE and between):
+                        cost += base - (S_DEL - S_SUB)
+                        if mode == VOICE_MODE:
+                            cost -= 0.35
+                    else:
+                        cost += base
+                if cost < best_cost:
+                    best_cost, best, best_pos, best_kind = cost, c, j, NEW
+                seen += 1
+                if seen >= 3:
+                    break
+        # repeated note / tremolo return: the very next note of the last event's voice
+        targets = [(pcs[k], REP)]
+        if k > 0 and pcl[last] == pcs[k]:
+            targets.append((pcs[k - 1], OSC))
+        for target, kind in targets:
+            lst = by_pc[target]
+            lsl = by_pc_sl[target]
+            for idx in range(bisect_left(lsl, last_sl + 1), len(lst)):
+                c = lst[idx]
+                if lsl[idx] - last_sl > HORIZON:
+                    break
+                if voice[c] != voice[last] or vrank[c] != vrank[last] + 1:
+                    continue
+                if c in taken or not claims.available(c, k, head):
+                    continue
+                cost = REPEAT + _locality(ix, mode, last, c)[0] + leave
+                if cost < best_cost:
+                    best_cost, best, best_pos, best_kind = cost, c, k if kind == REP else k - 1, kind
+                break
+        if best < 0:
+            break
+        evs.append(best)
+        poss.append(best_pos)
+        kinds.append(best_kind)
+        costs.append(best_cost)
+        taken.add(best)
+        key = sl[best] * vkey + voice[best]
+        taken_sv[key] = taken_sv.get(key, 0) + 1
+        total += best_cost
+        if head and claims.owner[best] == FREE:
+            head = False
+        last = best
+        if best_kind == NEW:
+            k = best_pos
+        if abort and len(evs) <= 5 and total > 2.0:
+            return None
+    chain = Chain(form_index, mode, start, start_pos, evs, poss, kinds, costs)
+    _tidy(chain)
+    _trim(chain)
+    return chain if chain.evs else None
+
+
+def _tidy(chain: Chain) -> None:
+    """Drop tremolo returns that are not confirmed and repeats that touch a missing position."""
+    keep = [True] * len(chain.evs)
+    n = len(chain.evs)
+    for i in range(n):
+        kind = chain.kinds[i]
+        if kind == OSC and (i + 1 >= n or chain.kinds[i + 1] != REP):
+            keep[i] = False
+        if kind != NEW:
+            continue
+        skipped = i > 0 and chain.poss[i] - _previous_position(chain, i) > 1
+        if not skipped:
+            continue
+        # a repeat right before or right after a gap in the row reads better as a wrong note
+        j = i - 1
+        while j > 0 and chain.kinds[j] != NEW:
+            keep[j] = False
+            j -= 1
+        j = i + 1
+        while j < n and chain.kinds[j] != NEW:
+            keep[j] = False
+            j += 1
+    if all(keep):
+        return
+    for name in ("evs", "poss", "kinds", "costs"):
+        values = getattr(chain, name)
+        setattr(chain, name, [v for v, ok in zip(values, keep, strict=True) if ok])
+
+
+def _previous_position(chain: Chain, i: int) -> int:
+    for j in range(i - 1, -1, -1):
+        if chain.kinds[j] == NEW:
+            return chain.poss[j]
+    return chain.poss[i] - 1
+
+
+def _trim(chain: Chain) -> None:
+    """Keep the best-scoring contiguous stretch of the chain (gain 1 - link cost per event)."""
+    best = 0.0
+    best_span = (0, -1)
+    current = 0.0
+    begin = 0
+    for i, cost in enumerate(chain.costs):
+        gain = 1.0 - cost
+        if i == 0 or current + gain < 1.0:
+            current = 1.0
+            begin = i
+        else:
+            current += gain
+        if current > best:
+            best = current
+            best_span = (begin, i)
+    a, b = best_span
+    for name in ("evs", "poss", "kinds", "costs"):
+        setattr(chain, name, getattr(chain, name)[a : b + 1])
+    if chain.costs:
+        chain.costs[0] = 0.0
+    while chain.kinds and chain.kinds[0] != NEW:
+        for name in ("evs", "poss", "kinds", "costs"):
+            getattr(chain, name).pop(0)
+    chain.score = sum(1.0 - c for c in chain.costs)
+    news = [p for p, k in zip(chain.poss, chain.kinds, strict=True) if k == NEW]
+    chain.distinct = len(news)
+    chain.skips = (news[-1] - news[0] + 1 - len(news)) if news else 0

@@ -1,0 +1,66 @@
+"""A flat, time-ordered view of a piece's events that the chain search reads with plain ints."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+from serialkit.core.piece import Event
+
+
+class EventIndex:
+    """Events sorted by onset with per-event slice, voice and pitch-class columns and lookups.
+
+    A *slice* is one distinct onset (a simultaneity, read as an unordered set). ``vrank`` is the
+    rank of an event's onset among its own voice's distinct onsets, so two events of one voice
+    are adjacent when their ``vrank`` differ by one.
+    """
+
+    __slots__ = ("events", "n", "pc", "sl", "voice", "vrank", "by_pc", "by_pc_sl", "voice_sl",
+                 "voice_names", "slice_onsets", "sv_count", "sv_mask", "vkey")
+
+    def __init__(self, events: Sequence[Event], voice_order: Sequence[str] = ()) -> None:
+        rank = {v: i for i, v in enumerate(voice_order)}
+        for e in events:
+            rank.setdefault(e.voice, len(rank))
+        ordered = sorted(events, key=lambda e: (e.onset, rank[e.voice], e.midi, e.id))
+        self.events: tuple[Event, ...] = tuple(ordered)
+        self.n = len(ordered)
+        self.voice_names: tuple[str, ...] = tuple(sorted(rank, key=rank.__getitem__))
+        self.pc: list[int] = [e.midi % 12 for e in ordered]
+        self.voice: list[int] = [rank[e.voice] for e in ordered]
+        self.sl: list[int] = []
+        self.slice_onsets: list[Fraction] = []
+        previous: Fraction | None = None
+        for e in ordered:
+            if e.onset != previous:
+                self.slice_onsets.append(e.onset)
+                previous = e.onset
+            self.sl.append(len(self.slice_onsets) - 1)
+        self.vrank: list[int] = [0] * self.n
+        counters: dict[int, tuple[int, int]] = {}
+        self.voice_sl: dict[int, list[int]] = {}
+        for i in range(self.n):
+            v = self.voice[i]
+            last_slice, count = counters.get(v, (-1, -1))
+            if self.sl[i] != last_slice:
+                count += 1
+                self.voice_sl.setdefault(v, []).append(self.sl[i])
+            counters[v] = (self.sl[i], count)
+            self.vrank[i] = count
+        # per (slice, voice) key ``slice * vkey + voice``: how many notes, and their pitch classes
+        self.vkey = len(rank) + 1
+        self.sv_count: dict[int, int] = {}
+        self.sv_mask: dict[int, int] = {}
+        for i in range(self.n):
+            key = self.sl[i] * self.vkey + self.voice[i]
+            self.sv_count[key] = self.sv_count.get(key, 0) + 1
+            self.sv_mask[key] = self.sv_mask.get(key, 0) | (1 << self.pc[i])
+        self.by_pc: list[list[int]] = [[] for _ in range(12)]
+        for i in range(self.n):
+            self.by_pc[self.pc[i]].append(i)
+        self.by_pc_sl: list[list[int]] = [[self.sl[i] for i in lst] for lst in self.by_pc]
+
+    def ids(self, indices: Sequence[int]) -> tuple[str, ...]:
+        """The event ids of some indices."""
+        return tuple(self.events[i].id for i in indices)

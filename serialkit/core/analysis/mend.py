@@ -1,0 +1,174 @@
+"""Local repairs after the greedy assignment: fill gaps, add repeats, trade notes between statements."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from serialkit.core.analysis.chains import HORIZON
+
+if TYPE_CHECKING:
+    from serialkit.core.analysis.assign import Assigner, Found
+
+Owners = dict[int, list[tuple[int, int]]]
+
+
+def owners_of(found: list[Found]) -> Owners:
+    """Event index → every (statement, position) that holds it."""
+    owners: Owners = {}
+    for s, f in enumerate(found):
+        for p, e in f.slots.items():
+            owners.setdefault(e, []).append((s, p))
+        for e, p in f.repeats:
+            owners.setdefault(e, []).append((s, p))
+    return owners
+
+
+def _fits(a: Assigner, f: Found, p: int, u: int) -> int | None:
+    """How far (in slices) ``u`` sits from its neighbours if it can hold position ``p`` of ``f``
+    in time order; None if it cannot."""
+    sl = a.ix.sl
+    lo = max((sl[e] for q, e in f.slots.items() if q < p), default=None)
+    hi = min((sl[e] for q, e in f.slots.items() if q > p), default=None)
+    if lo is None and hi is None:
+        return None
+    x = sl[u]
+    if lo is not None and x < lo:
+        return None
+    if hi is not None and x > hi:
+        return None
+    if lo is None:
+        assert hi is not None
+        if p != min(f.slots) - 1 or hi - x > HORIZON:
+            return None
+        return hi - x
+    if hi is None:
+        if p != max(f.slots) + 1 or x - lo > HORIZON:
+            return None
+        return x - lo
+    return min(x - lo, hi - x)
+
+
+def _fill_gap(a: Assigner, owners: Owners, u: int, ambiguous: dict[int, list[tuple[int, int]]]) -> bool:
+    pc = a.ix.pc[u]
+    options: list[tuple[int, int, int]] = []
+    for s, f in enumerate(a.found):
+        p = a.position_in[f.form][pc]
+        if p in f.slots:
+            continue
+        distance = _fits(a, f, p, u)
+        if distance is not None:
+            options.append((distance, s, p))
+    if not options:
+        return False
+    options.sort()
+    _, s, p = options[0]
+    a.found[s].slots[p] = u
+    owners[u] = [(s, p)]
+    if len(options) > 1:
+        ambiguous[u] = [(s2, p2) for _, s2, p2 in options]
+    return True
+
+
+def _repeat(a: Assigner, owners: Owners, u: int) -> bool:
+    """``u`` repeats the note just before it in its voice, inside a statement with no gap there."""
+    ix = a.ix
+    v, rank = ix.voice[u], ix.vrank[u]
+    for i in range(u - 1, max(-1, u - 4 * HORIZON), -1):
+        if ix.voice[i] != v:
+            continue
+        if ix.vrank[i] < rank - 1:
+            break
+        if ix.vrank[i] != rank - 1 or ix.pc[i] != ix.pc[u] or i not in owners:
+            continue
+        s, p = owners[i][-1]
+        f = a.found[s]
+        if (p < 11 and p + 1 not in f.slots) or (p > 0 and p - 1 not in f.slots):
+            return False
+        f.repeats.append((u, p))
+        owners[u] = [(s, p)]
+        return True
+    return False
+
+
+def _trade(a: Assigner, owners: Owners, u: int) -> bool:
+    """``u`` takes the place of a note ``x`` of the same pitch class that another statement
+    needs, or that two statements share (an elision that was really two notes)."""
+    pc = a.ix.pc[u]
+    for s, f in enumerate(a.found):
+        p = a.position_in[f.form][pc]
+        x = f.slots.get(p)
+        if x is None or len(owners.get(x, ())) == 0:
+            continue
+        del f.slots[p]
+        fits = _fits(a, f, p, u)
+        f.slots[p] = x
+        if fits is None:
+            continue
+        if len(owners[x]) > 1:
+            f.slots[p] = u
+            owners[x] = [o for o in owners[x] if o[0] != s]
+            owners[u] = [(s, p)]
+            return True
+        for t, g in enumerate(a.found):
+            if t == s:
+                continue
+            q = a.position_in[g.form][pc]
+            if q in g.slots or _fits(a, g, q, x) is None:
+                continue
+            f.slots[p] = u
+            g.slots[q] = x
+            owners[u] = [(s, p)]
+            owners[x] = [(t, q)]
+            return True
+    return False
+
+
+def _release_repeats(a: Assigner, owners: Owners) -> None:
+    """A note read as a repeat that another statement is missing belongs to that statement
+    (``x y | x y`` is two statements, not a tremolo)."""
+    moves = sorted((e, s, p) for s, f in enumerate(a.found) for e, p in f.repeats)
+    for e, s, p in moves:
+        pc = a.ix.pc[e]
+        for t, g in enumerate(a.found):
+            q = a.position_in[g.form][pc]
+            if t == s or q in g.slots or _fits(a, g, q, e) is None:
+                continue
+            a.found[s].repeats.remove((e, p))
+            g.slots[q] = e
+            owners[e] = [(t, q)]
+            break
+
+
+def _unshare(a: Assigner, owners: Owners) -> None:
+    """``x | x`` across a boundary is two notes: a statement that shares ``x`` with the one
+    before it and repeats it at once takes the repeat as its own note instead."""
+    for s, f in enumerate(a.found):
+        for e, p in sorted(f.repeats):
+            x = f.slots.get(p)
+            if x is None or len(owners.get(x, ())) < 2 or (e, p) not in f.repeats:
+                continue
+            f.repeats.remove((e, p))
+            f.slots[p] = e
+            for t, g in enumerate(a.found):
+                if t != s:
+                    g.repeats[:] = [(r, q) for r, q in g.repeats if r != e]
+            owners[x] = [o for o in owners[x] if o[0] != s]
+            owners[e] = [(s, p)]
+
+
+def mend(a: Assigner) -> None:
+    """Run the local repairs until nothing changes (at most three rounds)."""
+    owners = owners_of(a.found)
+    _unshare(a, owners)
+    _release_repeats(a, owners)
+    ambiguous: dict[int, list[tuple[int, int]]] = {}
+    for _ in range(3):
+        changed = False
+        for u in range(a.ix.n):
+            if u in owners:
+                continue
+            if _fill_gap(a, owners, u, ambiguous) or _repeat(a, owners, u) or _trade(a, owners, u):
+                changed = True
+        if not changed:
+            break
+    a.fits_two = ambiguous

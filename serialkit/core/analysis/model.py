@@ -1,0 +1,117 @@
+"""Result values of row-form inference: statements found, ambiguities, the whole analysis."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from serialkit.core.piece import Piece, Tag
+from serialkit.core.rows import Convention, Row, RowForm, position_label
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One row statement found in the score: its form and the event holding each order position."""
+
+    id: str
+    form: RowForm
+    event_ids: tuple[str | None, ...]
+    voices: tuple[str, ...]
+    complete: bool
+    aliases: tuple[RowForm, ...] = ()
+    repeats: tuple[str, ...] = ()
+    elided: tuple[str, ...] = ()
+
+    @property
+    def found(self) -> int:
+        """How many of the 12 order positions have a note."""
+        return sum(1 for e in self.event_ids if e is not None)
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        """Every event of the statement: one per position found, then repeated notes."""
+        return tuple(e for e in self.event_ids if e is not None) + self.repeats
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (the check report's ``statements`` entries, plus aliases and repeats)."""
+        return {
+            "id": self.id,
+            "form": self.form.label,
+            "aliases": [a.label for a in self.aliases],
+            "event_ids": list(self.event_ids),
+            "repeats": list(self.repeats),
+            "elided": list(self.elided),
+            "voices": list(self.voices),
+            "complete": self.complete,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Ambiguity:
+    """An event that reads in more than one way; ``candidates`` lists every reading, chosen first."""
+
+    event_id: str
+    candidates: tuple[Tag, ...]
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: candidate labels like ``P0:3``."""
+        return {
+            "event_id": self.event_id,
+            "candidates": [position_label(t.form, t.position) for t in self.candidates],
+            "statements": [t.statement for t in self.candidates],
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """The inferred tag of every event (None = unexplained), statements, coverage, ambiguities."""
+
+    row: Row
+    convention: Convention
+    tags: Mapping[str, Tag | None]
+    statements: tuple[Statement, ...]
+    unexplained: tuple[str, ...]
+    ambiguities: tuple[Ambiguity, ...]
+    seconds: float = 0.0
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def coverage(self) -> Fraction:
+        """The share of events that carry a tag (1 for an empty piece)."""
+        total = len(self.tags)
+        if total == 0:
+            return Fraction(1)
+        return Fraction(total - len(self.unexplained), total)
+
+    def label(self, event_id: str) -> str | None:
+        """The printed label of one event (``P0:3``) or None when unexplained."""
+        tag = self.tags.get(event_id)
+        return None if tag is None else position_label(tag.form, tag.position)
+
+    def labels(self) -> dict[str, str | None]:
+        """Event id → printed label or None."""
+        return {eid: self.label(eid) for eid in self.tags}
+
+    def tagged(self, piece: Piece) -> Piece:
+        """The piece with the inferred tags written into its events (None where unexplained)."""
+        return piece.copy(row=self.row, convention=self.convention).with_tags(self.tags)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form, using the same keys as the check report."""
+        return {
+            "row": list(self.row.pcs),
+            "row_names": self.row.names(),
+            "convention": self.convention,
+            "coverage": float(self.coverage),
+            "coverage_exact": f"{self.coverage.numerator}/{self.coverage.denominator}",
+            "events": len(self.tags),
+            "labels": self.labels(),
+            "unexplained": list(self.unexplained),
+            "ambiguities": [a.to_dict() for a in self.ambiguities],
+            "statements": [s.to_dict() for s in self.statements],
+            "notes": list(self.notes),
+        }

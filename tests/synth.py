@@ -1,0 +1,286 @@
+"""Ground-truth generator for row-form inference: seeded synthetic pieces in eight texture families.
+
+Every family returns a :class:`Synth`: an untagged :class:`Piece` plus the truth — the label each
+note must get, the statements written, and the notes that are deliberately wrong. Used by the
+analysis tests (which assert the accuracy targets) and by ``bench/bench_analysis.py``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from serialkit.core.piece import Event, Piece, Voice
+from serialkit.core.rows import ALL_FORMS, Row, RowForm
+
+IOIS = (Fraction(1, 2), Fraction(1), Fraction(1, 4), Fraction(3, 2), Fraction(2), Fraction(1, 3),
+        Fraction(3, 4))
+
+
+@dataclass
+class Synth:
+    """A generated piece and its truth."""
+
+    family: str
+    piece: Piece
+    row: Row
+    truth: dict[str, set[tuple[RowForm, int]]] = field(default_factory=dict)
+    statements: list[tuple[RowForm, list[str]]] = field(default_factory=list)
+    wrong: set[str] = field(default_factory=set)
+
+
+class _Writer:
+    """Collects events and their true labels while a family generator writes statements."""
+
+    def __init__(self, rng: random.Random, row: Row, voices: int) -> None:
+        self.rng = rng
+        self.row = row
+        self.voices = [Voice(f"v{i + 1}", low=70 - 10 * i - 8, high=70 - 10 * i + 14)
+                       for i in range(voices)]
+        self.events: list[Event] = []
+        self.truth: dict[str, set[tuple[RowForm, int]]] = {}
+        self.statements: list[tuple[RowForm, list[str]]] = []
+
+    def midi(self, voice: int, pc: int, spread: bool = False) -> int:
+        low = self.voices[voice].low or 48
+        base = low + (pc - low) % 12
+        return base + (12 if spread and self.rng.random() < 0.5 else 0)
+
+    def note(self, voice: int, onset: Fraction, duration: Fraction, pc: int,
+             label: tuple[RowForm, int] | None, spread: bool = False) -> str:
+        eid = f"n{len(self.events)}"
+        self.events.append(Event(eid, self.voices[voice].id, onset, duration,
+                                 self.midi(voice, pc, spread)))
+        self.truth[eid] = {label} if label else set()
+        return eid
+
+    def form(self) -> RowForm:
+        return self.rng.choice(ALL_FORMS)
+
+    def ioi(self) -> Fraction:
+        return self.rng.choice(IOIS)
+
+    def done(self, family: str) -> Synth:
+        piece = Piece(tuple(self.events), voices=tuple(self.voices))
+        return Synth(family, piece, self.row, self.truth, self.statements)
+
+
+def _stream(w: _Writer, voices: list[int], statements: int, start: Fraction = Fraction(0)) -> None:
+    """Statements one after another, each note in a voice drawn from ``voices``."""
+    onset = start
+    for _ in range(statements):
+        form = w.form()
+        ids = []
+        for pos, pc in enumerate(w.row.form(form)):
+            ioi = w.ioi()
+            ids.append(w.note(w.rng.choice(voices), onset, ioi * w.rng.choice((1, 1, 2)), pc, (form, pos)))
+            onset += ioi
+        w.statements.append((form, ids))
+
+
+def one_voice(seed: int, statements: int = 16) -> Synth:
+    """One voice states row forms one after another."""
+    w = _Writer(random.Random(seed), _row(seed), 1)
+    _stream(w, [0], statements)
+    return w.done("one_voice")
+
+
+def row_per_voice(seed: int, statements: int = 6, voices: int = 4) -> Synth:
+    """Each voice states its own succession of forms, in its own rhythm."""
+    w = _Writer(random.Random(seed), _row(seed), voices)
+    for v in range(voices):
+        _stream(w, [v], statements, Fraction(w.rng.randrange(4), 2))
+    return w.done("row_per_voice")
+
+
+def distributed(seed: int, statements: int = 16, voices: int = 4) -> Synth:
+    """One stream of statements whose notes pass from voice to voice (Klangfarben)."""
+    w = _Writer(random.Random(seed), _row(seed), voices)
+    _stream(w, list(range(voices)), statements)
+    return w.done("distributed")
+
+
+def concurrent(seed: int, statements: int = 8) -> Synth:
+    """Two or three statements at once, each passed between its own pair of voices."""
+    rng = random.Random(seed)
+    streams = rng.choice((2, 3))
+    w = _Writer(rng, _row(seed), 2 * streams)
+    for s in range(streams):
+        _stream(w, [2 * s, 2 * s + 1], statements, Fraction(rng.randrange(4), 2))
+    return w.done("concurrent")
+
+
+def chords(seed: int, statements: int = 14) -> Synth:
+    """Adjacent row segments sounding together as chords, in any vertical order."""
+    w = _Writer(random.Random(seed), _row(seed), 2)
+    onset = Fraction(0)
+    for _ in range(statements):
+        form = w.form()
+        pcs = w.row.form(form)
+        ids: list[str] = []
+        pos = 0
+        voice = w.rng.randrange(2)
+        while pos < 12:
+            size = min(w.rng.choice((1, 2, 3, 3, 4)), 12 - pos)
+            ioi = w.ioi()
+            for p in w.rng.sample(range(pos, pos + size), size):
+                ids.append(w.note(voice, onset, ioi, pcs[p], (form, p), spread=True))
+            onset += ioi
+            pos += size
+        w.statements.append((form, ids))
+    return w.done("chords")
+
+
+def repeats(seed: int, statements: int = 8, voices: int = 2) -> Synth:
+    """Repeated notes and two-note tremolos inside statements, one row per voice."""
+    w = _Writer(random.Random(seed), _row(seed), voices)
+    for v in range(voices):
+        onset = Fraction(w.rng.randrange(4), 2)
+        for _ in range(statements):
+            form = w.form()
+            pcs = w.row.form(form)
+            ids: list[str] = []
+            pos = 0
+            while pos < 12:
+                ioi = w.ioi()
+                ids.append(w.note(v, onset, ioi, pcs[pos], (form, pos)))
+                onset += ioi
+                roll = w.rng.random()
+                if roll < 0.2:  # repeated note
+                    for _ in range(w.rng.randint(1, 3)):
+                        w.note(v, onset, Fraction(1, 4), pcs[pos], (form, pos))
+                        onset += Fraction(1, 4)
+                elif roll < 0.3 and pos < 11:  # tremolo between this position and the next
+                    for _ in range(w.rng.randint(2, 3)):
+                        for q in (pos + 1, pos):
+                            w.note(v, onset, Fraction(1, 8), pcs[q], (form, q))
+                            onset += Fraction(1, 8)
+                pos += 1
+            w.statements.append((form, ids))
+    return w.done("repeats")
+
+
+def elided(seed: int, statements: int = 16) -> Synth:
+    """Consecutive statements that share notes: the last notes of one begin the next."""
+    w = _Writer(random.Random(seed), _row(seed), 2)
+    onset = Fraction(0)
+    form = w.form()
+    carried: list[str] = []
+    forms = w.row.forms()
+    for _ in range(statements):
+        pcs = forms[form]
+        ids = list(carried)
+        for pos in range(len(carried), 12):
+            ioi = w.ioi()
+            ids.append(w.note(w.rng.randrange(2), onset, ioi, pcs[pos], (form, pos)))
+            onset += ioi
+        w.statements.append((form, ids))
+        m = w.rng.choice((1, 2, 2, 3))
+        options = []
+        while m and not options:
+            options = [f for f, seq in forms.items() if seq[:m] == pcs[12 - m:]]
+            m -= 0 if options else 1
+        if not options:
+            form, carried = w.form(), []
+            continue
+        nxt = w.rng.choice(options)
+        carried = ids[12 - m:]
+        for k, eid in enumerate(carried):
+            w.truth[eid].add((nxt, k))
+        form = nxt
+    return w.done("elided")
+
+
+def wrong_notes(seed: int, rate: float = 0.02, base: Callable[[int], Synth] | None = None) -> Synth:
+    """A clean texture with ``rate`` of its notes changed to another pitch class."""
+    synth = (base or (lambda s: row_per_voice(s, statements=8, voices=3)))(seed)
+    rng = random.Random(seed * 7919 + 1)
+    events = list(synth.piece.events)
+    count = max(1, round(rate * len(events)))
+    for i in rng.sample(range(len(events)), count):
+        e = events[i]
+        shift = rng.randint(1, 11)
+        events[i] = e.copy(midi=e.midi + shift if e.midi + shift <= 100 else e.midi + shift - 12)
+        synth.truth[e.id] = set()
+        synth.wrong.add(e.id)
+    synth.piece = synth.piece.with_events(events)
+    synth.family = "wrong_notes"
+    return synth
+
+
+def _row(seed: int) -> Row:
+    pcs = list(range(12))
+    random.Random(seed * 31 + 7).shuffle(pcs)
+    return Row(tuple(pcs))
+
+
+FAMILIES: dict[str, Callable[[int], Synth]] = {
+    "one_voice": one_voice,
+    "row_per_voice": row_per_voice,
+    "distributed": distributed,
+    "concurrent": concurrent,
+    "chords": chords,
+    "repeats": repeats,
+    "elided": elided,
+    "wrong_notes": wrong_notes,
+}
+CLEAN = tuple(f for f in FAMILIES if f != "wrong_notes")
+
+
+def large(seed: int, notes: int = 5000) -> Synth:
+    """A long piece (about ``notes`` notes): four voices, one row per voice."""
+    return row_per_voice(seed, statements=max(1, notes // 48), voices=4)
+
+
+@dataclass
+class Score:
+    """Accuracy of one analysis against the truth."""
+
+    notes: int
+    correct: int
+    statements: int
+    recalled: int
+    wrong: int
+    wrong_unexplained: int
+
+    @property
+    def accuracy(self) -> float:
+        """Share of clean notes labelled with their true form (or an alias) and position."""
+        return self.correct / self.notes if self.notes else 1.0
+
+    @property
+    def recall(self) -> float:
+        """Share of written statements found (same form class, at least 10 of their notes)."""
+        return self.recalled / self.statements if self.statements else 1.0
+
+    @property
+    def wrong_reported(self) -> float:
+        """Share of wrong notes left unexplained."""
+        return self.wrong_unexplained / self.wrong if self.wrong else 1.0
+
+
+def score(synth: Synth, analysis: object) -> Score:
+    """Compare an :class:`~serialkit.core.analysis.Analysis` with the truth."""
+    row = synth.row
+    forms = row.forms()
+    tags = analysis.tags  # type: ignore[attr-defined]
+    correct = notes = 0
+    for eid, labels in synth.truth.items():
+        if eid in synth.wrong:
+            continue
+        notes += 1
+        tag = tags.get(eid)
+        if tag is not None and any(
+            forms[tag.form] == forms[f] and tag.position == p for f, p in labels
+        ):
+            correct += 1
+    recalled = 0
+    found = [(forms[s.form], set(s.event_ids) - {None}) for s in analysis.statements]  # type: ignore[attr-defined]
+    for form, ids in synth.statements:
+        clean = set(ids) - synth.wrong
+        if any(seq == forms[form] and len(clean & got) >= min(10, len(clean)) for seq, got in found):
+            recalled += 1
+    wrong_unexplained = sum(1 for eid in synth.wrong if tags.get(eid) is None)
+    return Score(notes, correct, len(synth.statements), recalled, len(synth.wrong), wrong_unexplained)
