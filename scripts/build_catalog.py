@@ -111,10 +111,12 @@ def repertoire_entries(data: dict[str, Any]) -> tuple[list[dict[str, Any]], list
     for key, item in data.items():
         original = int(item["Original"])
         try:
-            row = Row(tuple((p + original) % 12 for p in item["P0"]))
+            Row(tuple(item["P0"]))
         except RowError as exc:
-            excluded.append({"key": key, "collection": "repertoire", "reason": str(exc)})
+            reason = f"not a twelve-tone row: its P0 {item['P0']}: {exc}"
+            excluded.append({"key": key, "collection": "repertoire", "reason": reason})
             continue
+        row = Row(tuple((p + original) % 12 for p in item["P0"]))
         flags = []
         if item.get("NumPitches") != 12:
             flags.append("num-pitches-field-missing")
