@@ -93,6 +93,25 @@ def combinatoriality_data(row: Row, convention: Convention, flats: bool = False)
     }
 
 
+def invariants_data(
+    row: Row, convention: Convention, size: int, of: str = "P0", flats: bool = False
+) -> list[dict[str, Any]]:
+    """Invariant segments between ``of`` and each distinct form, as JSON records."""
+    source = row.form(of, convention)
+    records = []
+    for label in row.distinct_forms(convention):
+        found = row.invariant_segments(label, size, convention, of)
+        records.append({
+            "label": label.label,
+            "segments": [
+                {"start": i, "start_in_form": j, "pcs": list(source[i : i + size]),
+                 "names": _names(source[i : i + size], flats)}
+                for i, j, _ in found
+            ],
+        })
+    return records
+
+
 def show_data(row: Row, convention: Convention, flats: bool = False) -> dict[str, Any]:
     """Everything ``row show`` prints, as JSON."""
     entry = _entry(row)
@@ -231,6 +250,31 @@ def register(cli: click.Group) -> None:
             echo_json({"pcs": list(row.pcs), "convention": convention, **data})
             return
         _echo_combinatoriality(row, convention, flats)
+
+    @row_group.command(name="invariants")
+    @_options
+    @click.option("--size", type=click.IntRange(1, 12), default=3, show_default=True,
+                  help="Segment size (consecutive pitch classes).")
+    @click.option("--of", "of", default="P0", show_default=True, help="The form whose segments to follow.")
+    def invariants(
+        spec: tuple[str, ...], convention: Convention, as_json: bool, flats: bool, size: int,
+        of: str,
+    ) -> None:
+        """List, for each distinct form, the segments of --of whose content it keeps together."""
+        row = _row(spec)
+        records = invariants_data(row, convention, size, of, flats)
+        if as_json:
+            echo_json({"pcs": list(row.pcs), "convention": convention, "size": size, "of": of,
+                       "forms": records})
+            return
+        click.echo(f"segments of {size} consecutive pitch classes of {of} kept together by each form")
+        for record in records:
+            if record["segments"]:
+                parts = ", ".join(
+                    f"{{{' '.join(seg['names'])}}} {seg['start']}->{seg['start_in_form']}"
+                    for seg in record["segments"]
+                )
+                click.echo(f"{record['label']:<5}{len(record['segments']):>2}  {parts}")
 
     @row_group.command(name="identify")
     @_options

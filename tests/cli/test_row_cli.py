@@ -86,6 +86,21 @@ def test_combinatoriality() -> None:
     assert "I-combinatorial  I3" in text and "semi-combinatorial" in text
 
 
+def test_invariants() -> None:
+    data = json.loads(run("invariants", "webern-op24", "--size", "3", "--json").output)
+    by_label = {f["label"]: f["segments"] for f in data["forms"]}
+    assert len(by_label) == 48 and len(by_label["R0"]) == 10 and len(by_label["P0"]) == 10
+    row = Row.parse("webern-op24")
+    for label, segments in by_label.items():
+        for seg in segments:  # each segment of P0 reappears, as a set, at its place in the form
+            assert seg["pcs"] == list(row.pcs[seg["start"] : seg["start"] + 3])
+            j = seg["start_in_form"]
+            assert set(row.form(label)[j : j + 3]) == set(seg["pcs"])
+    text = run("invariants", "webern-op24", "--size", "6").output
+    assert text.splitlines()[1].startswith("P0") and run(
+        "invariants", "webern-op24", "--size", "13").exit_code == 2
+
+
 def test_identify_names_rows_and_forms() -> None:
     result = run("identify", "F G# G F# A# A D# E C C# D B")
     assert result.exit_code == 0
