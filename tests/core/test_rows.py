@@ -341,3 +341,11 @@ def test_invariant_segments_are_sound_and_complete(row: Row, other: RowForm, siz
         if set(row.pcs[i : i + size]) == set(target[j : j + size])
     ]
     assert found == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows, st.booleans())
+def test_spelling_round_trips(row: Row, flats: bool) -> None:
+    assert Row.parse(row.names(flats)) == row
+    assert Row.parse(", ".join(str(p) for p in row.pcs)) == row
+    assert Row.parse("".join("0123456789TE"[p] for p in row.pcs)) == row
