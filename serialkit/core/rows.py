@@ -154,9 +154,9 @@ class Row:
                 return cls(tuple(_numeral_at(t, i) for i, t in enumerate(tokens)))
             return cls(tuple(_note_at(t, i) for i, t in enumerate(tokens)))
         except RowError as exc:
-            if any(_is_note_name(t) or is_integer_token(t) for t in tokens[:1]):
+            if _is_note_name(tokens[0]) or is_integer_token(tokens[0]):
                 raise
-            try:
+            try:  # several words that are not pitch classes: perhaps "Webern Op. 21"
                 return _catalog_row(text)
             except RowError:
                 raise exc from None
