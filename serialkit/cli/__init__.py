@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "serialkit.cli.eval",
     "serialkit.cli.panel",
     "serialkit.cli.convert",
+    "serialkit.cli.annotate",
 )
 
 
