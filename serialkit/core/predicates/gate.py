@@ -63,7 +63,11 @@ def gate(
     row: Row | None = None,
 ) -> Verdict:
     """Run the predicates and return the strict and relaxed verdicts together."""
-    wanted = tuple(c for c in CODES if c in set(codes))
+    asked = set(codes)
+    unknown = sorted(asked - set(CODES))
+    if unknown:
+        raise PieceError(f"unknown predicate code(s) {', '.join(unknown)} (known: {', '.join(CODES)})")
+    wanted = tuple(c for c in CODES if c in asked)
     cols = Columns(piece)
     notes: list[str] = []
     the_row = row if row is not None else piece.row

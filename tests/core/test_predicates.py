@@ -1,0 +1,428 @@
+"""Hard predicates: the sweep agrees with naive checks, ORDER's allowances, the gate's two modes."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from fractions import Fraction
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from serialkit.core.errors import PieceError
+from serialkit.core.piece import (
+    Blueprint,
+    BlueprintEntry,
+    Event,
+    Piece,
+    Section,
+    Tag,
+    TimeSignature,
+    Voice,
+)
+from serialkit.core.predicates import (
+    CODES,
+    Columns,
+    Rules,
+    Verdict,
+    Violation,
+    check_collisions,
+    check_crossings,
+    check_order,
+    check_pc,
+    check_range,
+    check_row,
+    check_schedule,
+    collision_pairs,
+    crossed_noteheads,
+    gate,
+    naive_collision_pairs,
+    tagged_statements,
+)
+from serialkit.core.rows import ALL_FORMS, Row, RowForm
+from tests.strategies import row_statement_pieces, rows
+
+MICRO = Fraction(1, 1_000_000)
+ROW = Row((9, 6, 7, 8, 4, 5, 11, 10, 2, 1, 0, 3))  # Webern Op. 21: symmetric, 24 distinct forms
+
+# -- strategies -------------------------------------------------------------------------------
+
+times = st.sampled_from(
+    [Fraction(0), Fraction(1, 3), Fraction(1, 2), Fraction(1), Fraction(5, 4), Fraction(2), Fraction(7, 3)]
+)
+nudges = st.sampled_from([Fraction(0), MICRO, -MICRO, Fraction(1, 5)])
+lengths = st.sampled_from([Fraction(0), MICRO, Fraction(1, 6), Fraction(1, 2), Fraction(1), Fraction(3, 2)])
+
+
+@st.composite
+def loose_pieces(draw: st.DrawFn, max_events: int = 40) -> Piece:
+    """Untagged events on a coarse grid nudged by 1/1,000,000 so intervals touch, just overlap or
+    just miss; few pitch classes, so collisions are common; grace notes included."""
+    n_voices = draw(st.integers(1, 4))
+    count = draw(st.integers(0, max_events))
+    events = []
+    for k in range(count):
+        onset = max(Fraction(0), draw(times) + draw(nudges))
+        duration = draw(lengths)
+        v = draw(st.integers(0, n_voices - 1))
+        midi = draw(st.sampled_from([60, 61, 72, 48, 67]))
+        events.append(Event(f"e{k}", f"v{v}", onset, duration, midi, grace=duration == 0))
+    voices = tuple(Voice(f"v{v}") for v in range(n_voices))
+    return Piece(tuple(events), voices=voices)
+
+
+@st.composite
+def chained_pairs(draw: st.DrawFn) -> tuple[Piece, Fraction]:
+    """Two same-pitch-class notes in different voices; the second starts ``gap`` after the first
+    ends (negative gap = overlap)."""
+    onset = draw(times)
+    first = draw(lengths.filter(bool))
+    gap = draw(st.sampled_from([Fraction(0), -MICRO, MICRO, -Fraction(1, 3)]))
+    second_onset = onset + first + gap
+    assume(second_onset >= 0)
+    second = draw(st.sampled_from([Fraction(1), Fraction(1, 2)]))
+    piece = Piece(
+        (
+            Event("a", "v1", onset, first, 62),
+            Event("b", "v2", second_onset, second, 74),
+        )
+    )
+    return piece, gap
+
+
+def _ids(piece: Piece, pairs: list[tuple[int, int]]) -> set[tuple[str, str]]:
+    ids = [e.id for e in piece.events]
+    return {(min(ids[a], ids[b]), max(ids[a], ids[b])) for a, b in pairs}
+
+
+# -- COLL -------------------------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(loose_pieces(), st.sampled_from([Fraction(0), MICRO, Fraction(1, 6), Fraction(1, 3)]))
+def test_sweep_collisions_agree_with_naive_pairwise(piece: Piece, tolerance: Fraction) -> None:
+    assert _ids(piece, collision_pairs(piece, tolerance)) == naive_collision_pairs(piece, tolerance)
+
+
+@settings(max_examples=60, deadline=None)
+@given(chained_pairs())
+def test_touching_never_collides_and_a_millionth_overlap_does(case: tuple[Piece, Fraction]) -> None:
+    piece, gap = case
+    found = check_collisions(piece)
+    assert bool(found) == (gap < 0)
+    if found:
+        assert set(found[0].event_ids) == {"a", "b"}
+        assert found[0].code == "COLL"
+
+
+def test_tolerance_is_exclusive_and_exact() -> None:
+    piece = Piece((Event("a", "v1", 0, 1, 60), Event("b", "v2", Fraction(7, 8), 1, 72)))
+    assert check_collisions(piece, Fraction(1, 8)) == []  # overlap exactly 1/8: allowed
+    assert len(check_collisions(piece, Fraction(1, 8) - MICRO)) == 1
+    assert len(check_collisions(piece)) == 1
+
+
+def test_same_voice_and_other_pitch_classes_do_not_collide() -> None:
+    piece = Piece(
+        (
+            Event("a", "v1", 0, 2, 60),
+            Event("b", "v1", 1, 2, 72),  # same voice, octave doubling
+            Event("c", "v2", 1, 2, 61),  # other pitch class
+        )
+    )
+    assert check_collisions(piece) == []
+
+
+def test_collision_message_and_location_name_bar_and_beat() -> None:
+    piece = Piece(
+        (Event("a", "v1", 4, 2, 60), Event("b", "v2", Fraction(11, 2), 1, 48)),
+        time_signatures=(TimeSignature(4, 4),),
+    )
+    (v,) = check_collisions(piece)
+    assert v.location == "voice v2, bar 2, beat 5/2"
+    assert "C" in v.message and "overlap 1/2" in v.message
+
+
+# -- ORDER ------------------------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(row_statement_pieces())
+def test_order_accepts_every_correct_statement(piece: Piece) -> None:
+    assert check_order(piece) == []
+    assert check_row(piece) == []
+
+
+def _statement(form: RowForm, row: Row, positions: list[int], midis: dict[int, int] | None = None) -> Piece:
+    pcs = row.form(form)
+    events = []
+    for k, q in enumerate(positions):
+        midi = (midis or {}).get(k, 60 + pcs[q])
+        events.append(Event(f"e{k}", "v1", Fraction(k, 2), Fraction(1, 2), midi, tag=Tag(form, q, "s1")))
+    return Piece(tuple(events), row=row)
+
+
+@settings(max_examples=120, deadline=None)
+@given(rows, st.sampled_from(ALL_FORMS), st.data())
+def test_order_rejects_every_premature_recurrence(row: Row, form: RowForm, data: st.DataObject) -> None:
+    j = data.draw(st.integers(1, 10), label="reached")
+    k = data.draw(st.integers(0, j), label="recurring")
+    positions = list(range(j + 1)) + [k] + list(range(j + 1, 12))
+    piece = _statement(form, row, positions)
+    rules = data.draw(st.sampled_from([Rules(), Rules(immediate_repeats=True), Rules(oscillation_window=1)]))
+    found = {v.event_ids[0] for v in check_order(piece, rules)}
+    allowed = (k == j and rules.immediate_repeats) or (k == j - 1 and rules.oscillation_window >= 1)
+    assert (f"e{j + 1}" in found) != allowed
+    assert found <= {f"e{j + 1}"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows, st.sampled_from(ALL_FORMS), st.integers(0, 10), st.integers(1, 11))
+def test_a_wrong_pitch_repeating_an_earlier_pitch_class_is_a_recurrence(
+    row: Row, form: RowForm, earlier: int, later: int
+) -> None:
+    assume(earlier < later)
+    pcs = row.form(form)
+    piece = _statement(form, row, list(range(12)), {later: 60 + pcs[earlier]})
+    assert [v.event_ids for v in check_order(piece)] == [(f"e{later}",)]
+    assert [v.event_ids for v in check_row(piece)] == [(f"e{later}",)]
+
+
+def test_gaps_are_not_order_violations() -> None:
+    piece = _statement(RowForm("P", 0), ROW, [0, 1, 4, 5, 11])
+    assert check_order(piece) == []
+
+
+def test_late_note_is_an_order_violation() -> None:
+    piece = _statement(RowForm("P", 0), ROW, [0, 1, 3, 2, 4])
+    (v,) = check_order(piece)
+    assert v.event_ids == ("e3",) and "must advance" in v.message
+
+
+def test_oscillation_window_counts_extra_notes() -> None:
+    form = RowForm("I", 4)
+    positions = [0, 1, 2, 3, 2, 3, 2, 4, 5]  # three extra notes alternating positions 2 and 3
+    piece = _statement(form, ROW, positions)
+    assert len(check_order(piece, Rules(oscillation_window=3))) == 0
+    (v,) = check_order(piece, Rules(oscillation_window=2))
+    assert v.event_ids == ("e6",) and "oscillation" in v.message
+    assert len(check_order(piece)) == 3  # not declared: every return is a violation
+
+
+def test_immediate_repeat_must_be_the_same_note() -> None:
+    form = RowForm("P", 0)
+    pcs = ROW.form(form)
+    same = _statement(form, ROW, [0, 1, 1, 2])
+    octave = _statement(form, ROW, [0, 1, 1, 2], {2: 72 + pcs[1]})
+    assert check_order(same, Rules(immediate_repeats=True)) == []
+    assert len(check_order(same)) == 1
+    assert len(check_order(octave, Rules(immediate_repeats=True))) == 1
+
+
+def test_implicit_statements_split_on_form_change_and_completion() -> None:
+    events = []
+    t = Fraction(0)
+    for s, label in enumerate(["P0", "P0", "RI3"]):
+        form = RowForm.parse(label)
+        for q, pc in enumerate(ROW.form(form)):
+            events.append(Event(f"{s}-{q}", "v1", t, Fraction(1, 2), 60 + pc, tag=Tag(form, q)))
+            t += Fraction(1, 2)
+    piece = Piece(tuple(events), row=ROW)
+    stmts = tagged_statements(piece)
+    assert [len(s.indices) for s in stmts] == [12, 12, 12]
+    assert check_order(piece) == []
+    # ids that cut one statement into singletons hide a recurrence; without ids it shows
+    cheat = piece.with_events(e.copy(tag=Tag(e.tag.form, e.tag.position, e.id)) for e in events[:6])
+    cheat = cheat.with_events(cheat.events + (events[2].copy(id="again", onset=Fraction(3)),))
+    assert check_order(cheat) == []
+    assert [v.event_ids for v in check_order(cheat, statements=tagged_statements(cheat, use_ids=False))] == [("again",)]
+
+
+# -- ROW, PC, RANGE, CROSS, SCHED -------------------------------------------------------------
+
+
+def test_row_uses_the_piece_convention() -> None:
+    form = RowForm("P", 9)  # absolute P9 on A = relative P0 of this row
+    events = tuple(
+        Event(f"e{q}", "v1", q, 1, 60 + pc, tag=Tag(form, q)) for q, pc in enumerate(ROW.form("P0"))
+    )
+    assert check_row(Piece(events, row=ROW, convention="absolute")) == []
+    assert len(check_row(Piece(events, row=ROW))) == 12 - sum(
+        a == b for a, b in zip(ROW.form("P0"), ROW.form("P9"), strict=True)
+    )
+    assert check_row(Piece(events)) == []  # no row: nothing to check
+
+
+def test_pc_claims_must_match_midi_and_tag() -> None:
+    tag = Tag(RowForm("P", 0), 0)
+    piece = Piece(
+        (
+            Event("ok", "v1", 0, 1, 69, tag=tag, claimed_pc=9),
+            Event("midi", "v1", 1, 1, 70, claimed_pc=9),
+            Event("tag", "v1", 2, 1, 70, tag=tag, claimed_pc=10),
+        ),
+        row=ROW,
+    )
+    assert [v.event_ids for v in check_pc(piece)] == [("midi",), ("tag",)]
+
+
+def test_range_is_inclusive() -> None:
+    voices = (Voice("v1", low=60, high=72), Voice("v2"))
+    piece = Piece(
+        (Event("lo", "v1", 0, 1, 60), Event("hi", "v1", 1, 1, 72), Event("out", "v1", 2, 1, 73),
+         Event("free", "v2", 0, 1, 5)),
+        voices=voices,
+    )
+    (v,) = check_range(piece)
+    assert v.event_ids == ("out",) and "above" in v.message
+
+
+def _naive_crossed(piece: Piece) -> set[str]:
+    order = {v: k for k, v in enumerate(piece.voice_ids)}
+    out = set()
+    for e in piece.events:
+        if e.duration == 0:
+            continue
+        for f in piece.events:
+            if f.duration == 0 or not (f.onset <= e.onset < f.end) or f.voice == e.voice:
+                continue
+            below = order[f.voice] > order[e.voice]
+            if (below and f.midi > e.midi) or (not below and f.midi < e.midi):
+                out.add(e.id)
+    return out
+
+
+@settings(max_examples=120, deadline=None)
+@given(loose_pieces(max_events=30))
+def test_crossings_agree_with_naive_definition(piece: Piece) -> None:
+    crossed, judged = crossed_noteheads(piece)
+    assert {piece.events[i].id for i in crossed} == _naive_crossed(piece)
+    assert judged == sum(1 for e in piece.events if e.duration > 0)
+
+
+def test_crossing_share_limit() -> None:
+    voices = (Voice("up"), Voice("down"))
+    events = [Event(f"u{k}", "up", k, 1, 72) for k in range(10)]
+    events += [Event(f"d{k}", "down", k, 1, 60 if k else 74) for k in range(10)]
+    piece = Piece(tuple(events), voices=voices)
+    crossed, judged = crossed_noteheads(piece)
+    assert judged == 20 and len(crossed) == 2  # u0 below d0, d0 above u0
+    assert check_crossings(piece, Fraction(1, 10)) == []
+    (v,) = check_crossings(piece, Fraction(1, 20))
+    assert set(v.event_ids) == {"u0", "d0"}
+
+
+def _scheduled_piece(plan: dict[str, list[str]], sung: dict[str, list[str]]) -> Piece:
+    events = []
+    for voice, labels in sung.items():
+        t = Fraction(0)
+        for s, label in enumerate(labels):
+            form = RowForm.parse(label)
+            for q, pc in enumerate(ROW.form(form)):
+                events.append(
+                    Event(f"{voice}{s}-{q}", voice, t, 1, 60 + pc, section="A", tag=Tag(form, q, f"{voice}.{s}"))
+                )
+                t += 1
+    entries = tuple(BlueprintEntry("A", v, tuple(RowForm.parse(f) for f in fs)) for v, fs in plan.items())
+    return Piece(tuple(events), row=ROW, blueprint=Blueprint(entries), sections=(Section("A", Fraction(0), Fraction(100)),))
+
+
+def test_schedule_follows_each_voice_statement_sequence() -> None:
+    plan = {"v1": ["P0", "I3"], "v2": ["R5"]}
+    assert check_schedule(_scheduled_piece(plan, {"v1": ["P0", "I3"], "v2": ["R5"]})) == []
+    swapped = check_schedule(_scheduled_piece(plan, {"v1": ["I3", "P0"], "v2": ["R5"]}))
+    assert len(swapped) == 24 and all(v.code == "SCHED" for v in swapped)
+    extra = check_schedule(_scheduled_piece(plan, {"v1": ["P0", "I3"], "v2": ["R5", "R5"]}))
+    assert len(extra) == 12 and "beyond" in extra[0].message
+
+
+def test_schedule_accepts_an_alias_of_a_symmetric_row() -> None:
+    alias = ROW.aliases("P0")[0]
+    assert check_schedule(_scheduled_piece({"v1": ["P0"]}, {"v1": [alias.label]})) == []
+
+
+# -- gate ---------------------------------------------------------------------------------------
+
+
+@st.composite
+def scheduled_pieces(draw: st.DrawFn) -> Piece:
+    piece = draw(row_statement_pieces(max_voices=3, max_statements=2))
+    forms = st.sampled_from(ALL_FORMS)
+    entries = tuple(
+        BlueprintEntry("S", v, tuple(draw(st.lists(forms, min_size=0, max_size=2)))) for v in piece.voice_ids
+    )
+    events = list(piece.events)
+    if events and draw(st.booleans()):
+        k = draw(st.integers(0, len(events) - 1))
+        events[k] = events[k].copy(midi=events[k].midi + 1)  # a wrong note
+    return piece.copy(
+        events=tuple(e.copy(section="S") for e in events), blueprint=Blueprint(entries)
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scheduled_pieces())
+def test_gate_strict_implies_relaxed_and_relaxed_ignores_only_sched(piece: Piece) -> None:
+    verdict = gate(piece)
+    assert not verdict.strict or verdict.relaxed
+    assert verdict.relaxed == all(v.code == "SCHED" for v in verdict.violations)
+    assert verdict.strict == (verdict.violations == ())
+    assert sum(verdict.counts().values()) == len(verdict.violations)
+
+
+def test_gate_reports_both_modes_and_notes() -> None:
+    piece = _scheduled_piece({"v1": ["I3"]}, {"v1": ["P0"]})
+    verdict = gate(piece)
+    assert (verdict.strict, verdict.relaxed) == (False, True)
+    assert verdict.passed("relaxed") and not verdict.passed("strict")
+    data = verdict.to_dict()
+    assert data["counts"]["SCHED"] == 12 and data["strict"] is False and data["relaxed"] is True
+    untagged = gate(Piece((Event("a", "v1", 0, 1, 60),)))
+    assert untagged.strict and any("no event carries" in n for n in untagged.notes)
+    with pytest.raises(PieceError):
+        gate(piece, codes=["NOPE"])
+
+
+def test_columns_ticks_are_exact_over_mixed_denominators() -> None:
+    piece = Piece(
+        (Event("a", "v1", Fraction(1, 3), Fraction(1, 5), 60), Event("b", "v2", MICRO, Fraction(2, 7), 61))
+    )
+    cols = Columns(piece)
+    for k, e in enumerate(piece.events):
+        assert Fraction(cols.start[k], cols.scale) == e.onset
+        assert Fraction(cols.end[k], cols.scale) == e.end
+
+
+# -- values -------------------------------------------------------------------------------------
+
+
+def test_values_are_frozen_slotted_and_serialisable() -> None:
+    v = Violation("ROW", ["a"], "message", "voice v1, bar 1, beat 1")  # type: ignore[arg-type]
+    assert v.event_ids == ("a",) and hash(v) == hash(Violation.from_dict(v.to_dict()))
+    for value in (v, Rules(), Verdict(())):
+        assert not hasattr(value, "__dict__")
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(value, dataclasses.fields(value)[0].name, "X")
+    assert set(Verdict(()).counts()) == set(CODES)
+    assert Rules(tolerance=1).tolerance == Fraction(1)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"tolerance": 0.125}, {"tolerance": -1}, {"oscillation_window": -1}, {"max_crossing_share": 2}],
+)
+def test_rules_reject_bad_values(kwargs: dict[str, object]) -> None:
+    with pytest.raises(PieceError):
+        Rules(**kwargs)  # type: ignore[arg-type]
+
+
+def test_predicates_stay_pure() -> None:
+    code = (
+        "import sys, serialkit.core.predicates, serialkit.core.piece; "
+        "bad = [m for m in ('music21', 'lxml', 'verovio', 'openai', 'click', 'jsonschema', 'pluggy') "
+        "if m in sys.modules]; print(','.join(bad))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
