@@ -81,10 +81,8 @@ def marks_for(
     cert_data, cert_where = _json(certificate, "certificate")
     if report_data is None and row is not None:
         report_data, report_where = _check(score_path, row, convention), f"check of {score_path}"
-    marks = build_marks(report_data, None, report_where)
-    if cert_data is not None:
-        with_cert = build_marks(report_data, cert_data, cert_where)
-        marks = Marks(with_cert.notes, marks.findings, marks.facts)
+    where = cert_where if cert_data is not None else report_where
+    marks = build_marks(report_data, cert_data, where)
     return marks
 
 
@@ -110,7 +108,7 @@ def engrave_pages(
     """Engrave and decorate every page; return the SVG pages and, per page, the labelled ids."""
     marks = marks if marks is not None and not blind else Marks()
     source = read_source(score_path)
-    data = prepare(source, marks.notes, blind)
+    data = prepare(source, blind)
     options = verovio_options(scale, page_width, blind, labelled=marks.labelled > 0)
     pages = engrave(data, options, str(score_path))
     if blind:

@@ -12,7 +12,6 @@ from typing import Any
 from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
-from serialkit.render.marks import NoteMark
 
 MEI_NS = "http://www.music-encoding.org/ns/mei"
 XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
@@ -22,20 +21,19 @@ LABEL_RE = re.compile(r"^\s*(?:P|I|R|RI)\d{1,2}\s*:\s*\d{1,2}\b")
 #: Verovio options every render uses; ``scale`` and ``pageWidth`` come from the caller.
 BASE_OPTIONS: dict[str, Any] = {
     "xmlIdSeed": 1,
-    "svgAdditionalAttribute": ["fing@startid"],
-    "fingeringScale": 0.6,
+    "svgFormatRaw": True,
     "footer": "none",
     "breaks": "auto",
 }
 _MXL_SKIP = ("META-INF/",)
-_NOTATIONS_BEFORE = ("lyric", "play", "listen")
 
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """A parsed score: its kind (``musicxml`` or ``mei``), XML root and file path."""
+    """A parsed score: its kind (``musicxml`` or ``mei``), bytes, XML root and file path."""
 
     kind: str
+    data: bytes
     root: Any
     path: Path
 
@@ -64,9 +62,9 @@ def read_source(path: str | Path) -> Source:
         raise ScoreReadError(f"{p}{where}: not well-formed XML ({exc.msg})") from exc
     tag = etree.QName(root).localname
     if tag in ("score-partwise", "score-timewise"):
-        return Source("musicxml", root, p)
+        return Source("musicxml", data, root, p)
     if tag in ("mei", "music") and (etree.QName(root).namespace in (MEI_NS, None)):
-        return Source("mei", root, p)
+        return Source("mei", data, root, p)
     raise ScoreReadError(f"{p}: root element <{tag}> is neither MusicXML nor MEI")
 
 
@@ -105,55 +103,15 @@ def note_ids(source: Source) -> set[str]:
     return {n.get(XML_ID) for n in source.root.iter(f"{{{MEI_NS}}}note") if n.get(XML_ID)}
 
 
-def prepare(source: Source, marks: Mapping[str, NoteMark], blind: bool) -> str:
-    """The XML text verovio loads: label fingerings added, or everything revealing stripped."""
-    root = source.root
-    if blind:
-        (_blind_musicxml if source.kind == "musicxml" else _blind_mei)(root)
-    elif source.kind == "musicxml":
-        _label_musicxml(root, marks)
-    else:
-        _label_mei(root, marks)
-    return str(etree.tostring(root, encoding="unicode"))
-
-
-def _label_musicxml(root: Any, marks: Mapping[str, NoteMark]) -> None:
-    for note in root.iter("note"):
-        nid = note.get("id")
-        mark = marks.get(nid) if nid else None
-        text = mark.text if mark is not None else None
-        if not text:
-            continue
-        notations = note.find("notations")
-        if notations is None:
-            notations = etree.Element("notations")
-            anchor = next((c for c in note if c.tag in _NOTATIONS_BEFORE), None)
-            if anchor is None:
-                note.append(notations)
-            else:
-                anchor.addprevious(notations)
-        technical = notations.find("technical")
-        if technical is None:
-            technical = etree.SubElement(notations, "technical")
-        etree.SubElement(technical, "fingering").text = text
-
-
-def _label_mei(root: Any, marks: Mapping[str, NoteMark]) -> None:
-    note_tag, measure_tag, staff_tag = (f"{{{MEI_NS}}}{t}" for t in ("note", "measure", "staff"))
-    for note in list(root.iter(note_tag)):
-        nid = note.get(XML_ID)
-        mark = marks.get(nid) if nid else None
-        text = mark.text if mark is not None else None
-        if not text:
-            continue
-        measure = next(note.iterancestors(measure_tag), None)
-        staff = next(note.iterancestors(staff_tag), None)
-        if measure is None:
-            continue
-        fing = etree.SubElement(measure, f"{{{MEI_NS}}}fing", startid=f"#{nid}")
-        if staff is not None and staff.get("n"):
-            fing.set("staff", str(staff.get("n")))
-        fing.text = text
+def prepare(source: Source, blind: bool) -> str:
+    """The XML text verovio loads: the source as is, or stripped of everything revealing."""
+    if not blind:
+        try:
+            return source.data.decode("utf-8")
+        except UnicodeDecodeError:
+            return str(etree.tostring(source.root, encoding="unicode"))
+    (_blind_musicxml if source.kind == "musicxml" else _blind_mei)(source.root)
+    return str(etree.tostring(source.root, encoding="unicode"))
 
 
 def _looks_like_label(el: Any) -> bool:
@@ -209,11 +167,10 @@ def verovio_options(scale: int, page_width: int, blind: bool, labelled: bool) ->
     options = dict(BASE_OPTIONS, scale=scale, pageWidth=page_width)
     if blind:
         options["header"] = "none"
-        options["svgAdditionalAttribute"] = []
     if labelled:
-        # Room for a second row of staggered labels between staves.
+        # Room between staves for the label rows laid out on the SVG (serialkit.render.labels).
         options["spacingStaff"] = 16
-        options["spacingSystem"] = 8
+        options["spacingSystem"] = 10
     return options
 
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from lxml import etree
 
+from serialkit.render.labels import LabelRequest, place_labels
 from serialkit.render.legend import add_legend
-from serialkit.render.marks import VIOLATION_COLOR, Marks, NoteMark
+from serialkit.render.marks import VIOLATION_COLOR, Marks
 
 SVG = "{http://www.w3.org/2000/svg}"
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
@@ -18,6 +19,9 @@ _TRANSLATE = re.compile(r"translate\(\s*(-?[\d.]+)[ ,]+(-?[\d.]+)\s*\)(?:\s*scal
 #: Notehead widths in font units (SMuFL, Leipzig), by glyph code; 250 units = 1 staff space.
 _HEAD_WIDTH = {"E0A0": 500.0, "E0A2": 422.0, "E0A3": 295.0, "E0A4": 295.0}
 _BOXED_CODES = ("COLL",)
+_XNS = {"s": "http://www.w3.org/2000/svg"}
+_NOTES = etree.XPath(".//s:g[@class='note' or starts-with(@class, 'note ')]", namespaces=_XNS)
+_MARGIN = etree.XPath(".//s:g[@class='page-margin']", namespaces=_XNS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,86 +80,40 @@ def decorate(svg_text: str, marks: Marks, first_page: bool) -> tuple[str, PageIn
     notes = marks.notes
     heads: dict[str, Head] = {}
     marked: list[str] = []
-    fings: list[tuple[Any, NoteMark]] = []
-    margin = None
-    for g in root.iter(f"{SVG}g"):
-        cls = g.get("class", "")
-        if cls == "note" or cls.startswith("note "):
-            nid = g.get("id")
-            mark = notes.get(nid) if nid else None
-            if mark is None:
-                continue
-            marked.append(mark.id)
-            _add_class(g, mark.classes)
-            if mark.label:
-                g.set("data-label", mark.label)
-            if mark.codes:
-                g.set("data-codes", " ".join(mark.codes))
-            if mark.rung:
-                g.set("data-rung", mark.rung)
-            colour = mark.color
-            if colour:
-                _colour(g, colour)
-            head = _head_of(g)
-            if head is not None:
-                heads[mark.id] = head
-        elif cls == "fing":
-            start = (g.get("data-startid") or "").lstrip("#")
-            mark = notes.get(start)
-            if mark is not None and mark.text and "".join(g.itertext()).strip() == mark.text:
-                fings.append((g, mark))
-        elif cls == "page-margin" and margin is None:
-            margin = g
-    label_for = []
-    for g, mark in fings:
-        _add_class(g, ("sk-label",))
-        g.set("data-for", mark.id)
+    requests: dict[str, LabelRequest] = {}
+    for g in _NOTES(root):
+        mark = notes.get(g.get("id"))
+        if mark is None:
+            continue
+        marked.append(mark.id)
+        _add_class(g, mark.classes)
+        if mark.label:
+            g.set("data-label", mark.label)
+        if mark.codes:
+            g.set("data-codes", " ".join(mark.codes))
+        if mark.rung:
+            g.set("data-rung", mark.rung)
         colour = mark.color
         if colour:
-            g.set("fill", colour)
-        label_for.append(mark.id)
-    _stagger(fings, heads)
+            _colour(g, colour)
+        head = _head_of(g)
+        if head is None:
+            continue
+        heads[mark.id] = head
+        if mark.text:
+            requests[mark.id] = LabelRequest(
+                mark.id, mark.text, head.x0, head.x1, (head.y0 + head.y1) / 2, colour
+            )
+    margin = next(iter(_MARGIN(root)), None)
+    label_for: list[str] = []
     if margin is not None:
+        layer = etree.SubElement(margin, f"{SVG}g", {"class": "sk-labels"})
+        label_for = [t.get("data-for") for t in place_labels(svg_text, layer, requests.values())]
         _box_findings(margin, marks, heads)
         if first_page and notes:
             add_legend(root, marks)
     text = etree.tostring(root, encoding="unicode")
     return text, PageInfo(tuple(marked), tuple(label_for))
-
-
-def _stagger(fings: list[tuple[Any, NoteMark]], heads: dict[str, Head]) -> None:
-    """Move labels that overlap a neighbour one row further from the staff (greedy, by x)."""
-    items = []
-    for g, mark in fings:
-        text = g.find(f"{SVG}text")
-        if text is None:
-            continue
-        try:
-            x, y = float(text.get("x", "0")), float(text.get("y", "0"))
-        except ValueError:
-            continue
-        size = 240.0
-        for span in text.iter(f"{SVG}tspan"):
-            fs = span.get("font-size", "")
-            if fs.endswith("px") and fs[:-2].replace(".", "", 1).isdigit() and float(fs[:-2]) > 0:
-                size = float(fs[:-2])
-        head = heads.get(mark.id)
-        direction = 1 if head is not None and y > head.y1 else -1
-        half = len(mark.text or "") * size * 0.3
-        items.append((x - half, x + half, y, size, direction, text))
-    items.sort(key=lambda t: t[0])
-    placed: list[tuple[float, float, float, float]] = []
-    for x0, x1, y, size, direction, text in items:
-        placed = [b for b in placed if b[1] > x0 - size]
-        shift = 0.0
-        for _ in range(4):
-            top, bottom = y + shift - size * 0.8, y + shift + size * 0.2
-            if not any(b[0] < x1 and x0 < b[1] and b[2] < bottom and top < b[3] for b in placed):
-                break
-            shift += direction * size
-        if shift:
-            text.set("y", str(round(y + shift)))
-        placed.append((x0 - size * 0.15, x1 + size * 0.15, y + shift - size * 0.8, y + shift + size * 0.2))
 
 
 def _box_findings(margin: Any, marks: Marks, heads: dict[str, Head]) -> None:
