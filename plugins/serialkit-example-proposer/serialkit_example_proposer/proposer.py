@@ -25,6 +25,28 @@ def _place(pc: int, target: int, low: int, high: int) -> int:
     return min(options, key=lambda m: (abs(m - target), m))
 
 
+def to_time(value: int | str) -> Fraction:
+    """A time written by ``_t`` back to a Fraction."""
+    return Fraction(value)
+
+
+def _dodge(onset: Fraction, length: Fraction, pc: int,
+           sounding: list[tuple[Fraction, Fraction, int]], grid: Fraction,
+           shortest: Fraction) -> tuple[Fraction, Fraction]:
+    """Shorten or delay a note within its step so no other voice sounds its pitch class."""
+    options = [(onset + d, length - d - c) for d in _steps(length, grid) for c in _steps(length, grid)]
+    for start, size in options:
+        if size >= shortest and not any(
+            p == pc and a < start + size and start < b for a, b, p in sounding
+        ):
+            return start, size
+    return onset, length  # the harness's repair ladder will deal with it
+
+
+def _steps(length: Fraction, grid: Fraction) -> list[Fraction]:
+    return [k * grid for k in range(int(length / grid))]
+
+
 class ExampleProposer:
     """Deterministic and offline: the same request always gets the same answer."""
 
@@ -50,6 +72,7 @@ class ExampleProposer:
         span = section.end - section.start
         grid = task.texture.grid
         events: list[dict[str, Any]] = []
+        sounding: list[tuple[Fraction, Fraction, int]] = []  # (start, end, pc) of earlier voices
         for voice in task.voices:
             slots = task.slots(section.id, voice.id)
             if not slots:
@@ -64,9 +87,13 @@ class ExampleProposer:
                     break
                 midi = _place(slot.pc, previous, low, high)
                 previous = midi
-                events.append({"voice": voice.id, "onset": _t(onset), "duration": _t(step),
+                start, length = _dodge(onset, step, slot.pc, sounding, grid,
+                                       task.texture.min_duration)
+                events.append({"voice": voice.id, "onset": _t(start), "duration": _t(length),
                                "midi": midi, "form": slot.form.label, "position": slot.position,
                                "pc": slot.pc})
+            sounding += [(to_time(e["onset"]), to_time(e["onset"]) + to_time(e["duration"]),
+                          e["pc"]) for e in events if e["voice"] == voice.id]
         return events
 
     def _filled(self, slot: dict[str, Any], request: Request) -> dict[str, Any]:
