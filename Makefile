@@ -12,10 +12,11 @@ SYSTEM_PKGS := musescore3 chromium fluidsynth fluid-soundfont-gm librsvg2-bin
 
 all: test
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml plugins/serialkit-example-proposer/pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test,dev]'
+	$(BIN)/pip install -q -e plugins/serialkit-example-proposer
 	touch $@
 
 venv: $(VENV)/.installed
