@@ -1,0 +1,192 @@
+"""check_piece and the check report: labels from the analysis, verdicts, the report schema."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from jsonschema import Draft202012Validator
+
+from serialkit.checking import BUILTIN_PREDICATES, CheckReport, check_piece
+from serialkit.core.piece import Event, Piece, Tag, Voice
+from serialkit.core.predicates import CODES, Rules, Violation
+from serialkit.core.rows import Row, RowForm
+from serialkit.io.jsonio import load_piece
+from tests.strategies import row_statement_pieces
+
+ROOT = Path(__file__).resolve().parent.parent
+ROW = Row((9, 6, 7, 8, 4, 5, 11, 10, 2, 1, 0, 3))
+OP27_ROW = "Eb B Bb D C# C F# E G F A Ab"
+
+
+def _validate(data: dict[str, object]) -> None:
+    schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text(encoding="utf-8"))
+    Draft202012Validator(schema).validate(data)
+
+
+def _untagged(piece: Piece) -> Piece:
+    return piece.with_events(e.copy(tag=None) for e in piece.events).copy(row=None)
+
+
+def test_demo_piece_fails_on_the_planted_mistakes(fixtures: Path) -> None:
+    report = check_piece(load_piece(fixtures / "pieces" / "demo-piece.json"))
+    assert not report.strict and not report.relaxed
+    counts = report.verdict.counts()
+    assert counts["ROW"] >= 1 and counts["ORDER"] >= 1 and counts["COLL"] == 1
+    wrong = [v for v in report.violations if v.code == "ROW" and "tagged P0:5" in v.message]
+    assert [v.event_ids for v in wrong] == [("uA0-5",)]
+    data = report.to_dict()
+    _validate(data)
+    assert data["source"].endswith("demo-piece.json")
+    assert data["coverage"] is not None and data["coverage"] < 1
+
+
+def test_clean_piece_passes_with_every_note_labelled(fixtures: Path) -> None:
+    piece = load_piece(fixtures / "pieces" / "clean-piece.json")
+    report = check_piece(piece)
+    assert report.strict and report.relaxed and report.violations == ()
+    assert report.coverage == 1
+    own = {e.id: e.tag for e in piece.events}
+    # the inferred label names the same pitch class at the same place in a form of the row
+    for event_id, label in report.labels.items():
+        assert label is not None
+        form, pos = label.split(":")
+        assert ROW.form(form)[int(pos)] == piece.event(event_id).pc
+        assert own[event_id] is not None
+    _validate(report.to_dict())
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(row_statement_pieces(max_voices=2, max_statements=2))
+def test_untagged_statements_are_labelled_and_checked(piece: Piece) -> None:
+    bare = _untagged(piece)
+    report = check_piece(bare, row=piece.row)
+    assert report.analysed and report.row == piece.row
+    explained = [eid for eid, label in report.labels.items() if label is not None]
+    assert len(explained) + len(report.unexplained) == len(piece.events)
+    # every label the analysis gives is true of the note
+    for eid in explained:
+        form, pos = report.labels[eid].split(":")  # type: ignore[union-attr]
+        assert piece.row.form(form)[int(pos)] == bare.event(eid).pc  # type: ignore[union-attr]
+    assert report.to_dict()["coverage"] == pytest.approx(float(report.coverage))  # type: ignore[arg-type]
+
+
+def test_without_row_or_tags_only_untagged_predicates_run() -> None:
+    piece = Piece(
+        (Event("a", "v1", 0, 2, 60), Event("b", "v2", 1, 1, 48), Event("c", "v1", 2, 1, 62)),
+        voices=(Voice("v1", low=50, high=70), Voice("v2")),
+    )
+    report = check_piece(piece)
+    assert report.verdict.checked == ("COLL", "PC", "RANGE", "CROSS")
+    assert [v.code for v in report.violations] == ["COLL"]
+    assert any("only COLL, PC, RANGE and CROSS" in n for n in report.notes)
+    data = report.to_dict()
+    assert data["coverage"] is None and data["row"] is None and data["statements"] == []
+    _validate(data)
+
+
+def test_tags_without_row_skip_row_but_check_order() -> None:
+    form = RowForm("P", 0)
+    events = (
+        Event("e0", "v1", 0, 1, 69, tag=Tag(form, 0, "s")),
+        Event("e1", "v1", 1, 1, 66, tag=Tag(form, 1, "s")),
+        Event("e2", "v1", 2, 1, 67, tag=Tag(form, 2, "s")),
+        Event("e3", "v1", 3, 1, 66, tag=Tag(form, 1, "s")),
+    )
+    report = check_piece(Piece(events))
+    assert "ROW" not in report.verdict.checked
+    assert [v.event_ids for v in report.violations] == [("e3",)]
+    assert report.labels == {"e0": "P0:0", "e1": "P0:1", "e2": "P0:2", "e3": "P0:1"}
+    assert report.statements[0]["event_ids"][:3] == ["e0", "e1", "e2"]
+
+
+def test_statement_ids_cannot_hide_a_recurrence() -> None:
+    form = RowForm("P", 0)
+    pcs = ROW.form(form)
+    events = [Event(f"e{q}", "v1", q, 1, 60 + pcs[q], tag=Tag(form, q, f"own-{q}")) for q in range(6)]
+    events.append(Event("again", "v1", 6, 1, 60 + pcs[2], tag=Tag(form, 2, "own-again")))
+    report = check_piece(Piece(tuple(events), row=ROW))
+    assert ("again",) in [v.event_ids for v in report.violations if v.code == "ORDER"]
+
+
+def test_wrong_notes_in_tagged_pieces_are_caught_twice_over() -> None:
+    form = RowForm("I", 2)
+    pcs = ROW.form(form)
+    events = [Event(f"e{q}", "v1", q, 1, 60 + pcs[q], tag=Tag(form, q, "s")) for q in range(12)]
+    events[5] = events[5].copy(midi=events[5].midi + 1)
+    report = check_piece(Piece(tuple(events), row=ROW))
+    assert ("e5",) in [v.event_ids for v in report.violations if v.code == "ROW"]
+    assert not report.strict
+
+
+def test_rules_reach_the_predicates() -> None:
+    piece = Piece((Event("a", "v1", 0, 1, 72), Event("b", "v2", Fraction(3, 4), 1, 60)))
+    assert not check_piece(piece).strict
+    assert check_piece(piece, rules=Rules(tolerance=Fraction(1, 4))).strict
+
+
+def test_builtin_predicates_are_registered_through_the_hook() -> None:
+    from serialkit.plugins import registry, reset
+
+    reset()
+    reg = registry("predicates")
+    assert set(CODES) <= set(reg.names())
+    for code in CODES:
+        entry = reg.get(code)
+        assert entry.obj is BUILTIN_PREDICATES[code]
+        assert entry.meta["strict_only"] == (code == "SCHED")
+
+
+def test_plugin_predicates_run_and_fail_the_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+    from serialkit import plugins
+
+    def no_low_notes(piece: Piece, rules: Rules) -> list[Violation]:
+        return [Violation("LOW", (e.id,), "too low") for e in piece.events if e.midi < 40]
+
+    class Extra:
+        @plugins.hookimpl
+        def register_predicates(self, register: object) -> None:
+            register("LOW", no_low_notes, needs_tags=False)  # type: ignore[operator]
+
+    plugins.reset()
+    pm = plugins.get_plugin_manager()
+    pm.register(Extra(), name="extra-test")
+    try:
+        report = check_piece(Piece((Event("a", "v1", 0, 1, 30),)))
+        assert [v.code for v in report.violations] == ["LOW"] and "LOW" in report.verdict.checked
+    finally:
+        plugins.reset()
+
+
+def test_report_is_a_frozen_value() -> None:
+    report = check_piece(Piece((Event("a", "v1", 0, 1, 60),)))
+    assert isinstance(report, CheckReport) and not hasattr(report, "__dict__")
+
+
+def test_real_score_op27_is_fully_explained(corpus: Path) -> None:
+    from serialkit.io import read_score
+
+    piece = read_score(corpus / "webern-op27-ii-mm1-11.mei")
+    report = check_piece(piece, row=OP27_ROW)
+    data = report.to_dict()
+    _validate(data)
+    assert len(data["labels"]) == len(piece.events) == 46
+    assert report.coverage is not None and report.coverage >= Fraction(9, 10)
+    assert report.verdict.counts()["ROW"] == len(report.unexplained)
+
+
+@pytest.mark.slow
+def test_real_score_op21_reports_every_note(corpus: Path) -> None:
+    from serialkit.io import read_score
+
+    piece = read_score(corpus / "webern-op21-i-mm1-25.mei")
+    report = check_piece(piece, row="webern-op21")
+    data = report.to_dict()
+    _validate(data)
+    assert set(data["labels"]) == {e.id for e in piece.events}
+    ids = {e.id for e in piece.events}
+    assert all(set(v["event_ids"]) <= ids and v["location"].startswith("voice ") for v in data["violations"])
+    assert report.coverage is not None and report.coverage > Fraction(3, 4)
