@@ -1,0 +1,141 @@
+"""``serialkit check``: exit 0 pass, 1 violations, 2 bad input with a message naming file and place."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from serialkit.cli import cli
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["check", *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _piece(tmp_path: Path, event: dict[str, object] | None = None, drop: str | None = None) -> Path:
+    ev: dict[str, object] = {"id": "n1", "voice": "v1", "onset": 0, "duration": "1/2", "midi": 60}
+    ev.update(event or {})
+    if drop:
+        del ev[drop]
+    path = tmp_path / "piece.json"
+    path.write_text(json.dumps({"format": "serialkit-piece", "version": 1, "events": [ev]}), encoding="utf-8")
+    return path
+
+
+def test_clean_piece_exits_0(fixtures: Path) -> None:
+    code, out, _ = _run(str(fixtures / "pieces" / "clean-piece.json"))
+    assert code == 0
+    assert "strict: pass" in out and "relaxed: pass" in out
+
+
+def test_demo_piece_exits_1_and_lists_violations(fixtures: Path) -> None:
+    code, out, _ = _run(str(fixtures / "pieces" / "demo-piece.json"))
+    assert code == 1
+    assert "strict: FAIL" in out and "COLL" in out and "uA0-5" in out and "bar 2, beat 2" in out
+
+
+def test_json_output_is_the_check_report(fixtures: Path) -> None:
+    code, out, _ = _run(str(fixtures / "pieces" / "demo-piece.json"), "--json")
+    data = json.loads(out)
+    assert code == 1 and data["strict"] is False and data["mode"] == "strict"
+    assert data["counts"]["COLL"] == 1 and len(data["labels"]) > 24
+    assert {"code", "event_ids", "message", "location"} <= set(data["violations"][0])
+
+
+def test_relaxed_ignores_schedule_only(tmp_path: Path, fixtures: Path) -> None:
+    data = json.loads((fixtures / "pieces" / "clean-piece.json").read_text(encoding="utf-8"))
+    for entry in data["blueprint"]:
+        if entry["voice"] == "upper" and entry["section"] == "A":
+            entry["forms"] = list(reversed(entry["forms"]))  # R0 scheduled first: SCHED fails
+    path = tmp_path / "swapped.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert _run(str(path))[0] == 1
+    code, out, _ = _run(str(path), "--relaxed", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["strict"] is False and report["relaxed"] is True
+    assert set(report["counts"]) >= {"SCHED"} and report["counts"]["SCHED"] > 0
+
+
+def test_tolerance_option_is_exact(fixtures: Path) -> None:
+    path = str(fixtures / "pieces" / "demo-piece.json")
+    counts = json.loads(_run(path, "--json", "--tolerance", "1/2")[1])["counts"]
+    assert counts["COLL"] == 0  # the planted collision overlaps by exactly 1/2
+    counts = json.loads(_run(path, "--json", "--tolerance", "0.499999")[1])["counts"]
+    assert counts["COLL"] == 1
+
+
+def test_untagged_piece_without_row_says_what_was_skipped(tmp_path: Path) -> None:
+    code, out, _ = _run(str(_piece(tmp_path)))
+    assert code == 0 and "only COLL, PC, RANGE and CROSS" in out
+
+
+def test_report_file_is_written(tmp_path: Path, fixtures: Path) -> None:
+    out_file = tmp_path / "sub" / "report.json"
+    code, _, _ = _run(str(fixtures / "pieces" / "demo-piece.json"), "--report", str(out_file))
+    assert code == 1 and json.loads(out_file.read_text(encoding="utf-8"))["strict"] is False
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"drop": "duration"}, "events[0]: 'duration' is missing"),
+        ({"drop": "midi"}, "events[0]: 'midi' is missing"),
+        ({"event": {"duration": -1}}, "events[0].duration: -1 is negative"),
+        ({"event": {"duration": "-3/2"}}, "events[0].duration: '-3/2' is negative"),
+        ({"event": {"midi": 128}}, "events[0].midi: MIDI pitch 128 is out of range 0..127"),
+        ({"event": {"onset": 1.5}}, "events[0].onset: 1.5 is a float"),
+    ],
+)
+def test_bad_pieces_exit_2_naming_file_and_place(tmp_path: Path, kwargs: dict[str, object], message: str) -> None:
+    path = _piece(tmp_path, **kwargs)  # type: ignore[arg-type]
+    report = tmp_path / "report.json"
+    code, out, err = _run(str(path), "--report", str(report))
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and str(path) in err and message in err
+    assert not report.exists()  # no partial output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--row", "C C D E F G A B Bb Ab Gb Eb"], "pitch class 0 appears twice"),
+        (["--row", "C D E"], "3 pitch classes given, 12 needed"),
+        (["--row", "no-such-row"], "no-such-row"),
+        (["--tolerance", "-1/8"], "negative"),
+        (["--tolerance", "abc"], "not a number"),
+        (["--max-crossing", "3/2"], "at most 1"),
+    ],
+)
+def test_bad_options_exit_2(fixtures: Path, args: list[str], message: str) -> None:
+    code, _, err = _run(str(fixtures / "pieces" / "clean-piece.json"), *args)
+    assert code == 2 and message in err
+
+
+def test_missing_and_broken_files_exit_2(tmp_path: Path) -> None:
+    code, _, err = _run(str(tmp_path / "absent.json"))
+    assert code == 2 and "absent.json" in err
+    broken = tmp_path / "broken.json"
+    broken.write_text("{\n  \"events\": [,]\n}", encoding="utf-8")
+    code, _, err = _run(str(broken))
+    assert code == 2 and "broken.json: line 2" in err
+
+
+def test_console_script_runs_end_to_end(fixtures: Path) -> None:
+    import subprocess
+
+    exe = shutil.which("serialkit") or str(Path(__file__).resolve().parents[2] / ".venv" / "bin" / "serialkit")
+    result = subprocess.run(
+        [exe, "check", str(fixtures / "pieces" / "demo-piece.json"), "--json"], capture_output=True, text=True
+    )
+    assert result.returncode == 1 and json.loads(result.stdout)["counts"]["COLL"] == 1
+
+
+def test_scores_are_read_by_extension(corpus: Path) -> None:
+    code, out, _ = _run(str(corpus / "webern-op27-ii-mm1-11.mei"), "--row", "Eb B Bb D C# C F# E G F A Ab", "--json")
+    data = json.loads(out)
+    assert code in (0, 1) and data["events"] == 46 and data["coverage"] is not None
