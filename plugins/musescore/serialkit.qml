@@ -143,7 +143,7 @@ MuseScore {
                 removeElement(lyrics[k]);
     }
 
-    // Label the noteheads of one chord: a fingering per note (MuseScore >= 3.5, whose Note
+    // Label the noteheads of one chord: a fingering per note (MuseScore >= 3.3.3, whose Note
     // has add()), else one lyric line per note, verse i for the chord's i-th note from the bottom.
     function labelChord(chord, index, part, staff, voice, tick, grace, stats) {
         removeOldLabels(chord);

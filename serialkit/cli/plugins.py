@@ -50,8 +50,8 @@ def _entry_text(entry: dict[str, Any]) -> str:
     if meta.get("strict_only"):
         extra.append("strict only")
     text = str(entry["name"]) + (f" ({', '.join(extra)})" if extra else "")
-    if meta.get("description"):
-        text += f" — {meta['description']}"
+    if entry.get("description"):
+        text += f" — {entry['description']}"
     return text
 
 

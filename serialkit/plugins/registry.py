@@ -73,14 +73,16 @@ class Entry:
 
     @property
     def description(self) -> str:
-        """The ``description`` meta, else the first docstring line of a loaded object."""
+        """The ``description`` meta, else the first sentence of a loaded object's docstring."""
         text = self.meta.get("description")
         if isinstance(text, str):
             return text
         if isinstance(self.obj, LazyRef):
             return ""
         doc = getattr(self.obj, "__doc__", None) or ""
-        return doc.strip().splitlines()[0] if doc.strip() else ""
+        paragraph = " ".join(doc.strip().split("\n\n")[0].split())
+        sentence = paragraph.split(". ")[0].rstrip(".")
+        return sentence if len(sentence) <= 90 else sentence[:89] + "…"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (the object as ``module:qualname`` or its lazy reference)."""
@@ -88,6 +90,7 @@ class Entry:
             "name": self.name,
             "plugin": self.plugin,
             "object": _describe(self.obj),
+            "description": self.description,
             "meta": {k: _jsonable(v) for k, v in sorted(self.meta.items())},
         }
 
