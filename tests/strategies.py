@@ -46,3 +46,44 @@ def row_statement_pieces(draw: st.DrawFn, max_voices: int = 4, max_statements: i
                 )
                 onset += dur
     return Piece(tuple(events), voices=tuple(voices), row=row)
+
+
+# --- notated pieces (score I/O round trips) -------------------------------------------------
+
+notated_meters = st.sampled_from([(4, 4), (3, 4), (2, 4), (6, 8), (5, 8), (2, 2), (7, 16)])
+
+
+@st.composite
+def notated_pieces(draw: st.DrawFn, max_voices: int = 3, max_groups: int = 8) -> Piece:
+    """Untagged pieces that exercise notation: tuplets, ties over barlines, chords, grace notes,
+    several voices (``part/staff/voice`` keys or plain ids), meter changes and pickups."""
+    from serialkit.core.piece import TimeSignature
+
+    structured = draw(st.booleans())
+    keys = ["P1/1/1", "P1/1/2", "P1/2/1", "P2/1/1"] if structured else ["v1", "v2", "v3"]
+    n_voices = draw(st.integers(min_value=1, max_value=max_voices))
+    voice_ids = keys[:n_voices]
+    events: list[Event] = []
+    for vid in voice_ids:
+        t = Fraction(0)
+        for g in range(draw(st.integers(min_value=1, max_value=max_groups))):
+            t += draw(st.sampled_from([Fraction(0), Fraction(0), Fraction(1, 2), Fraction(1, 3)]))
+            if draw(st.integers(min_value=0, max_value=5)) == 0:
+                graces = draw(st.lists(st.integers(40, 90), min_size=1, max_size=2, unique=True))
+                for k, midi in enumerate(graces):
+                    events.append(Event(f"{vid}-g{g}-{k}", vid, t, Fraction(0), midi, grace=True))
+            dur = draw(durations | st.sampled_from([Fraction(5), Fraction(7, 2), Fraction(4, 3)]))
+            chord = draw(st.lists(st.integers(36, 96), min_size=1, max_size=3, unique=True))
+            for k, midi in enumerate(chord):
+                events.append(Event(f"{vid}-n{g}-{k}", vid, t, dur, midi))
+            t += dur
+    first = draw(notated_meters)
+    meters = [TimeSignature(first[0], first[1], 0)]
+    if draw(st.booleans()):
+        second = draw(notated_meters)
+        meters.append(TimeSignature(second[0], second[1], draw(st.integers(1, 3))))
+    pickup = draw(st.sampled_from([Fraction(0), Fraction(0), Fraction(1), Fraction(1, 2)]))
+    if pickup >= meters[0].bar_length:
+        pickup = Fraction(0)
+    return Piece(tuple(events), voices=tuple(Voice(v) for v in voice_ids),
+                 time_signatures=tuple(meters), pickup=pickup)

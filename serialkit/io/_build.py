@@ -172,3 +172,39 @@ def line_of(el: Any) -> int | None:
 def safe_id(text: str) -> str:
     """A string usable inside an XML ID (letters, digits, ``-``, ``_``, ``.``)."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text) or "x"
+
+
+_NCNAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
+ESCAPE_PREFIX = "sk_"
+
+
+def encode_id(event_id: str) -> str:
+    """An XML ID (NCName) for an event id: verbatim when possible, else reversibly escaped."""
+    ok = (
+        event_id[:1] in _NCNAME_START
+        and all(c in _PLAIN or c == "_" for c in event_id)
+        and not event_id.startswith(ESCAPE_PREFIX)
+    )
+    if ok:
+        return event_id
+    return ESCAPE_PREFIX + "".join(c if c in _PLAIN else f"_{ord(c):x}_" for c in event_id)
+
+
+def decode_id(xml_id: str) -> str:
+    """The event id ``encode_id`` escaped (ids without the prefix are returned unchanged)."""
+    if not xml_id.startswith(ESCAPE_PREFIX):
+        return xml_id
+    out: list[str] = []
+    text = xml_id[len(ESCAPE_PREFIX):]
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "_":
+            end = text.index("_", i + 1)
+            out.append(chr(int(text[i + 1 : end], 16)))
+            i = end + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)

@@ -10,7 +10,15 @@ from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
 from serialkit.core.piece import Measure, Piece, TimeSignature
-from serialkit.io._build import RawNote, ScoreParts, build_piece, line_of, midi_of, safe_id
+from serialkit.io._build import (
+    RawNote,
+    ScoreParts,
+    build_piece,
+    decode_id,
+    line_of,
+    midi_of,
+    safe_id,
+)
 from serialkit.io.safety import parse_xml, read_bytes
 
 MEI_NS = "http://www.music-encoding.org/ns/mei"
@@ -61,6 +69,7 @@ class _State:
     used: set[str] = field(default_factory=set)
     existing: set[str] = field(default_factory=set)
     part_count: int = 0
+    ours: bool = False
 
 
 def read_mei(path: str | Path, limit: int | None = None) -> Piece:
@@ -74,6 +83,11 @@ def read_mei(path: str | Path, limit: int | None = None) -> Piece:
         )
     state = _State(str(path))
     state.existing = {v for el in root.iter() if (v := el.get(XML_ID))}
+    state.ours = any(
+        (el.text or "").strip() == "serialkit" and (parent := el.getparent()) is not None
+        and _local(parent) == "application"
+        for el in root.iter(_N + "name")
+    )
     state.parts.title = _title(root)
     for score in root.iter(_N + "score", "score"):
         if not any(_local(a) == "meiHead" for a in score.iterancestors()):
@@ -265,6 +279,8 @@ def _measure(el: etree._Element, state: _State) -> None:
     for tie in el.iter(_N + "tie"):
         s, e = (tie.get("startid") or "").lstrip("#"), (tie.get("endid") or "").lstrip("#")
         if s and e:
+            if state.ours:
+                s, e = decode_id(s), decode_id(e)
             state.parts.tie_links[s] = e
     complete = el.get("metcon") != "false" and el.get("type") != "upbeat"
     length = bar if (complete and longest <= bar) or longest == 0 else longest
@@ -359,6 +375,8 @@ def _note(
     midi = midi_of(step, _alter(note, lay, step, octave), octave, here) + lay.info.trans_semi
     lay.count += 1
     nid = note.get(XML_ID)
+    if nid and state.ours:
+        nid = decode_id(nid)
     if not nid or nid in state.used:
         base = safe_id(f"{lay.part}-m{lay.number}-s{lay.staff}-v{lay.voice}-n{lay.count}")
         nid, j = base, 1

@@ -8,6 +8,7 @@ from pathlib import Path
 from lxml import etree
 
 from serialkit.core.piece import Piece
+from serialkit.io._build import encode_id
 from serialkit.io._notate import Bar, Item, bars, clef_for, items_in_bar, layout, spell
 from serialkit.io.atomic import atomic_path
 from serialkit.io.mei_read import MEI_NS, XML_ID
@@ -42,9 +43,11 @@ def build_mei(piece: Piece) -> etree._Element:
     """The <mei> element for a Piece."""
     root = etree.Element(_N + "mei", nsmap={None: MEI_NS}, meiversion="5.0")  # type: ignore[dict-item]
     head = _sub(root, "meiHead")
-    title_stmt = _sub(_sub(head, "fileDesc"), "titleStmt")
-    _sub(title_stmt, "title").text = piece.title or "Untitled"
-    _sub(_sub(head, "fileDesc"), "pubStmt")
+    file_desc = _sub(head, "fileDesc")
+    _sub(_sub(file_desc, "titleStmt"), "title").text = piece.title or "Untitled"
+    _sub(file_desc, "pubStmt")
+    app = _sub(_sub(_sub(head, "encodingDesc"), "appInfo"), "application")
+    _sub(app, "name").text = "serialkit"
     score = _sub(_sub(_sub(_sub(root, "music"), "body"), "mdiv"), "score")
     parts = layout(piece)
     bar_list = bars(piece)
@@ -116,14 +119,14 @@ def _layer(lay: etree._Element, items: list[Item]) -> None:
         for event in sorted(item.events, key=lambda e: e.midi):
             note = _sub(holder, "note")
             if item.onset == event.onset:
-                note.set(XML_ID, event.id)
+                note.set(XML_ID, encode_id(event.id))
             step, alter, octave = spell(event.midi)
             note.set("pname", step.lower())
             note.set("oct", str(octave))
             shown = accids.get((step, octave), 0)
             if shown != alter and not item.tie_stop:
                 note.set("accid", _ACCID[alter])
-            elif alter or shown:
+            else:  # always explicit: other layers' accidentals must not carry into this note
                 note.set("accid.ges", _ACCID[alter])
             accids[(step, octave)] = alter
             if len(item.events) == 1:

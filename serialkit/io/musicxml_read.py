@@ -10,7 +10,15 @@ from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
 from serialkit.core.piece import Measure, Piece, TimeSignature
-from serialkit.io._build import RawNote, ScoreParts, build_piece, line_of, midi_of, safe_id
+from serialkit.io._build import (
+    RawNote,
+    ScoreParts,
+    build_piece,
+    decode_id,
+    line_of,
+    midi_of,
+    safe_id,
+)
 from serialkit.io.safety import is_zip, parse_xml, read_bytes, read_mxl
 
 ROOTS = ("score-partwise", "score-timewise")
@@ -125,6 +133,7 @@ def scan_tree(tree: etree._ElementTree, where: str) -> Scan:
     """Walk a MusicXML tree: noteheads with exact onsets, sounding pitch and stable ids."""
     root = _partwise(tree.getroot())
     parts = ScoreParts(part_names=_part_names(root), title=_title(root))
+    ours = (root.findtext("identification/encoding/software") or "").strip() == "serialkit"
     existing = {el.get("id") for el in root.iter("note") if el.get("id")}
     used: set[str] = set()
     scan = Scan(parts, root)
@@ -167,6 +176,8 @@ def scan_tree(tree: etree._ElementTree, where: str) -> Scan:
                     voice = (child.findtext("voice") or "1").strip()
                     k = counters[(staff, voice)] = counters.get((staff, voice), 0) + 1
                     nid = child.get("id")
+                    if nid and ours:
+                        nid = decode_id(nid)
                     if not nid or nid in used:
                         nid = _fresh(f"{pid}-m{number}-s{staff}-v{voice}-n{k}", existing, used)
                         scan.assigned.add(nid)

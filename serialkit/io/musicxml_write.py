@@ -9,6 +9,7 @@ from pathlib import Path
 from lxml import etree
 
 from serialkit.core.piece import Event, Piece
+from serialkit.io._build import encode_id
 from serialkit.io._notate import (
     Bar,
     Item,
@@ -95,7 +96,7 @@ def _write_part(
         if index == 0 or bar.meter is not None:
             _attributes(m, part, bar, index, div, by_voice)
         first = True
-        for staff in part.staves:
+        for staff_index, staff in enumerate(part.staves, start=1):
             accidentals: dict[tuple[str, int], int] = {}
             for vname, _layer in staff.voices:
                 items = plans[(part.id, staff.number, vname)][index]
@@ -106,7 +107,9 @@ def _write_part(
                     etree.SubElement(backup, "duration").text = str(int(bar.length * div))
                 first = False
                 for item in items:
-                    _write_item(m, item, vname, staff.number, len(part.staves) > 1, div, used_ids, accidentals)
+                    _write_item(
+                        m, item, vname, staff_index, len(part.staves) > 1, div, used_ids, accidentals
+                    )
 
 
 def _attributes(
@@ -124,12 +127,12 @@ def _attributes(
     if index == 0:
         if len(part.staves) > 1:
             etree.SubElement(attrs, "staves").text = str(len(part.staves))
-        for staff in part.staves:
+        for staff_index, staff in enumerate(part.staves, start=1):
             events = [e for _, layer in staff.voices for g in layer for e in g]
             sign, line = clef_for(events)
             clef = etree.SubElement(attrs, "clef")
             if len(part.staves) > 1:
-                clef.set("number", str(staff.number))
+                clef.set("number", str(staff_index))
             etree.SubElement(clef, "sign").text = sign
             etree.SubElement(clef, "line").text = str(line)
 
@@ -179,8 +182,8 @@ def _write_item(
 
 def _note_id(event: Event, item: Item, used: set[str]) -> str:
     if item.onset == event.onset:
-        return event.id
-    base = f"{event.id}-t{int(item.onset * 1000)}"
+        return encode_id(event.id)
+    base = encode_id(f"{event.id}-t{int(item.onset * 1000)}")
     nid, n = base, 1
     while nid in used:
         n += 1
