@@ -85,8 +85,9 @@ def analyze(ratings: Sequence[Rating], key: dict[str, Any], seed: int = 0) -> di
     for criterion, _ in CRITERIA:
         per_pair: dict[str, dict[str, list[Any]]] = defaultdict(lambda: {"win": [], "diff": [], "item": []})
         for item_id, item in items.items():
-            first, second = item["candidates"]
-            cond_a, cond_b = item["conditions"]
+            cond_a, cond_b = item.get("pair") or item["conditions"]
+            by_condition = dict(zip(item["conditions"], item["candidates"], strict=True))
+            first, second = by_condition[cond_a], by_condition[cond_b]
             label = f"{cond_a} vs {cond_b}"
             for rater in raters:
                 sa = score.get((rater, item_id, first), {}).get(criterion)

@@ -19,6 +19,7 @@ from serialkit.io.atomic import atomic_write
 from serialkit.panel.form import rating_form, start_page
 from serialkit.panel.media import PanelError, engrave_blind, neutral_piece, write_audio, write_score
 
+FIXED_TIME = 1_700_000_000  # packet files all carry this modification time
 ID_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ23456789"  # no vowels: ids never spell words
 
 
@@ -56,20 +57,28 @@ def _has_notes(run_dir: Path, record: dict[str, Any]) -> bool:
 
 def choose_items(run_dir: Path, records: Sequence[dict[str, Any]], pairs: Sequence[tuple[str, str]],
                  rng: random.Random, max_items: int) -> list[Item]:
-    """Per pair of conditions and task, one run index where both conditions produced notes."""
+    """Per pair of conditions and task, one run index where both conditions produced notes.
+
+    No run is used twice: a candidate seen in two items would reveal the condition they share.
+    """
     index = {(r["task"], r["variant"], r["run"]): r for r in records if _has_notes(run_dir, r)}
     tasks = sorted({r["task"] for r in records})
-    candidates: list[tuple[str, tuple[str, str], tuple[dict[str, Any], dict[str, Any]]]] = []
-    for a, b in pairs:
-        for task in tasks:
-            runs = sorted({run for (t, v, run) in index if t == task and v == a}
-                          & {run for (t, v, run) in index if t == task and v == b})
-            if runs:
-                run = rng.choice(runs)
-                candidates.append((task, (a, b), (index[(task, a, run)], index[(task, b, run)])))
-    rng.shuffle(candidates)
-    chosen = candidates[:max_items]
-    chosen.sort(key=lambda c: (c[1], c[0]))
+    slots = [(task, pair) for pair in pairs for task in tasks]
+    rng.shuffle(slots)
+    used: set[str] = set()
+    chosen: list[tuple[str, tuple[str, str], tuple[dict[str, Any], dict[str, Any]]]] = []
+    for task, (a, b) in slots:
+        if len(chosen) >= max_items:
+            break
+        runs = sorted(run for (t, v, run) in index if t == task and v == a
+                      and (task, b, run) in index
+                      and index[(task, a, run)]["key"] not in used
+                      and index[(task, b, run)]["key"] not in used)
+        if runs:
+            run = rng.choice(runs)
+            pair = (index[(task, a, run)], index[(task, b, run)])
+            used.update(r["key"] for r in pair)
+            chosen.append((task, (a, b), pair))
     return [Item(f"Q{i + 1:02d}", t, conds, recs) for i, (t, conds, recs) in enumerate(chosen)]
 
 
@@ -135,6 +144,7 @@ def build_packet(run_dir: str | os.PathLike[str], packet: str | os.PathLike[str]
             atomic_write(tmp / "forms" / f"rater-{r}.html", rating_form(f"R{r}", order))
             forms.append(f"forms/rater-{r}.html")
         atomic_write(tmp / "index.html", start_page(forms, len(public)))
+        _flatten_times(tmp)
         if out.exists():
             out.rmdir()
         os.replace(tmp, out)
@@ -147,26 +157,35 @@ def build_packet(run_dir: str | os.PathLike[str], packet: str | os.PathLike[str]
             "candidates": len(key["candidates"]), "raters": raters}
 
 
+def _flatten_times(folder: Path) -> None:
+    """Give every file and folder one timestamp and ordinary permissions (nothing to sort by)."""
+    for path in sorted(folder.rglob("*"), reverse=True):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+        os.utime(path, (FIXED_TIME, FIXED_TIME))
+    os.utime(folder, (FIXED_TIME, FIXED_TIME))
+
+
 def _materialise(root: Path, out: Path, items: Sequence[Item], rng: random.Random,
                  audio: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     used: set[str] = set()
-    by_key: dict[str, str] = {}
     media: dict[str, dict[str, Any]] = {}
     key: dict[str, Any] = {"format": "serialkit-panel-key", "candidates": {}, "items": {}}
     public: list[dict[str, Any]] = []
     for item in items:
+        pairs = list(zip(item.conditions, item.records, strict=True))
+        rng.shuffle(pairs)  # creation order (and so file times) must not follow the condition
         cids = []
-        for condition, record in zip(item.conditions, item.records, strict=True):
-            cid = by_key.get(record["key"])
-            if cid is None:
-                cid = by_key[record["key"]] = _new_id(rng, used)
-                media[cid] = _candidate_media(root, record, out / "candidates" / cid, cid, audio)
-                key["candidates"][cid] = {"condition": condition, "task": record["task"],
-                                          "family": record["family"], "run": record["run"],
-                                          "proposer": record["proposer"], "model": record.get("model"),
-                                          "key": record["key"], "dir": record.get("dir")}
+        for condition, record in pairs:
+            cid = _new_id(rng, used)
+            media[cid] = _candidate_media(root, record, out / "candidates" / cid, cid, audio)
+            key["candidates"][cid] = {"condition": condition, "task": record["task"],
+                                      "family": record["family"], "run": record["run"],
+                                      "proposer": record["proposer"], "model": record.get("model"),
+                                      "key": record["key"], "dir": record.get("dir")}
             cids.append(cid)
-        key["items"][item.id] = {"task": item.task, "conditions": list(item.conditions), "candidates": cids}
+        key["items"][item.id] = {"task": item.task, "pair": list(item.conditions),
+                                 "conditions": [key["candidates"][c]["condition"] for c in cids],
+                                 "candidates": cids}
         public.append({"id": item.id, "candidates": [{"id": c, **media[c]} for c in cids],
                        "brief": _task_brief(root, item.records[0])})
     return key, public
