@@ -112,7 +112,7 @@ def engrave_pages(
     options = verovio_options(scale, page_width, blind, labelled=marks.labelled > 0)
     pages = engrave(data, options, str(score_path))
     if blind:
-        return [blind_svg(p) for p in pages], [() for _ in pages]
+        return [blind_svg(p, f"p{i}") for i, p in enumerate(pages, 1)], [() for _ in pages]
     out: list[str] = []
     labelled: list[tuple[str, ...]] = []
     for i, page in enumerate(pages):

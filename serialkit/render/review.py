@@ -74,25 +74,20 @@ def _facts_html(marks: Marks) -> str:
 def review_page(pages: Sequence[str], marks: Marks, blind: bool = False, title: str = "") -> str:
     """A self-contained HTML page (inline SVG, CSS and JS; no network access)."""
     svgs = "".join(
-        f'<div class="sk-page" id="sk-page-{i}" data-page="{i}">{_XML_DECL.sub("", svg)}</div>'
+        f'<div class="sk-page" id="sk-page-{i}">{_XML_DECL.sub("", svg)}</div>'
         for i, svg in enumerate(pages, start=1)
     )
     if blind:
-        side = '<aside id="sk-side"><h1>Score</h1><p id="sk-facts">' + (
-            f"{len(pages)} page{'s' if len(pages) != 1 else ''}</p></aside>"
-        )
-        data: dict[str, Any] = {"notes": {}, "findings": []}
-        heading = "Score"
-    else:
-        heading = title or "serialkit review"
-        side = (
-            f'<aside id="sk-side"><h1>{escape(heading)}</h1>{_facts_html(marks)}'
-            f"<h2>Findings ({len(marks.findings)})</h2>{_findings_html(marks)}"
-            '<h2>Selected note</h2><div id="sk-note">Click a note or a finding.</div>'
-            '<p id="sk-help">j / k or ↓ / ↑ step through findings. Click a notehead to see its '
-            "label, its violations and its certificate entry.</p></aside>"
-        )
-        data = page_data(marks)
+        return _blind_page(svgs)
+    heading = title or "serialkit review"
+    side = (
+        f'<aside id="sk-side"><h1>{escape(heading)}</h1>{_facts_html(marks)}'
+        f"<h2>Findings ({len(marks.findings)})</h2>{_findings_html(marks)}"
+        '<h2>Selected note</h2><div id="sk-note">Click a note or a finding.</div>'
+        '<p id="sk-help">j / k or ↓ / ↑ step through findings. Click a notehead to see its '
+        "label, its violations and its certificate entry.</p></aside>"
+    )
+    data = page_data(marks)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
@@ -101,4 +96,20 @@ def review_page(pages: Sequence[str], marks: Marks, blind: bool = False, title: 
         f'<body>{side}<main id="sk-main">{svgs}</main>'
         f'<script type="application/json" id="sk-data">{_json_script(data)}</script>'
         f"<script>{_asset('review.js')}</script></body></html>\n"
+    )
+
+
+_BLIND_CSS = (
+    "body{margin:0;background:#e9ecf0}.sk-page{background:#fff;margin:1rem auto;max-width:60rem;"
+    "box-shadow:0 1px 4px rgba(0,0,0,.2)}.sk-page>svg{display:block;width:100%;height:auto}"
+)
+
+
+def _blind_page(svgs: str) -> str:
+    """A plain page of engraved pages: no script, no findings, nothing about the source."""
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        f"<title>Score</title><style>{_BLIND_CSS}</style></head>"
+        f"<body><main>{svgs}</main></body></html>\n"
     )

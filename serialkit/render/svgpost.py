@@ -146,7 +146,7 @@ def _box_findings(margin: Any, marks: Marks, heads: dict[str, Head]) -> None:
         )
 
 
-def blind_svg(svg_text: str) -> str:
+def blind_svg(svg_text: str, prefix: str = "") -> str:
     """Strip everything that could reveal a condition: ids, data, comments, desc, colours."""
     root = _parse(svg_text)
     for el in list(root.iter(etree.Comment, etree.ProcessingInstruction)):
@@ -160,7 +160,7 @@ def blind_svg(svg_text: str) -> str:
             continue
         old = el.get("id")
         if old is not None:
-            rename[old] = new = f"e{len(rename)}"
+            rename[old] = new = f"{prefix}e{len(rename)}"
             el.set("id", new)
         for attr in list(el.attrib):
             if attr.startswith("data-"):

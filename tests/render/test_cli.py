@@ -1,0 +1,49 @@
+"""The ``serialkit render`` command: outputs, --json, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from serialkit.cli import cli
+from tests.render.conftest import CERTIFICATE, REPORT
+
+
+def test_render_command_writes_and_reports(tmp_path: Path, duet: Path) -> None:
+    out = tmp_path / "duet.svg"
+    res = CliRunner().invoke(
+        cli, ["render", str(duet), "--report", str(REPORT), "--certificate", str(CERTIFICATE),
+              "-o", str(out), "--json"],
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["files"] == [str(out)] and data["pages"] == 1
+    assert data["labels"] == 24
+    assert [f["code"] for f in data["findings"]] == ["COLL", "UNEXPLAINED"]
+    assert out.read_text().startswith("<svg")
+
+
+def test_render_command_bad_input_exits_2_without_output(tmp_path: Path, duet: Path) -> None:
+    out = tmp_path / "x.svg"
+    res = CliRunner().invoke(cli, ["render", str(tmp_path / "missing.xml"), "-o", str(out)])
+    assert res.exit_code == 2
+    assert "missing.xml" in res.output
+    bad = tmp_path / "r.json"
+    bad.write_text("[1, 2")
+    res = CliRunner().invoke(cli, ["render", str(duet), "--report", str(bad), "-o", str(out)])
+    assert res.exit_code == 2 and "r.json" in res.output
+    res = CliRunner().invoke(cli, ["render", str(duet), "-o", str(tmp_path / "x.bmp")])
+    assert res.exit_code == 2 and "unknown output format" in res.output
+    assert not out.exists()
+
+
+def test_render_command_blind_html(tmp_path: Path, duet: Path) -> None:
+    out = tmp_path / "panel.html"
+    res = CliRunner().invoke(
+        cli, ["render", str(duet), "--report", str(REPORT), "--blind", "-o", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    text = out.read_text()
+    assert "P0:" not in text and "Duet" not in text and "<script" not in text
