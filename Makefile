@@ -42,7 +42,7 @@ test: venv system-deps lint typecheck
 demo: venv
 	@mkdir -p $(OUT)
 	$(BIN)/serialkit row show webern-op21
-	$(BIN)/serialkit check fixtures/pieces/demo-piece.json || true
+	$(BIN)/serialkit check fixtures/pieces/demo-piece.json --report $(OUT)/demo-check.json || [ $$? -eq 1 ]  # exit 1: planted mistakes
 	@echo "demo outputs are in $(OUT)/"
 
 bench: venv
