@@ -14,7 +14,7 @@ from typing import Any
 from lxml import etree
 
 from serialkit.core.errors import ScoreWriteError
-from serialkit.io._build import _merge_ties
+from serialkit.io._build import RawNote, _merge_ties
 from serialkit.io.atomic import atomic_path
 from serialkit.io.musicxml_read import load_tree, scan_tree
 from serialkit.io.safety import max_bytes, read_member
@@ -220,3 +220,22 @@ def _mxl_bytes(source: Path | None, member: str | None, data: bytes) -> bytes:
             out.writestr("META-INF/container.xml", CONTAINER.format(name="score.musicxml"))
             out.writestr("score.musicxml", data)
     return buf.getvalue()
+
+
+def notehead_annotations(path: str | os.PathLike[str]) -> list[tuple[RawNote, Annotation]]:
+    """Every pitched notehead of a MusicXML file with the label and colour it carries."""
+    tree, where, _ = load_tree(Path(path))
+    scan = scan_tree(tree, where)
+    out = []
+    for el, raw in scan.elements:
+        texts = [f.text or "" for f in el.iterfind("notations/technical/fingering")]
+        texts += [t.text or "" for t in el.iterfind("lyric/text")]
+        head = el.find("notehead")
+        color = head.get("color") if head is not None and head.get("color") else el.get("color")
+        out.append((raw, Annotation(" ".join(texts) or None, color)))
+    return out
+
+
+def read_annotations(path: str | os.PathLike[str]) -> dict[str, Annotation]:
+    """Note id → the label (fingering or lyric text) and notehead colour a MusicXML file carries."""
+    return {raw.id: ann for raw, ann in notehead_annotations(path)}

@@ -151,7 +151,7 @@ def scan_tree(tree: etree._ElementTree, where: str) -> Scan:
             if m_index >= len(lengths):
                 lengths.append(Fraction(0))
                 numbers.append(number)
-            pos = Fraction(0)
+            clock = _Clock()
             last_onset = Fraction(0)
             longest = Fraction(0)
             counters: dict[tuple[int, str], int] = {}
@@ -160,15 +160,16 @@ def scan_tree(tree: etree._ElementTree, where: str) -> Scan:
                 if tag == "note":
                     here = f"{where}:{child.sourceline}"
                     grace = child.find("grace") is not None
-                    onset = last_onset if child.find("chord") is not None else pos
+                    onset = last_onset if child.find("chord") is not None else clock.pos
                     if grace or child.find("cue") is not None and child.find("duration") is None:
-                        dur = Fraction(0)
+                        dur = file_dur = Fraction(0)
                     else:
-                        dur = _num(child.findtext("duration"), here, "note <duration>") / divisions
+                        file_dur = _num(child.findtext("duration"), here, "note <duration>") / divisions
+                        dur = _exact(child, file_dur, divisions)
                     if child.find("chord") is None:
-                        last_onset = pos
-                        pos += dur
-                    longest = max(longest, pos)
+                        last_onset = clock.pos
+                        clock.advance(file_dur, dur)
+                    longest = max(longest, clock.pos)
                     pitch = child.find("pitch")
                     if pitch is None or (dur == 0 and not grace):
                         continue
@@ -205,14 +206,16 @@ def scan_tree(tree: etree._ElementTree, where: str) -> Scan:
                     )
                     pending.append(_Pending(child, raw, m_index))
                 elif tag == "backup":
-                    pos -= _num(child.findtext("duration"), f"{where}:{child.sourceline}", "<backup> duration") / divisions
-                    if pos < 0:
+                    here = f"{where}:{child.sourceline}"
+                    clock.move(-_num(child.findtext("duration"), here, "<backup> duration") / divisions)
+                    if clock.pos < 0:
                         raise ScoreReadError(
                             f"{where}:{child.sourceline}: <backup> goes before the start of measure {number}"
                         )
                 elif tag == "forward":
-                    pos += _num(child.findtext("duration"), f"{where}:{child.sourceline}", "<forward> duration") / divisions
-                    longest = max(longest, pos)
+                    here = f"{where}:{child.sourceline}"
+                    clock.move(_num(child.findtext("duration"), here, "<forward> duration") / divisions)
+                    longest = max(longest, clock.pos)
                 elif tag == "attributes":
                     here = f"{where}:{child.sourceline}"
                     if child.find("divisions") is not None:
@@ -230,6 +233,58 @@ def scan_tree(tree: etree._ElementTree, where: str) -> Scan:
             lengths[m_index] = max(lengths[m_index], longest)
     _finish(parts, scan, pending, lengths, numbers, meters)
     return scan
+
+
+_TYPE_VALUE = {
+    name: Fraction(2) ** (5 - i)
+    for i, name in enumerate(
+        "maxima long breve whole half quarter eighth 16th 32nd 64th 128th 256th 512th 1024th".split()
+    )
+}
+
+
+def _exact(note: etree._Element, file_dur: Fraction, divisions: Fraction) -> Fraction:
+    """The note's duration: the file's, or the notated value when the file rounded it."""
+    type_name = note.findtext("type")
+    if type_name is None:
+        return file_dur
+    value = _TYPE_VALUE.get(type_name.strip())
+    if value is None:
+        return file_dur
+    dots = len(note.findall("dot"))
+    nominal = value * (2 - Fraction(1, 2**dots))
+    tm = note.find("time-modification")
+    if tm is not None:
+        try:
+            nominal = nominal * int(tm.findtext("normal-notes") or 1) / int(tm.findtext("actual-notes") or 1)
+        except (ValueError, ZeroDivisionError):
+            return file_dur
+    if nominal != file_dur and abs(nominal - file_dur) * divisions < 1:
+        return nominal
+    return file_dur
+
+
+class _Clock:
+    """The position in a measure, kept exact when a file's durations are rounded (MuseScore,
+    Finale write tuplets in divisions that do not divide them): file positions map to exact ones."""
+
+    __slots__ = ("pos", "file_pos", "seen")
+
+    def __init__(self) -> None:
+        self.pos = Fraction(0)
+        self.file_pos = Fraction(0)
+        self.seen: dict[Fraction, Fraction] = {self.file_pos: self.pos}
+
+    def advance(self, file_dur: Fraction, exact: Fraction) -> None:
+        self.file_pos += file_dur
+        self.pos += exact
+        self.seen.setdefault(self.file_pos, self.pos)
+
+    def move(self, file_delta: Fraction) -> None:
+        self.file_pos += file_delta
+        known = self.seen.get(self.file_pos)
+        self.pos = known if known is not None else self.pos + file_delta
+        self.seen.setdefault(self.file_pos, self.pos)
 
 
 def _fresh(base: str, existing: set[str | None], used: set[str]) -> str:

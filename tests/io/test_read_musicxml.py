@@ -145,3 +145,35 @@ def test_counts_match_music21(fixtures: Path) -> None:
     for e in piece.events:
         ours[e.midi] += max(1, len(e.tied_ids))
     assert ours == theirs
+
+
+def test_rounded_tuplet_durations_are_read_exactly(tmp_path: Path) -> None:
+    """Files that round tuplets to whole divisions (33 + 33 + 34) still give exact thirds."""
+    def note(step: str, dur: int, tm: bool = True) -> str:
+        mod = "<time-modification><actual-notes>3</actual-notes><normal-notes>2</normal-notes></time-modification>"
+        return (
+            f"<note><pitch><step>{step}</step><octave>4</octave></pitch><duration>{dur}</duration>"
+            f"<voice>1</voice><type>eighth</type>{mod if tm else ''}</note>"
+        )
+    body = note("C", 33) + note("D", 33) + note("E", 34) + (
+        "<note><pitch><step>F</step><octave>4</octave></pitch><duration>100</duration>"
+        "<voice>1</voice><type>quarter</type></note>"
+        "<backup><duration>200</duration></backup>"
+        "<note><pitch><step>G</step><octave>3</octave></pitch><duration>200</duration>"
+        "<voice>2</voice><type>half</type></note>"
+    )
+    xml = (
+        '<?xml version="1.0"?><score-partwise version="4.0"><part-list><score-part id="P1">'
+        "<part-name>x</part-name></score-part></part-list><part id=\"P1\"><measure number=\"1\">"
+        "<attributes><divisions>100</divisions><time><beats>2</beats><beat-type>4</beat-type></time>"
+        f"</attributes>{body}</measure></part></score-partwise>"
+    )
+    path = tmp_path / "rounded.musicxml"
+    path.write_text(xml)
+    piece = read_score(path)
+    got = [(e.onset, e.duration, e.midi) for e in sorted(piece.events, key=lambda e: (e.onset, e.midi))]
+    assert got == [
+        (F(0), F(2), 55), (F(0), F(1, 3), 60), (F(1, 3), F(1, 3), 62), (F(2, 3), F(1, 3), 64),
+        (F(1), F(1), 65),
+    ]
+    assert piece.measures[0].duration == 2
