@@ -277,7 +277,7 @@ def score(synth: Synth, analysis: object) -> Score:
         ):
             correct += 1
     recalled = 0
-    found = [(forms[s.form], set(s.event_ids) - {None}) for s in analysis.statements]  # type: ignore[attr-defined]
+    found = [(forms[s.form], set(s.members)) for s in analysis.statements]  # type: ignore[attr-defined]
     for form, ids in synth.statements:
         clean = set(ids) - synth.wrong
         if any(seq == forms[form] and len(clean & got) >= min(10, len(clean)) for seq, got in found):

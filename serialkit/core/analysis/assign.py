@@ -29,6 +29,7 @@ class Found:
     form: int
     slots: dict[int, int]  # position → event index
     repeats: list[tuple[int, int]] = field(default_factory=list)  # (event, position)
+    chain: Chain | None = None
 
 
 class Assigner:
@@ -59,8 +60,10 @@ class Assigner:
 
     def _still_valid(self, chain: Chain) -> bool:
         head = True
-        for e, p in zip(chain.evs, chain.poss, strict=True):
+        for e, p, kind in zip(chain.evs, chain.poss, chain.kinds, strict=True):
             if not self.claims.available(e, p, head):
+                return False
+            if kind != NEW and self.claims.owner[e] != FREE:
                 return False
             if self.claims.owner[e] == FREE:
                 head = False
@@ -86,11 +89,15 @@ class Assigner:
                     heapq.heappush(heap, (-fresh.score, counter, fresh))
                     counter += 1
                 continue
-            self._accept(chain)
+            self.accept(chain)
 
-    def _accept(self, chain: Chain) -> None:
-        index = len(self.found)
-        found = Found(chain.form, {})
+    def accept(self, chain: Chain, index: int | None = None) -> None:
+        """Record a chain as statement ``index`` (default: a new one) and claim its events."""
+        if index is None:
+            index = len(self.found)
+            self.found.append(Found(chain.form, {}))
+        found = Found(chain.form, {}, [], chain)
+        self.found[index] = found
         claims = self.claims
         for e, p, kind in zip(chain.evs, chain.poss, chain.kinds, strict=True):
             if kind == NEW and p not in found.slots:
@@ -103,7 +110,26 @@ class Assigner:
             else:
                 claims.second[e] = index
                 claims.second_pos[e] = p
-        self.found.append(found)
+
+    def release(self, index: int) -> None:
+        """Give back the events of statement ``index`` (it stays in the list, empty)."""
+        claims = self.claims
+        found = self.found[index]
+        events = list(found.slots.values()) + [e for e, _ in found.repeats]
+        for e in events:
+            if claims.owner[e] == index:
+                claims.owner[e] = claims.second[e]
+                claims.pos[e] = claims.second_pos[e]
+                claims.second[e] = FREE
+            elif claims.second[e] == index:
+                claims.second[e] = FREE
+        self.found[index] = Found(found.form, {}, [], None)
+
+    def rebuild(self, index: int, chain: Chain) -> Chain | None:
+        """The best chain for the same form and start as ``chain``, under the current claims."""
+        if not self.claims.available(chain.start, chain.start_pos, True):
+            return None
+        return self._best(chain.form, chain.start, chain.start_pos)
 
     # passes -----------------------------------------------------------------
     def run(self) -> None:
@@ -114,6 +140,9 @@ class Assigner:
         free = [i for i in range(ix.n) if self.claims.owner[i] == FREE]
         seeds = [(f, i, self.position_in[f][ix.pc[i]]) for i in free for f in range(len(self.forms))]
         self.select(seeds, MIN_FRAGMENT)
+        from serialkit.core.analysis.refine import refine
+
+        refine(self)
         self.repair()
 
     def repair(self) -> None:

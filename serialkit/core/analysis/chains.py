@@ -26,7 +26,8 @@ S_DEL = 1.0  # a missing position with nothing sounding in its place
 S_SUB = 0.45  # a missing position where another note stands in its place (a wrong note)
 LEAVE = 0.3  # per note of a chord left behind when the chain moves on
 REPEAT = 0.3  # a repeated note explains a note but proves less than a new position
-CHORD = 0.08  # bonus per following position that sounds in the candidate's chord
+CHORD = 0.08
+NEW_VOICE = 0.25  # a voice the statement has not used yet (statements keep to their instruments)  # bonus per following position that sounds in the candidate's chord
 FREE = -1
 
 
@@ -116,6 +117,7 @@ def build_chain(
     kinds = [NEW]
     costs = [0.0]
     taken = {start}
+    used = {voice[start]}
     k = start_pos
     last = start
     head = claims.owner[start] != FREE
@@ -143,6 +145,8 @@ def build_chain(
                 if c in taken or not claims.available(c, j, head):
                     continue
                 cost, gap, between = _locality(ix, mode, last, c)
+                if voice[c] not in used:
+                    cost += NEW_VOICE
                 if lsl[idx] != last_sl:
                     cost += leave
                 mask = sv_mask[lsl[idx] * vkey + voice[c]]
@@ -175,8 +179,8 @@ def build_chain(
                     break
                 if voice[c] != voice[last] or vrank[c] != vrank[last] + 1:
                     continue
-                if c in taken or not claims.available(c, k, head):
-                    continue
+                if c in taken or claims.owner[c] != FREE or not ix.repeat_gap_ok(last, c):
+                    break
                 cost = REPEAT + _locality(ix, mode, last, c)[0] + leave
                 if cost < best_cost:
                     best_cost, best, best_pos, best_kind = cost, c, k if kind == REP else k - 1, kind
@@ -188,6 +192,7 @@ def build_chain(
         kinds.append(best_kind)
         costs.append(best_cost)
         taken.add(best)
+        used.add(voice[best])
         key = sl[best] * vkey + voice[best]
         taken_sv[key] = taken_sv.get(key, 0) + 1
         total += best_cost

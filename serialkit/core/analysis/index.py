@@ -19,6 +19,13 @@ class EventIndex:
     __slots__ = ("events", "n", "pc", "sl", "voice", "vrank", "by_pc", "by_pc_sl", "voice_sl",
                  "voice_names", "slice_onsets", "sv_count", "sv_mask", "vkey")
 
+    def repeat_gap_ok(self, last: int, c: int) -> bool:
+        """Can ``c`` repeat ``last``? It must follow soon: within the longer of ``last``'s
+        duration and one quarter note after ``last`` ends, and at most four quarter notes."""
+        before = self.events[last]
+        gap = self.events[c].onset - (before.onset + before.duration)
+        return gap <= min(max(before.duration, Fraction(1)), Fraction(4))
+
     def __init__(self, events: Sequence[Event], voice_order: Sequence[str] = ()) -> None:
         rank = {v: i for i, v in enumerate(voice_order)}
         for e in events:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING
 
 from serialkit.core.analysis.chains import HORIZON
@@ -38,14 +39,21 @@ def _fits(a: Assigner, f: Found, p: int, u: int) -> int | None:
         return None
     if lo is None:
         assert hi is not None
-        if p != min(f.slots) - 1 or hi - x > HORIZON:
+        if p != min(f.slots) - 1 or hi - x > HORIZON or _nearer(a, u, x, hi):
             return None
         return hi - x
     if hi is None:
-        if p != max(f.slots) + 1 or x - lo > HORIZON:
+        if p != max(f.slots) + 1 or x - lo > HORIZON or _nearer(a, u, lo, x):
             return None
         return x - lo
     return min(x - lo, hi - x)
+
+
+def _nearer(a: Assigner, u: int, low: int, high: int) -> bool:
+    """Is there another note of ``u``'s pitch class strictly between slices ``low`` and ``high``
+    (so ``u`` is not the one that extends the statement)?"""
+    lsl = a.ix.by_pc_sl[a.ix.pc[u]]
+    return bisect_right(lsl, low) < bisect_left(lsl, high)
 
 
 def _fill_gap(a: Assigner, owners: Owners, u: int, ambiguous: dict[int, list[tuple[int, int]]]) -> bool:
@@ -80,6 +88,8 @@ def _repeat(a: Assigner, owners: Owners, u: int) -> bool:
             break
         if ix.vrank[i] != rank - 1 or ix.pc[i] != ix.pc[u] or i not in owners:
             continue
+        if not ix.repeat_gap_ok(i, u):
+            return False
         s, p = owners[i][-1]
         f = a.found[s]
         if (p < 11 and p + 1 not in f.slots) or (p > 0 and p - 1 not in f.slots):

@@ -1,0 +1,71 @@
+"""Pairwise re-optimisation: two statements sounding at once re-choose their notes together."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from serialkit.core.analysis.chains import Chain
+
+if TYPE_CHECKING:
+    from serialkit.core.analysis.assign import Assigner
+
+ROUNDS = 2
+
+
+def _span(a: Assigner, chain: Chain) -> tuple[int, int]:
+    slices = [a.ix.sl[e] for e in chain.evs]
+    return min(slices), max(slices)
+
+
+def _try_pair(a: Assigner, s: int, t: int) -> bool:
+    """Release statements ``s`` and ``t``, rebuild them in both orders, keep the best total."""
+    old_s, old_t = a.found[s].chain, a.found[t].chain
+    assert old_s is not None and old_t is not None
+    before = old_s.score + old_t.score
+    a.release(s)
+    a.release(t)
+    best: tuple[float, list[tuple[int, Chain]]] = (before + 1e-6, [])
+    for first, second in ((s, t), (t, s)):
+        chain_first = a.rebuild(first, old_s if first == s else old_t)
+        if chain_first is None:
+            continue
+        a.accept(chain_first, first)
+        chain_second = a.rebuild(second, old_t if second == t else old_s)
+        a.release(first)
+        if chain_second is None:
+            continue
+        total = chain_first.score + chain_second.score
+        if total > best[0]:
+            best = (total, [(first, chain_first), (second, chain_second)])
+    if not best[1]:
+        a.accept(old_s, s)
+        a.accept(old_t, t)
+        return False
+    (first, chain_first), (second, chain_second) = best[1]
+    a.accept(chain_first, first)
+    fresh = a.rebuild(second, chain_second)  # same as before: claims are as they were then
+    a.accept(fresh if fresh is not None else chain_second, second)
+    return True
+
+
+def refine(a: Assigner) -> None:
+    """Re-choose the notes of every pair of statements whose time spans overlap."""
+    for _ in range(ROUNDS):
+        live = [i for i, f in enumerate(a.found) if f.chain is not None]
+        spans = {}
+        for i in live:
+            chain = a.found[i].chain
+            assert chain is not None
+            spans[i] = _span(a, chain)
+        live.sort(key=lambda i: spans[i])
+        improved = False
+        for x, s in enumerate(live):
+            for t in live[x + 1 :]:
+                if spans[t][0] > spans[s][1]:
+                    break
+                if _try_pair(a, s, t):
+                    improved = True
+                    spans[s] = _span(a, a.found[s].chain)  # type: ignore[arg-type]
+                    spans[t] = _span(a, a.found[t].chain)  # type: ignore[arg-type]
+        if not improved:
+            break
