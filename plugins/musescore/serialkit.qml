@@ -31,7 +31,7 @@ MuseScore {
     // Full path to the serialkit program if it is not on MuseScore's PATH.
     property string serialkitCommand: "serialkit"
     // A label this plugin wrote earlier (removed before labelling again).
-    property var labelPattern: /^(P|I|R|RI)\d+:\d+$/
+    property var labelPattern: /^(P|I|R|RI)\d+:\d+(\/(P|I|R|RI)\d+:\d+)*$/
 
     QProcess { id: proc }
     FileIO { id: scoreFile }
@@ -112,17 +112,24 @@ MuseScore {
         return index;
     }
 
-    // The unused entry for this notehead, preferring the same voice; ticks may differ by
-    // one where tuplets do not divide 480 evenly.
+    // The unused entry for this notehead: same voice first, then any voice; ticks may differ
+    // by one where tuplets do not divide 480 evenly; last, the same pitch class in another
+    // octave (an ottava line the exported file spells differently).
     function take(index, part, staff, voice, tick, pitch, grace) {
         var ticks = [tick, tick - 1, tick + 1];
-        for (var pass = 0; pass < 2; pass++) {
-            for (var t = 0; t < ticks.length; t++) {
-                var list = index[keyOf(part, staff, ticks[t], pitch, grace)] || [];
-                for (var i = 0; i < list.length; i++) {
-                    if (!list[i].used && (pass === 1 || list[i].entry.ms_voice === voice)) {
-                        list[i].used = true;
-                        return list[i].entry;
+        var pitches = [[pitch], [pitch - 12, pitch + 12, pitch - 24, pitch + 24]];
+        for (var round = 0; round < pitches.length; round++) {
+            for (var pass = 0; pass < 2; pass++) {
+                for (var t = 0; t < ticks.length; t++) {
+                    for (var p = 0; p < pitches[round].length; p++) {
+                        var key = keyOf(part, staff, ticks[t], pitches[round][p], grace);
+                        var list = index[key] || [];
+                        for (var i = 0; i < list.length; i++) {
+                            if (!list[i].used && (pass === 1 || list[i].entry.ms_voice === voice)) {
+                                list[i].used = true;
+                                return list[i].entry;
+                            }
+                        }
                     }
                 }
             }

@@ -18,17 +18,26 @@ from serialkit.core.errors import PluginError, RowError
 from serialkit.core.piece import Event, Piece, fraction_str
 from serialkit.core.rows import Convention, Row
 
-__all__ = ["DIVISION", "FORM_COLORS", "UNEXPLAINED_COLOR", "NoteLabel", "musescore_labels",
-           "musescore_payload"]
+__all__ = ["DIVISION", "NoteLabel", "form_colors", "musescore_labels", "musescore_payload",
+           "unexplained_color"]
 
 DIVISION = 480
 """MuseScore ticks per quarter note."""
 
-FORM_COLORS = {"P": "#1f5fbf", "I": "#1a8a3a", "R": "#c05a00", "RI": "#7a3fb0"}
-"""Notehead colour by row-form type (colour-blind-safe hues, dark enough on white)."""
 
-UNEXPLAINED_COLOR = "#d62728"
-"""Colour of a note no row statement explains."""
+def form_colors() -> dict[str, str]:
+    """Notehead colour by form type, the same as ``serialkit annotate`` uses (Okabe–Ito)."""
+    from serialkit.cli.annotate import FORM_COLOURS
+
+    return dict(FORM_COLOURS)
+
+
+def unexplained_color() -> str:
+    """Colour of a note no row statement explains, as ``serialkit annotate`` colours it."""
+    from serialkit.cli.annotate import UNEXPLAINED
+
+    return UNEXPLAINED
+
 
 SAVE_ENV = "SERIALKIT_MUSESCORE_SAVE"
 ROW_ENV = "SERIALKIT_ROW"
@@ -80,25 +89,20 @@ def _ms_voice(voice: str) -> int:
     return (int(voice) - 1) % 4 if voice.isdigit() and int(voice) > 0 else 0
 
 
-def _color(label: str | None) -> str:
-    if label is None:
-        return UNEXPLAINED_COLOR
-    form = label.split(":")[0].rstrip("0123456789")
-    return FORM_COLORS.get(form, UNEXPLAINED_COLOR)
-
-
-def _tags(piece: Piece, row: Row | None, convention: str) -> dict[str, str | None]:
+def _marks(piece: Piece, row: Row | None, convention: str) -> dict[str, tuple[str | None, str]]:
+    """Event id → (label, colour) exactly as ``serialkit annotate`` writes them."""
     if convention not in ("relative", "absolute"):
         raise RowError(f"convention must be 'relative' or 'absolute', not {convention!r}")
     try:
+        from serialkit.cli.annotate import note_annotations
         from serialkit.core.analysis import analyze
     except ImportError as exc:  # the analysis subsystem is not in this build
         raise PluginError(f"row analysis is not available: {exc}") from exc
     analysis = analyze(piece, row=row, convention=cast(Convention, convention))
-    return {eid: (tag.label if tag is not None else None) for eid, tag in analysis.tags.items()}
+    return note_annotations(analysis)
 
 
-def _note(event: Event, label: str | None, parts: dict[str, int]) -> NoteLabel:
+def _note(event: Event, mark: tuple[str | None, str], parts: dict[str, int]) -> NoteLabel:
     source = event.source
     part = (source.part if source else None) or event.voice.split("/")[0]
     staff = (source.staff if source else None) or 1
@@ -115,8 +119,8 @@ def _note(event: Event, label: str | None, parts: dict[str, int]) -> NoteLabel:
         tick=round(event.onset * DIVISION),
         midi=event.midi,
         grace=event.grace,
-        label=label,
-        color=_color(label),
+        label=mark[0],
+        color=mark[1],
     )
 
 
@@ -128,7 +132,8 @@ def musescore_labels(
     """Label every notehead of a score (path or Piece) for the MuseScore plugin.
 
     ``row`` is parsed with ``Row.parse``; None identifies the row from the score. Notes no
-    row statement explains get ``label=None`` and the unexplained colour.
+    row statement explains get ``label=None`` and the unexplained colour. Labels and colours
+    are those ``serialkit annotate`` writes (an elided note reads ``P0:11/I3:1``).
     """
     if isinstance(score, Piece):
         piece = score
@@ -137,9 +142,10 @@ def musescore_labels(
 
         piece = read_score(score)
     parsed = Row.parse(row) if row is not None and not isinstance(row, Row) else row
-    tags = _tags(piece, parsed, convention)
+    marks = _marks(piece, parsed, convention)
     parts = _part_order(piece)
-    return [_note(e, tags.get(e.id), parts) for e in piece.events]
+    missing = (None, unexplained_color())
+    return [_note(e, marks.get(e.id, missing), parts) for e in piece.events]
 
 
 def musescore_payload(

@@ -15,7 +15,7 @@ from lxml import etree
 
 from serialkit.cli import cli
 from serialkit.core.rows import RowForm
-from serialkit.plugins.musescore import FORM_COLORS, musescore_labels
+from serialkit.plugins.musescore import form_colors, musescore_labels
 from tests.conftest import ROOT, require_program
 from tests.plugins.musescore_fixture import FIXTURE, ROW, build, plan
 
@@ -30,7 +30,7 @@ def _expected() -> dict[Key, str]:
 
 
 def _color_of(label: str) -> str:
-    return FORM_COLORS[RowForm.parse(label.split(":")[0]).type]
+    return form_colors()[RowForm.parse(label.split(":")[0]).type].lower()
 
 
 def _midi(pitch: etree._Element) -> int:
@@ -106,7 +106,7 @@ def test_back_end_labels_every_fixture_note() -> None:
     assert set(got) == set(expected)
     for key, label in expected.items():
         assert got[key].label == label, key
-        assert got[key].color == _color_of(label)
+        assert got[key].color.lower() == _color_of(label)
         assert got[key].tick == key[2] * 480
 
 
