@@ -151,16 +151,17 @@ MuseScore {
     }
 
     // Label the noteheads of one chord: a fingering per note (MuseScore >= 3.3.3, whose Note
-    // has add()), else one lyric line per note, verse i for the chord's i-th note from the bottom.
-    function labelChord(chord, index, part, staff, voice, tick, grace, stats) {
-        removeOldLabels(chord);
+    // has add()), else lyric lines on `host` (the chord, or for a grace chord its main chord,
+    // since grace notes cannot carry lyrics): line verseBase + i for the chord's i-th note from
+    // the bottom. Returns how many lyric lines it used.
+    function labelChord(chord, host, verseBase, index, where, voice, tick, grace, stats) {
         for (var i = 0; i < chord.notes.length; i++) {
             var note = chord.notes[i];
             if (note.tieBack) {  // a tie continuation takes the colour of its first note
                 note.color = note.firstTiedNote.color;
                 continue;
             }
-            var entry = take(index, part, staff, voice, tick, note.pitch, grace);
+            var entry = take(index, where.index, where.staff, voice, tick, note.pitch, grace);
             if (!entry) {
                 stats.unmatched++;
                 continue;
@@ -168,7 +169,7 @@ MuseScore {
             note.color = entry.color;
             stats.coloured++;
             if (!entry.label)
-                continue;
+                continue;  // unexplained, or a tied continuation: colour only
             if (typeof note.add === "function") {
                 var fingering = newElement(Element.FINGERING);
                 fingering.text = entry.label;
@@ -176,11 +177,23 @@ MuseScore {
             } else {
                 var lyric = newElement(Element.LYRICS);
                 lyric.text = entry.label;
-                lyric.verse = i;
-                chord.add(lyric);
+                lyric.verse = verseBase + i;
+                host.add(lyric);
             }
             stats.labelled++;
         }
+        return chord.notes.length;
+    }
+
+    // A chord and its grace notes: lyric lines go main notes first, then grace notes in order.
+    function labelChordWithGraces(el, index, where, voice, tick, stats) {
+        var graces = el.graceNotes;
+        removeOldLabels(el);
+        for (var g = 0; g < graces.length; g++)
+            removeOldLabels(graces[g]);
+        var verse = labelChord(el, el, 0, index, where, voice, tick, false, stats);
+        for (g = 0; g < graces.length; g++)
+            verse += labelChord(graces[g], el, verse, index, where, voice, tick, true, stats);
     }
 
     function partOfStaff(staffIdx) {
@@ -204,14 +217,8 @@ MuseScore {
                 cursor.rewind(0);
                 while (cursor.segment) {
                     var el = cursor.element;
-                    if (el && el.type === Element.CHORD) {
-                        var graces = el.graceNotes;
-                        for (var g = 0; g < graces.length; g++)
-                            labelChord(graces[g], index, where.index, where.staff, voice,
-                                       cursor.tick, true, stats);
-                        labelChord(el, index, where.index, where.staff, voice, cursor.tick,
-                                   false, stats);
-                    }
+                    if (el && el.type === Element.CHORD)
+                        labelChordWithGraces(el, index, where, voice, cursor.tick, stats);
                     cursor.next();
                 }
             }
@@ -251,7 +258,7 @@ MuseScore {
                 labelsFile.remove();
         }
         var stats = applyLabels(payload);
-        var summary = "labelled " + stats.labelled + " of " + payload.notes.length + " notes ("
+        var summary = "labelled " + stats.labelled + " of " + payload.events + " notes ("
                       + payload.unexplained + " unexplained, " + stats.unmatched
                       + " not found in the score)";
         if (payload.save_to) {

@@ -61,6 +61,7 @@ class NoteLabel:
     grace: bool
     label: str | None
     color: str
+    tied: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -124,6 +125,36 @@ def _note(event: Event, mark: tuple[str | None, str], parts: dict[str, int]) -> 
     )
 
 
+def _tie_members(piece: Piece) -> dict[str, Any]:
+    """Tied continuation noteheads of a MusicXML source by id (MuseScore keeps them as notes)."""
+    path = piece.metadata.get("source_path")
+    if not path or piece.metadata.get("format") not in ("musicxml", "mxl"):
+        return {}
+    if not any(e.tied_ids for e in piece.events):
+        return {}
+    from serialkit.io.musicxml_read import load_tree, scan_tree
+
+    tree, where, _ = load_tree(Path(path))
+    return {raw.id: raw for _, raw in scan_tree(tree, where).elements}
+
+
+def _continuations(
+    event: Event, head: NoteLabel, members: dict[str, Any], parts: dict[str, int]
+) -> list[NoteLabel]:
+    out = []
+    for member_id in event.tied_ids[1:]:
+        raw = members.get(member_id)
+        if raw is None:
+            continue
+        out.append(NoteLabel(
+            id=member_id, part=raw.part, part_index=parts.get(raw.part, head.part_index),
+            staff=raw.staff, voice=raw.voice, ms_voice=_ms_voice(raw.voice), measure=raw.measure,
+            onset=fraction_str(raw.onset), tick=round(raw.onset * DIVISION), midi=raw.midi,
+            grace=False, label=None, color=head.color, tied=True,
+        ))
+    return out
+
+
 def musescore_labels(
     score: str | os.PathLike[str] | Piece,
     row: str | Row | None = None,
@@ -133,7 +164,8 @@ def musescore_labels(
 
     ``row`` is parsed with ``Row.parse``; None identifies the row from the score. Notes no
     row statement explains get ``label=None`` and the unexplained colour. Labels and colours
-    are those ``serialkit annotate`` writes (an elided note reads ``P0:11/I3:1``).
+    are those ``serialkit annotate`` writes (an elided note reads ``P0:11/I3:1``). Tied
+    continuation noteheads follow their first note with ``tied=True``: its colour, no label.
     """
     if isinstance(score, Piece):
         piece = score
@@ -145,7 +177,13 @@ def musescore_labels(
     marks = _marks(piece, parsed, convention)
     parts = _part_order(piece)
     missing = (None, unexplained_color())
-    return [_note(e, marks.get(e.id, missing), parts) for e in piece.events]
+    members = _tie_members(piece)
+    notes: list[NoteLabel] = []
+    for event in piece.events:
+        head = _note(event, marks.get(event.id, missing), parts)
+        notes.append(head)
+        notes += _continuations(event, head, members, parts)
+    return notes
 
 
 def musescore_payload(
@@ -159,7 +197,8 @@ def musescore_payload(
     row = row if row is not None else (os.environ.get(ROW_ENV) or None)
     convention = convention or "relative"
     notes = musescore_labels(Path(score), row=row, convention=convention)
-    labelled = sum(1 for n in notes if n.label is not None)
+    heads = [n for n in notes if not n.tied]
+    labelled = sum(1 for n in heads if n.label is not None)
     return {
         "ok": True,
         "score": str(score),
@@ -167,8 +206,9 @@ def musescore_payload(
         "convention": convention,
         "division": DIVISION,
         "save_to": os.environ.get(SAVE_ENV) or None,
+        "events": len(heads),
         "labelled": labelled,
-        "unexplained": len(notes) - labelled,
-        "coverage": fraction_str(Fraction(labelled, len(notes))) if notes else 0,
+        "unexplained": len(heads) - labelled,
+        "coverage": fraction_str(Fraction(labelled, len(heads))) if heads else 0,
         "notes": [n.to_dict() for n in notes],
     }

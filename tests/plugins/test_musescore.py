@@ -39,58 +39,78 @@ def _midi(pitch: etree._Element) -> int:
     return 12 * (int(pitch.findtext("octave") or 0) + 1) + steps[pitch.findtext("step") or "C"] + alter
 
 
-def _flush(
-    chord: list[tuple[Key, etree._Element]], lyrics: dict[int, str],
-    notes: dict[Key, dict[str, object]],
-) -> None:
-    """Record one chord's noteheads; lyric line k belongs to the k-th note from the bottom."""
-    ordered = sorted(chord, key=lambda item: item[0][3])
-    for i, (key, el) in enumerate(ordered):
+Chord = list[tuple[Key, etree._Element]]
+
+
+def _record(chord: Chord, lyric_base: int, lyrics: dict[int, str],
+            notes: dict[Key, dict[str, object]]) -> int:
+    """Record one chord's noteheads; lyric line ``lyric_base + k`` labels its k-th note up."""
+    for i, (key, el) in enumerate(sorted(chord, key=lambda item: item[0][3])):
         labels = [f.text for f in el.iterfind("notations/technical/fingering")]
-        if i + 1 in lyrics:
-            labels.append(lyrics[i + 1])
+        if lyric_base + i + 1 in lyrics:
+            labels.append(lyrics[lyric_base + i + 1])
         head = el.find("notehead")
         color = (head.get("color") if head is not None else None) or el.get("color")
         assert key not in notes, f"two noteheads at {key}"
         notes[key] = {"labels": labels, "color": (color or "").lower()}
+    return len(chord)
+
+
+def _flush(chord: Chord, graces: list[Chord], lyrics: dict[int, str],
+           notes: dict[Key, dict[str, object]]) -> None:
+    """Record a main chord, then its grace chords (their lyric lines follow the chord's)."""
+    base = _record(chord, 0, lyrics, notes)
+    for grace in graces:
+        base += _record(grace, base, lyrics, notes)
     chord.clear()
+    graces.clear()
     lyrics.clear()
 
 
 def saved_notes(path: Path) -> dict[Key, dict[str, object]]:
-    """Every notehead of a MusicXML file MuseScore saved: its labels (fingerings, or lyric
-    lines matched to chord notes bottom to top) and its notehead colour."""
+    """Every notehead of a MusicXML file MuseScore saved: its labels and notehead colour.
+
+    Labels are fingerings, or (MuseScore < 3.3.3) lyric lines of the main chord: one per note
+    from the bottom, then one per grace note of the grace chords before it.
+    """
     root = etree.parse(str(path)).getroot()
     notes: dict[Key, dict[str, object]] = {}
     for p_index, part in enumerate(root.iterfind("part")):
         start, divisions = Fraction(0), Fraction(1)
         for measure in part.iterfind("measure"):
-            pos = longest = Fraction(0)
-            chord: list[tuple[Key, etree._Element]] = []
+            pos = longest = onset = Fraction(0)
+            chord: Chord = []
+            graces: list[Chord] = []  # grace chords waiting for their main chord
+            chord_graces: list[Chord] = []
             lyrics: dict[int, str] = {}
-
             for el in measure:
                 if el.tag == "attributes" and el.findtext("divisions"):
                     divisions = Fraction(el.findtext("divisions") or 1)
-                elif el.tag == "backup":
-                    pos -= Fraction(el.findtext("duration") or 0) / divisions
-                elif el.tag == "forward":
-                    pos += Fraction(el.findtext("duration") or 0) / divisions
+                elif el.tag in ("backup", "forward"):
+                    step = Fraction(el.findtext("duration") or 0) / divisions
+                    pos += step if el.tag == "forward" else -step
                 elif el.tag == "note":
-                    is_chord = el.find("chord") is not None
-                    if not is_chord:
-                        _flush(chord, lyrics, notes)
+                    pitch = el.find("pitch")
+                    staff = int(el.findtext("staff") or 1)
+                    if el.find("grace") is not None:
+                        if el.find("chord") is None or not graces:
+                            graces.append([])
+                        if pitch is not None:
+                            graces[-1].append(((p_index, staff, start + pos, _midi(pitch)), el))
+                        continue
+                    if el.find("chord") is None:
+                        _flush(chord, chord_graces, lyrics, notes)
+                        chord_graces.extend(graces)
+                        graces.clear()
                         onset = pos
                         pos += Fraction(el.findtext("duration") or 0) / divisions
                         longest = max(longest, pos)
-                    pitch = el.find("pitch")
                     if pitch is None:
                         continue
-                    staff = int(el.findtext("staff") or 1)
                     chord.append(((p_index, staff, start + onset, _midi(pitch)), el))
                     for lyric in el.iterfind("lyric"):
                         lyrics[int(lyric.get("number") or 1)] = lyric.findtext("text") or ""
-            _flush(chord, lyrics, notes)
+            _flush(chord, chord_graces, lyrics, notes)
             start += longest
     return notes
 
@@ -120,12 +140,14 @@ def test_back_end_command_reports_bad_row_as_json(tmp_path: Path) -> None:
     assert payload["ok"] is False and "appears twice" in payload["error"]
 
 
-def _run_musescore(score: Path, save: Path, path_dirs: list[Path]) -> subprocess.CompletedProcess[str]:
+def _run_musescore(
+    score: Path, save: Path, path_dirs: list[Path], row: str = ROW
+) -> subprocess.CompletedProcess[str]:
     mscore = require_program("mscore3")
     env = {
         **os.environ,
         "QT_QPA_PLATFORM": "offscreen",
-        "SERIALKIT_ROW": ROW,
+        "SERIALKIT_ROW": row,
         "SERIALKIT_MUSESCORE_SAVE": str(save),
         "PATH": os.pathsep.join([str(d) for d in path_dirs] + ["/usr/bin", "/bin"]),
         "XDG_RUNTIME_DIR": str(score.parent),
@@ -167,3 +189,34 @@ def test_headless_musescore_without_serialkit_saves_nothing(tmp_path: Path) -> N
     proc = _run_musescore(score, save, [tmp_path / "empty"])
     assert not save.exists()
     assert "could not run serialkit" in proc.stdout + proc.stderr
+
+
+CORPUS_ROWS = {
+    "webern-op21-i-mm1-25.mei": "A F# G G# E F B Bb D C# C Eb",
+    "webern-op27-ii-mm1-11.mei": "Eb B Bb D C# C F# E G F A Ab",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.corpus
+@pytest.mark.musescore
+@pytest.mark.parametrize("name", sorted(CORPUS_ROWS))
+def test_headless_musescore_on_real_webern(corpus: Path, tmp_path: Path, name: str) -> None:
+    """Real scores (ties, grace notes, chords, ten staves): every notehead gets serialkit's mark."""
+    from serialkit.io import read_score, write_score
+
+    score = tmp_path / "score.musicxml"
+    write_score(read_score(corpus / name), score)
+    save = tmp_path / "labelled.musicxml"
+    row = CORPUS_ROWS[name]
+    proc = _run_musescore(score, save, [BIN], row=row)
+    assert save.exists(), proc.stdout + proc.stderr
+    assert "0 not found in the score" in proc.stdout + proc.stderr
+    expected = {(n.part_index, n.staff, Fraction(n.onset), n.midi): n
+                for n in musescore_labels(score, row)}
+    saved = saved_notes(save)
+    assert set(saved) == set(expected)
+    assert any(n.tied for n in expected.values()) or "op27" in name
+    for key, note in expected.items():
+        assert saved[key]["labels"] == ([note.label] if note.label else []), key
+        assert saved[key]["color"] == note.color.lower(), key
