@@ -10,7 +10,7 @@ from serialkit.core.piece import Event, fraction_str
 from serialkit.harness.proposers.base import ProposedEvent, parse_proposal
 from serialkit.harness.repair import RepairContext, RungSpec, ladder, rewrite_segment
 from serialkit.harness.session import Session
-from serialkit.harness.tasks import Slot, Task
+from serialkit.harness.tasks import Slot
 from serialkit.harness.verify import Candidate, Verifier
 
 
@@ -81,6 +81,7 @@ class Harness:
             total = sum(len(self.task.slots(section, v)) for v in self.task.voice_ids)
             fields: dict[str, Any] = {"soft_rules": True}
             if len(missing) < total:
+                self._make_room(missing)
                 fields["missing"] = tuple(self._missing_payload(missing))
                 fields["context"] = tuple(self._context(section))
             reply, call_id = self.session.call("section", section, attempt, **fields)
@@ -100,7 +101,8 @@ class Harness:
         for voice in self.task.voice_ids:
             slots = self.task.slots(section, voice)
             cursor = 0
-            for pe in sorted((p for p in proposed if p.voice == voice), key=lambda p: p.onset):
+            mine = sorted((p for p in proposed if p.voice == voice), key=lambda p: p.onset)
+            for k, pe in enumerate(mine):
                 j = _match(pe, slots, cursor)
                 if j is None:
                     self._drop(None, section, voice, attempt, ["ORDER"], pe)
@@ -110,8 +112,9 @@ class Harness:
                 if self.ver.filled(slot):
                     continue
                 claimed = None if pe.form is None or pe.position is None else f"{pe.form.label}:{pe.position}"
+                until = next((q.onset for q in mine[k + 1:] if q.onset > pe.onset), None)
                 cand = Candidate(event_id(slot), slot, pe.onset, pe.duration, pe.midi, pe.pc, claimed,
-                                 (), attempt, (call_id,))
+                                 (), attempt, (call_id,), until)
                 if not self._try_immediate(cand):
                     pending.append(cand)
         return pending
@@ -168,7 +171,7 @@ class Harness:
             pe = by_id.get(cand.id)
             if pe is not None and pe.voice == cand.voice:
                 patched = cand.changed("model_patch", onset=pe.onset, duration=pe.duration, midi=pe.midi,
-                                       claimed_pc=pe.pc, calls=(*cand.calls, call_id))
+                                       claimed_pc=pe.pc, calls=(*cand.calls, call_id), until=None)
                 if self._try_immediate(patched):
                     continue
             still.append(cand)
@@ -189,6 +192,29 @@ class Harness:
             "duration": fraction_str(cand.duration), "window": [fraction_str(lo), fraction_str(hi)],
             "problems": sorted(self.ver.problems(cand)), "conflicts": conflicts,
         }
+
+    def _make_room(self, missing: list[Slot]) -> None:
+        """Shorten kept neighbours (by whole grid steps) until each run of missing slots has room."""
+        grid = self.task.texture.grid
+        runs: dict[tuple[Fraction, Fraction], list[Slot]] = {}
+        for slot in missing:
+            runs.setdefault(self.ver.window(slot), []).append(slot)
+        for (lo, hi), slots in runs.items():
+            need = len(slots) * grid - (hi - lo)
+            before, after = self.ver.neighbours(slots[0])[0], self.ver.neighbours(slots[-1])[1]
+            while need > 0:
+                prev = self.ver.kept[before].cand if before else None
+                nxt = self.ver.kept[after].cand if after else None
+                if prev is not None and prev.end == lo and prev.duration >= 2 * grid:
+                    self.ver.shorten(prev.id, prev.end - grid, "trim_tail")
+                    lo -= grid
+                elif nxt is not None and nxt.onset == hi and nxt.duration >= 2 * grid:
+                    kept = self.ver.kept[nxt.id]
+                    kept.cand = nxt.changed("retime", onset=nxt.onset + grid, duration=nxt.duration - grid)
+                    hi += grid
+                else:
+                    break
+                need -= grid
 
     def _missing_payload(self, missing: list[Slot]) -> list[dict[str, Any]]:
         """Missing slots with free windows (a shared gap split evenly between consecutive slots)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from string import Template
 
@@ -13,7 +13,7 @@ PROMPT_VERSION = "v1"
 _TEMPLATE = {"section": "section", "replan": "replan", "patch": "patch", "refine": "refine"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def prompt_text(name: str, version: str = PROMPT_VERSION) -> str:
     """The text of one prompt file, e.g. ``section.v1.txt``."""
     path = resources.files("serialkit.harness") / "prompts" / f"{name}.{version}.txt"

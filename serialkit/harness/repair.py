@@ -33,33 +33,52 @@ class RepairContext:
 
 
 def trim_tail(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
-    """End the note before the first conflicting note that starts after it (or at its window's end)."""
+    """Trim tails: the note's own before the first later conflict or its window's end, and the tail
+    of its own voice's previous note when that runs into it."""
     if not set(problems) <= TIME_CODES:
         return None
-    conflicts = problems.get("COLL", []) + problems.get("CROSS", [])
-    if any(o.onset <= cand.onset for o in conflicts):
-        return None
-    lo, hi = ctx.verifier.window(cand.slot)
+    ver = ctx.verifier
+    lo, hi = ver.free(cand)
+    changed = False
     if cand.onset < lo:
+        prev_id = ver.neighbours(cand.slot)[0]
+        if prev_id is None:
+            return None
+        prev = ver.kept[prev_id].cand
+        if cand.onset - prev.onset < ctx.grid:
+            return None
+        ctx.undo.append((prev_id, prev))
+        ver.shorten(prev_id, cand.onset, "trim_tail")
+        changed = True
+    conflicts = problems.get("COLL", []) + problems.get("CROSS", [])
+    end = min([hi, cand.end] + [o.onset for o in conflicts if o.onset > cand.onset])
+    if end - cand.onset < ctx.grid:
         return None
-    end = min([hi, cand.end] + [o.onset for o in conflicts])
-    if end - cand.onset < ctx.grid or end == cand.end:
+    if end == cand.end and not changed:
         return None
     return cand.changed("trim_tail", duration=end - cand.onset)
 
 
 def yield_(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
-    """Cut the tails of conflicting notes in other voices that started earlier."""
+    """Cut the tails of conflicting notes in other voices that started earlier; when one started
+    together with this note, it keeps one grid step and this note enters just after it."""
     if not set(problems) <= TIME_CODES or "WINDOW" in problems:
         return None
     conflicts = problems.get("COLL", []) + problems.get("CROSS", [])
-    earlier = [o for o in conflicts if o.onset < cand.onset]
-    if not earlier or any(cand.onset - o.onset < ctx.grid for o in earlier):
+    earlier = [o for o in conflicts if o.onset <= cand.onset]
+    if not earlier:
+        return None
+    grid = ctx.grid
+    lo, hi = ctx.verifier.free(cand)
+    onset = max([cand.onset] + [o.onset + grid for o in earlier if cand.onset - o.onset < grid])
+    if hi - onset < grid or any(o.end - o.onset < 2 * grid and cand.onset - o.onset < grid for o in earlier):
         return None
     for other in earlier:
         ctx.undo.append((other.id, ctx.verifier.kept[other.id].cand))
-        ctx.verifier.shorten(other.id, cand.onset, "yield")
-    return cand.changed("yield")
+        ctx.verifier.shorten(other.id, onset, "yield")
+    if onset == cand.onset:
+        return cand.changed("yield")
+    return cand.changed("yield", onset=onset, duration=max(grid, min(cand.end, hi) - onset))
 
 
 def _blocked(cand: Candidate, ctx: RepairContext) -> list[tuple[Fraction, Fraction]]:
@@ -92,11 +111,7 @@ def free_spans(lo: Fraction, hi: Fraction, blocked: list[tuple[Fraction, Fractio
     return out
 
 
-def retime(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
-    """Move the note within its free window to a span where nothing conflicts with it."""
-    if not set(problems) <= TIME_CODES:
-        return None
-    lo, hi = ctx.verifier.window(cand.slot)
+def _best_spot(cand: Candidate, lo: Fraction, hi: Fraction, ctx: RepairContext) -> tuple[Fraction, Fraction] | None:
     grid = ctx.grid
     best: tuple[Fraction, Fraction, Fraction] | None = None
     for start, end in free_spans(lo, hi, _blocked(cand, ctx)):
@@ -110,9 +125,43 @@ def retime(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate
         cost = abs(onset - cand.onset) + abs(duration - cand.duration)
         if best is None or cost < best[0]:
             best = (cost, onset, duration)
-    if best is None or (best[1] == cand.onset and best[2] == cand.duration):
+    return None if best is None else (best[1], best[2])
+
+
+def retime(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
+    """Move the note to a conflict-free span of its free window; if there is none, let its own
+    voice's neighbours give up time (the previous note's tail, the next note's head) down to one
+    grid step each."""
+    if not set(problems) <= TIME_CODES:
         return None
-    return cand.changed("retime", onset=best[1], duration=best[2])
+    ver = ctx.verifier
+    lo, hi = ver.free(cand)
+    spot = _best_spot(cand, lo, hi, ctx)
+    if spot is not None:
+        if spot == (cand.onset, cand.duration):
+            return None
+        return cand.changed("retime", onset=spot[0], duration=spot[1])
+    grid = ctx.grid
+    before, after = ver.neighbours(cand.slot)
+    prev = ver.kept[before].cand if before else None
+    nxt = ver.kept[after].cand if after else None
+    wide_lo = prev.onset + grid if prev is not None and prev.end == lo else lo
+    wide_hi = nxt.end - grid if nxt is not None and nxt.onset == hi and cand.until is None else hi
+    sec = ver.task.section(cand.slot.section)
+    wide_lo, wide_hi = max(wide_lo, sec.start), min(wide_hi, sec.end)
+    if (wide_lo, wide_hi) == (lo, hi):
+        return None
+    spot = _best_spot(cand, wide_lo, wide_hi, ctx)
+    if spot is None:
+        return None
+    onset, duration = spot
+    if prev is not None and onset < prev.end:
+        ctx.undo.append((prev.id, prev))
+        ver.shorten(prev.id, onset, "trim_tail")
+    if nxt is not None and onset + duration > nxt.onset:
+        ctx.undo.append((nxt.id, nxt))
+        ver.kept[nxt.id].cand = nxt.changed("retime", onset=onset + duration, duration=nxt.end - onset - duration)
+    return cand.changed("retime", onset=onset, duration=duration)
 
 
 def _ceil(value: Fraction, grid: Fraction) -> Fraction:
@@ -128,7 +177,7 @@ def rewrite_segment(cand: Candidate, problems: Problems, ctx: RepairContext) -> 
         (m for m in range(voice.low, voice.high + 1) if m % 12 == cand.slot.pc),
         key=lambda m: (abs(m - cand.midi), m),
     )
-    lo, hi = ctx.verifier.window(cand.slot)
+    lo, hi = ctx.verifier.free(cand)
     base = cand
     if cand.onset < lo or cand.end > hi:
         onset = max(cand.onset, lo)
@@ -180,14 +229,13 @@ class RungSpec:
 
 
 def ladder() -> list[RungSpec]:
-    """The repair rungs from the plugin registry, ordered by their explicit rank."""
-    from serialkit.plugins import registry
+    """The repair rungs from the plugin registry, in their explicit rank order."""
+    from serialkit.plugins import ordered
 
-    specs = [
-        RungSpec(e.name, int(e.meta.get("rank", 1000)), e.obj, bool(e.meta.get("batch", False)))
-        for e in registry("repair_rungs")
+    return [
+        RungSpec(e.name, int(e.meta["rank"]), e.load(), bool(e.meta.get("batch", False)))
+        for e in ordered("repair_rungs")
     ]
-    return sorted(specs, key=lambda s: (s.rank, s.name))
 
 
 def model_patch(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:

@@ -10,7 +10,12 @@ from typing import Any
 from serialkit.core.errors import TaskError
 from serialkit.core.piece import Piece
 from serialkit.harness.baselines import run_self_refine, run_single
-from serialkit.harness.certificate import build_certificate, build_report, transcript_text, write_outputs
+from serialkit.harness.certificate import (
+    build_certificate,
+    build_report,
+    transcript_text,
+    write_outputs,
+)
 from serialkit.harness.gate import Verdict, final_gate
 from serialkit.harness.loop import Outcome, run_harness
 from serialkit.harness.proposers.base import Proposer

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -15,7 +15,7 @@ SCHEMA_FILES = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(name: str) -> dict[str, Any]:
     """The parsed schema ``name`` shipped in ``serialkit/schemas``."""
     text = (resources.files("serialkit") / "schemas" / SCHEMA_FILES[name]).read_text(encoding="utf-8")
@@ -23,7 +23,7 @@ def load_schema(name: str) -> dict[str, Any]:
     return data
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(name: str) -> Any:
     import jsonschema
 

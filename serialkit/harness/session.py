@@ -52,13 +52,14 @@ def make_proposer(name: str | Proposer, options: dict[str, Any] | None, seed: in
         return name
     from serialkit.plugins import registry
 
-    factory = registry("proposers").get(name).obj
+    factory = registry("proposers").get(name).load()
     opts = dict(options or {})
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):
         params = {}
-    if "seed" in params and "seed" not in opts:
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    if ("seed" in params or takes_any) and "seed" not in opts:
         opts["seed"] = seed
     try:
         proposer: Proposer = factory(**opts)

@@ -29,6 +29,7 @@ class Candidate:
     rungs: tuple[str, ...] = ()
     attempt: int = 1
     calls: tuple[str, ...] = ()
+    until: Fraction | None = None
 
     @property
     def voice(self) -> str:
@@ -112,6 +113,13 @@ class Verifier:
             hi = min(hi, self.kept[order[j][2]].cand.onset)
         return lo, hi
 
+    def free(self, cand: Candidate) -> tuple[Fraction, Fraction]:
+        """A candidate's free window: its slot's window, ending before the voice's next proposed note."""
+        lo, hi = self.window(cand.slot)
+        if cand.until is not None and cand.until > lo:
+            hi = min(hi, cand.until)
+        return lo, hi
+
     def neighbours(self, slot: Slot) -> tuple[str | None, str | None]:
         """Ids of the kept notes before and after a slot in its voice."""
         order = self._order.get(slot.voice, [])
@@ -162,7 +170,7 @@ class Verifier:
             found["ROW"] = []
         if cand.claimed_pc is not None and cand.claimed_pc != cand.midi % 12:
             found["PC"] = []
-        lo, hi = self.window(cand.slot)
+        lo, hi = self.free(cand)
         if cand.onset < lo or cand.end > hi or cand.duration <= 0:
             found["WINDOW"] = []
         coll = self.collisions(cand)

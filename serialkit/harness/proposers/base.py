@@ -56,6 +56,8 @@ class Request:
             out["keep"] = list(self.context)
         if self.patches:
             out["patches"] = list(self.patches)
+        if self.feedback:
+            out["feedback"] = self.feedback
         return out
 
 

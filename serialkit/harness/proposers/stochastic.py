@@ -52,8 +52,8 @@ PROFILES: dict[str, ErrorProfile] = {
     "default": ErrorProfile(),
     # Calibrated so that about 13 % of raw candidates pass the strict gate (bench/bench_harness.py).
     "paper-raw": ErrorProfile(
-        wrong_pc=0.012, repetition=0.006, omission=0.004, register=0.006, collision=0.12,
-        crossing=0.05, drift=0.06, malformed=0.04, patch_error=0.25,
+        wrong_pc=0.0035, repetition=0.002, omission=0.0015, register=0.002, collision=0.025,
+        crossing=0.025, drift=0.025, malformed=0.025, patch_error=0.25,
     ),
 }
 
@@ -181,7 +181,7 @@ def _section(request: Request, rng: random.Random, prof: ErrorProfile) -> list[d
                 prev = midi
                 mine.append({"voice": voice.id, "onset": _t(sec.start + offset), "duration": _t(dur),
                              "midi": midi, "form": written_form.label, "position": pos, "pc": pc})
-        _avoid(mine, written, rng, prof, task)
+        _avoid(mine, written, rng, prof, task, sec.end)
         written.extend(mine)
     return written
 
@@ -192,23 +192,47 @@ def _span(e: dict[str, Any]) -> tuple[Fraction, Fraction]:
 
 
 def _avoid(mine: list[dict[str, Any]], others: list[dict[str, Any]], rng: random.Random,
-           prof: ErrorProfile, task: Task) -> None:
-    """Resolve most same-pitch-class overlaps with earlier voices, as a careful writer would."""
+           prof: ErrorProfile, task: Task, limit: Fraction) -> None:
+    """Resolve most same-pitch-class overlaps and crossings against earlier voices, as a careful
+    writer would: cut the note short, enter later, or (for a crossing) change octave."""
     grid = task.texture.grid
+    order = {v: i for i, v in enumerate(task.voice_ids)}
+    left: dict[tuple[int, int], bool] = {}
+    for _ in range(4):
+        _avoid_pass(mine, others, rng, prof, task, limit, grid, order, left)
+
+
+def _avoid_pass(mine: list[dict[str, Any]], others: list[dict[str, Any]], rng: random.Random,
+                prof: ErrorProfile, task: Task, limit: Fraction, grid: Fraction, order: dict[str, int],
+                left: dict[tuple[int, int], bool]) -> None:
     for i, e in enumerate(mine):
+        voice = task.voice(e["voice"])
+        assert voice.low is not None and voice.high is not None
         start, end = _span(e)
+        nxt = _span(mine[i + 1])[0] if i + 1 < len(mine) else limit
         for o in others:
-            if o["midi"] % 12 != e["midi"] % 12:
-                continue
             o_start, o_end = _span(o)
-            if min(end, o_end) <= max(start, o_start) or rng.random() < prof.collision:
+            if min(end, o_end) <= max(start, o_start):
                 continue
-            nxt = _span(mine[i + 1])[0] if i + 1 < len(mine) else task.length
-            if o_start > start and o_start - start >= grid:
-                end = o_start
-            elif o_end < nxt and nxt - o_end >= grid and o_end >= start:
-                start, end = o_end, max(min(end, nxt), o_end + grid)
-            e["onset"], e["duration"] = _t(start), _t(end - start)
+            if o["midi"] % 12 == e["midi"] % 12:
+                if left.setdefault((id(e), id(o)), rng.random() < prof.collision):
+                    continue
+                if o_start - start >= grid:
+                    end = o_start
+                elif start - o_start >= grid:
+                    o["duration"] = _t(start - o_start)
+                elif nxt - o_end >= grid:
+                    start, end = o_end, min(max(end, o_end + grid), nxt)
+                elif o_end - o_start >= 2 * grid and nxt - o_start >= 2 * grid:
+                    o["duration"] = _t(grid)
+                    start, end = o_start + grid, min(max(end, o_start + 2 * grid), nxt)
+            elif order[o["voice"]] < order[e["voice"]] and o["midi"] < e["midi"]:
+                if e["midi"] - 12 >= voice.low and rng.random() >= prof.crossing:
+                    e["midi"] -= 12
+            elif order[o["voice"]] > order[e["voice"]] and o["midi"] > e["midi"]:
+                if e["midi"] + 12 <= voice.high and rng.random() >= prof.crossing:
+                    e["midi"] += 12
+        e["onset"], e["duration"] = _t(start), _t(end - start)
 
 
 def _fill(request: Request, rng: random.Random, prof: ErrorProfile) -> list[dict[str, Any]]:
@@ -229,7 +253,7 @@ def _fill(request: Request, rng: random.Random, prof: ErrorProfile) -> list[dict
             midi = min(127, voice.high + 1 + (pc - voice.high - 1) % 12)
         event = {"voice": voice.id, "onset": _t(lo), "duration": _t(dur), "midi": midi,
                  "form": slot["form"], "position": slot["position"], "pc": int(slot["pc"])}
-        _avoid([event], context, rng, prof, task)
+        _avoid([event], context, rng, prof, task, hi)
         context.append(event)
         out.append(event)
     return out
