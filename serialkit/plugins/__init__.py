@@ -150,9 +150,11 @@ def get_plugin_manager() -> pluggy.PluginManager:
             raise
         _register(pm, module, PluginInfo(name, name, "serialkit", __version__, True, ()))
     allowed = allowed_plugins()
+    found: set[str] = set()
     for ep in _outside_entry_points():
         dist = ep.dist.name if ep.dist is not None else None
         version = ep.dist.version if ep.dist is not None else None
+        found |= {_norm(ep.name), _norm(dist or "")}
         if allowed is not None and not ({_norm(ep.name), _norm(dist or "")} & allowed):
             _SKIPPED.append({"name": ep.name, "reason": f"not listed in {ENV_VAR}"})
             continue
@@ -164,6 +166,8 @@ def get_plugin_manager() -> pluggy.PluginManager:
                 f"{type(exc).__name__}: {exc}; set {ENV_VAR} to load only the plugins you need"
             ) from exc
         _register(pm, module, PluginInfo(ep.name, ep.value, dist, version, False, ()))
+    for name in sorted((allowed or set()) - found):
+        _SKIPPED.append({"name": name, "reason": f"named in {ENV_VAR} but not installed"})
     _PM = pm
     return pm
 
