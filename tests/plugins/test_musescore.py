@@ -130,6 +130,31 @@ def test_back_end_labels_every_fixture_note() -> None:
         assert got[key].tick == key[2] * 480
 
 
+def test_back_end_absolute_convention_renames_forms_only() -> None:
+    from serialkit.core.rows import Row, parse_position_label
+
+    row = Row.parse(ROW)
+    relative = musescore_labels(FIXTURE, ROW, "relative")
+    absolute = musescore_labels(FIXTURE, ROW, "absolute")
+    assert [n.id for n in relative] == [n.id for n in absolute]
+    for rel, ab in zip(relative, absolute, strict=True):
+        assert rel.label is not None and ab.label is not None
+        form, pos = parse_position_label(rel.label)
+        assert parse_position_label(ab.label) == (row.convert(form, "relative", "absolute"), pos)
+
+
+def test_back_end_command_payload(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SERIALKIT_ROW", ROW)
+    monkeypatch.setenv("SERIALKIT_MUSESCORE_SAVE", str(tmp_path / "out.mscz"))
+    result = CliRunner().invoke(cli, ["plugins", "musescore", str(FIXTURE)])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    assert payload["ok"] and payload["row"] == ROW and payload["division"] == 480
+    assert payload["save_to"] == str(tmp_path / "out.mscz")
+    assert payload["events"] == payload["labelled"] == len(plan())
+    assert payload["coverage"] == 1
+
+
 def test_back_end_command_reports_bad_row_as_json(tmp_path: Path) -> None:
     out = tmp_path / "labels.json"
     result = CliRunner().invoke(
