@@ -38,8 +38,8 @@ def register_repair_rungs(register: Register) -> None:
     """The ladder, in explicit rank order: deterministic timing rungs first, then model, then rewrite."""
     from serialkit.harness import repair
 
-    register("trim_tail", repair.trim_tail, rank=10)
+    register("trim", repair.trim_tail, rank=10)
     register("yield", repair.yield_, rank=20)
     register("retime", repair.retime, rank=30)
-    register("model_patch", repair.model_patch, rank=40, batch=True)
-    register("rewrite_segment", repair.rewrite_segment, rank=50)
+    register("patch", repair.model_patch, rank=40, batch=True)
+    register("rewrite", repair.rewrite_segment, rank=50)

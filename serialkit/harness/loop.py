@@ -8,7 +8,7 @@ from typing import Any
 
 from serialkit.core.piece import Event, fraction_str
 from serialkit.harness.proposers.base import ProposedEvent, parse_proposal
-from serialkit.harness.repair import RepairContext, RungSpec, ladder, rewrite_segment
+from serialkit.harness.repair import RepairContext, RungSpec, ladder
 from serialkit.harness.session import Session
 from serialkit.harness.tasks import Slot
 from serialkit.harness.verify import Candidate, Verifier
@@ -170,7 +170,7 @@ class Harness:
         for cand in pending:
             pe = by_id.get(cand.id)
             if pe is not None and pe.voice == cand.voice:
-                patched = cand.changed("model_patch", onset=pe.onset, duration=pe.duration, midi=pe.midi,
+                patched = cand.changed("patch", onset=pe.onset, duration=pe.duration, midi=pe.midi,
                                        claimed_pc=pe.pc, calls=(*cand.calls, call_id), until=None)
                 if self._try_immediate(patched):
                     continue
@@ -206,7 +206,7 @@ class Harness:
                 prev = self.ver.kept[before].cand if before else None
                 nxt = self.ver.kept[after].cand if after else None
                 if prev is not None and prev.end == lo and prev.duration >= 2 * grid:
-                    self.ver.shorten(prev.id, prev.end - grid, "trim_tail")
+                    self.ver.shorten(prev.id, prev.end - grid, "trim")
                     lo -= grid
                 elif nxt is not None and nxt.onset == hi and nxt.duration >= 2 * grid:
                     kept = self.ver.kept[nxt.id]
@@ -278,4 +278,4 @@ def run_harness(session: Session) -> Outcome:
     return outcome
 
 
-__all__ = ["Harness", "Outcome", "certificates", "event_id", "rewrite_segment", "run_harness"]
+__all__ = ["Harness", "Outcome", "certificates", "event_id", "run_harness"]

@@ -48,7 +48,7 @@ def trim_tail(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candid
         if cand.onset - prev.onset < ctx.grid:
             return None
         ctx.undo.append((prev_id, prev))
-        ver.shorten(prev_id, cand.onset, "trim_tail")
+        ver.shorten(prev_id, cand.onset, "trim")
         changed = True
     conflicts = problems.get("COLL", []) + problems.get("CROSS", [])
     end = min([hi, cand.end] + [o.onset for o in conflicts if o.onset > cand.onset])
@@ -56,7 +56,7 @@ def trim_tail(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candid
         return None
     if end == cand.end and not changed:
         return None
-    return cand.changed("trim_tail", duration=end - cand.onset)
+    return cand.changed("trim", duration=end - cand.onset)
 
 
 def yield_(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
@@ -157,7 +157,7 @@ def retime(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate
     onset, duration = spot
     if prev is not None and onset < prev.end:
         ctx.undo.append((prev.id, prev))
-        ver.shorten(prev.id, onset, "trim_tail")
+        ver.shorten(prev.id, onset, "trim")
     if nxt is not None and onset + duration > nxt.onset:
         ctx.undo.append((nxt.id, nxt))
         ver.kept[nxt.id].cand = nxt.changed("retime", onset=onset + duration, duration=nxt.end - onset - duration)
@@ -186,10 +186,10 @@ def rewrite_segment(cand: Candidate, problems: Problems, ctx: RepairContext) -> 
             onset, end = lo, hi
         if end <= onset:
             return None
-        base = cand.changed("rewrite_segment", onset=onset, duration=end - onset)
+        base = cand.changed("rewrite", onset=onset, duration=end - onset)
     for crossing_ok in (False, True):
         for midi in options:
-            trial = base.changed("rewrite_segment", midi=midi, claimed_pc=cand.slot.pc)
+            trial = base.changed("rewrite", midi=midi, claimed_pc=cand.slot.pc)
             found = ctx.verifier.problems(trial, crossing_ok=crossing_ok)
             if not found:
                 return trial
@@ -199,7 +199,7 @@ def rewrite_segment(cand: Candidate, problems: Problems, ctx: RepairContext) -> 
     return None
 
 
-TIME_RUNGS: tuple[tuple[str, Rung], ...] = (("trim_tail", trim_tail), ("yield", yield_), ("retime", retime))
+TIME_RUNGS: tuple[tuple[str, Rung], ...] = (("trim", trim_tail), ("yield", yield_), ("retime", retime))
 
 
 def apply_time_rungs(cand: Candidate, problems: Problems, ctx: RepairContext,
