@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from serialkit.render.engrave import engrave, prepare, read_source, verovio_options
+from serialkit.render.ids import map_ids, needs_mapping
 from serialkit.render.marks import (
     RUNG_COLORS,
     RUNGS,
@@ -104,22 +105,26 @@ def engrave_pages(
     blind: bool = False,
     scale: int = 40,
     page_width: int = 2100,
-) -> tuple[list[str], list[tuple[str, ...]]]:
-    """Engrave and decorate every page; return the SVG pages and, per page, the labelled ids."""
+) -> tuple[list[str], list[tuple[str, ...]], Marks]:
+    """Engrave and decorate every page: SVG pages, labelled note ids per page, marks as drawn."""
     marks = marks if marks is not None and not blind else Marks()
     source = read_source(score_path)
-    data = prepare(source, blind)
+    amended = False
+    if marks.notes and needs_mapping(source, marks.notes):
+        ids, amended = map_ids(source, marks.notes)
+        marks = marks.remap(ids)
+    data = prepare(source, blind, amended)
     options = verovio_options(scale, page_width, blind, labelled=marks.labelled > 0)
     pages = engrave(data, options, str(score_path))
     if blind:
-        return [blind_svg(p, f"p{i}") for i, p in enumerate(pages, 1)], [() for _ in pages]
+        return [blind_svg(p, f"p{i}") for i, p in enumerate(pages, 1)], [() for _ in pages], marks
     out: list[str] = []
     labelled: list[tuple[str, ...]] = []
     for i, page in enumerate(pages):
         text, info = decorate(page, marks, first_page=i == 0)
         out.append(text)
         labelled.append(info.label_for)
-    return out, labelled
+    return out, labelled, marks
 
 
 def render(
@@ -140,12 +145,12 @@ def render(
     if not 100 <= page_width <= 100000:
         raise RenderInputError(f"--page-width {page_width} is out of range 100..100000")
     marks = Marks() if blind else marks_for(score_path, report, certificate, row, convention)
-    pages, labelled = engrave_pages(score_path, marks, blind, scale, page_width)
+    pages, labelled, drawn = engrave_pages(score_path, marks, blind, scale, page_width)
     if fmt == "html":
         from serialkit.io.atomic import atomic_write
         from serialkit.render.review import review_page
 
-        atomic_write(out_path, review_page(pages, marks, blind=blind))
+        atomic_write(out_path, review_page(pages, drawn, blind=blind))
         files: list[Path] = [Path(out_path)]
     else:
         files = write_pages(pages, out_path, fmt)

@@ -103,14 +103,15 @@ def note_ids(source: Source) -> set[str]:
     return {n.get(XML_ID) for n in source.root.iter(f"{{{MEI_NS}}}note") if n.get(XML_ID)}
 
 
-def prepare(source: Source, blind: bool) -> str:
-    """The XML text verovio loads: the source as is, or stripped of everything revealing."""
-    if not blind:
+def prepare(source: Source, blind: bool, amended: bool = False) -> str:
+    """The XML text verovio loads: the source as is (or amended), or stripped for blind panels."""
+    if not blind and not amended:
         try:
             return source.data.decode("utf-8")
         except UnicodeDecodeError:
             return str(etree.tostring(source.root, encoding="unicode"))
-    (_blind_musicxml if source.kind == "musicxml" else _blind_mei)(source.root)
+    if blind:
+        (_blind_musicxml if source.kind == "musicxml" else _blind_mei)(source.root)
     return str(etree.tostring(source.root, encoding="unicode"))
 
 
@@ -170,6 +171,8 @@ def verovio_options(scale: int, page_width: int, blind: bool, labelled: bool) ->
     if labelled:
         # Room between staves for the label rows laid out on the SVG (serialkit.render.labels).
         options["spacingStaff"] = 16
+        options["spacingBraceGroup"] = 16
+        options["spacingBracketGroup"] = 16
         options["spacingSystem"] = 10
     return options
 

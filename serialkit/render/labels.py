@@ -9,6 +9,7 @@ placed (chords stack, dense passages alternate rows).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -54,7 +55,9 @@ _USE = re.compile(
     r'(?: scale\(([\d.]+))?'
 )
 _PATH = re.compile(r'<(?:path|polygon) (?:d|points)="([^"]*)"(?![^>]*transform)')
-_TEXT = re.compile(r'<text x="(-?\d+)" y="(-?\d+)"')
+_TEXT = re.compile(r'<text x="(-?\d+)" y="(-?\d+)"([^>]*)>(.*?)</text>', re.S)
+_FONT_PX = re.compile(r'font-size="([\d.]+)px"')
+_TAGS = re.compile(r"<[^>]+>")
 
 
 def staves_of(svg_text: str) -> list[tuple[float, float]]:
@@ -68,33 +71,53 @@ def staves_of(svg_text: str) -> list[tuple[float, float]]:
     return [(float(t), float(spans[t])) for t in sorted(spans)]
 
 
+def _text_boxes(body: str) -> list[tuple[float, float, float, float]]:
+    rows = []
+    for m in _TEXT.finditer(body):
+        x, y, attrs, inner = float(m.group(1)), float(m.group(2)), m.group(3), m.group(4)
+        sizes = [float(v) for v in _FONT_PX.findall(attrs + inner) if float(v) > 0]
+        size = max(sizes) if sizes else 300.0
+        width = label_width(_TAGS.sub("", inner).strip(), size)
+        if 'text-anchor="middle"' in attrs:
+            x0 = x - width / 2
+        elif 'text-anchor="end"' in attrs:
+            x0 = x - width
+        else:
+            x0 = x
+        rows.append((x0, x0 + width, y - size * 0.8, y + size * 0.25))
+    return rows
+
+
 def _primitives(svg_text: str) -> Any:
-    """Rough (x0, x1, top, bottom) of every drawn primitive below the first system."""
+    """Rough (x0, x1, top, bottom) of every drawn primitive of the page (not the defs)."""
     import numpy as np
 
-    start = svg_text.find('class="system"')
+    start = svg_text.find('class="page-margin"')
     body = svg_text[start:] if start >= 0 else svg_text
     rows: list[tuple[float, float, float, float]] = []
-    for code, xs, ys, sc in _USE.findall(body):
-        x, y, scale = float(xs), float(ys), float(sc or 1.0)
-        rise = _GLYPH_TOP.get(code, 500.0) * scale
-        rows.append((x, x + 330.0 * scale, y - rise, y + rise))
+    uses = _USE.findall(body)
+    blocks = []
+    if uses:
+        table = np.array(uses)
+        x = table[:, 1].astype(float)
+        y = table[:, 2].astype(float)
+        scale = np.where(table[:, 3] == "", "1", table[:, 3]).astype(float)
+        rise = np.array([_GLYPH_TOP.get(code, 500.0) for code in table[:, 0]]) * scale
+        blocks.append(np.column_stack((x, x + 330.0 * scale, y - rise, y + rise)))
     for d in _PATH.findall(body):
         nums = _NUM.findall(d)
         if len(nums) >= 4:
             px = [float(v) for v in nums[0::2]]
             py = [float(v) for v in nums[1::2]]
             rows.append((min(px), max(px), min(py), max(py)))
-    for xs, ys in _TEXT.findall(body):
-        x, y = float(xs), float(ys)
-        rows.append((x - 700.0, x + 700.0, y - 330.0, y + 80.0))
-    if not rows:
-        return np.zeros((0, 4))
-    return np.array(rows, dtype=float)
+    rows.extend(_text_boxes(body))
+    if rows:
+        blocks.append(np.array(rows, dtype=float))
+    return np.concatenate(blocks) if blocks else np.zeros((0, 4))
 
 
 class Skyline:
-    """Per staff, the highest point of the notation above it, in buckets of ``BUCKET`` units."""
+    """Per staff, how far the notation rises above it and hangs below it, in x buckets."""
 
     def __init__(self, svg_text: str) -> None:
         import numpy as np
@@ -107,44 +130,106 @@ class Skyline:
         self.bounds = np.array(
             [(bottoms[i] + tops[i + 1]) / 2 for i in range(len(tops) - 1)], dtype=float
         )
-        self.tops = np.array(tops, dtype=float)
+        self.tops = tops
+        self.bottoms = bottoms
         prim = _primitives(svg_text)
+        n = len(self.staves)
         self.width = 1
-        self.sky = np.full(0, np.inf)
-        if not len(self.staves) or not len(prim):
+        self.above = np.full(0, np.inf)
+        self.below = np.full(0, -np.inf)
+        self._bounds: list[float] = self.bounds.tolist()
+        self._above = []
+        self._below = []
+        if not n or not len(prim):
             return
         staff = np.searchsorted(self.bounds, (prim[:, 2] + prim[:, 3]) / 2)
-        keep = prim[:, 2] < self.tops[staff]
-        prim, staff = prim[keep], staff[keep]
         b0 = np.maximum(prim[:, 0] // BUCKET, 0).astype(np.int64)
         b1 = np.maximum(prim[:, 1] // BUCKET, 0).astype(np.int64)
-        self.width = int(b1.max()) + 2 if len(b1) else 1
-        self.sky = np.full(len(self.staves) * self.width, np.inf)
-        if not len(prim):
-            return
-        lengths = b1 - b0 + 1
-        offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
-        buckets = np.repeat(b0, lengths) + (np.arange(int(lengths.sum())) - offsets)
-        keys = np.repeat(staff, lengths) * self.width + buckets
-        np.minimum.at(self.sky, keys, np.repeat(prim[:, 2], lengths))
+        self.width = int(b1.max()) + 2
+        self.above = np.full(n * self.width, np.inf)
+        self.below = np.full(n * self.width, -np.inf)
+        up = prim[:, 2] < np.array(tops)[staff]
+        down = prim[:, 3] > np.array(bottoms)[staff]
+        for mask, target, col, fn in (
+            (up, self.above, 2, np.minimum),
+            (down, self.below, 3, np.maximum),
+        ):
+            if not mask.any():
+                continue
+            lo, hi, st, val = b0[mask], b1[mask], staff[mask], prim[mask, col]
+            lengths = hi - lo + 1
+            offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
+            buckets = np.repeat(lo, lengths) + (np.arange(int(lengths.sum())) - offsets)
+            keys = np.repeat(st, lengths) * self.width + buckets
+            fn.at(target, keys, np.repeat(val, lengths))
+        self._above: list[float] = self.above.tolist()
+        self._below: list[float] = self.below.tolist()
 
     def staff_of(self, y: float) -> int:
         """The index of the staff whose band holds a height."""
-        import numpy as np
+        return bisect.bisect_left(self._bounds, y)
 
-        return int(np.searchsorted(self.bounds, y))
+    def _span(self, lo: float, hi: float) -> tuple[int, int]:
+        return max(int(lo // BUCKET), 0), min(int(hi // BUCKET), self.width - 1)
 
-    def floor(self, staff: int, lo: float, hi: float) -> float:
+    def rise(self, staff: int, lo: float, hi: float) -> float:
         """The highest point of the notation above ``staff`` between ``lo`` and ``hi``."""
         top = float(self.tops[staff])
-        if not len(self.sky):
-            return top
-        b0 = max(int(lo // BUCKET), 0)
-        b1 = min(int(hi // BUCKET), self.width - 1)
-        if b1 < b0:
+        b0, b1 = self._span(lo, hi)
+        if not self._above or b1 < b0:
             return top
         base = staff * self.width
-        return min(top, float(self.sky[base + b0 : base + b1 + 1].min()))
+        return min(top, min(self._above[base + b0 : base + b1 + 1]))
+
+    def hang(self, staff: int, lo: float, hi: float) -> float:
+        """The lowest point of the notation below ``staff`` between ``lo`` and ``hi``."""
+        bottom = float(self.bottoms[staff])
+        b0, b1 = self._span(lo, hi)
+        if not self._below or b1 < b0:
+            return bottom
+        base = staff * self.width
+        return max(bottom, max(self._below[base + b0 : base + b1 + 1]))
+
+
+Box = tuple[float, float, float, float]
+
+
+def _free(boxes: list[Box], lo: float, hi: float, top: float, bottom: float) -> bool:
+    return not any(b[0] < hi and lo < b[1] and b[2] < bottom and top < b[3] for b in boxes)
+
+
+def _spot(sky: Skyline, k: int, lo: float, hi: float, head_top: float,
+          gaps: dict[int, list[Box]]) -> tuple[float, int]:
+    """Baseline and gap index for a label: above the staff if it fits, else below it."""
+    asc, desc = FONT_SIZE * 0.75, FONT_SIZE * 0.2
+    # above staff k: between what hangs below staff k-1 and what rises above staff k
+    ceiling = sky.hang(k - 1, lo, hi) + GAP / 2 if k > 0 else float("-inf")
+    base = min(sky.rise(k, lo, hi), head_top) - GAP
+    boxes = gaps.setdefault(k, [])
+    for _ in range(6):
+        if base - asc < ceiling:
+            break
+        if _free(boxes, lo, hi, base - asc, base + desc):
+            return base, k
+        base -= ROW
+    # below staff k: between what hangs below it and what rises above staff k+1
+    floor = sky.rise(k + 1, lo, hi) - GAP / 2 if k + 1 < len(sky.staves) else float("inf")
+    base = sky.hang(k, lo, hi) + GAP + asc
+    boxes = gaps.setdefault(k + 1, [])
+    for _ in range(6):
+        if base + desc > floor:
+            break
+        if _free(boxes, lo, hi, base - asc, base + desc):
+            return base, k + 1
+        base += ROW
+    # no clean spot: above, clear of the other labels at least
+    base = min(sky.rise(k, lo, hi), head_top) - GAP
+    boxes = gaps[k]
+    for _ in range(8):
+        if _free(boxes, lo, hi, base - asc, base + desc):
+            break
+        base -= ROW
+    return base, k
 
 
 def place_labels(svg_text: str, layer: Any, requests: Iterable[LabelRequest]) -> list[Any]:
@@ -155,23 +240,21 @@ def place_labels(svg_text: str, layer: Any, requests: Iterable[LabelRequest]) ->
     sky = Skyline(svg_text)
     if not sky.staves:
         return []
-    placed: dict[int, list[tuple[float, float, float, float]]] = {}
+    gaps: dict[int, list[Box]] = {}
     added = []
+    pad = FONT_SIZE * 0.12
     for req in wanted:
         k = sky.staff_of(req.y)
         centre = (req.x0 + req.x1) / 2
         half = label_width(req.text) / 2
         lo, hi = centre - half, centre + half
-        base = min(sky.floor(k, lo, hi), req.y - 130.0) - GAP
-        active = [p for p in placed.get(k, ()) if p[1] > lo - FONT_SIZE]
-        placed[k] = active
-        for _ in range(8):
-            top, bottom = base - FONT_SIZE * 0.75, base + FONT_SIZE * 0.2
-            if not any(p[0] < hi and lo < p[1] and p[2] < bottom and top < p[3] for p in active):
-                break
-            base -= ROW
-        pad = FONT_SIZE * 0.12
-        active.append((lo - pad, hi + pad, base - FONT_SIZE * 0.75, base + FONT_SIZE * 0.2))
+        for g in (k, k + 1):
+            if g in gaps:
+                gaps[g] = [b for b in gaps[g] if b[1] > lo - FONT_SIZE]
+        base, gap = _spot(sky, k, lo, hi, req.y - 130.0, gaps)
+        gaps.setdefault(gap, []).append(
+            (lo - pad, hi + pad, base - FONT_SIZE * 0.75, base + FONT_SIZE * 0.2)
+        )
         text = etree.SubElement(
             layer,
             f"{SVG}text",

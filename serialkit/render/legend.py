@@ -7,6 +7,7 @@ from typing import Any
 
 from lxml import etree
 
+from serialkit.render.labels import label_width
 from serialkit.render.marks import (
     AMBIGUOUS_COLOR,
     OTHER_RUNG_COLOR,
@@ -55,7 +56,7 @@ def add_legend(root: Any, marks: Marks) -> None:
     rows: list[list[tuple[str, str, str, float]]] = [[]]
     x = left
     for kind, colour, text in items:
-        width = 360.0 + len(text) * FONT * 0.5
+        width = 360.0 + label_width(text, FONT)
         if x + width > right and rows[-1]:
             rows.append([])
             x = left

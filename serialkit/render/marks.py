@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,7 @@ class NoteMark:
     ambiguous: bool = False
     rung: str | None = None
     certificate: Mapping[str, Any] | None = None
+    continuation: bool = False
 
     @property
     def color(self) -> str | None:
@@ -81,7 +82,9 @@ class NoteMark:
 
     @property
     def text(self) -> str | None:
-        """The text printed by the notehead: the label, then violation codes."""
+        """The text printed by the notehead: the label, then violation codes (none on ties)."""
+        if self.continuation:
+            return None
         bits = [self.label if self.label else ("?" if self.unexplained else "")]
         bits.extend(c for c in self.codes if c not in bits)
         out = " ".join(b for b in bits if b)
@@ -93,6 +96,8 @@ class NoteMark:
         out = ["sk-note"]
         if self.label:
             out.append("sk-labelled")
+        if self.continuation:
+            out.append("sk-tied")
         out.extend(f"sk-viol-{c}" for c in self.codes)
         if self.codes:
             out.append("sk-viol")
@@ -127,19 +132,23 @@ class Marks:
         """Violation codes used by at least one note."""
         return tuple(sorted({c for m in self.notes.values() for c in m.codes}))
 
-    def with_ids(self, expand: Mapping[str, Iterable[str]]) -> Marks:
-        """A copy whose marks also sit on the extra note ids (tied continuations) given."""
-        notes = dict(self.notes)
-        for eid, others in expand.items():
-            mark = self.notes.get(eid)
-            if mark is None:
-                continue
-            for other in others:
-                if other != eid and other not in notes:
+    def remap(self, ids: Mapping[str, tuple[str, ...]]) -> Marks:
+        """The marks keyed by drawn note ids: event id → (first notehead, tied continuations)."""
+        notes: dict[str, NoteMark] = {}
+        for eid, mark in self.notes.items():
+            drawn = ids.get(eid) or (eid,)
+            notes[drawn[0]] = replace(mark, id=drawn[0])
+            for other in drawn[1:]:
+                if other not in notes:
                     notes[other] = NoteMark(
-                        other, None, mark.codes, mark.unexplained, mark.ambiguous, mark.rung, None
+                        other, None, mark.codes, mark.unexplained, mark.ambiguous, mark.rung, None,
+                        continuation=True,
                     )
-        return Marks(notes, self.findings, self.facts)
+        findings = tuple(
+            replace(f, event_ids=tuple((ids.get(e) or (e,))[0] for e in f.event_ids))
+            for f in self.findings
+        )
+        return Marks(notes, findings, self.facts)
 
 
 def _css_word(text: str) -> str:

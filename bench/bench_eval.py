@@ -1,0 +1,71 @@
+"""Benchmark: the whole bank × four variants × 3 runs, stochastic proposer, 2 jobs, under 10 minutes.
+
+Anchor, measured in the same run: a naive loop calling ``serialkit.harness.run`` on a sample of the
+same runs with no records, metrics or resumability. The ratio shows what the runner's bookkeeping
+(fsync'ed records, per-run folders, metrics) costs per run. The report is written to
+``docs/example-report/`` (HTML and Markdown) and committed as the example.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from serialkit.eval.bank import load_bank
+from serialkit.eval.report import write_report
+from serialkit.eval.runner import VARIANTS, EvalConfig, plan_runs, run_eval
+
+ROOT = Path(__file__).resolve().parent.parent
+BUDGET = 600.0
+DOCS = ROOT / "docs" / "example-report"
+RUN_DIR = Path("out") / "bench-eval"  # relative, so the committed report names no machine path
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+def naive_anchor(step: int = 12) -> tuple[float, int]:
+    """Seconds per run of a plain sequential loop over every ``step``-th planned run."""
+    from serialkit.harness import load_task, run
+
+    specs = plan_runs(load_bank("builtin"), EvalConfig(runs=3))[::step]
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in specs:
+            run(load_task(spec.task_path), variant=spec.variant, proposer="stochastic", seed=spec.seed,
+                out_dir=Path(tmp) / spec.key.replace("|", "_"))
+    return (time.perf_counter() - started) / len(specs), len(specs)
+
+
+def main() -> int:
+    os.chdir(ROOT)
+    shutil.rmtree(RUN_DIR, ignore_errors=True)
+    config = EvalConfig(bank="builtin", variants=VARIANTS, runs=3, proposer="stochastic", jobs=2)
+    started = time.perf_counter()
+    summary = run_eval(config, RUN_DIR)
+    seconds = time.perf_counter() - started
+    n = summary.finished
+    print(f"eval run: {n} runs ({len(load_bank())} tasks × {len(VARIANTS)} variants × 3) in "
+          f"{seconds:.1f} s with 2 jobs = {n / seconds:.1f} runs/s; budget {BUDGET:.0f} s "
+          f"→ {seconds / BUDGET:.1%} of budget; failed runs: {len(summary.errors)}")
+    anchor, sampled = naive_anchor()
+    per_run = seconds * config.jobs / max(1, n)
+    print(f"anchor (naive sequential harness loop, every 12th run = {sampled} runs): "
+          f"{anchor * 1000:.0f} ms/run; runner: "
+          f"{per_run * 1000:.0f} ms/run-core → ratio {per_run / anchor:.2f}× the naive loop")
+    reference = sorted(str(p) for p in CORPUS.glob("*.mei")) if CORPUS.is_dir() else []
+    t0 = time.perf_counter()
+    for name in ("report.html", "report.md"):
+        write_report(RUN_DIR, DOCS / name, reference=reference)
+    print(f"report: {time.perf_counter() - t0:.1f} s → {DOCS.relative_to(ROOT)}/report.html, report.md"
+          f" (corpus reference: {len(reference)} scores)")
+    if seconds > BUDGET or summary.errors:
+        print("FAIL: over budget or runs failed", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
