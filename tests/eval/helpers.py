@@ -9,7 +9,7 @@ from pathlib import Path
 
 from serialkit.eval.bank import BANK_DIR
 
-SMALL_BANK = ("mono-line-01", "canon-02", "dense-four-01")
+SMALL_BANK = ("mono-line-01", "canon-02", "piano-chords-01")
 CLI = [sys.executable, "-c", "from serialkit.cli import main; main()"]
 
 
