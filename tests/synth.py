@@ -194,14 +194,25 @@ def elided(seed: int, statements: int = 16) -> Synth:
 
 
 def wrong_notes(seed: int, rate: float = 0.02, base: Callable[[int], Synth] | None = None) -> Synth:
-    """A clean texture with ``rate`` of its notes changed to another pitch class."""
+    """A clean texture with ``rate`` of its notes changed to another pitch class (never the
+    pitch class of the note itself or of its neighbours in its voice: that would be a repeat)."""
     synth = (base or (lambda s: row_per_voice(s, statements=8, voices=3)))(seed)
     rng = random.Random(seed * 7919 + 1)
     events = list(synth.piece.events)
     count = max(1, round(rate * len(events)))
+    onsets: dict[str, dict[Fraction, set[int]]] = {}
+    for e in events:
+        onsets.setdefault(e.voice, {}).setdefault(e.onset, set()).add(e.pc)
+    neighbours: dict[int, set[int]] = {}
+    for i, e in enumerate(events):
+        times = sorted(onsets[e.voice])
+        k = times.index(e.onset)
+        neighbours[i] = set().union(*(onsets[e.voice][t] for t in times[max(0, k - 1) : k + 2]))
     for i in rng.sample(range(len(events)), count):
         e = events[i]
-        shift = rng.randint(1, 11)
+        # a note that repeats its neighbour's pitch class is a repeated note, not a wrong one
+        choices = [d for d in range(1, 12) if (e.pc + d) % 12 not in neighbours[i]]
+        shift = rng.choice(choices or list(range(1, 12)))
         events[i] = e.copy(midi=e.midi + shift if e.midi + shift <= 100 else e.midi + shift - 12)
         synth.truth[e.id] = set()
         synth.wrong.add(e.id)

@@ -20,6 +20,7 @@ from serialkit.core.analysis.index import EventIndex
 MIN_STATEMENT = 7  # distinct positions a statement needs when it starts at its first note
 MIN_FRAGMENT = 4  # … and a fragment (the excerpt's edges, a statement whose opening is wrong)
 MIN_SCORE = 3.5
+SURE = 0.95  # a voice-mode chain scoring this share of its length is taken without a time-mode try
 
 
 @dataclass(slots=True)
@@ -48,11 +49,12 @@ class Assigner:
 
     # candidates -------------------------------------------------------------
     def _best(self, form: int, start: int, pos: int) -> Chain | None:
-        best: Chain | None = None
-        for mode in (VOICE_MODE, TIME_MODE):
-            chain = build_chain(self.ix, form, self.forms[form], start, pos, mode, self.claims)
-            if chain is not None and (best is None or chain.score > best.score):
-                best = chain
+        best = build_chain(self.ix, form, self.forms[form], start, pos, VOICE_MODE, self.claims)
+        if best is not None and best.distinct == 12 - pos and best.score >= SURE * (12 - pos):
+            return best  # a whole statement at almost no cost: time mode cannot beat it by much
+        chain = build_chain(self.ix, form, self.forms[form], start, pos, TIME_MODE, self.claims)
+        if chain is not None and (best is None or chain.score > best.score):
+            best = chain
         return best
 
     def _acceptable(self, chain: Chain, minimum: int) -> bool:

@@ -29,6 +29,8 @@ REPEAT = 0.3  # a repeated note explains a note but proves less than a new posit
 CHORD = 0.08
 NEW_VOICE = 0.25  # a voice the statement has not used yet (statements keep to their instruments)  # bonus per following position that sounds in the candidate's chord
 FREE = -1
+ABORT_AFTER = 4  # a chain whose first links cost more than ABORT_COST is not a statement start
+ABORT_COST = 1.5
 
 
 class Claims:
@@ -167,8 +169,10 @@ def build_chain(
                 if seen >= 3:
                     break
         # repeated note / tremolo return: the very next note of the last event's voice
-        targets = [(pcs[k], REP)]
-        if k > 0 and pcl[last] == pcs[k]:
+        targets = []
+        if pcl[last] == pcs[k] or kinds[-1] == OSC:  # the same note again
+            targets.append((pcs[k], REP))
+        if k > 0 and pcl[last] == pcs[k]:  # the return note of a two-note tremolo
             targets.append((pcs[k - 1], OSC))
         for target, kind in targets:
             lst = by_pc[target]
@@ -201,7 +205,7 @@ def build_chain(
         last = best
         if best_kind == NEW:
             k = best_pos
-        if abort and len(evs) <= 5 and total > 2.0:
+        if abort and len(evs) <= ABORT_AFTER and total > ABORT_COST:
             return None
     chain = Chain(form_index, mode, start, start_pos, evs, poss, kinds, costs)
     _tidy(chain)

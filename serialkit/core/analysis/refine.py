@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from serialkit.core.analysis.assign import Assigner
 
 ROUNDS = 2
+DOUBT = 0.3  # a link dearer than this makes a statement worth re-choosing with its neighbours
 
 
 def _span(a: Assigner, chain: Chain) -> tuple[int, int]:
@@ -48,6 +49,13 @@ def _try_pair(a: Assigner, s: int, t: int) -> bool:
     return True
 
 
+def _doubtful(a: Assigner, index: int) -> bool:
+    """Could statement ``index`` read better? It misses a position or has a dear link."""
+    chain = a.found[index].chain
+    assert chain is not None
+    return chain.distinct < 12 or max(chain.costs) > DOUBT
+
+
 def refine(a: Assigner) -> None:
     """Re-choose the notes of every pair of statements whose time spans overlap."""
     for _ in range(ROUNDS):
@@ -63,6 +71,8 @@ def refine(a: Assigner) -> None:
             for t in live[x + 1 :]:
                 if spans[t][0] > spans[s][1]:
                     break
+                if not (_doubtful(a, s) or _doubtful(a, t)):
+                    continue
                 if _try_pair(a, s, t):
                     improved = True
                     spans[s] = _span(a, a.found[s].chain)  # type: ignore[arg-type]
