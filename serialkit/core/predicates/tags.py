@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, is_
 
 from serialkit.core.piece import Piece
 from serialkit.core.predicates.columns import Columns, columns_of
@@ -12,6 +13,7 @@ from serialkit.core.predicates.model import Rules, Violation
 from serialkit.core.rows import Row, RowForm, pc_name
 
 _SECTION = attrgetter("section")
+_STATEMENT = attrgetter("statement")
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,12 +115,26 @@ def tagged_statements(piece: Piece | Columns, use_ids: bool = True) -> list[Tagg
     immediate repeat or an oscillation) follows.
     """
     cols = columns_of(piece)
+    tags = cols.tags
+    if use_ids and not any(map(is_, tags, repeat(None))):
+        ordered = [tags[i] for i in cols.order]
+        keys = list(map(_STATEMENT, ordered))
+        if None not in keys:  # every event names its statement: group in one C-speed pass
+            by_key: dict[str, list[int]] = {}
+            get = by_key.get
+            for key, i in zip(keys, cols.order, strict=True):
+                members = get(key)
+                if members is None:
+                    by_key[key] = [i]
+                else:
+                    members.append(i)
+            return [TaggedStatement(k, tags[v[0]].form, tuple(v)) for k, v in by_key.items()]  # type: ignore[union-attr]
     groups: dict[str, list[int]] = {}
     forms: dict[str, RowForm] = {}
     run_key: dict[int, str] = {}
     run_last: dict[int, tuple[RowForm, int]] = {}
     runs = 0
-    tags, voice = cols.tags, cols.voice
+    voice = cols.voice
     for i in cols.order:
         tag = tags[i]
         if tag is None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from fractions import Fraction
+from operator import le
 
 from serialkit.core.piece import Piece
 from serialkit.core.predicates.columns import Columns, columns_of
@@ -35,99 +37,112 @@ def check_range(piece: Piece | Columns) -> list[Violation]:
     return out
 
 
+class _Sounding:
+    """What one voice sounds at any time: lowest and highest MIDI, found by bisection.
+
+    A voice whose notes never overlap (the usual case) is queried straight from its sorted
+    onsets; any other voice gets a step profile over all of its note boundaries.
+    """
+
+    __slots__ = ("times", "ends", "low", "high")
+
+    def __init__(self, idx: list[int], start: list[int], end: list[int], midi: list[int]) -> None:
+        starts = [start[i] for i in idx]
+        ends = [end[i] for i in idx]
+        if all(map(le, ends[:-1], starts[1:])):  # no overlaps: one note at a time
+            self.times, self.ends = starts, ends
+            self.low = self.high = [midi[i] for i in idx]
+            return
+        times = sorted(set(starts).union(ends))
+        low: list[int] = []
+        high: list[int] = []
+        active: list[int] = []
+        p, n = 0, len(idx)
+        for t in times:
+            while p < n and starts[p] <= t:
+                active.append(idx[p])
+                p += 1
+            active = [x for x in active if end[x] > t]
+            pitches = [midi[x] for x in active]
+            low.append(min(pitches, default=128))
+            high.append(max(pitches, default=-1))
+        self.times, self.low, self.high = times, low, high
+        self.ends = [*times[1:], times[-1] + 1] if times else []
+
+    def highest(self, t: int) -> int:
+        """The highest MIDI sounding at ``t`` (-1 when silent)."""
+        k = bisect_right(self.times, t) - 1
+        return self.high[k] if k >= 0 and self.ends[k] > t else -1
+
+    def lowest(self, t: int) -> int:
+        """The lowest MIDI sounding at ``t`` (128 when silent)."""
+        k = bisect_right(self.times, t) - 1
+        return self.low[k] if k >= 0 and self.ends[k] > t else 128
+
+
 def crossed_noteheads(piece: Piece | Columns) -> tuple[list[int], int]:
     """Indices of crossed noteheads (in onset order) and how many noteheads were judged.
 
     Voices are ordered top to bottom as the piece lists them. A notehead in voice i is crossed
     when, at its onset, it sounds strictly below a note then sounding in a voice listed below i,
     or strictly above a note then sounding in a voice listed above i ("sounding at t" means
-    onset <= t < end, so notes starting together count). Grace notes are not judged. Voice pairs
-    whose whole registers cannot cross are skipped.
+    onset <= t < end, so notes starting together count). Grace notes are not judged and do not
+    sound. Only notes outside the register all partner voices share can cross, so only those are
+    looked up, each by bisection in the partner voices' sounding profiles.
     """
     cols = columns_of(piece)
     start, end, voice, midi = cols.start, cols.end, cols.voice, cols.midi
     n_voices = len(cols.piece.voices)
-    vmin = [128] * n_voices
-    vmax = [-1] * n_voices
-    judged = 0
-    for s, e, v, m in zip(start, end, voice, midi, strict=True):
-        if e > s:
-            judged += 1
-            if m < vmin[v]:
-                vmin[v] = m
-            if m > vmax[v]:
-                vmax[v] = m
+    per_voice: list[list[int]] = [[] for _ in range(n_voices)]
+    add = [lst.append for lst in per_voice]
+    for i in cols.order:
+        add[voice[i]](i)
+    per_voice = [[i for i in idx if end[i] > start[i]] for idx in per_voice]
+    judged = sum(map(len, per_voice))
+    vmin = [min((midi[i] for i in idx), default=128) for idx in per_voice]
+    vmax = [max((midi[i] for i in idx), default=-1) for idx in per_voice]
     below = [[j for j in range(i + 1, n_voices) if vmax[j] > vmin[i]] for i in range(n_voices)]
     above = [[j for j in range(i) if vmin[j] < vmax[i]] for i in range(n_voices)]
     # A note at or above every partner below, and at or below every partner above, cannot cross.
     floor = [max((vmax[j] for j in below[i]), default=-1) for i in range(n_voices)]
     ceiling = [min((vmin[j] for j in above[i]), default=128) for i in range(n_voices)]
-    watched = [False] * n_voices
-    for i in range(n_voices):
-        for j in below[i] + above[i]:
-            watched[j] = True
+    needed = {j for i in range(n_voices) for j in below[i] + above[i]}
+    sounding = {j: _Sounding(per_voice[j], start, end, midi) for j in sorted(needed)}
     crossed: list[int] = []
-    if not any(watched):
-        return crossed, judged
-    never = max(end, default=0) + 1
-    active: list[list[int]] = [[] for _ in range(n_voices)]
-    low_now = [128] * n_voices  # lowest / highest MIDI sounding now in each watched voice
-    high_now = [-1] * n_voices
-    expiry = [never] * n_voices  # earliest end among the notes sounding now
-
-    def refresh(j: int, t: int) -> None:
-        act = active[j] = [x for x in active[j] if end[x] > t]
-        if act:
-            pitches = [midi[x] for x in act]
-            low_now[j], high_now[j] = min(pitches), max(pitches)
-            expiry[j] = min(end[x] for x in act)
-        else:
-            low_now[j], high_now[j], expiry[j] = 128, -1, never
-
-    order = cols.order
-    n, k = len(order), 0
-    while k < n:
-        t = start[order[k]]
-        g = k + 1
-        while g < n and start[order[g]] == t:
-            g += 1
-        group = order[k:g]
-        k = g
-        for i in group:
-            v = voice[i]
-            e = end[i]
-            if watched[v] and e > t:
-                if expiry[v] <= t:
-                    refresh(v, t)
-                active[v].append(i)
-                m = midi[i]
-                if m < low_now[v]:
-                    low_now[v] = m
-                if m > high_now[v]:
-                    high_now[v] = m
-                if e < expiry[v]:
-                    expiry[v] = e
-        for i in group:
-            v = voice[i]
+    for v in range(n_voices):
+        if not (below[v] or above[v]):
+            continue
+        lo, hi = floor[v], ceiling[v]
+        under = [(vmax[j], sounding[j].times, sounding[j].ends, sounding[j].high) for j in below[v]]
+        over = [(vmin[j], sounding[j].times, sounding[j].ends, sounding[j].low) for j in above[v]]
+        for i in per_voice[v]:
             m = midi[i]
-            if (floor[v] <= m <= ceiling[v]) or end[i] <= t:
+            if lo <= m <= hi:
                 continue
-            hit = False
-            for j in below[v]:
-                if expiry[j] <= t:
-                    refresh(j, t)
-                if high_now[j] > m:
-                    hit = True
-                    break
-            if not hit:
-                for j in above[v]:
-                    if expiry[j] <= t:
-                        refresh(j, t)
-                    if low_now[j] < m:
-                        hit = True
-                        break
-            if hit:
-                crossed.append(i)
+            t = start[i]
+            if m < lo:  # some voice below may sound higher
+                for top, times, ends, pitch in under:
+                    if m < top:
+                        k = bisect_right(times, t) - 1
+                        if k >= 0 and ends[k] > t and pitch[k] > m:
+                            crossed.append(i)
+                            break
+                else:
+                    if m > hi:
+                        for bottom, times, ends, pitch in over:
+                            if m > bottom:
+                                k = bisect_right(times, t) - 1
+                                if k >= 0 and ends[k] > t and pitch[k] < m:
+                                    crossed.append(i)
+                                    break
+            else:  # m > hi: some voice above may sound lower
+                for bottom, times, ends, pitch in over:
+                    if m > bottom:
+                        k = bisect_right(times, t) - 1
+                        if k >= 0 and ends[k] > t and pitch[k] < m:
+                            crossed.append(i)
+                            break
+    crossed.sort(key=start.__getitem__)
     return crossed, judged
 
 
