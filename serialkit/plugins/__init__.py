@@ -12,7 +12,7 @@ import importlib
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -82,6 +82,7 @@ class PluginInfo:
 _PM: pluggy.PluginManager | None = None
 _INFOS: dict[str, PluginInfo] = {}
 _SKIPPED: list[dict[str, str]] = []
+_EPS: dict[str, EntryPoint] = {}  # outside plugins' entry points, for their dist and version
 _REGISTRIES: dict[str, Registry] = {}
 
 
@@ -121,6 +122,13 @@ def _register(pm: pluggy.PluginManager, module: object, info: PluginInfo) -> Non
     )
 
 
+def _dist_of(ep: EntryPoint) -> tuple[str | None, str | None]:
+    """(distribution name, version) of an entry point, read from its metadata."""
+    if ep.dist is None:
+        return None, None
+    return ep.dist.name, ep.dist.version
+
+
 def _outside_entry_points() -> list[EntryPoint]:
     seen: set[tuple[str, str]] = set()
     found: list[EntryPoint] = []
@@ -140,6 +148,7 @@ def get_plugin_manager() -> pluggy.PluginManager:
     pm.add_hookspecs(hookspecs)
     _INFOS.clear()
     _SKIPPED.clear()
+    _EPS.clear()
     for name in BUILTIN_MODULES:
         try:
             module = importlib.import_module(name)
@@ -152,20 +161,22 @@ def get_plugin_manager() -> pluggy.PluginManager:
     allowed = allowed_plugins()
     found: set[str] = set()
     for ep in _outside_entry_points():
-        dist = ep.dist.name if ep.dist is not None else None
-        version = ep.dist.version if ep.dist is not None else None
-        found |= {_norm(ep.name), _norm(dist or "")}
-        if allowed is not None and not ({_norm(ep.name), _norm(dist or "")} & allowed):
-            _SKIPPED.append({"name": ep.name, "reason": f"not listed in {ENV_VAR}"})
-            continue
+        if allowed is not None:  # reading dist metadata costs; only when filtering by it
+            names = {_norm(ep.name), _norm(_dist_of(ep)[0] or "")}
+            found |= names
+            if not names & allowed:
+                _SKIPPED.append({"name": ep.name, "reason": f"not listed in {ENV_VAR}"})
+                continue
         try:
             module = ep.load()
         except Exception as exc:  # a broken plugin must name itself and the way around it
             raise PluginError(
-                f"plugin {ep.name!r} ({ep.value}, from {dist or 'unknown dist'}) failed to load: "
-                f"{type(exc).__name__}: {exc}; set {ENV_VAR} to load only the plugins you need"
+                f"plugin {ep.name!r} ({ep.value}, from {_dist_of(ep)[0] or 'unknown dist'}) "
+                f"failed to load: {type(exc).__name__}: {exc}; "
+                f"set {ENV_VAR} to load only the plugins you need"
             ) from exc
-        _register(pm, module, PluginInfo(ep.name, ep.value, dist, version, False, ()))
+        _register(pm, module, PluginInfo(ep.name, ep.value, None, None, False, ()))
+        _EPS[ep.name] = ep
     for name in sorted((allowed or set()) - found):
         _SKIPPED.append({"name": name, "reason": f"named in {ENV_VAR} but not installed"})
     _PM = pm
@@ -306,6 +317,10 @@ def each(kind: str) -> Iterator[Entry]:
 def plugin_infos() -> list[PluginInfo]:
     """Every loaded plugin, built-ins first."""
     get_plugin_manager()
+    for name, info in list(_INFOS.items()):
+        if not info.builtin and info.dist is None and name in _EPS:
+            dist, version = _dist_of(_EPS[name])
+            _INFOS[name] = replace(info, dist=dist, version=version)
     return list(_INFOS.values())
 
 
@@ -321,4 +336,5 @@ def reset() -> None:
     _PM = None
     _INFOS.clear()
     _SKIPPED.clear()
+    _EPS.clear()
     _REGISTRIES.clear()
