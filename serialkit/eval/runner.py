@@ -140,6 +140,7 @@ def execute(spec: RunSpec, out_dir: str) -> dict[str, Any]:
     """Run one task under one variant; write its outputs to ``out_dir``; return its record."""
     from serialkit.harness import load_task, run  # the harness is imported in the worker
 
+    start_time = time.time()
     started = time.perf_counter()
     task = load_task(spec.task_path)
     result = run(task, variant=spec.variant, proposer=spec.proposer,
@@ -155,7 +156,7 @@ def execute(spec: RunSpec, out_dir: str) -> dict[str, Any]:
         "relaxed": bool(_get(verdict, "relaxed", False)),
         "counts": _violation_counts(verdict),
         "usage": _usage(_get(result, "usage")),
-        "wall_seconds": round(wall, 4),
+        "wall_seconds": round(wall, 4), "start_time": round(start_time, 4),
         "piece": None, "score": None, "metrics": None,
     }
     out = Path(out_dir)

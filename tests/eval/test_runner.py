@@ -122,3 +122,15 @@ def test_killed_at_random_points_resumes_without_loss_or_duplication(tmp_path: P
     final = subprocess.run([*args, "--resume", "--json"], capture_output=True, text=True, timeout=600)
     assert final.returncode == 0, final.stderr
     _check_complete(run_dir, expected)
+
+
+def test_rate_limit_spaces_run_starts_with_threads(tmp_path: Path) -> None:
+    bank = small_bank(tmp_path, ("mono-line-01", "canon-02"))
+    config = EvalConfig(bank=str(bank), variants=("raw", "soft-rules"), runs=2, jobs=3,
+                        executor="thread", rate_limit=5.0)
+    summary = run_eval(config, tmp_path / "run")
+    assert summary.finished == 8
+    starts = sorted(r["start_time"] for r in RunStore(tmp_path / "run").records())
+    # 8 runs at 5 starts per second take at least 7 intervals; no 1-second window holds more than 5 + 1
+    assert starts[-1] - starts[0] >= 7 * 0.2 - 0.1, starts
+    assert max(sum(1 for t in starts if s0 <= t < s0 + 1.0) for s0 in starts) <= 6
