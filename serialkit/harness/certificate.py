@@ -102,7 +102,7 @@ def write_outputs(out_dir: Path, piece: Piece, certificate: dict[str, Any], repo
     stale = out_dir / "score.musicxml"
     if released:
         try:
-            from serialkit.io import write_musicxml  # type: ignore[attr-defined]
+            from serialkit.io import write_musicxml
         except ImportError:
             report["notes"].append("score.musicxml not written: serialkit.io.write_musicxml is not in this build")
         else:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from serialkit.core.piece import Event, Piece, Tag
+from serialkit.core.piece import Event, Piece
 from serialkit.harness import fallback
 from serialkit.harness.tasks import Task
 
@@ -58,7 +58,7 @@ class Verdict:
 
 def rules_for(task: Task) -> Any:
     """The checker's Rules for a task (the predicates module's, or the fallback's)."""
-    kwargs = {
+    kwargs: dict[str, Any] = {
         "tolerance": task.tolerance,
         "immediate_repeats": task.immediate_repeats,
         "oscillation_window": task.oscillation_window,
@@ -71,70 +71,62 @@ def rules_for(task: Task) -> Any:
     return Rules(**kwargs)
 
 
-def _gate(piece: Piece, task: Task) -> tuple[bool, bool, list[dict[str, Any]], str]:
+@dataclass(frozen=True)
+class _Checked:
+    strict: bool
+    relaxed: bool
+    violations: list[dict[str, Any]]
+    unexplained: tuple[str, ...]
+    coverage: Fraction
+    checker: str
+
+
+def _check(piece: Piece, task: Task) -> _Checked:
+    """The project's checker (``serialkit.checking.check_piece``, as ``serialkit check`` runs it)."""
     rules = rules_for(task)
     try:
-        from serialkit.core.predicates import gate
+        from serialkit.checking import check_piece
     except ImportError:
-        strict, relaxed, found = fallback.gate(piece, rules)
-        return strict, relaxed, found, "serialkit.harness.fallback"
-    verdict = gate(piece, rules)
-    found = [v.to_dict() if hasattr(v, "to_dict") else dict(v) for v in verdict.violations]
-    return bool(verdict.strict), bool(verdict.relaxed), found, "serialkit.core.predicates"
+        return _check_fallback(piece, task, rules)
+    report = check_piece(piece, row=task.row, convention=task.convention, rules=rules, plugins=True)
+    verdict = report.verdict
+    found = [v.to_dict() for v in verdict.violations]
+    coverage = Fraction(report.coverage) if report.coverage is not None else Fraction(1)
+    return _Checked(bool(verdict.strict), bool(verdict.relaxed), found, tuple(report.unexplained), coverage,
+                    "serialkit.checking")
 
 
-def infer_tags(piece: Piece, task: Task) -> tuple[Piece, tuple[str, ...], Fraction, str]:
-    """The piece tagged by the row-form analysis (untagged first), aliases named as scheduled."""
-    bare = piece.with_events(e.copy(tag=None) for e in piece.events)
-    try:
-        from serialkit.core.analysis import analyze
-    except ImportError:
-        tags, unexplained = fallback.analyze(bare, task.row, task.convention)
-        name = "serialkit.harness.fallback"
-        coverage = Fraction(len(bare.events) - len(unexplained), max(1, len(bare.events)))
-    else:
-        result = analyze(bare, row=task.row, convention=task.convention)
-        tags = dict(result.tags)
-        unexplained = tuple(result.unexplained)
-        coverage = Fraction(result.coverage)
-        name = "serialkit.core.analysis"
-    tagged = bare.with_tags({eid: _as_scheduled(bare, task, eid, tag) for eid, tag in tags.items()})
-    return tagged, tuple(unexplained), coverage, name
-
-
-def _as_scheduled(piece: Piece, task: Task, event_id: str, tag: Tag | None) -> Tag | None:
-    """Rename an inferred form to the scheduled alias with the same pitch classes, if any."""
-    if tag is None:
-        return None
-    event = piece.event(event_id)
-    pcs = task.row.form(tag.form, task.convention)
-    for form in task.blueprint.forms_for(event.section, event.voice):
-        if form != tag.form and task.row.form(form, task.convention) == pcs:
-            return Tag(form, tag.position, tag.statement)
-    return tag
+def _check_fallback(piece: Piece, task: Task, rules: Any) -> _Checked:
+    tagged, coverage = piece, Fraction(1)
+    unexplained: tuple[str, ...] = ()
+    if all(e.tag is None for e in piece.events):
+        tags, unexplained = fallback.analyze(piece, task.row, task.convention)
+        tagged = piece.with_tags(tags)
+        coverage = Fraction(len(piece.events) - len(unexplained), max(1, len(piece.events)))
+    strict, relaxed, found = fallback.gate(tagged, rules)
+    if unexplained:
+        strict = relaxed = False
+        found.append({"code": "UNEXPLAINED", "event_ids": list(unexplained), "location": None,
+                      "message": f"{len(unexplained)} note(s) belong to no row statement the analysis finds"})
+    return _Checked(strict, relaxed, found, unexplained, coverage, "serialkit.harness.fallback")
 
 
 def final_gate(task: Task, events: list[Event], trace: bool) -> Verdict:
-    """Check a candidate: inferred tags always; the trace's own tags too when it has a trace."""
+    """Check a candidate: on inferred tags always (untagged, like every candidate), and on the
+    trace's own tags too when it has a trace; release needs both."""
     piece = task.frame(tuple(events))
-    tagged, unexplained, coverage, analysis = infer_tags(piece, task)
-    strict, relaxed, found, checker = _gate(tagged, task)
-    violations = [dict(v, tags="inferred") for v in found]
+    bare = piece.with_events(e.copy(tag=None) for e in piece.events)
+    inferred = _check(bare, task)
+    strict, relaxed = inferred.strict, inferred.relaxed
+    violations = [dict(v, tags="inferred") for v in inferred.violations]
     if trace:
-        t_strict, t_relaxed, t_found, _ = _gate(piece, task)
-        strict, relaxed = strict and t_strict, relaxed and t_relaxed
-        violations += [dict(v, tags="trace") for v in t_found]
-    if unexplained:
-        strict = relaxed = False
-        violations.append({
-            "code": "UNEXPLAINED",
-            "event_ids": list(unexplained),
-            "message": f"{len(unexplained)} note(s) belong to no row statement the analysis can find",
-            "location": None,
-            "tags": "inferred",
-        })
+        own = _check(piece, task)
+        strict, relaxed = strict and own.strict, relaxed and own.relaxed
+        violations += [dict(v, tags="trace") for v in own.violations]
     if not events:
         strict = relaxed = False
         violations.append({"code": "UNEXPLAINED", "event_ids": [], "message": "the candidate has no notes",
                            "location": None, "tags": "inferred"})
-    return Verdict(strict, relaxed, tuple(violations), unexplained, coverage, checker, analysis)
+    return Verdict(strict, relaxed, tuple(violations), inferred.unexplained, inferred.coverage,
+                   inferred.checker, "serialkit.core.analysis" if inferred.checker == "serialkit.checking"
+                   else "serialkit.harness.fallback")

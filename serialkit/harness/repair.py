@@ -59,9 +59,37 @@ def trim_tail(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candid
     return cand.changed("trim", duration=end - cand.onset)
 
 
+def _stretch(cand: Candidate, ctx: RepairContext) -> tuple[Fraction, Fraction, Candidate | None, Candidate | None]:
+    """The widest window a note can have if its voice's neighbours give up time down to one grid
+    step each (the previous note's tail, the next note's head): (lo, hi, previous, next)."""
+    ver = ctx.verifier
+    grid = ctx.grid
+    lo, hi = ver.free(cand)
+    before, after = ver.neighbours(cand.slot)
+    prev = ver.kept[before].cand if before else None
+    nxt = ver.kept[after].cand if after else None
+    wide_lo = prev.onset + grid if prev is not None and prev.end == lo else lo
+    wide_hi = nxt.end - grid if nxt is not None and nxt.onset == hi and cand.until is None else hi
+    sec = ver.task.section(cand.slot.section)
+    return max(wide_lo, sec.start), min(wide_hi, sec.end), prev, nxt
+
+
+def _claim(onset: Fraction, end: Fraction, prev: Candidate | None, nxt: Candidate | None,
+           ctx: RepairContext) -> None:
+    """Shorten the neighbours so that [onset, end) is free in the voice (undoable)."""
+    ver = ctx.verifier
+    if prev is not None and onset < prev.end:
+        ctx.undo.append((prev.id, prev))
+        ver.shorten(prev.id, onset, "trim")
+    if nxt is not None and end > nxt.onset:
+        ctx.undo.append((nxt.id, nxt))
+        ver.kept[nxt.id].cand = nxt.changed("retime", onset=end, duration=nxt.end - end)
+
+
 def yield_(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
     """Cut the tails of conflicting notes in other voices that started earlier; when one started
-    together with this note, it keeps one grid step and this note enters just after it."""
+    together with this note, it keeps one grid step and this note enters just after it (taking
+    time from its own next note if it must)."""
     if not set(problems) <= TIME_CODES or "WINDOW" in problems:
         return None
     conflicts = problems.get("COLL", []) + problems.get("CROSS", [])
@@ -71,14 +99,20 @@ def yield_(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate
     grid = ctx.grid
     lo, hi = ctx.verifier.free(cand)
     onset = max([cand.onset] + [o.onset + grid for o in earlier if cand.onset - o.onset < grid])
-    if hi - onset < grid or any(o.end - o.onset < 2 * grid and cand.onset - o.onset < grid for o in earlier):
+    if any(o.end - o.onset < 2 * grid and cand.onset - o.onset < grid for o in earlier):
         return None
+    end = max(onset + grid, min(cand.end, hi))
+    if end > hi:
+        _, wide_hi, prev, nxt = _stretch(cand, ctx)
+        if end > wide_hi:
+            return None
+        _claim(onset, end, None, nxt, ctx)
     for other in earlier:
         ctx.undo.append((other.id, ctx.verifier.kept[other.id].cand))
         ctx.verifier.shorten(other.id, onset, "yield")
-    if onset == cand.onset:
+    if onset == cand.onset and end == cand.end:
         return cand.changed("yield")
-    return cand.changed("yield", onset=onset, duration=max(grid, min(cand.end, hi) - onset))
+    return cand.changed("yield", onset=onset, duration=end - onset)
 
 
 def _blocked(cand: Candidate, ctx: RepairContext) -> list[tuple[Fraction, Fraction]]:
@@ -141,26 +175,14 @@ def retime(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate
         if spot == (cand.onset, cand.duration):
             return None
         return cand.changed("retime", onset=spot[0], duration=spot[1])
-    grid = ctx.grid
-    before, after = ver.neighbours(cand.slot)
-    prev = ver.kept[before].cand if before else None
-    nxt = ver.kept[after].cand if after else None
-    wide_lo = prev.onset + grid if prev is not None and prev.end == lo else lo
-    wide_hi = nxt.end - grid if nxt is not None and nxt.onset == hi and cand.until is None else hi
-    sec = ver.task.section(cand.slot.section)
-    wide_lo, wide_hi = max(wide_lo, sec.start), min(wide_hi, sec.end)
+    wide_lo, wide_hi, prev, nxt = _stretch(cand, ctx)
     if (wide_lo, wide_hi) == (lo, hi):
         return None
     spot = _best_spot(cand, wide_lo, wide_hi, ctx)
     if spot is None:
         return None
     onset, duration = spot
-    if prev is not None and onset < prev.end:
-        ctx.undo.append((prev.id, prev))
-        ver.shorten(prev.id, onset, "trim")
-    if nxt is not None and onset + duration > nxt.onset:
-        ctx.undo.append((nxt.id, nxt))
-        ver.kept[nxt.id].cand = nxt.changed("retime", onset=onset + duration, duration=nxt.end - onset - duration)
+    _claim(onset, onset + duration, prev, nxt, ctx)
     return cand.changed("retime", onset=onset, duration=duration)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,7 @@ def make_proposer(name: str | Proposer, options: dict[str, Any] | None, seed: in
 
     factory = registry("proposers").get(name).load()
     opts = dict(options or {})
+    params: Mapping[str, inspect.Parameter]
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):

@@ -218,11 +218,11 @@ def validate_task(task: Task) -> None:
         if entry.voice not in ids:
             raise TaskError(f"{where}: blueprint names unknown voice {entry.voice!r}")
     for s in task.sections:
-        for v in ids:
-            notes = 12 * len(task.blueprint.forms_for(s.id, v))
+        for vid in ids:
+            notes = 12 * len(task.blueprint.forms_for(s.id, vid))
             if notes * tex.min_duration > s.end - s.start:
                 raise TaskError(
-                    f"{where}: section {s.id} voice {v}: {notes} notes of at least "
+                    f"{where}: section {s.id} voice {vid}: {notes} notes of at least "
                     f"{tex.min_duration} do not fit in {s.end - s.start} quarter notes"
                 )
 

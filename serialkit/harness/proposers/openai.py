@@ -97,7 +97,7 @@ class OpenAIProposer:
                 return min(self.backoff_cap, max(0.0, float(retry_after)))
             except ValueError:
                 pass
-        base = min(self.backoff_cap, self.backoff * (2 ** attempt))
+        base = float(min(self.backoff_cap, self.backoff * 2.0 ** attempt))
         return base / 2 + self._jitter.uniform(0, base / 2)
 
     # the call -------------------------------------------------------------------------
