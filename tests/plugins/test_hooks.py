@@ -365,3 +365,29 @@ def test_plugin_infos_list_builtins_first() -> None:
     for info in infos:
         if info.builtin:
             assert info.dist == "serialkit" and info.module == info.name
+
+
+def test_plugin_rungs_run_in_rank_order_inside_the_harness() -> None:
+    runner = pytest.importorskip("serialkit.harness.runner")
+    log: list[tuple[str, str]] = []
+
+    def spy(label: str) -> Any:
+        def rung(cand: Any, problems: Any, ctx: Any) -> None:
+            log.append((label, cand.id))
+            return None  # fixes nothing: the ladder goes on
+
+        return rung
+
+    class Spies:
+        @hookimpl
+        def register_repair_rungs(self, register: Register) -> None:
+            register("spy_late", spy("late"), rank=11)  # registered first, ranked later
+            register("spy_first", spy("first"), rank=1)
+
+    register_plugin(Spies(), "spies")
+    runner.run("duo-berg", proposer="stochastic", seed=0)
+    assert log, "the harness never consulted the plugin rungs"
+    first_seen: dict[str, str] = {}
+    for label, cand in log:
+        first_seen.setdefault(cand, label)
+    assert set(first_seen.values()) == {"first"}
