@@ -59,13 +59,21 @@ def midi_of(step: str, alter: int, octave: int, where: str) -> int:
 
 def _merge_ties(notes: Sequence[RawNote], links: Mapping[str, str]) -> list[list[RawNote]]:
     """Group noteheads into tie chains; each chain becomes one Event."""
-    order = sorted(notes, key=lambda n: (n.onset, n.grace is False))
+    linked_targets = {end: start for start, end in links.items()}
     chains: list[list[RawNote]] = []
+    tied: list[RawNote] = []
+    for note in notes:
+        if note.tie_start or note.tie_stop or note.id in links or note.id in linked_targets:
+            tied.append(note)
+        else:
+            chains.append([note])
+    if not tied:
+        return chains
+    tied.sort(key=lambda n: (n.onset, n.grace is False))
     chain_of: dict[str, list[RawNote]] = {}
     # open chains waiting for a continuation, by (part, midi)
     open_: dict[tuple[str, int], list[list[RawNote]]] = {}
-    linked_targets = {end: start for start, end in links.items()}
-    for note in order:
+    for note in tied:
         chain: list[RawNote] | None = None
         if not note.grace:
             start = linked_targets.get(note.id)
@@ -75,8 +83,10 @@ def _merge_ties(notes: Sequence[RawNote], links: Mapping[str, str]) -> list[list
                 chain = _find_open(open_.get((note.part, note.midi), []), note)
         if chain is not None and chain[-1].midi == note.midi:
             bucket = open_.get((note.part, note.midi), [])
-            if chain in bucket:
-                bucket.remove(chain)
+            for k, candidate in enumerate(bucket):
+                if candidate is chain:
+                    del bucket[k]
+                    break
             chain.append(note)
         else:
             chain = [note]
@@ -114,7 +124,7 @@ def build_piece(parts: ScoreParts, path: Path, fmt: str) -> Piece:
     events: list[Event] = []
     for chain in _merge_ties(parts.notes, parts.tie_links):
         first = chain[0]
-        duration = sum((n.duration for n in chain), Fraction(0))
+        duration = first.duration if len(chain) == 1 else sum((n.duration for n in chain), Fraction(0))
         source = Source(first.part, first.measure, first.staff, first.voice, first.beat, first.line)
         events.append(
             Event(

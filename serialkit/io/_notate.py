@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from dataclasses import dataclass, field
@@ -196,6 +197,22 @@ def bars(piece: Piece) -> list[Bar]:
         t += length
         index += 1
     return out
+
+
+def plan_layer(layer: list[list[Event]], bar_list: list[Bar], fill: bool) -> list[list[Item]]:
+    """The items of one voice layer in every bar (one pass over the layer)."""
+    starts = [b.onset for b in bar_list]
+    per_bar: list[list[list[Event]]] = [[] for _ in bar_list]
+    for group in layer:
+        first = group[0]
+        i = max(0, bisect.bisect_right(starts, first.onset) - 1)
+        if first.grace:
+            per_bar[i].append(group)
+            continue
+        while i < len(bar_list) and bar_list[i].onset < first.end:
+            per_bar[i].append(group)
+            i += 1
+    return [items_in_bar(per_bar[i], bar, fill) for i, bar in enumerate(bar_list)]
 
 
 def items_in_bar(layer: list[list[Event]], bar: Bar, fill: bool) -> list[Item]:

@@ -16,7 +16,7 @@ from lxml import etree
 from serialkit.core.errors import ScoreWriteError
 from serialkit.io._build import RawNote, _merge_ties
 from serialkit.io.atomic import atomic_path
-from serialkit.io.musicxml_read import load_tree, scan_tree
+from serialkit.io.musicxml_read import Scan, load_tree, scan_tree, take_scan
 from serialkit.io.safety import max_bytes, read_member
 
 LABEL_STYLES = ("fingering", "lyric")
@@ -108,11 +108,13 @@ def annotate_tree(
     where: str,
     annotations: Mapping[str, Annotation],
     label_style: str = "fingering",
+    scan: Scan | None = None,
 ) -> etree._Element:
     """Apply annotations to a parsed MusicXML tree; returns the (partwise) root to write."""
     if label_style not in LABEL_STYLES:
         raise ScoreWriteError(f"label style {label_style!r} is not one of {', '.join(LABEL_STYLES)}")
-    scan = scan_tree(tree, where)
+    if scan is None:
+        scan = scan_tree(tree, where)
     element = {}
     for el, raw in scan.elements:
         element[raw.id] = el
@@ -167,8 +169,8 @@ def write_annotated_musicxml(
     when anything fails.
     """
     source, out = Path(source_path), Path(out_path)
-    tree, where, member = _source_tree(source)
-    root = annotate_tree(tree, where, annotations, label_style)
+    tree, where, member, scan = _source_tree(source)
+    root = annotate_tree(tree, where, annotations, label_style, scan)
     data = serialize(root, tree)
     if out.suffix.lower() == ".mxl":
         payload = _mxl_bytes(source if member else None, member, data)
@@ -179,18 +181,18 @@ def write_annotated_musicxml(
     return out
 
 
-def _source_tree(source: Path) -> tuple[etree._ElementTree, str, str | None]:
+def _source_tree(source: Path) -> tuple[etree._ElementTree, str, str | None, Scan | None]:
     """The MusicXML tree to annotate; other formats (MEI, JSON) are first written as MusicXML."""
     from serialkit.io import score_format
 
     if score_format(source) == "musicxml":
-        return load_tree(source)
+        return take_scan(source)
     from serialkit.io import read_score
     from serialkit.io.musicxml_write import musicxml_bytes
     from serialkit.io.safety import parse_xml
 
     data = musicxml_bytes(read_score(source))
-    return parse_xml(data, str(source)), str(source), None
+    return parse_xml(data, str(source)), str(source), None, None
 
 
 CONTAINER = (

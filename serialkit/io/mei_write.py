@@ -9,7 +9,7 @@ from lxml import etree
 
 from serialkit.core.piece import Piece
 from serialkit.io._build import encode_id
-from serialkit.io._notate import Bar, Item, bars, clef_for, items_in_bar, layout, spell
+from serialkit.io._notate import Bar, Item, Part, bars, clef_for, layout, plan_layer, spell
 from serialkit.io.atomic import atomic_path
 from serialkit.io.mei_read import MEI_NS, XML_ID
 
@@ -67,26 +67,39 @@ def build_mei(piece: Piece) -> etree._Element:
             sd = _sub(grp, "staffDef", n=str(n), lines="5", clef_shape=shape, clef_line=str(line))
             if len(part.staves) == 1:
                 sd.set("label", part.name)
+    plans = {
+        (part.id, staff.number, vname): plan_layer(layer, bar_list, fill=True)
+        for part in parts
+        for staff in part.staves
+        for vname, layer in staff.voices
+    }
     section = _sub(score, "section")
     for index, bar in enumerate(bar_list):
         if index and bar.meter is not None:
             sdef = _sub(section, "scoreDef")
             sdef.set("meter.count", str(bar.meter[0]))
             sdef.set("meter.unit", str(bar.meter[1]))
-        _measure(section, bar, index, piece, parts, staff_numbers)
+        _measure(section, bar, index, piece, parts, staff_numbers, plans)
     return root
 
 
-def _measure(section, bar: Bar, index: int, piece: Piece, parts, staff_numbers) -> None:  # type: ignore[no-untyped-def]
+def _measure(
+    section: etree._Element,
+    bar: Bar,
+    index: int,
+    piece: Piece,
+    parts: list[Part],
+    staff_numbers: dict[tuple[str, int], int],
+    plans: dict[tuple[str, int, str], list[list[Item]]],
+) -> None:
     m = _sub(section, "measure", n=bar.number)
-    full = Bar(bar.number, bar.onset, bar.length, bar.meter)
     if index == 0 and piece.pickup and bar.length == piece.pickup:
         m.set("metcon", "false")
     for part in parts:
         for staff in part.staves:
             st = _sub(m, "staff", n=str(staff_numbers[(part.id, staff.number)]))
-            for k, (vname, layer) in enumerate(staff.voices):
-                items = items_in_bar(layer, full, fill=True)
+            for k, (vname, _layer_events) in enumerate(staff.voices):
+                items = plans[(part.id, staff.number, vname)][index]
                 if not items and k:
                     continue
                 lay = _sub(st, "layer", n=str(k + 1), label=vname)

@@ -58,7 +58,39 @@ def read_musicxml(path: str | Path, limit: int | None = None) -> Piece:
     path = Path(path)
     tree, where, member = load_tree(path, limit)
     scan = scan_tree(tree, where)
-    return build_piece(scan.parts, path, "mxl" if member else "musicxml")
+    piece = build_piece(scan.parts, path, "mxl" if member else "musicxml")
+    _remember(path, (tree, where, member, scan))
+    return piece
+
+
+# The last score read, kept so that annotating the file just read (check, then annotate) does
+# not parse and scan it again. One entry; taken (not copied) by the annotator, which edits it.
+_LAST: dict[tuple[str, int, int], tuple[etree._ElementTree, str, str | None, Scan]] = {}
+
+
+def _file_key(path: Path) -> tuple[str, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (str(path.resolve()), st.st_mtime_ns, st.st_size)
+
+
+def _remember(path: Path, entry: tuple[etree._ElementTree, str, str | None, Scan]) -> None:
+    _LAST.clear()
+    key = _file_key(path)
+    if key is not None and entry[0].getroot().tag == "score-partwise":
+        _LAST[key] = entry
+
+
+def take_scan(path: Path) -> tuple[etree._ElementTree, str, str | None, Scan]:
+    """The parsed tree and scan of a MusicXML file: the one just read if unchanged, else fresh."""
+    key = _file_key(path)
+    if key is not None and key in _LAST:
+        return _LAST.pop(key)
+    _LAST.clear()
+    tree, where, member = load_tree(path)
+    return tree, where, member, scan_tree(tree, where)
 
 
 def _partwise(root: etree._Element) -> etree._Element:
@@ -133,106 +165,234 @@ def scan_tree(tree: etree._ElementTree, where: str) -> Scan:
     """Walk a MusicXML tree: noteheads with exact onsets, sounding pitch and stable ids."""
     root = _partwise(tree.getroot())
     parts = ScoreParts(part_names=_part_names(root), title=_title(root))
-    ours = (root.findtext("identification/encoding/software") or "").strip() == "serialkit"
-    existing = {el.get("id") for el in root.iter("note") if el.get("id")}
-    used: set[str] = set()
-    scan = Scan(parts, root)
-    pending: list[_Pending] = []
-    lengths: list[Fraction] = []
-    numbers: list[str] = []
-    meters: dict[int, tuple[int, int]] = {}
+    walker = _Walker(where, Scan(parts, root))
+    walker.ours = (root.findtext("identification/encoding/software") or "").strip() == "serialkit"
+    walker.existing = {v for el in root.iter("note") if (v := el.get("id"))}
     for p_index, part in enumerate(root.iterfind("part")):
         pid = part.get("id") or f"P{p_index + 1}"
         parts.part_names.setdefault(pid, None)
-        divisions = Fraction(1)
-        transpose: dict[int | None, int] = {}
+        walker.part(pid, part)
+    _finish(parts, walker.scan, walker.pending, walker.lengths, walker.numbers, walker.meters)
+    return walker.scan
+
+
+_ZERO = Fraction(0)
+
+
+class _Walker:
+    """State of one walk over a partwise tree."""
+
+    def __init__(self, where: str, scan: Scan) -> None:
+        self.where = where
+        self.scan = scan
+        self.ours = False
+        self.existing: set[str] = set()
+        self.used: set[str] = set()
+        self.pending: list[_Pending] = []
+        self.lengths: list[Fraction] = []
+        self.numbers: list[str] = []
+        self.meters: dict[int, tuple[int, int]] = {}
+        self.divisions = Fraction(1)
+        self.transpose: dict[int | None, int] = {}
+        self.durations: dict[tuple[str | None, Fraction], Fraction] = {}
+        self.exacts: dict[tuple[object, ...], Fraction] = {}
+
+    def part(self, pid: str, part: etree._Element) -> None:
+        """Walk one part's measures."""
+        self.divisions = Fraction(1)
+        self.transpose = {}
         for m_index, measure in enumerate(part.iterfind("measure")):
             number = measure.get("number") or str(m_index + 1)
-            if m_index >= len(lengths):
-                lengths.append(Fraction(0))
-                numbers.append(number)
-            clock = _Clock()
-            last_onset = Fraction(0)
-            longest = Fraction(0)
-            counters: dict[tuple[int, str], int] = {}
-            for child in measure:
-                tag = child.tag
-                if tag == "note":
-                    here = f"{where}:{child.sourceline}"
-                    grace = child.find("grace") is not None
-                    onset = last_onset if child.find("chord") is not None else clock.pos
-                    if grace or child.find("cue") is not None and child.find("duration") is None:
-                        dur = file_dur = Fraction(0)
-                    else:
-                        file_dur = _num(child.findtext("duration"), here, "note <duration>") / divisions
-                        dur = _exact(child, file_dur, divisions)
-                    if child.find("chord") is None:
-                        last_onset = clock.pos
-                        clock.advance(file_dur, dur)
-                    longest = max(longest, clock.pos)
-                    pitch = child.find("pitch")
-                    if pitch is None or (dur == 0 and not grace):
-                        continue
-                    staff = int(child.findtext("staff") or 1)
-                    voice = (child.findtext("voice") or "1").strip()
-                    k = counters[(staff, voice)] = counters.get((staff, voice), 0) + 1
-                    nid = child.get("id")
-                    if nid and ours:
-                        nid = decode_id(nid)
-                    if not nid or nid in used:
-                        nid = _fresh(f"{pid}-m{number}-s{staff}-v{voice}-n{k}", existing, used)
-                        scan.assigned.add(nid)
-                    used.add(nid)
-                    alter = round(_num(pitch.findtext("alter") or "0", here, "<alter>"))
-                    octave = int(_num(pitch.findtext("octave"), here, "<octave>"))
-                    step = (pitch.findtext("step") or "").strip()
-                    shift = transpose.get(staff, transpose.get(None, 0))
-                    ties = {t.get("type") for t in child.iterfind("tie")}
-                    ties |= {t.get("type") for t in child.iterfind("notations/tied")}
-                    raw = RawNote(
-                        id=nid,
-                        part=pid,
-                        staff=staff,
-                        voice=voice,
-                        measure=number,
-                        onset=onset,
-                        duration=dur,
-                        midi=midi_of(step, alter, octave, here) + shift,
-                        beat=onset + 1,
-                        line=line_of(child),
-                        grace=grace,
-                        tie_start=bool(ties & {"start", "continue"}),
-                        tie_stop=bool(ties & {"stop", "continue"}),
+            if m_index >= len(self.lengths):
+                self.lengths.append(_ZERO)
+                self.numbers.append(number)
+            longest = self.measure(pid, measure, m_index, number)
+            if longest > self.lengths[m_index]:
+                self.lengths[m_index] = longest
+
+    def measure(self, pid: str, measure: etree._Element, m_index: int, number: str) -> Fraction:
+        """Walk one measure; returns how far its content reaches."""
+        clock = _Clock()
+        last_onset = _ZERO
+        longest = _ZERO
+        counters: dict[tuple[int, str], int] = {}
+        for child in measure:
+            tag = child.tag
+            if tag == "note":
+                fields = _NoteFields(child)
+                onset = last_onset if fields.chord else clock.pos
+                if fields.grace or (fields.cue and fields.duration is None):
+                    dur = file_dur = _ZERO
+                else:
+                    file_dur = self.duration(fields.duration, child)
+                    dur = self.exact(fields, file_dur) if fields.tuplet else file_dur
+                if not fields.chord:
+                    last_onset = clock.pos
+                    clock.advance(file_dur, dur)
+                if fields.pitch is None or (not dur and not fields.grace):
+                    continue
+                key = (fields.staff, fields.voice)
+                k = counters[key] = counters.get(key, 0) + 1
+                raw = self.note(child, fields, pid, number, onset, dur, k)
+                self.pending.append(_Pending(child, raw, m_index))
+            elif tag == "backup" or tag == "forward":
+                if clock.pos > longest:
+                    longest = clock.pos
+                delta = self.duration(child.findtext("duration"), child)
+                clock.move(-delta if tag == "backup" else delta)
+                if clock.pos < 0:
+                    raise ScoreReadError(
+                        f"{self.where}:{child.sourceline}: <backup> goes before the start of "
+                        f"measure {number}"
                     )
-                    pending.append(_Pending(child, raw, m_index))
-                elif tag == "backup":
-                    here = f"{where}:{child.sourceline}"
-                    clock.move(-_num(child.findtext("duration"), here, "<backup> duration") / divisions)
-                    if clock.pos < 0:
-                        raise ScoreReadError(
-                            f"{where}:{child.sourceline}: <backup> goes before the start of measure {number}"
-                        )
-                elif tag == "forward":
-                    here = f"{where}:{child.sourceline}"
-                    clock.move(_num(child.findtext("duration"), here, "<forward> duration") / divisions)
-                    longest = max(longest, clock.pos)
-                elif tag == "attributes":
-                    here = f"{where}:{child.sourceline}"
-                    if child.find("divisions") is not None:
-                        divisions = _num(child.findtext("divisions"), here, "<divisions>")
-                        if divisions <= 0:
-                            raise ScoreReadError(f"{here}: <divisions> must be positive")
-                    for tr in child.iterfind("transpose"):
-                        semis = int(_num(tr.findtext("chromatic") or "0", here, "<chromatic>"))
-                        semis += 12 * int(_num(tr.findtext("octave-change") or "0", here, "<octave-change>"))
-                        staff_no = tr.get("number")
-                        transpose[int(staff_no) if staff_no else None] = semis
-                    ts = _time_signature(child, here)
-                    if ts is not None and m_index not in meters:
-                        meters[m_index] = ts
-            lengths[m_index] = max(lengths[m_index], longest)
-    _finish(parts, scan, pending, lengths, numbers, meters)
-    return scan
+            elif tag == "attributes":
+                self.attributes(child, m_index)
+        return clock.pos if clock.pos > longest else longest
+
+    def duration(self, text: str | None, child: etree._Element) -> Fraction:
+        """A <duration> in quarter notes (exact), cached per text and divisions."""
+        key = (text, self.divisions)
+        found = self.durations.get(key)
+        if found is None:
+            found = self.durations[key] = _duration(text, f"{self.where}:{child.sourceline}", self.divisions)
+        return found
+
+    def exact(self, fields: _NoteFields, file_dur: Fraction) -> Fraction:
+        """The notated duration of a tuplet note when the file rounded it (cached)."""
+        key = (fields.type, fields.dots, fields.actual, fields.normal, file_dur, self.divisions)
+        found = self.exacts.get(key)
+        if found is None:
+            found = self.exacts[key] = _exact(fields, file_dur, self.divisions)
+        return found
+
+    def note(
+        self, child: etree._Element, fields: _NoteFields, pid: str, number: str,
+        onset: Fraction, dur: Fraction, k: int,
+    ) -> RawNote:
+        """A RawNote for one pitched <note>."""
+        here = f"{self.where}:{child.sourceline}"
+        nid = child.get("id")
+        if nid and self.ours:
+            nid = decode_id(nid)
+        if not nid or nid in self.used:
+            nid = _fresh(f"{pid}-m{number}-s{fields.staff}-v{fields.voice}-n{k}", self.existing, self.used)
+            self.scan.assigned.add(nid)
+        self.used.add(nid)
+        pitch = fields.pitch
+        assert pitch is not None
+        step, alter, octave = "", 0, None
+        for sub in pitch:
+            t = sub.tag
+            if t == "step":
+                step = (sub.text or "").strip()
+            elif t == "alter":
+                alter = round(_num(sub.text, here, "<alter>"))
+            elif t == "octave":
+                octave = _int(sub.text, here, "<octave>")
+        if octave is None:
+            raise ScoreReadError(f"{here}: missing <octave>")
+        shift = self.transpose.get(fields.staff, self.transpose.get(None, 0)) if self.transpose else 0
+        return RawNote(
+            id=nid,
+            part=pid,
+            staff=fields.staff,
+            voice=fields.voice,
+            measure=number,
+            onset=onset,
+            duration=dur,
+            midi=midi_of(step, alter, octave, here) + shift,
+            beat=onset + 1,
+            line=line_of(child),
+            grace=fields.grace,
+            tie_start=fields.tie_start,
+            tie_stop=fields.tie_stop,
+        )
+
+    def attributes(self, child: etree._Element, m_index: int) -> None:
+        """Divisions, transposition and meter."""
+        here = f"{self.where}:{child.sourceline}"
+        if child.find("divisions") is not None:
+            self.divisions = _num(child.findtext("divisions"), here, "<divisions>")
+            if self.divisions <= 0:
+                raise ScoreReadError(f"{here}: <divisions> must be positive")
+        for tr in child.iterfind("transpose"):
+            semis = int(_num(tr.findtext("chromatic") or "0", here, "<chromatic>"))
+            semis += 12 * int(_num(tr.findtext("octave-change") or "0", here, "<octave-change>"))
+            staff_no = tr.get("number")
+            self.transpose[int(staff_no) if staff_no else None] = semis
+        ts = _time_signature(child, here)
+        if ts is not None and m_index not in self.meters:
+            self.meters[m_index] = ts
+
+
+class _NoteFields:
+    """The children of a <note> that matter for time and pitch, found in one pass."""
+
+    __slots__ = ("chord", "grace", "cue", "pitch", "duration", "staff", "voice", "tuplet",
+                 "tie_start", "tie_stop", "type", "dots", "actual", "normal")
+
+    def __init__(self, note: etree._Element) -> None:
+        self.chord = self.grace = self.cue = self.tuplet = False
+        self.tie_start = self.tie_stop = False
+        self.pitch: etree._Element | None = None
+        self.duration: str | None = None
+        self.staff = 1
+        self.voice = "1"
+        self.type: str | None = None
+        self.dots = 0
+        self.actual = self.normal = "1"
+        for sub in note:
+            t = sub.tag
+            if t == "pitch":
+                self.pitch = sub
+            elif t == "duration":
+                self.duration = sub.text
+            elif t == "voice":
+                self.voice = (sub.text or "1").strip()
+            elif t == "staff":
+                self.staff = int(sub.text or 1)
+            elif t == "chord":
+                self.chord = True
+            elif t == "grace":
+                self.grace = True
+            elif t == "cue":
+                self.cue = True
+            elif t == "type":
+                self.type = (sub.text or "").strip()
+            elif t == "dot":
+                self.dots += 1
+            elif t == "time-modification":
+                self.tuplet = True
+                self.actual = sub.findtext("actual-notes") or "1"
+                self.normal = sub.findtext("normal-notes") or "1"
+            elif t == "tie":
+                self._tie(sub.get("type"))
+            elif t == "notations":
+                for tied in sub.iterfind("tied"):
+                    self._tie(tied.get("type"))
+
+    def _tie(self, kind: str | None) -> None:
+        if kind == "start" or kind == "continue":
+            self.tie_start = True
+        if kind == "stop" or kind == "continue":
+            self.tie_stop = True
+
+
+def _int(text: str | None, where: str, what: str) -> int:
+    try:
+        return int(text or "")
+    except ValueError:
+        return int(_num(text, where, what))
+
+
+def _duration(text: str | None, where: str, divisions: Fraction) -> Fraction:
+    """A <duration> in quarter notes (exact)."""
+    if text is not None:
+        try:
+            return Fraction(int(text), 1) / divisions
+        except ValueError:
+            pass
+    return _num(text, where, "<duration>") / divisions
 
 
 _TYPE_VALUE = {
@@ -243,51 +403,55 @@ _TYPE_VALUE = {
 }
 
 
-def _exact(note: etree._Element, file_dur: Fraction, divisions: Fraction) -> Fraction:
+def _exact(fields: _NoteFields, file_dur: Fraction, divisions: Fraction) -> Fraction:
     """The note's duration: the file's, or the notated value when the file rounded it."""
-    type_name = note.findtext("type")
-    if type_name is None:
-        return file_dur
-    value = _TYPE_VALUE.get(type_name.strip())
+    value = _TYPE_VALUE.get(fields.type or "")
     if value is None:
         return file_dur
-    dots = len(note.findall("dot"))
-    nominal = value * (2 - Fraction(1, 2**dots))
-    tm = note.find("time-modification")
-    if tm is not None:
-        try:
-            nominal = nominal * int(tm.findtext("normal-notes") or 1) / int(tm.findtext("actual-notes") or 1)
-        except (ValueError, ZeroDivisionError):
-            return file_dur
+    nominal = value * (2 - Fraction(1, 2**fields.dots))
+    try:
+        nominal = nominal * int(fields.normal) / int(fields.actual)
+    except (ValueError, ZeroDivisionError):
+        return file_dur
     if nominal != file_dur and abs(nominal - file_dur) * divisions < 1:
         return nominal
     return file_dur
 
 
 class _Clock:
-    """The position in a measure, kept exact when a file's durations are rounded (MuseScore,
-    Finale write tuplets in divisions that do not divide them): file positions map to exact ones."""
+    """The position in a measure, kept exact when a file's durations are rounded (MuseScore and
+    Finale write tuplets in divisions that do not divide them): once the exact position drifts
+    from the file's, file positions are mapped back to the exact ones they stood for."""
 
     __slots__ = ("pos", "file_pos", "seen")
 
     def __init__(self) -> None:
-        self.pos = Fraction(0)
-        self.file_pos = Fraction(0)
-        self.seen: dict[Fraction, Fraction] = {self.file_pos: self.pos}
+        self.pos = _ZERO
+        self.file_pos = _ZERO
+        self.seen: dict[Fraction, Fraction] | None = None
 
     def advance(self, file_dur: Fraction, exact: Fraction) -> None:
+        if self.seen is None and exact == file_dur:
+            self.pos = self.file_pos = self.pos + exact
+            return
+        if self.seen is None:
+            self.seen = {}
+        self.seen.setdefault(self.file_pos, self.pos)
         self.file_pos += file_dur
         self.pos += exact
         self.seen.setdefault(self.file_pos, self.pos)
 
     def move(self, file_delta: Fraction) -> None:
+        if self.seen is None:
+            self.pos = self.file_pos = self.pos + file_delta
+            return
+        self.seen.setdefault(self.file_pos, self.pos)
         self.file_pos += file_delta
         known = self.seen.get(self.file_pos)
         self.pos = known if known is not None else self.pos + file_delta
-        self.seen.setdefault(self.file_pos, self.pos)
 
 
-def _fresh(base: str, existing: set[str | None], used: set[str]) -> str:
+def _fresh(base: str, existing: set[str], used: set[str]) -> str:
     nid = safe_id(base)
     candidate, j = nid, 1
     while candidate in existing or candidate in used:

@@ -17,8 +17,8 @@ from serialkit.io._notate import (
     bars,
     clef_for,
     divisions,
-    items_in_bar,
     layout,
+    plan_layer,
     spell,
 )
 from serialkit.io.annotate import _mxl_bytes
@@ -53,9 +53,7 @@ def build_score(piece: Piece) -> etree._Element:
     parts = layout(piece)
     bar_list = bars(piece)
     plans = {
-        (part.id, staff.number, vname): [
-            items_in_bar(layer, bar, fill=(k == 0)) for bar in bar_list
-        ]
+        (part.id, staff.number, vname): plan_layer(layer, bar_list, fill=(k == 0))
         for part in parts
         for staff in part.staves
         for k, (vname, layer) in enumerate(staff.voices)

@@ -152,3 +152,20 @@ def test_mei_source_is_annotated_through_musicxml(corpus: Path, tmp_path: Path) 
     assert sorted((e.onset, e.duration, e.midi) for e in again.events) == sorted(
         (e.onset, e.duration, e.midi) for e in piece.events
     )
+
+
+def test_annotating_after_reading_sees_a_changed_file(fixtures: Path, tmp_path: Path) -> None:
+    """read_score keeps the last parse for the annotator; a file changed since is parsed again."""
+    src = tmp_path / "s.musicxml"
+    text = (fixtures / "scores" / "features.musicxml").read_text()
+    src.write_text(text)
+    piece = read_score(src)
+    src.write_text(text.replace('id="hn-2"', 'id="horn-two"'))
+    with pytest.raises(ScoreWriteError, match="hn-2"):
+        write_annotated_musicxml(src, {"hn-2": Annotation("x")}, tmp_path / "a.musicxml")
+    read_score(src)
+    first = write_annotated_musicxml(src, {"horn-two": Annotation("x")}, tmp_path / "a.musicxml")
+    second = write_annotated_musicxml(src, {"horn-two": Annotation("y")}, tmp_path / "b.musicxml")
+    assert first.read_text().count("<fingering>") == 1
+    assert second.read_text().count("<fingering>") == 1  # the kept tree was not reused twice
+    assert len(piece.events) == len(read_score(src).events)
