@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import random
 import signal
 import subprocess
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -134,3 +136,82 @@ def test_rate_limit_spaces_run_starts_with_threads(tmp_path: Path) -> None:
     # 8 runs at 5 starts per second take at least 7 intervals; no 1-second window holds more than 5 + 1
     assert starts[-1] - starts[0] >= 7 * 0.2 - 0.1, starts
     assert max(sum(1 for t in starts if s0 <= t < s0 + 1.0) for s0 in starts) <= 6
+
+
+class _ChatServer(http.server.ThreadingHTTPServer):
+    """A local server speaking the OpenAI chat-completions API (empty proposals, fixed usage)."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _ChatHandler)
+        self.models: list[str] = []
+        self.lock = threading.Lock()
+
+
+class _ChatHandler(http.server.BaseHTTPRequestHandler):
+    server: _ChatServer
+
+    def do_POST(self) -> None:  # noqa: N802 - the http.server API
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with self.server.lock:
+            self.server.models.append(body["model"])
+        reply = {"id": "x", "object": "chat.completion", "model": body["model"],
+                 "choices": [{"index": 0, "finish_reason": "stop",
+                              "message": {"role": "assistant", "content": json.dumps({"events": []})}}],
+                 "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_remote_proposer_runs_on_threads_and_records_model_and_tokens(tmp_path: Path) -> None:
+    server = _ChatServer()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        bank = small_bank(tmp_path, ("mono-line-01", "canon-02"))
+        proc = run_cli("eval", "run", str(bank), "--variants", "raw,harness", "--runs", "1",
+                       "--proposer", "openai", "--model", "test-model", "--base-url",
+                       f"http://127.0.0.1:{server.server_address[1]}/v1", "--jobs", "2",
+                       "-o", str(tmp_path / "run"), "--json", check=False)
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        server.shutdown()
+    records = RunStore(tmp_path / "run").records()
+    assert len(records) == 4
+    assert {r["model"] for r in records} == {"test-model"} and set(server.models) == {"test-model"}
+    assert all(r["key"].endswith("|openai|test-model") for r in records)
+    calls = sum(r["usage"]["calls"] for r in records)
+    assert calls == len(server.models) > 0
+    assert sum(r["usage"]["completion_tokens"] for r in records) == 20 * calls
+    assert not any(r["released"] for r in records)  # empty proposals are never released
+
+
+def test_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
+    import pty
+
+    bank = small_bank(tmp_path, ("mono-line-01",))
+    args = [*CLI, "eval", "run", str(bank), "--variants", "raw,harness", "--runs", "2"]
+    quiet = subprocess.run([*args, "-o", str(tmp_path / "a")], capture_output=True, text=True, timeout=300)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([*args, "-o", str(tmp_path / "b")], stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=300)
+    os.close(master)
+    text = b"".join(chunks).decode(errors="replace")
+    assert proc.returncode == 0 and "runs" in text and "4/4" in text
