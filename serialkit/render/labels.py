@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
+from html import escape
 from typing import Any
-
-from lxml import etree
 
 SVG = "{http://www.w3.org/2000/svg}"
 FONT_SIZE = 185.0
@@ -232,17 +230,22 @@ def _spot(sky: Skyline, k: int, lo: float, hi: float, head_top: float,
     return base, k
 
 
-def place_labels(svg_text: str, layer: Any, requests: Iterable[LabelRequest]) -> list[Any]:
-    """Add a ``<text class="sk-label">`` per request to ``layer``; return the elements added."""
+def place_labels(svg_text: str, requests: list[LabelRequest]) -> tuple[str, list[str]]:
+    """SVG ``<text class="sk-label">`` elements, one per request, and the ids they label."""
     wanted = sorted(requests, key=lambda r: (round((r.x0 + r.x1) / 2 / 40), -r.y))
     if not wanted:
-        return []
+        return "", []
     sky = Skyline(svg_text)
     if not sky.staves:
-        return []
+        return "", []
     gaps: dict[int, list[Box]] = {}
-    added = []
+    out: list[str] = []
+    ids: list[str] = []
     pad = FONT_SIZE * 0.12
+    head = (
+        f'" text-anchor="middle" font-size="{FONT_SIZE:g}px" '
+        f'font-family="{escape(FONT_FAMILY)}" style="fill:'
+    )
     for req in wanted:
         k = sky.staff_of(req.y)
         centre = (req.x0 + req.x1) / 2
@@ -255,20 +258,9 @@ def place_labels(svg_text: str, layer: Any, requests: Iterable[LabelRequest]) ->
         gaps.setdefault(gap, []).append(
             (lo - pad, hi + pad, base - FONT_SIZE * 0.75, base + FONT_SIZE * 0.2)
         )
-        text = etree.SubElement(
-            layer,
-            f"{SVG}text",
-            {
-                "class": "sk-label",
-                "data-for": req.note_id,
-                "x": f"{centre:.0f}",
-                "y": f"{base:.0f}",
-                "text-anchor": "middle",
-                "font-size": f"{FONT_SIZE:g}px",
-                "font-family": FONT_FAMILY,
-                "style": f"fill:{req.colour or '#000000'}",
-            },
+        out.append(
+            f'<text class="sk-label" data-for="{escape(req.note_id)}" x="{centre:.0f}" '
+            f'y="{base:.0f}{head}{req.colour or "#000000"}">{escape(req.text)}</text>'
         )
-        text.text = req.text
-        added.append(text)
-    return added
+        ids.append(req.note_id)
+    return "".join(out), ids

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
-
-from lxml import etree
+from html import escape
 
 from serialkit.render.labels import label_width
 from serialkit.render.marks import (
@@ -17,7 +15,6 @@ from serialkit.render.marks import (
     Marks,
 )
 
-SVG = "{http://www.w3.org/2000/svg}"
 FONT = 260.0
 ROW = 420.0
 GAP = 420.0
@@ -43,15 +40,17 @@ def legend_items(marks: Marks) -> list[tuple[str, str, str]]:
     return items
 
 
-def add_legend(root: Any, marks: Marks) -> None:
-    """Grow the page upward by a band and draw the legend in it."""
+_VIEWBOX = re.compile(r'(<svg class="definition-scale"[^>]*?viewBox=")([-\d.]+) ([-\d.]+) ([-\d.]+) ([-\d.]+)"')
+_HEIGHT = re.compile(r'^(<svg [^>]*?height=")([\d.]+)(px)?"')
+
+
+def legend_svg(page: str, marks: Marks) -> tuple[str, str]:
+    """The page grown upward by a band, and the legend group to draw in that band."""
     items = legend_items(marks)
-    if not items:
-        return
-    inner = next((s for s in root.iter(f"{SVG}svg") if s.get("viewBox")), None)
-    if inner is None:
-        return
-    vx, vy, vw, vh = (float(v) for v in inner.get("viewBox", "").split())
+    box = _VIEWBOX.search(page)
+    if not items or box is None:
+        return page, ""
+    vx, vy, vw, vh = (float(box.group(i)) for i in range(2, 6))
     left, right = 500.0, vw - 500.0
     rows: list[list[tuple[str, str, str, float]]] = [[]]
     x = left
@@ -63,45 +62,49 @@ def add_legend(root: Any, marks: Marks) -> None:
         rows[-1].append((kind, colour, text, x))
         x += width + GAP
     band = ROW * len(rows) + 260.0
-    inner.set("viewBox", f"{vx:g} {vy - band:g} {vw:g} {vh + band:g}")
-    height = root.get("height", "")
-    m = re.fullmatch(r"([\d.]+)(px)?", height)
-    if m:
-        px = float(m.group(1))
-        root.set("height", f"{round(px * (vh + band) / vh)}px")
-    group = etree.SubElement(inner, f"{SVG}g", {"class": "sk-legend"})
+    page = (
+        page[: box.start()]
+        + f'{box.group(1)}{vx:g} {vy - band:g} {vw:g} {vh + band:g}"'
+        + page[box.end():]
+    )
+    height = _HEIGHT.search(page)
+    if height is not None:
+        px = float(height.group(2))
+        page = (
+            page[: height.start()]
+            + f'{height.group(1)}{round(px * (vh + band) / vh)}px"'
+            + page[height.end():]
+        )
+    parts = ['<g class="sk-legend">']
     for r, row in enumerate(rows):
         y = vy - band + 200.0 + r * ROW + FONT
         for kind, colour, text, x0 in row:
-            _entry(group, kind, colour, text, x0, y)
+            parts.append(_entry(kind, colour, text, x0, y))
+    parts.append("</g>")
+    return page, "".join(parts)
 
 
-def _entry(group: Any, kind: str, colour: str, text: str, x: float, y: float) -> None:
-    item = etree.SubElement(group, f"{SVG}g", {"class": f"sk-legend-{kind}"})
+def _entry(kind: str, colour: str, text: str, x: float, y: float) -> str:
     top = y - FONT * 0.8
-    if kind == "swatch":
-        etree.SubElement(
-            item, f"{SVG}rect",
-            {"x": f"{x:g}", "y": f"{top:g}", "width": "260", "height": "260", "rx": "40",
-             "style": f"fill:{colour};stroke:none"},
-        )
-    elif kind == "box":
-        etree.SubElement(
-            item, f"{SVG}rect",
-            {"x": f"{x:g}", "y": f"{top - 20:g}", "width": "300", "height": "300", "rx": "40",
-             "style": f"fill:none;stroke:{colour};stroke-width:22;stroke-dasharray:60 30"},
-        )
-    else:
-        text = text.replace(" = ", "   ")
-    label = etree.SubElement(
-        item, f"{SVG}text",
-        {"x": f"{x + 360:g}" if kind != "label" else f"{x:g}", "y": f"{y:g}",
-         "font-size": f"{FONT:g}px", "font-family": "Times, serif", "fill": "#000000"},
-    )
+    font = f'font-size="{FONT:g}px" font-family="Times, serif" style="fill:#000000"'
     if kind == "label":
-        bold = etree.SubElement(label, f"{SVG}tspan", {"font-weight": "bold", "fill": "#000000"})
-        bold.text = text.split(" = ")[0] if " = " in text else "P0:3"
-        rest = etree.SubElement(label, f"{SVG}tspan")
-        rest.text = "  row form : order position"
+        sample, _, rest = text.partition(" = ")
+        return (
+            f'<g class="sk-legend-label"><text x="{x:g}" y="{y:g}" {font}>'
+            f'<tspan font-weight="bold">{escape(sample)}</tspan>'
+            f"<tspan>  {escape(rest)}</tspan></text></g>"
+        )
+    if kind == "swatch":
+        mark = (
+            f'<rect x="{x:g}" y="{top:g}" width="260" height="260" rx="40" '
+            f'style="fill:{colour};stroke:none"/>'
+        )
     else:
-        label.text = text
+        mark = (
+            f'<rect x="{x:g}" y="{top - 20:g}" width="300" height="300" rx="40" '
+            f'style="fill:none;stroke:{colour};stroke-width:22;stroke-dasharray:60 30"/>'
+        )
+    return (
+        f'<g class="sk-legend-{kind}">{mark}'
+        f'<text x="{x + 360:g}" y="{y:g}" {font}>{escape(text)}</text></g>'
+    )

@@ -1,27 +1,35 @@
-"""Post-process verovio's SVG: colour and class notes, stagger labels, box collisions, blind."""
+"""Post-process verovio's SVG: colour and class notes, place labels, box collisions, blind.
+
+Decoration works on verovio's raw SVG text (``svgFormatRaw``) with a handful of anchored
+regular expressions; a render of 2,000 notes must cost well under half of verovio's own time.
+Blinding, which is not on that path, parses the SVG with lxml.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
+from html import escape
 from typing import Any
 
 from lxml import etree
 
 from serialkit.render.labels import LabelRequest, place_labels
-from serialkit.render.legend import add_legend
-from serialkit.render.marks import VIOLATION_COLOR, Marks
+from serialkit.render.legend import legend_svg
+from serialkit.render.marks import VIOLATION_COLOR, Marks, NoteMark
 
 SVG = "{http://www.w3.org/2000/svg}"
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
-_TRANSLATE = re.compile(r"translate\(\s*(-?[\d.]+)[ ,]+(-?[\d.]+)\s*\)(?:\s*scale\(\s*([\d.]+))?")
 #: Notehead widths in font units (SMuFL, Leipzig), by glyph code; 250 units = 1 staff space.
 _HEAD_WIDTH = {"E0A0": 500.0, "E0A2": 422.0, "E0A3": 295.0, "E0A4": 295.0}
 _BOXED_CODES = ("COLL",)
-_XNS = {"s": "http://www.w3.org/2000/svg"}
-_NOTES = etree.XPath(".//s:g[@class='note' or starts-with(@class, 'note ')]", namespaces=_XNS)
-_MARGIN = etree.XPath(".//s:g[@class='page-margin']", namespaces=_XNS)
+_NOTE_OPEN = re.compile(r'<g id="([^"]+)" class="note"([^>]*)>')
+_PAINT = re.compile(r'\s(?:fill|color|stroke)="[^"]*"')
+_HEAD = re.compile(
+    r'class="notehead"><use [^>]*?href="#(E[0-9A-F]{3})[^"]*" '
+    r'transform="translate\((-?[\d.]+)[ ,]+(-?[\d.]+)\)(?: scale\(([\d.]+))?'
+)
+_END = "</g></svg></svg>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,77 +55,61 @@ def _parse(svg_text: str) -> Any:
     return etree.fromstring(svg_text.encode("utf-8"), parser)
 
 
-def _head_of(note_el: Any) -> Head | None:
-    for use in note_el.iter(f"{SVG}use"):
-        parent = use.getparent()
-        if parent is None or parent.get("class") != "notehead":
-            continue
-        m = _TRANSLATE.search(use.get("transform", ""))
-        if not m:
-            return None
-        x, y = float(m.group(1)), float(m.group(2))
-        s = float(m.group(3) or 1.0)
-        href = use.get(XLINK_HREF) or use.get("href") or ""
-        width = _HEAD_WIDTH.get(href[1:5], 295.0) * s
-        return Head(x, y - 125 * s, x + width, y + 125 * s)
-    return None
-
-
-def _add_class(el: Any, classes: Iterable[str]) -> None:
-    old = el.get("class", "")
-    el.set("class", " ".join([old, *classes]).strip())
-
-
-def _colour(el: Any, colour: str) -> None:
-    el.set("fill", colour)
-    el.set("color", colour)
-    el.set("stroke", colour)
+def _note_attrs(mark: NoteMark) -> str:
+    bits = [f' data-label="{escape(mark.label)}"' if mark.label else ""]
+    if mark.codes:
+        bits.append(f' data-codes="{escape(" ".join(mark.codes))}"')
+    if mark.rung:
+        bits.append(f' data-rung="{escape(mark.rung)}"')
+    colour = mark.color
+    if colour:
+        bits.append(f' fill="{colour}" color="{colour}" stroke="{colour}"')
+    return "".join(bits)
 
 
 def decorate(svg_text: str, marks: Marks, first_page: bool) -> tuple[str, PageInfo]:
     """Colour, class and label the marked notes of one page; box collisions; add the legend."""
-    root = _parse(svg_text)
     notes = marks.notes
     heads: dict[str, Head] = {}
     marked: list[str] = []
-    requests: dict[str, LabelRequest] = {}
-    for g in _NOTES(root):
-        mark = notes.get(g.get("id"))
+    requests: list[LabelRequest] = []
+
+    def note(m: re.Match[str]) -> str:
+        mark = notes.get(m.group(1))
         if mark is None:
-            continue
+            return m.group(0)
         marked.append(mark.id)
-        _add_class(g, mark.classes)
-        if mark.label:
-            g.set("data-label", mark.label)
-        if mark.codes:
-            g.set("data-codes", " ".join(mark.codes))
-        if mark.rung:
-            g.set("data-rung", mark.rung)
-        colour = mark.color
-        if colour:
-            _colour(g, colour)
-        head = _head_of(g)
-        if head is None:
-            continue
-        heads[mark.id] = head
-        if mark.text:
-            requests[mark.id] = LabelRequest(
-                mark.id, mark.text, head.x0, head.x1, (head.y0 + head.y1) / 2, colour
-            )
-    margin = next(iter(_MARGIN(root)), None)
-    label_for: list[str] = []
-    if margin is not None:
-        layer = etree.SubElement(margin, f"{SVG}g", {"class": "sk-labels"})
-        label_for = [t.get("data-for") for t in place_labels(svg_text, layer, requests.values())]
-        _box_findings(margin, marks, heads)
-        if first_page and notes:
-            add_legend(root, marks)
-    text = etree.tostring(root, encoding="unicode")
-    return text, PageInfo(tuple(marked), tuple(label_for))
+        head = _HEAD.search(svg_text, m.end(), m.end() + 400)
+        if head is not None:
+            x, y = float(head.group(2)), float(head.group(3))
+            scale = float(head.group(4) or 1.0)
+            box = Head(x, y - 125 * scale, x + _HEAD_WIDTH.get(head.group(1), 295.0) * scale,
+                       y + 125 * scale)
+            heads[mark.id] = box
+            text = mark.text
+            if text:
+                requests.append(LabelRequest(mark.id, text, box.x0, box.x1, y, mark.color))
+        classes = " ".join(mark.classes)
+        rest = _PAINT.sub("", m.group(2)) if mark.color else m.group(2)
+        return f'<g id="{escape(mark.id)}" class="note {classes}"{_note_attrs(mark)}{rest}>'
+
+    body = _NOTE_OPEN.sub(note, svg_text) if notes else svg_text
+    end = body.rfind(_END)
+    if end < 0 or not notes:
+        return body, PageInfo(tuple(marked), ())
+    label_svg, label_for = place_labels(svg_text, requests)
+    extra = '<g class="sk-labels">' + label_svg + "</g>" + _boxes(marks, heads)
+    out = body[:end] + extra + "</g>"
+    tail = "</svg></svg>"
+    if first_page:
+        out, legend = legend_svg(out, marks)
+        tail = legend + tail
+    return out + tail, PageInfo(tuple(marked), tuple(label_for))
 
 
-def _box_findings(margin: Any, marks: Marks, heads: dict[str, Head]) -> None:
+def _boxes(marks: Marks, heads: dict[str, Head]) -> str:
     pad = 70.0
+    out = []
     for finding in marks.findings:
         if finding.code not in _BOXED_CODES:
             continue
@@ -128,22 +120,13 @@ def _box_findings(margin: Any, marks: Marks, heads: dict[str, Head]) -> None:
         y0 = min(b.y0 for b in boxes) - pad
         x1 = max(b.x1 for b in boxes) + pad
         y1 = max(b.y1 for b in boxes) + pad
-        etree.SubElement(
-            margin,
-            f"{SVG}rect",
-            {
-                "class": f"sk-box sk-box-{finding.code}",
-                "data-finding": str(finding.index),
-                "data-notes": " ".join(finding.event_ids),
-                "x": str(round(x0)),
-                "y": str(round(y0)),
-                "width": str(round(x1 - x0)),
-                "height": str(round(y1 - y0)),
-                "rx": "40",
-                "style": f"fill:none;stroke:{VIOLATION_COLOR};stroke-width:22;"
-                "stroke-dasharray:60 30",
-            },
+        out.append(
+            f'<rect class="sk-box sk-box-{escape(finding.code)}" data-finding="{finding.index}" '
+            f'data-notes="{escape(" ".join(finding.event_ids))}" x="{x0:.0f}" y="{y0:.0f}" '
+            f'width="{x1 - x0:.0f}" height="{y1 - y0:.0f}" rx="40" '
+            f'style="fill:none;stroke:{VIOLATION_COLOR};stroke-width:22;stroke-dasharray:60 30"/>'
         )
+    return "".join(out)
 
 
 def blind_svg(svg_text: str, prefix: str = "") -> str:
