@@ -136,8 +136,8 @@ class Skyline:
         self.above = np.full(0, np.inf)
         self.below = np.full(0, -np.inf)
         self._bounds: list[float] = self.bounds.tolist()
-        self._above = []
-        self._below = []
+        self._above: list[float] = []
+        self._below: list[float] = []
         if not n or not len(prim):
             return
         staff = np.searchsorted(self.bounds, (prim[:, 2] + prim[:, 3]) / 2)
@@ -160,8 +160,8 @@ class Skyline:
             buckets = np.repeat(lo, lengths) + (np.arange(int(lengths.sum())) - offsets)
             keys = np.repeat(st, lengths) * self.width + buckets
             fn.at(target, keys, np.repeat(val, lengths))
-        self._above: list[float] = self.above.tolist()
-        self._below: list[float] = self.below.tolist()
+        self._above = [float(v) for v in self.above.tolist()]
+        self._below = [float(v) for v in self.below.tolist()]
 
     def staff_of(self, y: float) -> int:
         """The index of the staff whose band holds a height."""
