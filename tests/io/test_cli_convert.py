@@ -1,0 +1,78 @@
+"""``serialkit convert IN OUT``: every supported format in and out, by extension."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from serialkit.cli import cli
+from serialkit.io import read_score
+from serialkit.io.validate import musicxml_errors
+
+
+def _summary(piece) -> list[tuple]:  # noqa: ANN001
+    return sorted((e.onset, e.duration, e.midi, e.grace) for e in piece.events)
+
+
+@pytest.mark.parametrize("out_name", ["a.musicxml", "a.xml", "a.mxl", "a.mei"])
+@pytest.mark.parametrize("src_name", ["features.musicxml", "features.mxl", "features.mei"])
+def test_convert_scores(fixtures: Path, tmp_path: Path, src_name: str, out_name: str) -> None:
+    src = fixtures / "scores" / src_name
+    out = tmp_path / out_name
+    result = CliRunner().invoke(cli, ["convert", str(src), str(out), "--json"])
+    assert result.exit_code == 0, result.output + result.stderr
+    data = json.loads(result.stdout)
+    piece = read_score(src)
+    assert data["events"] == len(piece.events) and data["out"] == str(out)
+    assert _summary(read_score(out)) == _summary(piece)
+    if out_name != "a.mei":
+        assert musicxml_errors(out) == []
+
+
+def test_convert_to_midi_and_json(fixtures: Path, tmp_path: Path) -> None:
+    src = fixtures / "scores" / "features.mei"
+    runner = CliRunner()
+    mid = tmp_path / "a.mid"
+    result = runner.invoke(cli, ["convert", str(src), str(mid)])
+    assert result.exit_code == 0, result.stderr
+    assert mid.read_bytes()[:4] == b"MThd"
+    assert "wrote" in result.stdout and "28 events" in result.stdout
+    pytest.importorskip("serialkit.io.jsonio")
+    js = tmp_path / "a.json"
+    result = runner.invoke(cli, ["convert", str(src), str(js)])
+    assert result.exit_code == 0, result.stderr
+    back = tmp_path / "b.musicxml"
+    assert runner.invoke(cli, ["convert", str(js), str(back)]).exit_code == 0
+    assert _summary(read_score(back)) == _summary(read_score(src))
+
+
+def test_unknown_output_extension_is_bad_input(fixtures: Path, tmp_path: Path) -> None:
+    out = tmp_path / "a.pdf"
+    result = CliRunner().invoke(cli, ["convert", str(fixtures / "scores" / "features.mei"), str(out)])
+    assert result.exit_code == 2
+    assert "unknown output format '.pdf'" in result.stderr
+    assert not out.exists()
+
+
+def test_forced_formats(fixtures: Path, tmp_path: Path) -> None:
+    src = tmp_path / "score.txt"
+    src.write_bytes((fixtures / "scores" / "features.mei").read_bytes())
+    out = tmp_path / "out.bin"
+    result = CliRunner().invoke(cli, ["convert", str(src), str(out), "--from", "mei", "--to", "musicxml"])
+    assert result.exit_code == 0, result.stderr
+    assert musicxml_errors(out) == []
+    bad = CliRunner().invoke(cli, ["convert", str(src), str(out), "--from", "abc"])
+    assert bad.exit_code == 2 and "unknown reader 'abc'" in bad.stderr
+
+
+def test_readers_and_writers_are_registered_as_plugins() -> None:
+    from serialkit.plugins import registry
+
+    readers, writers = registry("readers"), registry("writers")
+    assert {"musicxml", "mei", "json"} <= set(readers.names())
+    assert {"musicxml", "mei", "midi", "json"} <= set(writers.names())
+    assert readers.get("mei").plugin == "serialkit.io._plugin"
+    assert ".mxl" in readers.get("musicxml").meta["extensions"]
