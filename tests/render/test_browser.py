@@ -51,7 +51,7 @@ def _highlighted(doc: Any) -> list[str]:
     )
 
 
-@pytest.mark.parametrize("index", [0, 1])
+@pytest.mark.parametrize("index", [0, 1, 2])
 def test_selecting_a_finding_highlights_its_notes(
     tmp_path: Path, review: Path, duet_report: dict[str, Any], index: int
 ) -> None:

@@ -20,8 +20,14 @@ def test_render_command_writes_and_reports(tmp_path: Path, duet: Path) -> None:
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert data["files"] == [str(out)] and data["pages"] == 1
-    assert data["labels"] == 24
-    assert [f["code"] for f in data["findings"]] == ["COLL", "UNEXPLAINED"]
+    report = json.loads(REPORT.read_text())
+    assert data["labels"] == len(report["labels"]) == 24
+    assert [f["code"] for f in data["findings"]] == [
+        *(v["code"] for v in report["violations"]), *("UNEXPLAINED" for _ in report["unexplained"])
+    ]
+    assert [f["event_ids"] for f in data["findings"]][: len(report["violations"])] == [
+        v["event_ids"] for v in report["violations"]
+    ]
     assert out.read_text().startswith("<svg")
 
 

@@ -57,10 +57,12 @@ def test_unexplained_and_rungs_have_their_colours(
 ) -> None:
     root, _ = _render(tmp_path, duet, report=duet_report, certificate=duet_certificate)
     notes = notes_by_id(root)
-    for eid in duet_report["unexplained"]:
-        assert notes[eid].get("fill") == UNEXPLAINED_COLOR
-        assert "sk-unexplained" in notes[eid].get("class").split()
     violating = {e for v in duet_report["violations"] for e in v["event_ids"]}
+    assert duet_report["unexplained"]
+    for eid in duet_report["unexplained"]:
+        assert "sk-unexplained" in notes[eid].get("class").split()
+        expected = VIOLATION_COLOR if eid in violating else UNEXPLAINED_COLOR
+        assert notes[eid].get("fill") == expected
     seen = set()
     for entry in duet_certificate["events"]:
         rung = entry.get("rung")
