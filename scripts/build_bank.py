@@ -2,8 +2,10 @@
 
 Usage: python scripts/build_bank.py [--out DIR] [--check]
 
-Deterministic: every choice comes from a random.Random seeded by the task's name, and rows come
-from the music21 historical collection of serialkit's catalog in name order. ``--check`` rebuilds
+Deterministic: every choice comes from a random.Random seeded by the task's name (and an attempt
+number, retried until no voice's consecutive statements share pitch classes across the seam, see
+``serialkit.harness.bank.seam_clashes``), and rows come from the music21 historical collection of
+serialkit's catalog in name order. ``--check`` rebuilds
 in memory and exits 1 if any committed file differs.
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 
 from serialkit.core import catalog
 from serialkit.core.catalog import CatalogEntry
+from serialkit.harness.bank import seam_clashes
 from serialkit.harness.tasks import task_from_dict
 from serialkit.io.atomic import atomic_write
 
@@ -57,6 +60,24 @@ def rand_form(rng: random.Random, types: tuple[str, ...] = TYPES) -> str:
     return form(rng.choice(types), rng.randrange(12))
 
 
+class Picker:
+    """Random forms per voice whose first three pitch classes avoid the voice's last three."""
+
+    def __init__(self, rng: random.Random, entry: CatalogEntry) -> None:
+        self.rng = rng
+        self.row = entry.row
+        self.last: dict[str, str] = {}
+
+    def __call__(self, voice: str) -> str:
+        for _ in range(500):
+            label = rand_form(self.rng)
+            prev = self.last.get(voice)
+            if prev is None or not set(self.row.form(prev)[-3:]) & set(self.row.form(label)[:3]):
+                self.last[voice] = label
+                return label
+        raise SystemExit("no seam-free form")  # pragma: no cover
+
+
 def base(name: str, entry: CatalogEntry, description: str, vs: list[Voice], meter: str, bars: int,
          secs: list[dict[str, Any]], blueprint: list[dict[str, Any]], texture: tuple[str, str, str],
          **extra: Any) -> dict[str, Any]:
@@ -80,7 +101,8 @@ def mono_line(name: str, rng: random.Random, entry: CatalogEntry) -> dict[str, A
     v = rng.choice(["fl", "cl", "vn", "va"])
     meter, size = rng.choice([("4/4", 4), ("3/4", 5), ("2/4", 6)])
     secs = sections(2 * size, size)
-    bp = [{"section": s["id"], "voice": v, "forms": [rand_form(rng)]} for s in secs]
+    pick = Picker(rng, entry)
+    bp = [{"section": s["id"], "voice": v, "forms": [pick(v)]} for s in secs]
     return base(name, entry, f"A single {V[v][0].lower()} line, one row statement per section.",
                 voices(v), meter, 2 * size, secs, bp, ("1/2", "2", "1/2"))
 
@@ -116,7 +138,8 @@ def inversional_canon(name: str, rng: random.Random, entry: CatalogEntry) -> dic
 def piano_chords(name: str, rng: random.Random, entry: CatalogEntry) -> dict[str, Any]:
     ids = ("rh1", "rh2", "lh1", "lh2")
     secs = sections(8, 4)
-    bp = [{"section": s["id"], "voice": v, "forms": [rand_form(rng)]} for s in secs for v in ids]
+    pick = Picker(rng, entry)
+    bp = [{"section": s["id"], "voice": v, "forms": [pick(v)]} for s in secs for v in ids]
     return base(name, entry, "Piano texture with chords: four strands (two per hand) on a "
                 "crotchet grid, so row segments sound together as chords and dyads.",
                 voices(*ids), "4/4", 8, secs, bp, ("1", "2", "1"))
@@ -141,8 +164,8 @@ def hexachordal_pairs(name: str, rng: random.Random, entry: CatalogEntry) -> dic
 def dense_four(name: str, rng: random.Random, entry: CatalogEntry) -> dict[str, Any]:
     ids = rng.choice([("vn", "va", "vc", "bn"), ("s", "a", "t", "b"), ("fl", "ob", "cl", "bn")])
     secs = sections(4, 2)
-    bp = [{"section": s["id"], "voice": v, "forms": [rand_form(rng), rand_form(rng)]}
-          for s in secs for v in ids]
+    pick = Picker(rng, entry)
+    bp = [{"section": s["id"], "voice": v, "forms": [pick(v), pick(v)]} for s in secs for v in ids]
     return base(name, entry, "Dense four-voice texture: two statements per voice in every "
                 "two-bar section, semiquaver grid.", voices(*ids), "4/4", 4, secs, bp,
                 ("1/4", "1", "1/4"))
@@ -152,7 +175,8 @@ def long_form(name: str, rng: random.Random, entry: CatalogEntry) -> dict[str, A
     ids = rng.choice([("vn", "vc"), ("fl", "cl", "bn"), ("rh1", "lh1")])
     bars = rng.choice([48, 56, 64])
     secs = sections(bars, 8)
-    bp = [{"section": s["id"], "voice": v, "forms": [rand_form(rng) for _ in range(rng.choice([1, 2]))]}
+    pick = Picker(rng, entry)
+    bp = [{"section": s["id"], "voice": v, "forms": [pick(v) for _ in range(rng.choice([1, 2]))]}
           for s in secs for v in ids]
     return base(name, entry, f"Long form: {bars} bars in {len(secs)} eight-bar sections.",
                 voices(*ids), "4/4", bars, secs, bp, ("1/2", "3", "1/2"), attempts=4)
@@ -229,13 +253,19 @@ def build() -> dict[str, str]:
         pool = rows_for(family)
         for i in range(PER_FAMILY):
             name = f"{family}-{i + 1:02d}"
-            rng = random.Random(name)
-            entry = pool[rng.randrange(len(pool))]
-            if family == "adversarial":
-                task = _adversarial_variants(name, rng, entry, i)
-            else:
-                task = FAMILIES[family](name, rng, entry)
-            task_from_dict(task, name)  # validate: schema and task rules
+            for attempt in range(1000):
+                rng = random.Random(name if attempt == 0 else f"{name}/{attempt}")
+                entry = pool[rng.randrange(len(pool))]
+                if family == "adversarial":
+                    task = _adversarial_variants(name, rng, entry, i)
+                else:
+                    task = FAMILIES[family](name, rng, entry)
+                # validate (schema and task rules); avoid seams that read as elisions, whose
+                # independent labelling may differ from the schedule (adversarial tasks keep them)
+                if family == "adversarial" or not seam_clashes(task_from_dict(task, name)):
+                    break
+            else:  # pragma: no cover - a few attempts always suffice
+                raise SystemExit(f"{name}: no seam-free schedule found")
             out[f"{name}.json"] = dumps(task)
     return out
 
