@@ -110,6 +110,7 @@ class Session:
             raise
         except Exception as exc:  # a proposer bug must not crash the run
             reply = Reply(None, CallUsage(status="error"), f"{type(exc).__name__}: {exc}")
+        reply.usage.seconds = round(reply.usage.seconds, 6)  # as the transcript records it (replay)
         self.usage.add(reply.usage)
         record = {
             "type": "call", "call_id": call_id, "kind": kind, "section": section, "attempt": attempt,
