@@ -25,18 +25,21 @@ def legend_items(marks: Marks) -> list[tuple[str, str, str]]:
     items: list[tuple[str, str, str]] = []
     if any(m.label for m in marks.notes.values()):
         items.append(("label", "#000000", "P0:3 = row form : order position"))
+    notes = list(marks.notes.values())
+    shown = {m.color for m in notes}
     codes = marks.codes_present()
     if codes:
         items.append(("swatch", VIOLATION_COLOR, "violation (" + ", ".join(codes) + ")"))
-    if "COLL" in codes:
+    if any(f.code == "COLL" for f in marks.findings):
         items.append(("box", VIOLATION_COLOR, "collision"))
-    notes = marks.notes.values()
-    if any(m.unexplained for m in notes):
+    if UNEXPLAINED_COLOR in shown:
         items.append(("swatch", UNEXPLAINED_COLOR, "unexplained (?)"))
-    if any(m.ambiguous and not m.codes and not m.unexplained and not m.rung for m in notes):
+    if AMBIGUOUS_COLOR in shown:
         items.append(("swatch", AMBIGUOUS_COLOR, "ambiguous label"))
     for rung in marks.rungs_present():
-        items.append(("swatch", RUNG_COLORS.get(rung, OTHER_RUNG_COLOR), f"repaired: {rung}"))
+        colour = RUNG_COLORS.get(rung, OTHER_RUNG_COLOR)
+        if colour in shown:
+            items.append(("swatch", colour, f"repaired: {rung}"))
     return items
 
 
