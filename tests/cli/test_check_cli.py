@@ -139,3 +139,18 @@ def test_scores_are_read_by_extension(corpus: Path) -> None:
     code, out, _ = _run(str(corpus / "webern-op27-ii-mm1-11.mei"), "--row", "Eb B Bb D C# C F# E G F A Ab", "--json")
     data = json.loads(out)
     assert code in (0, 1) and data["events"] == 46 and data["coverage"] is not None
+
+
+def test_identify_finds_the_row_of_an_untagged_piece(tmp_path: Path, fixtures: Path) -> None:
+    data = json.loads((fixtures / "pieces" / "clean-piece.json").read_text(encoding="utf-8"))
+    row = data.pop("row")
+    for event in data["events"]:
+        event.pop("tag", None)
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    # --repeats: the analysis may read the P0→R0 pivot (E♭ E♭) as a repeated note
+    code, out, _ = _run(str(path), "--identify", "--relaxed", "--repeats", "--json")
+    report = json.loads(out)
+    assert report["row"] is not None and report["coverage"] == 1.0
+    assert sorted(report["row"]) == sorted(row) and code == 0
+    assert all(label is not None for label in report["labels"].values())
