@@ -70,6 +70,9 @@ class _State:
     existing: set[str] = field(default_factory=set)
     part_count: int = 0
     ours: bool = False
+    tie_alters: dict[tuple[int, str, int], int] = field(default_factory=dict)
+    alter_of: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    tie_targets: dict[str, str] = field(default_factory=dict)
 
 
 def read_mei(path: str | Path, limit: int | None = None) -> Piece:
@@ -279,6 +282,7 @@ def _measure(el: etree._Element, state: _State) -> None:
     for tie in el.iter(_N + "tie"):
         s, e = (tie.get("startid") or "").lstrip("#"), (tie.get("endid") or "").lstrip("#")
         if s and e:
+            state.tie_targets[e] = s
             if state.ours:
                 s, e = decode_id(s), decode_id(e)
             state.parts.tie_links[s] = e
@@ -342,7 +346,8 @@ def _layer_items(
                 _layer_items(pick, lay, state, ratio, grace, bar)
 
 
-def _alter(note: etree._Element, lay: _Layer, step: str, octave: int) -> int:
+def _alter(note: etree._Element, lay: _Layer, step: str, octave: int, tied_from: int | None) -> int:
+    """The note's alteration: gestural, written, held over a tie, carried in the bar, or the key's."""
     ges, written = note.get("accid.ges"), note.get("accid")
     for child in note:
         if _local(child) == "accid":
@@ -355,6 +360,8 @@ def _alter(note: etree._Element, lay: _Layer, step: str, octave: int) -> int:
         return _ACCID.get(ges, 0)
     if written is not None:
         return _ACCID.get(written, 0)
+    if tied_from is not None:
+        return tied_from
     if key in lay.accids:
         return lay.accids[key]
     return lay.info.key.get(step, 0)
@@ -372,9 +379,23 @@ def _note(
         return  # unpitched
     step = pname.upper()
     octave = int(_number(oct_text, here, "oct"))
-    midi = midi_of(step, _alter(note, lay, step, octave), octave, here) + lay.info.trans_semi
+    tie = (note.get("tie") or holder.get("tie") or "").lower()
+    file_id = note.get(XML_ID)
+    tied_from = None
+    if tie in ("m", "t"):
+        tied_from = state.tie_alters.get((lay.staff, step, octave))
+    elif file_id is not None and file_id in state.tie_targets:
+        start = state.alter_of.get(state.tie_targets[file_id])
+        if start is not None and start[:2] == (step, octave):
+            tied_from = start[2]
+    alter = _alter(note, lay, step, octave, tied_from)
+    if tie in ("i", "m"):
+        state.tie_alters[(lay.staff, step, octave)] = alter
+    if file_id is not None:
+        state.alter_of[file_id] = (step, octave, alter)
+    midi = midi_of(step, alter, octave, here) + lay.info.trans_semi
     lay.count += 1
-    nid = note.get(XML_ID)
+    nid = file_id
     if nid and state.ours:
         nid = decode_id(nid)
     if not nid or nid in state.used:
@@ -384,7 +405,6 @@ def _note(
             j += 1
             nid = f"{base}-{j}"
     state.used.add(nid)
-    tie = (note.get("tie") or holder.get("tie") or "").lower()
     state.parts.notes.append(
         RawNote(
             id=nid,

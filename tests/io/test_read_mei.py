@@ -140,3 +140,28 @@ def test_op21_horn_sounds_a_fifth_lower(corpus: Path) -> None:
     assert [v.name for v in piece.voices][:4] == [
         "Clarinet in Bb", "Bass Clarinet in Bb", "Horn 1 in F", "Horn 2 in F",
     ]
+
+
+def test_mei_accidental_held_over_a_tie_into_the_next_bar(tmp_path: Path) -> None:
+    body = """
+      <measure n="1"><staff n="1"><layer n="1">
+        <note xml:id="a" pname="f" oct="4" dur="2" accid="s" tie="i"/>
+        <note xml:id="b" pname="c" oct="5" dur="2" accid="f"/>
+      </layer></staff><tie startid="#b" endid="#d"/></measure>
+      <measure n="2"><staff n="1"><layer n="1">
+        <note xml:id="c" pname="f" oct="4" dur="4" tie="t"/>
+        <note xml:id="d" pname="c" oct="5" dur="4"/>
+        <note xml:id="e" pname="f" oct="4" dur="4"/>
+        <note xml:id="f" pname="c" oct="5" dur="4"/>
+      </layer></staff></measure>"""
+    xml = (
+        '<mei xmlns="http://www.music-encoding.org/ns/mei" meiversion="4.0.1"><music><body><mdiv>'
+        '<score><scoreDef meter.count="4" meter.unit="4"><staffGrp><staffDef n="1" lines="5"/>'
+        f"</staffGrp></scoreDef><section>{body}</section></score></mdiv></body></music></mei>"
+    )
+    path = tmp_path / "ties.mei"
+    path.write_text(xml)
+    piece = read_score(path)
+    assert piece.event("a").tied_ids == ("a", "c") and piece.event("a").midi == 66
+    assert piece.event("b").tied_ids == ("b", "d") and piece.event("b").midi == 71
+    assert piece.event("e").midi == 65 and piece.event("f").midi == 72  # new bar: naturals again
