@@ -169,3 +169,19 @@ def test_annotating_after_reading_sees_a_changed_file(fixtures: Path, tmp_path: 
     assert first.read_text().count("<fingering>") == 1
     assert second.read_text().count("<fingering>") == 1  # the kept tree was not reused twice
     assert len(piece.events) == len(read_score(src).events)
+
+
+def test_timewise_source_is_annotated_as_partwise(fixtures: Path, tmp_path: Path) -> None:
+    from tests.io.test_read_musicxml import _timewise
+
+    tree = etree.parse(str(fixtures / "scores" / "features.musicxml"))
+    src = tmp_path / "timewise.xml"
+    src.write_bytes(etree.tostring(_timewise(tree.getroot()), xml_declaration=True, encoding="UTF-8"))
+    piece = read_score(src)
+    out = write_annotated_musicxml(src, {e.id: Annotation("L", "red") for e in piece.events}, tmp_path / "o.musicxml")
+    assert etree.parse(str(out)).getroot().tag == "score-partwise"
+    assert musicxml_errors(out) == []
+    assert out.read_text().count("<fingering>L</fingering>") == len(piece.events)
+    assert [(e.id, e.onset, e.midi) for e in read_score(out).events] == [
+        (e.id, e.onset, e.midi) for e in piece.events
+    ]
