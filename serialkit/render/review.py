@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from fractions import Fraction
 from html import escape
 from importlib import resources
 from typing import Any
@@ -57,6 +58,14 @@ def _findings_html(marks: Marks) -> str:
     return '<ol id="sk-findings">' + "".join(items) + "</ol>"
 
 
+def _percent(value: Any) -> str:
+    try:
+        share = float(Fraction(str(value)))
+    except (ValueError, ZeroDivisionError):
+        return str(value)
+    return f"{share:.1%}"
+
+
 def _facts_html(marks: Marks) -> str:
     facts = marks.facts
     bits = []
@@ -65,7 +74,7 @@ def _facts_html(marks: Marks) -> str:
     if "relaxed" in facts:
         bits.append("relaxed: " + ("pass" if facts["relaxed"] else "fail"))
     if "coverage" in facts:
-        bits.append(f"coverage {facts['coverage']}")
+        bits.append(f"coverage {_percent(facts['coverage'])}")
     labelled = sum(1 for m in marks.notes.values() if m.label)
     bits.append(f"{labelled} labelled notes")
     return '<p id="sk-facts">' + escape(" · ".join(bits)) + "</p>"

@@ -49,7 +49,10 @@
     clear();
     current = index;
     var button = document.querySelector('.sk-finding[data-index="' + index + '"]');
-    if (button) { button.classList.add("sk-active"); }
+    if (button) {
+      button.classList.add("sk-active");
+      if (scroll !== false && button.scrollIntoView) { button.scrollIntoView({ block: "nearest" }); }
+    }
     document.querySelectorAll('rect.sk-box[data-finding="' + index + '"]').forEach(function (b) { b.classList.add("sk-hl"); });
     var first = highlight(f.event_ids);
     document.body.setAttribute("data-finding", String(index));
