@@ -18,10 +18,19 @@ from serialkit.eval.stats import Estimate, cluster_bootstrap, kl_divergence, mmd
 COST_FIELDS = ("calls", "prompt_tokens", "completion_tokens", "seconds")
 
 
+def with_conditions(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records with a ``condition``: the variant, or ``variant@model`` when several models ran."""
+    models = {(r["proposer"], r.get("model")) for r in records}
+    if len(models) <= 1:
+        return [{**r, "condition": r["variant"]} for r in records]
+    return [{**r, "condition": f"{r['variant']}@{r.get('model') or r['proposer']}"} for r in records]
+
+
 def variants_in(records: Sequence[dict[str, Any]]) -> list[str]:
-    """Variants present, in the canonical order first, others after."""
-    present = {r["variant"] for r in records}
-    return [v for v in VARIANTS if v in present] + sorted(present - set(VARIANTS))
+    """Conditions present (see :func:`with_conditions`), canonical variant order first."""
+    present = {(r["variant"], r.get("condition", r["variant"])) for r in records}
+    rank = {v: i for i, v in enumerate(VARIANTS)}
+    return [c for _, c in sorted(present, key=lambda vc: (rank.get(vc[0], len(rank)), vc[1]))]
 
 
 def _boot(records: Sequence[dict[str, Any]], values: Sequence[float], seed: int,
@@ -66,6 +75,7 @@ def corpus_distance(candidate_lines: Sequence[Sequence[int]],
 def summarize(records: Sequence[dict[str, Any]], reference: Sequence[Sequence[int]] | None = None,
               seed: int = 0) -> dict[str, Any]:
     """Everything the report shows, JSON-ready; Estimates become {value, low, high, n, clusters}."""
+    records = with_conditions(records)
     variants = variants_in(records)
     out: dict[str, Any] = {
         "runs": len(records),
@@ -77,7 +87,7 @@ def summarize(records: Sequence[dict[str, Any]], reference: Sequence[Sequence[in
         "corpus": {}, "by_family": {},
     }
     for variant in variants:
-        rs = [r for r in records if r["variant"] == variant]
+        rs = [r for r in records if r["condition"] == variant]
         out["delivery"][variant] = {
             k: _boot(rs, [float(bool(r.get(k))) for r in rs], seed).to_dict()
             for k in ("strict", "relaxed", "released")

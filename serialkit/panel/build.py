@@ -14,7 +14,7 @@ from typing import Any
 
 from serialkit.core.piece import Piece
 from serialkit.eval.runner import load_records
-from serialkit.eval.summary import variants_in
+from serialkit.eval.summary import variants_in, with_conditions
 from serialkit.io.atomic import atomic_write
 from serialkit.panel.form import rating_form, start_page
 from serialkit.panel.media import PanelError, engrave_blind, neutral_piece, write_audio, write_score
@@ -33,11 +33,15 @@ class Item:
     records: tuple[dict[str, Any], dict[str, Any]]
 
 
-def default_pairs(variants: Sequence[str]) -> list[tuple[str, str]]:
-    """The harness against each baseline when present, else every pair of conditions."""
-    if "harness" in variants:
-        return [("harness", v) for v in variants if v != "harness"]
-    return list(itertools.combinations(variants, 2))
+def default_pairs(conditions: Sequence[str]) -> list[tuple[str, str]]:
+    """The harness against each baseline of the same model when present, else every pair."""
+    def split(c: str) -> tuple[str, str]:
+        variant, _, model = c.partition("@")
+        return variant, model
+
+    pairs = [(h, c) for h in conditions if split(h)[0] == "harness"
+             for c in conditions if c != h and split(c)[1] == split(h)[1]]
+    return pairs or list(itertools.combinations(conditions, 2))
 
 
 def parse_pairs(text: str) -> list[tuple[str, str]]:
@@ -61,7 +65,7 @@ def choose_items(run_dir: Path, records: Sequence[dict[str, Any]], pairs: Sequen
 
     No run is used twice: a candidate seen in two items would reveal the condition they share.
     """
-    index = {(r["task"], r["variant"], r["run"]): r for r in records if _has_notes(run_dir, r)}
+    index = {(r["task"], r["condition"], r["run"]): r for r in records if _has_notes(run_dir, r)}
     tasks = sorted({r["task"] for r in records})
     slots = [(task, pair) for pair in pairs for task in tasks]
     rng.shuffle(slots)
@@ -122,7 +126,7 @@ def build_packet(run_dir: str | os.PathLike[str], packet: str | os.PathLike[str]
         raise PanelError(f"--raters must be at least 1, not {raters}")
     if out.exists() and any(out.iterdir()):
         raise PanelError(f"{out}: packet directory exists and is not empty")
-    records = load_records(root)
+    records = with_conditions(load_records(root))
     chosen_pairs = list(pairs) if pairs else default_pairs(variants_in(records))
     known = set(variants_in(records))
     for a, b in chosen_pairs:

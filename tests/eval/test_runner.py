@@ -18,6 +18,7 @@ import pytest
 from serialkit.eval.bank import load_bank
 from serialkit.eval.runner import EvalConfig, plan_runs, run_eval
 from serialkit.eval.store import RunStore
+from serialkit.eval.summary import summarize
 from tests.eval.helpers import CLI, run_cli, small_bank
 
 VARIANTS = ("raw", "harness", "self-refine", "soft-rules")
@@ -180,14 +181,24 @@ def test_remote_proposer_runs_on_threads_and_records_model_and_tokens(tmp_path: 
                        f"http://127.0.0.1:{server.server_address[1]}/v1", "--jobs", "2",
                        "-o", str(tmp_path / "run"), "--json", check=False)
         assert proc.returncode == 0, proc.stderr
+        records = RunStore(tmp_path / "run").records()
+        assert len(records) == 4
+        assert {r["model"] for r in records} == {"test-model"} and set(server.models) == {"test-model"}
+        served = len(server.models)
+        # a second model in the same run directory: new runs, and the report splits conditions
+        proc = run_cli("eval", "run", str(bank), "--variants", "raw", "--runs", "1",
+                       "--proposer", "openai", "--model", "other-model", "--base-url",
+                       f"http://127.0.0.1:{server.server_address[1]}/v1", "--jobs", "2",
+                       "-o", str(tmp_path / "run"), "--resume", check=False)
+        assert proc.returncode == 0, proc.stderr
+        summary = summarize(RunStore(tmp_path / "run").records())
+        assert summary["variants"] == ["raw@other-model", "raw@test-model", "harness@test-model"]
+        assert summary["delivery"]["raw@other-model"]["strict"]["n"] == 2
     finally:
         server.shutdown()
-    records = RunStore(tmp_path / "run").records()
-    assert len(records) == 4
-    assert {r["model"] for r in records} == {"test-model"} and set(server.models) == {"test-model"}
     assert all(r["key"].endswith("|openai|test-model") for r in records)
     calls = sum(r["usage"]["calls"] for r in records)
-    assert calls == len(server.models) > 0
+    assert calls == served > 0
     assert sum(r["usage"]["completion_tokens"] for r in records) == 20 * calls
     assert not any(r["released"] for r in records)  # empty proposals are never released
 
