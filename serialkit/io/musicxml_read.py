@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
@@ -10,28 +9,13 @@ from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
 from serialkit.core.piece import Measure, Piece, TimeSignature
-from serialkit.io._build import (
-    RawNote,
-    ScoreParts,
-    build_piece,
-    decode_id,
-    line_of,
-    midi_of,
-    safe_id,
-)
+from serialkit.io._build import ScoreParts, build_piece
+from serialkit.io._musicxml_walk import Pending, Scan, Walker
 from serialkit.io.safety import is_zip, parse_xml, read_bytes, read_mxl
 
+__all__ = ["ROOTS", "Scan", "load_tree", "read_musicxml", "scan_tree", "take_scan"]
+
 ROOTS = ("score-partwise", "score-timewise")
-
-
-@dataclass(slots=True)
-class Scan:
-    """A scanned MusicXML tree: what the reader needs, plus each pitched note's element."""
-
-    parts: ScoreParts
-    root: etree._Element
-    elements: list[tuple[etree._Element, RawNote]] = field(default_factory=list)
-    assigned: set[str] = field(default_factory=set)
 
 
 def load_tree(path: Path, limit: int | None = None) -> tuple[etree._ElementTree, str, str | None]:
@@ -115,29 +99,6 @@ def _partwise(root: etree._Element) -> etree._Element:
     return out
 
 
-def _num(text: str | None, where: str, what: str) -> Fraction:
-    if text is None or not text.strip():
-        raise ScoreReadError(f"{where}: missing {what}")
-    try:
-        return Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
-        raise ScoreReadError(f"{where}: {what} {text!r} is not a number") from None
-
-
-def _time_signature(attrs: etree._Element, where: str) -> tuple[int, int] | None:
-    time = attrs.find("time")
-    if time is None or time.find("beats") is None:
-        return None
-    beats_text = time.findtext("beats") or ""
-    unit_text = time.findtext("beat-type") or ""
-    try:
-        beats = sum(int(b) for b in beats_text.replace("+", " ").split())
-        unit = int(unit_text.split("+")[0])
-    except ValueError:
-        raise ScoreReadError(f"{where}: time signature {beats_text}/{unit_text} is not numeric") from None
-    return (beats, unit) if beats > 0 and unit > 0 else None
-
-
 def _part_names(root: etree._Element) -> dict[str, str | None]:
     names: dict[str, str | None] = {}
     for sp in root.iterfind("part-list/score-part"):
@@ -154,18 +115,11 @@ def _title(root: etree._Element) -> str | None:
     return None
 
 
-@dataclass(slots=True)
-class _Pending:
-    element: etree._Element
-    note: RawNote
-    index: int  # measure index
-
-
 def scan_tree(tree: etree._ElementTree, where: str) -> Scan:
     """Walk a MusicXML tree: noteheads with exact onsets, sounding pitch and stable ids."""
     root = _partwise(tree.getroot())
     parts = ScoreParts(part_names=_part_names(root), title=_title(root))
-    walker = _Walker(where, Scan(parts, root))
+    walker = Walker(where, Scan(parts, root))
     walker.ours = (root.findtext("identification/encoding/software") or "").strip() == "serialkit"
     walker.existing = {v for el in root.iter("note") if (v := el.get("id"))}
     for p_index, part in enumerate(root.iterfind("part")):
@@ -176,294 +130,10 @@ def scan_tree(tree: etree._ElementTree, where: str) -> Scan:
     return walker.scan
 
 
-_ZERO = Fraction(0)
-
-
-class _Walker:
-    """State of one walk over a partwise tree."""
-
-    def __init__(self, where: str, scan: Scan) -> None:
-        self.where = where
-        self.scan = scan
-        self.ours = False
-        self.existing: set[str] = set()
-        self.used: set[str] = set()
-        self.pending: list[_Pending] = []
-        self.lengths: list[Fraction] = []
-        self.numbers: list[str] = []
-        self.meters: dict[int, tuple[int, int]] = {}
-        self.divisions = Fraction(1)
-        self.transpose: dict[int | None, int] = {}
-        self.durations: dict[tuple[str | None, Fraction], Fraction] = {}
-        self.exacts: dict[tuple[object, ...], Fraction] = {}
-
-    def part(self, pid: str, part: etree._Element) -> None:
-        """Walk one part's measures."""
-        self.divisions = Fraction(1)
-        self.transpose = {}
-        for m_index, measure in enumerate(part.iterfind("measure")):
-            number = measure.get("number") or str(m_index + 1)
-            if m_index >= len(self.lengths):
-                self.lengths.append(_ZERO)
-                self.numbers.append(number)
-            longest = self.measure(pid, measure, m_index, number)
-            if longest > self.lengths[m_index]:
-                self.lengths[m_index] = longest
-
-    def measure(self, pid: str, measure: etree._Element, m_index: int, number: str) -> Fraction:
-        """Walk one measure; returns how far its content reaches."""
-        clock = _Clock()
-        last_onset = _ZERO
-        longest = _ZERO
-        counters: dict[tuple[int, str], int] = {}
-        for child in measure:
-            tag = child.tag
-            if tag == "note":
-                fields = _NoteFields(child)
-                onset = last_onset if fields.chord else clock.pos
-                if fields.grace or (fields.cue and fields.duration is None):
-                    dur = file_dur = _ZERO
-                else:
-                    file_dur = self.duration(fields.duration, child)
-                    dur = self.exact(fields, file_dur) if fields.tuplet else file_dur
-                if not fields.chord:
-                    last_onset = clock.pos
-                    clock.advance(file_dur, dur)
-                if fields.pitch is None or (not dur and not fields.grace):
-                    continue
-                key = (fields.staff, fields.voice)
-                k = counters[key] = counters.get(key, 0) + 1
-                raw = self.note(child, fields, pid, number, onset, dur, k)
-                self.pending.append(_Pending(child, raw, m_index))
-            elif tag == "backup" or tag == "forward":
-                if clock.pos > longest:
-                    longest = clock.pos
-                delta = self.duration(child.findtext("duration"), child)
-                clock.move(-delta if tag == "backup" else delta)
-                if clock.pos < 0:
-                    raise ScoreReadError(
-                        f"{self.where}:{child.sourceline}: <backup> goes before the start of "
-                        f"measure {number}"
-                    )
-            elif tag == "attributes":
-                self.attributes(child, m_index)
-        return clock.pos if clock.pos > longest else longest
-
-    def duration(self, text: str | None, child: etree._Element) -> Fraction:
-        """A <duration> in quarter notes (exact), cached per text and divisions."""
-        key = (text, self.divisions)
-        found = self.durations.get(key)
-        if found is None:
-            found = self.durations[key] = _duration(text, f"{self.where}:{child.sourceline}", self.divisions)
-        return found
-
-    def exact(self, fields: _NoteFields, file_dur: Fraction) -> Fraction:
-        """The notated duration of a tuplet note when the file rounded it (cached)."""
-        key = (fields.type, fields.dots, fields.actual, fields.normal, file_dur, self.divisions)
-        found = self.exacts.get(key)
-        if found is None:
-            found = self.exacts[key] = _exact(fields, file_dur, self.divisions)
-        return found
-
-    def note(
-        self, child: etree._Element, fields: _NoteFields, pid: str, number: str,
-        onset: Fraction, dur: Fraction, k: int,
-    ) -> RawNote:
-        """A RawNote for one pitched <note>."""
-        here = f"{self.where}:{child.sourceline}"
-        nid = child.get("id")
-        if nid and self.ours:
-            nid = decode_id(nid)
-        if not nid or nid in self.used:
-            nid = _fresh(f"{pid}-m{number}-s{fields.staff}-v{fields.voice}-n{k}", self.existing, self.used)
-            self.scan.assigned.add(nid)
-        self.used.add(nid)
-        pitch = fields.pitch
-        assert pitch is not None
-        step, alter, octave = "", 0, None
-        for sub in pitch:
-            t = sub.tag
-            if t == "step":
-                step = (sub.text or "").strip()
-            elif t == "alter":
-                alter = round(_num(sub.text, here, "<alter>"))
-            elif t == "octave":
-                octave = _int(sub.text, here, "<octave>")
-        if octave is None:
-            raise ScoreReadError(f"{here}: missing <octave>")
-        shift = self.transpose.get(fields.staff, self.transpose.get(None, 0)) if self.transpose else 0
-        return RawNote(
-            id=nid,
-            part=pid,
-            staff=fields.staff,
-            voice=fields.voice,
-            measure=number,
-            onset=onset,
-            duration=dur,
-            midi=midi_of(step, alter, octave, here) + shift,
-            beat=onset + 1,
-            line=line_of(child),
-            grace=fields.grace,
-            tie_start=fields.tie_start,
-            tie_stop=fields.tie_stop,
-        )
-
-    def attributes(self, child: etree._Element, m_index: int) -> None:
-        """Divisions, transposition and meter."""
-        here = f"{self.where}:{child.sourceline}"
-        if child.find("divisions") is not None:
-            self.divisions = _num(child.findtext("divisions"), here, "<divisions>")
-            if self.divisions <= 0:
-                raise ScoreReadError(f"{here}: <divisions> must be positive")
-        for tr in child.iterfind("transpose"):
-            semis = int(_num(tr.findtext("chromatic") or "0", here, "<chromatic>"))
-            semis += 12 * int(_num(tr.findtext("octave-change") or "0", here, "<octave-change>"))
-            staff_no = tr.get("number")
-            self.transpose[int(staff_no) if staff_no else None] = semis
-        ts = _time_signature(child, here)
-        if ts is not None and m_index not in self.meters:
-            self.meters[m_index] = ts
-
-
-class _NoteFields:
-    """The children of a <note> that matter for time and pitch, found in one pass."""
-
-    __slots__ = ("chord", "grace", "cue", "pitch", "duration", "staff", "voice", "tuplet",
-                 "tie_start", "tie_stop", "type", "dots", "actual", "normal")
-
-    def __init__(self, note: etree._Element) -> None:
-        self.chord = self.grace = self.cue = self.tuplet = False
-        self.tie_start = self.tie_stop = False
-        self.pitch: etree._Element | None = None
-        self.duration: str | None = None
-        self.staff = 1
-        self.voice = "1"
-        self.type: str | None = None
-        self.dots = 0
-        self.actual = self.normal = "1"
-        for sub in note:
-            t = sub.tag
-            if t == "pitch":
-                self.pitch = sub
-            elif t == "duration":
-                self.duration = sub.text
-            elif t == "voice":
-                self.voice = (sub.text or "1").strip()
-            elif t == "staff":
-                self.staff = int(sub.text or 1)
-            elif t == "chord":
-                self.chord = True
-            elif t == "grace":
-                self.grace = True
-            elif t == "cue":
-                self.cue = True
-            elif t == "type":
-                self.type = (sub.text or "").strip()
-            elif t == "dot":
-                self.dots += 1
-            elif t == "time-modification":
-                self.tuplet = True
-                self.actual = sub.findtext("actual-notes") or "1"
-                self.normal = sub.findtext("normal-notes") or "1"
-            elif t == "tie":
-                self._tie(sub.get("type"))
-            elif t == "notations":
-                for tied in sub.iterfind("tied"):
-                    self._tie(tied.get("type"))
-
-    def _tie(self, kind: str | None) -> None:
-        if kind == "start" or kind == "continue":
-            self.tie_start = True
-        if kind == "stop" or kind == "continue":
-            self.tie_stop = True
-
-
-def _int(text: str | None, where: str, what: str) -> int:
-    try:
-        return int(text or "")
-    except ValueError:
-        return int(_num(text, where, what))
-
-
-def _duration(text: str | None, where: str, divisions: Fraction) -> Fraction:
-    """A <duration> in quarter notes (exact)."""
-    if text is not None:
-        try:
-            return Fraction(int(text), 1) / divisions
-        except ValueError:
-            pass
-    return _num(text, where, "<duration>") / divisions
-
-
-_TYPE_VALUE = {
-    name: Fraction(2) ** (5 - i)
-    for i, name in enumerate(
-        "maxima long breve whole half quarter eighth 16th 32nd 64th 128th 256th 512th 1024th".split()
-    )
-}
-
-
-def _exact(fields: _NoteFields, file_dur: Fraction, divisions: Fraction) -> Fraction:
-    """The note's duration: the file's, or the notated value when the file rounded it."""
-    value = _TYPE_VALUE.get(fields.type or "")
-    if value is None:
-        return file_dur
-    nominal = value * (2 - Fraction(1, 2**fields.dots))
-    try:
-        nominal = nominal * int(fields.normal) / int(fields.actual)
-    except (ValueError, ZeroDivisionError):
-        return file_dur
-    if nominal != file_dur and abs(nominal - file_dur) * divisions < 1:
-        return nominal
-    return file_dur
-
-
-class _Clock:
-    """The position in a measure, kept exact when a file's durations are rounded (MuseScore and
-    Finale write tuplets in divisions that do not divide them): once the exact position drifts
-    from the file's, file positions are mapped back to the exact ones they stood for."""
-
-    __slots__ = ("pos", "file_pos", "seen")
-
-    def __init__(self) -> None:
-        self.pos = _ZERO
-        self.file_pos = _ZERO
-        self.seen: dict[Fraction, Fraction] | None = None
-
-    def advance(self, file_dur: Fraction, exact: Fraction) -> None:
-        if self.seen is None and exact == file_dur:
-            self.pos = self.file_pos = self.pos + exact
-            return
-        if self.seen is None:
-            self.seen = {}
-        self.seen.setdefault(self.file_pos, self.pos)
-        self.file_pos += file_dur
-        self.pos += exact
-        self.seen.setdefault(self.file_pos, self.pos)
-
-    def move(self, file_delta: Fraction) -> None:
-        if self.seen is None:
-            self.pos = self.file_pos = self.pos + file_delta
-            return
-        self.seen.setdefault(self.file_pos, self.pos)
-        self.file_pos += file_delta
-        known = self.seen.get(self.file_pos)
-        self.pos = known if known is not None else self.pos + file_delta
-
-
-def _fresh(base: str, existing: set[str], used: set[str]) -> str:
-    nid = safe_id(base)
-    candidate, j = nid, 1
-    while candidate in existing or candidate in used:
-        j += 1
-        candidate = f"{nid}-{j}"
-    return candidate
-
-
 def _finish(
     parts: ScoreParts,
     scan: Scan,
-    pending: list[_Pending],
+    pending: list[Pending],
     lengths: list[Fraction],
     numbers: list[str],
     meters: dict[int, tuple[int, int]],
