@@ -134,7 +134,7 @@ def free_spans(lo: Fraction, hi: Fraction, blocked: list[tuple[Fraction, Fractio
     """The parts of [lo, hi) not covered by the blocked spans."""
     out = []
     cursor = lo
-    for start, end in blocked:
+    for start, end in sorted(blocked):
         if end <= cursor or start >= hi:
             continue
         if start > cursor:

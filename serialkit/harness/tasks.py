@@ -281,6 +281,8 @@ def task_from_dict(data: Mapping[str, Any], where: str = "task") -> Task:
         )
     except (RowError, PieceError) as exc:
         raise TaskError(f"{where}: {exc}") from exc
+    except TaskError as exc:
+        raise TaskError(f"{where}: {str(exc).removeprefix(f'task {name}: ')}") from exc
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise TaskError(f"{where}: malformed field ({exc})") from exc
 

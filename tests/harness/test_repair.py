@@ -1,0 +1,132 @@
+"""The repair ladder: each rung on a constructed conflict, the registry order, the gate's symmetry."""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import pytest
+
+from serialkit.core.piece import Event, Tag
+from serialkit.harness import final_gate, load_task, run
+from serialkit.harness.repair import (
+    RepairContext,
+    free_spans,
+    ladder,
+    retime,
+    rewrite_segment,
+    trim_tail,
+    yield_,
+)
+from serialkit.harness.tasks import Task
+from serialkit.harness.verify import Candidate, Verifier
+
+
+@pytest.fixture()
+def task() -> Task:
+    return load_task("duo-berg")
+
+
+def _cand(task: Task, voice: str, index: int, onset: F, duration: F, midi: int | None = None,
+          section: str = "A") -> Candidate:
+    slot = task.slots(section, voice)[index]
+    voice_obj = task.voice(voice)
+    assert voice_obj.low is not None
+    if midi is None:
+        midi = voice_obj.low + (slot.pc - voice_obj.low) % 12
+    return Candidate(f"{voice}-{section}-{index:02d}", slot, onset, duration, midi, slot.pc)
+
+
+def _clash(task: Task, onset_other: F, dur_other: F, onset: F, duration: F) -> tuple[Verifier, Candidate]:
+    """A kept violin note and a cello candidate with the same pitch class overlapping it."""
+    ver = Verifier(task)
+    vc_slot = task.slots("A", "vc")[0]
+    vn_index = next(s.index for s in task.slots("A", "vn") if s.pc == vc_slot.pc)
+    other = _cand(task, "vn", vn_index, onset_other, dur_other)
+    ver.add(other)
+    return ver, _cand(task, "vc", 0, onset, duration)
+
+
+def test_ladder_order_comes_from_explicit_ranks() -> None:
+    names = [r.name for r in ladder()]
+    assert names == ["trim", "yield", "retime", "patch", "rewrite"]
+    assert [r.batch for r in ladder()] == [False, False, False, True, False]
+
+
+def test_trim_cuts_own_tail_before_a_later_conflict(task: Task) -> None:
+    ver, cand = _clash(task, F(1), F(2), F(0), F(2))
+    problems = ver.problems(cand)
+    assert set(problems) == {"COLL"}
+    fixed = trim_tail(cand, problems, RepairContext(ver))
+    assert fixed is not None and fixed.end == F(1) and fixed.rungs == ("trim",)
+    assert not ver.problems(fixed)
+
+
+def test_yield_cuts_the_earlier_note_in_the_other_voice(task: Task) -> None:
+    ver, cand = _clash(task, F(0), F(3), F(1), F(1))
+    ctx = RepairContext(ver)
+    fixed = yield_(cand, ver.problems(cand), ctx)
+    assert fixed is not None and not ver.problems(fixed)
+    other = ver.kept[ctx.undo[0][0]].cand
+    assert other.end == F(1) and "yield" in other.rungs
+    ctx.rollback()
+    assert ver.kept[other.id].cand.end == F(3)
+
+
+def test_yield_after_a_shared_onset_enters_one_grid_step_later(task: Task) -> None:
+    ver, cand = _clash(task, F(0), F(2), F(0), F(1))
+    fixed = yield_(cand, ver.problems(cand), RepairContext(ver))
+    assert fixed is not None and fixed.onset == task.texture.grid and not ver.problems(fixed)
+
+
+def test_retime_moves_into_a_free_span(task: Task) -> None:
+    ver, cand = _clash(task, F(0), F(1, 2), F(0), F(1))
+    cand = Candidate(cand.id, cand.slot, cand.onset, cand.duration, cand.midi, cand.claimed_pc, until=F(2))
+    fixed = retime(cand, ver.problems(cand), RepairContext(ver))
+    assert fixed is not None and fixed.onset == F(1, 2) and fixed.end <= F(2)
+    assert not ver.problems(fixed)
+
+
+def test_rewrite_gives_the_scheduled_pitch_class_in_range(task: Task) -> None:
+    ver = Verifier(task)
+    slot = task.slots("A", "vn")[3]
+    wrong = Candidate("vn-A-03", slot, F(0), F(1), 100, (slot.pc + 1) % 12)
+    problems = ver.problems(wrong)
+    assert {"ROW", "PC", "RANGE"} <= set(problems)
+    for rung in (trim_tail, yield_, retime):
+        assert rung(wrong, problems, RepairContext(ver)) is None  # timing rungs leave pitch alone
+    fixed = rewrite_segment(wrong, problems, RepairContext(ver))
+    assert fixed is not None and fixed.midi % 12 == slot.pc and not ver.problems(fixed)
+    assert fixed.rungs == ("rewrite",)
+
+
+def test_free_spans() -> None:
+    spans = free_spans(F(0), F(10), [(F(1), F(2)), (F(1, 2), F(3)), (F(5), F(6)), (F(9), F(12))])
+    assert spans == [(F(0), F(1, 2)), (F(3), F(5)), (F(6), F(9))]
+
+
+def test_a_candidate_is_judged_on_inferred_tags_not_only_its_own() -> None:
+    """The paper's flaw: a pitch class repeated under a tag the harness wrote itself. A released
+    candidate with such a note appended must fail, and the inferred labels must say why."""
+    result = run("duo-berg", seed=0)
+    assert result.released
+    task = result.task
+    events = list(result.piece.events)
+    last = max((e for e in events if e.voice == "vc"), key=lambda e: e.onset)
+    earlier = sorted((e for e in events if e.voice == "vc" and e.section == last.section), key=lambda e: e.onset)[-4]
+    assert earlier.tag is not None
+    repeat = Event("vc-extra", "vc", last.end, F(1, 2), earlier.midi, section=last.section,
+                   tag=Tag(earlier.tag.form, earlier.tag.position, "vc.extra"))
+    verdict = final_gate(task, [*events, repeat], trace=True)
+    assert not verdict.strict and not verdict.relaxed
+    assert any(v["tags"] == "inferred" and "vc-extra" in v["event_ids"] for v in verdict.violations)
+    assert final_gate(task, events, trace=True).strict
+    assert verdict.checker == "serialkit.checking"
+
+
+def test_harness_beats_raw_on_the_same_proposals() -> None:
+    released = {"harness": 0, "raw": 0}
+    for seed in range(4):
+        for variant in released:
+            released[variant] += run("trio-schoenberg", variant=variant, seed=seed,
+                                     proposer_options={"profile": "paper-raw"}).released
+    assert released["harness"] >= 3 and released["harness"] > released["raw"]
