@@ -121,7 +121,7 @@ def engrave_pages(
     out: list[str] = []
     labelled: list[tuple[str, ...]] = []
     for i, page in enumerate(pages):
-        text, info = decorate(page, marks, first_page=i == 0)
+        text, info = decorate(page, marks, first_page=i == 0, last_page=i == len(pages) - 1)
         out.append(text)
         labelled.append(info.label_for)
     return out, labelled, marks

@@ -22,7 +22,6 @@ LABEL_RE = re.compile(r"^\s*(?:P|I|R|RI)\d{1,2}\s*:\s*\d{1,2}\b")
 BASE_OPTIONS: dict[str, Any] = {
     "xmlIdSeed": 1,
     "svgFormatRaw": True,
-    "adjustPageHeight": True,
     "footer": "none",
     "breaks": "auto",
 }

@@ -131,6 +131,8 @@ class Skyline:
         self.tops = tops
         self.bottoms = bottoms
         prim = _primitives(svg_text)
+        #: The lowest point of anything drawn (page-margin coordinates), for cropping.
+        self.lowest = float(prim[:, 3].max()) if len(prim) else max(bottoms, default=0.0)
         n = len(self.staves)
         self.width = 1
         self.above = np.full(0, np.inf)
@@ -230,14 +232,17 @@ def _spot(sky: Skyline, k: int, lo: float, hi: float, head_top: float,
     return base, k
 
 
-def place_labels(svg_text: str, requests: list[LabelRequest]) -> tuple[str, list[str]]:
-    """SVG ``<text class="sk-label">`` elements, one per request, and the ids they label."""
+def place_labels(
+    svg_text: str, requests: list[LabelRequest], sky: Skyline | None = None
+) -> tuple[str, list[str], float]:
+    """SVG ``<text class="sk-label">`` per request, the ids labelled, and the lowest label bottom."""
     wanted = sorted(requests, key=lambda r: (round((r.x0 + r.x1) / 2 / 40), -r.y))
+    lowest = float("-inf")
     if not wanted:
-        return "", []
-    sky = Skyline(svg_text)
+        return "", [], lowest
+    sky = sky if sky is not None else Skyline(svg_text)
     if not sky.staves:
-        return "", []
+        return "", [], lowest
     gaps: dict[int, list[Box]] = {}
     out: list[str] = []
     ids: list[str] = []
@@ -258,9 +263,10 @@ def place_labels(svg_text: str, requests: list[LabelRequest]) -> tuple[str, list
         gaps.setdefault(gap, []).append(
             (lo - pad, hi + pad, base - FONT_SIZE * 0.75, base + FONT_SIZE * 0.2)
         )
+        lowest = max(lowest, base + FONT_SIZE * 0.25)
         out.append(
             f'<text class="sk-label" data-for="{escape(req.note_id)}" x="{centre:.0f}" '
             f'y="{base:.0f}{head}{req.colour or "#000000"}">{escape(req.text)}</text>'
         )
         ids.append(req.note_id)
-    return "".join(out), ids
+    return "".join(out), ids, lowest

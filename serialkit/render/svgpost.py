@@ -14,7 +14,7 @@ from typing import Any
 
 from lxml import etree
 
-from serialkit.render.labels import LabelRequest, place_labels
+from serialkit.render.labels import LabelRequest, Skyline, place_labels
 from serialkit.render.legend import legend_svg
 from serialkit.render.marks import VIOLATION_COLOR, Marks, NoteMark
 
@@ -67,7 +67,9 @@ def _note_attrs(mark: NoteMark) -> str:
     return "".join(bits)
 
 
-def decorate(svg_text: str, marks: Marks, first_page: bool) -> tuple[str, PageInfo]:
+def decorate(
+    svg_text: str, marks: Marks, first_page: bool, last_page: bool = False
+) -> tuple[str, PageInfo]:
     """Colour, class and label the marked notes of one page; box collisions; add the legend."""
     notes = marks.notes
     heads: dict[str, Head] = {}
@@ -97,7 +99,11 @@ def decorate(svg_text: str, marks: Marks, first_page: bool) -> tuple[str, PageIn
     end = body.rfind(_END)
     if end < 0 or not notes:
         return body, PageInfo(tuple(marked), ())
-    label_svg, label_for = place_labels(svg_text, requests)
+    sky = Skyline(svg_text)
+    label_svg, label_for, lowest = place_labels(svg_text, requests, sky)
+    if last_page:
+        body = _crop(body, max(sky.lowest, lowest))
+        end = body.rfind(_END)
     extra = '<g class="sk-labels">' + label_svg + "</g>" + _boxes(marks, heads)
     out = body[:end] + extra + "</g>"
     tail = "</svg></svg>"
@@ -105,6 +111,28 @@ def decorate(svg_text: str, marks: Marks, first_page: bool) -> tuple[str, PageIn
         out, legend = legend_svg(out, marks)
         tail = legend + tail
     return out + tail, PageInfo(tuple(marked), tuple(label_for))
+
+
+_VIEWBOX = re.compile(r'(<svg class="definition-scale"[^>]*?viewBox=")([-\d.]+) ([-\d.]+) ([-\d.]+) ([-\d.]+)"')
+_HEIGHT = re.compile(r'^(<svg [^>]*?height=")([\d.]+)(px)?"')
+_MARGIN_AT = re.compile(r'class="page-margin" transform="translate\((-?[\d.]+)[ ,]+(-?[\d.]+)\)"')
+
+
+def _crop(page: str, lowest: float) -> str:
+    """Shorten a page to its content (the last page of a score rarely fills the paper)."""
+    box, height, margin = _VIEWBOX.search(page), _HEIGHT.search(page), _MARGIN_AT.search(page)
+    if box is None or height is None or margin is None or lowest == float("-inf"):
+        return page
+    vx, vy, vw, vh = (float(box.group(i)) for i in range(2, 6))
+    top = float(margin.group(2))
+    new_vh = min(vh, lowest + top * 2)
+    if new_vh >= vh - 1:
+        return page
+    px = float(height.group(2))
+    page = page[: box.start()] + f'{box.group(1)}{vx:g} {vy:g} {vw:g} {new_vh:g}"' + page[box.end():]
+    height = _HEIGHT.search(page)
+    assert height is not None
+    return page[: height.start()] + f'{height.group(1)}{round(px * new_vh / vh)}px"' + page[height.end():]
 
 
 def _boxes(marks: Marks, heads: dict[str, Head]) -> str:

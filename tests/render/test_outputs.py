@@ -32,6 +32,8 @@ def test_png_of_the_fixture(tmp_path: Path, duet: Path, duet_report: dict[str, A
     assert data[:8] == PNG_MAGIC
     width = int.from_bytes(data[16:20], "big")
     assert width == 840  # 2100 page width at scale 40
+    height = int.from_bytes(data[20:24], "big")
+    assert 200 < height < 600, "the only page is cropped to its content, not A4"
 
 
 def test_multipage_svg_png_pdf(
