@@ -193,10 +193,12 @@ def elided(seed: int, statements: int = 16) -> Synth:
     return w.done("elided")
 
 
-def wrong_notes(seed: int, rate: float = 0.02, base: Callable[[int], Synth] | None = None) -> Synth:
+def wrong_notes(seed: int, rate: float | None = None, base: Callable[[int], Synth] | None = None) -> Synth:
     """A clean texture with ``rate`` of its notes changed to another pitch class (never the
     pitch class of the note itself or of its neighbours in its voice: that would be a repeat)."""
     synth = (base or (lambda s: row_per_voice(s, statements=8, voices=3)))(seed)
+    if rate is None:
+        rate = (1, 2, 3)[seed % 3] / 100  # 1 %, 2 % or 3 % by seed
     rng = random.Random(seed * 7919 + 1)
     events = list(synth.piece.events)
     count = max(1, round(rate * len(events)))

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from serialkit.core.analysis.chains import (
+    ELIDE,
     FREE,
     NEW,
     TIME_MODE,
@@ -20,6 +21,7 @@ from serialkit.core.analysis.index import EventIndex
 MIN_STATEMENT = 7  # distinct positions a statement needs when it starts at its first note
 MIN_FRAGMENT = 4  # … and a fragment (the excerpt's edges, a statement whose opening is wrong)
 MIN_SCORE = 3.5
+PLAIN = 0.3  # the dearest link an obvious statement may have (next note of the same voice)
 SURE = 0.95  # a voice-mode chain scoring this share of its length is taken without a time-mode try
 
 
@@ -133,11 +135,32 @@ class Assigner:
             return None
         return self._best(chain.form, chain.start, chain.start_pos)
 
+    def _may_start(self, i: int) -> bool:
+        """Can a statement begin at event ``i``: free, or ending an accepted one (elision)?"""
+        claims = self.claims
+        return claims.owner[i] == FREE or (claims.second[i] == FREE and claims.pos[i] >= 12 - ELIDE)
+
+    def obvious(self) -> None:
+        """Accept, in time order, statements no other reading can compete with: twelve
+        successive notes of one voice (chords allowed) spelling exactly one form."""
+        ix, claims = self.ix, self.claims
+        for i in range(ix.n):
+            if claims.owner[i] != FREE:
+                continue
+            found = []
+            for form in self.starts[ix.pc[i]]:
+                chain = build_chain(ix, form, self.forms[form], i, 0, VOICE_MODE, claims)
+                if chain is not None and chain.distinct == 12 and len(chain.evs) == 12 and max(chain.costs) <= PLAIN:
+                    found.append(chain)
+            if len(found) == 1:
+                self.accept(found[0])
+
     # passes -----------------------------------------------------------------
     def run(self) -> None:
         """Whole statements from their first notes, then fragments, then local repairs."""
         ix = self.ix
-        seeds = [(f, i, 0) for i in range(ix.n) for f in self.starts[ix.pc[i]]]
+        self.obvious()
+        seeds = [(f, i, 0) for i in range(ix.n) if self._may_start(i) for f in self.starts[ix.pc[i]]]
         self.select(seeds, MIN_STATEMENT)
         free = [i for i in range(ix.n) if self.claims.owner[i] == FREE]
         seeds = [(f, i, self.position_in[f][ix.pc[i]]) for i in free for f in range(len(self.forms))]

@@ -124,13 +124,17 @@ def build_chain(
     last = start
     head = claims.owner[start] != FREE
     total = 0.0
+    owner = claims.owner
+    voice_mode = mode == VOICE_MODE
     while True:
         best_cost = MAX_LINK
         best = -1
         best_pos = k
         best_kind = NEW
         last_sl = sl[last]
-        last_key = last_sl * vkey + voice[last]
+        last_voice = voice[last]
+        last_vrank = vrank[last]
+        last_key = last_sl * vkey + last_voice
         leave = LEAVE * (sv_count[last_key] - taken_sv.get(last_key, 0))
         for j in range(k + 1, min(k + 2 + MAX_SKIP, 12)):
             skip = j - k - 1
@@ -139,27 +143,42 @@ def build_chain(
                 break
             lst = by_pc[pcs[j]]
             lsl = by_pc_sl[pcs[j]]
+            nxt = pcs[j + 1] if j < 11 else -1
+            nxt2 = pcs[j + 2] if j < 10 else -1
             seen = 0
             for idx in range(bisect_left(lsl, last_sl), len(lst)):
-                c = lst[idx]
-                if lsl[idx] - last_sl > HORIZON:
+                c_sl = lsl[idx]
+                if c_sl - last_sl > HORIZON:
                     break
-                if c in taken or not claims.available(c, j, head):
+                c = lst[idx]
+                if c in taken or (owner[c] != FREE and not claims.available(c, j, head)):
                     continue
-                cost, gap, between = _locality(ix, mode, last, c)
-                if voice[c] not in used:
-                    cost += NEW_VOICE
-                if lsl[idx] != last_sl:
+                between = c_sl - last_sl - 1
+                if between < 0:
+                    between = 0
+                c_voice = voice[c]
+                gap = 0
+                if c_voice == last_voice:
+                    gap = vrank[c] - last_vrank - 1
+                    if gap < 0:
+                        gap = 0
+                    cost = 0.35 * gap + 0.02 * between if voice_mode else 0.1 * between + 0.15 * gap
+                else:
+                    cost = (0.6 if voice_mode else 0.05) + 0.1 * between
+                    if c_voice not in used:
+                        cost += NEW_VOICE
+                if c_sl != last_sl:
                     cost += leave
-                mask = sv_mask[lsl[idx] * vkey + voice[c]]
-                if j < 11 and mask >> pcs[j + 1] & 1:
-                    cost -= CHORD
-                    if j < 10 and mask >> pcs[j + 2] & 1:
+                if nxt >= 0:
+                    mask = sv_mask[c_sl * vkey + c_voice]
+                    if mask >> nxt & 1:
                         cost -= CHORD
+                        if nxt2 >= 0 and mask >> nxt2 & 1:
+                            cost -= CHORD
                 if skip:
-                    if gap or (mode == TIME_MODE and between):
+                    if gap or (not voice_mode and between):
                         cost += base - (S_DEL - S_SUB)
-                        if mode == VOICE_MODE:
+                        if voice_mode:
                             cost -= 0.35
                     else:
                         cost += base

@@ -1,0 +1,100 @@
+"""Row-form inference against music21's ``search.serial`` on the project's synthetic pieces.
+
+For every texture family (seed 0) and a 5,000-note piece: the share of notes each labels, the
+share serialkit labels correctly, and the time of each, measured in this run. Target (issue 4):
+serialkit at least 10x faster than music21 on the 5,000-note piece while labelling every note.
+Run: ``.venv/bin/python bench/bench_analysis.py`` (exit 1 if the target is missed).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from music21.search import serial  # noqa: E402
+
+from serialkit.core.analysis import analyze  # noqa: E402
+from tests.synth import FAMILIES, Synth, large, score  # noqa: E402
+
+TARGET = 10.0
+
+
+def music21_stream(synth: Synth) -> Any:
+    """The piece as music21 likes it best: one Part per voice, monophonic (a note lasts until the
+    next onset), simultaneous notes as one Chord, measures made by music21."""
+    from music21 import chord, note, stream
+
+    score_ = stream.Score()
+    for voice, events in synth.piece.by_voice().items():
+        part = stream.Part(id=voice)
+        onsets = sorted({e.onset for e in events})
+        for k, onset in enumerate(onsets):
+            here = [e for e in events if e.onset == onset]
+            length = (onsets[k + 1] - onset) if k + 1 < len(onsets) else max(e.duration for e in here)
+            item = note.Note(here[0].midi) if len(here) == 1 else chord.Chord([e.midi for e in here])
+            item.quarterLength = length
+            part.insert(onset, item)
+        part.makeMeasures(inPlace=True)
+        score_.insert(0, part)
+    return score_
+
+
+def music21_labels(synth: Synth) -> tuple[float, float, float]:
+    """(share of notes inside a found statement, share music21 labels, seconds) for music21."""
+    stream = music21_stream(synth)
+    total = len(synth.piece.events)
+    started = time.perf_counter()
+    matcher = serial.TransformedSegmentMatcher(stream, "skipConsecutive", includeChords=True)
+    found = matcher.find([list(synth.row.pcs)])
+    seconds = time.perf_counter() - started
+    covered: dict[tuple[object, float], int] = {}  # a tied note counts once: (part, offset of its start)
+    firsts: dict[tuple[object, float], int] = {}
+    for segment in found:
+        for k, n in enumerate(segment.segment):
+            key = (segment.partNumber, _start(n))
+            covered[key] = len(n.pitches)
+            if k == 0:
+                firsts[key] = len(n.pitches)
+    return sum(covered.values()) / total, sum(firsts.values()) / total, seconds
+
+
+def _start(n: Any) -> float:
+    """The score offset where a (possibly tied) note begins."""
+    offset = float(n.getOffsetInHierarchy(n.activeSite.activeSite)) if n.activeSite else 0.0
+    return offset - (float(n.quarterLength) if n.tie is not None and n.tie.type != "start" else 0.0)
+
+
+def serialkit_labels(synth: Synth) -> tuple[float, float, float]:
+    """(share of notes labelled, share labelled correctly, seconds) for serialkit."""
+    started = time.perf_counter()
+    analysis = analyze(synth.piece, synth.row)
+    seconds = time.perf_counter() - started
+    result = score(synth, analysis)
+    return float(analysis.coverage), result.accuracy, seconds
+
+
+def main() -> int:
+    print(f"{'piece':<16}{'notes':>6}  {'m21 in-stmt':>11}{'m21 labels':>11}{'m21 s':>8}  "
+          f"{'sk labels':>9}{'sk correct':>11}{'sk s':>8}{'speed-up':>9}")
+    pieces = [(name, make(0)) for name, make in FAMILIES.items()] + [("5000-note", large(0))]
+    ratio = 0.0
+    coverage = 0.0
+    for name, synth in pieces:
+        m_cov, m_lab, m_sec = music21_labels(synth)
+        s_cov, s_acc, s_sec = serialkit_labels(synth)
+        ratio = m_sec / s_sec
+        coverage = s_cov
+        print(f"{name:<16}{len(synth.piece.events):>6}  {m_cov:>11.1%}{m_lab:>11.1%}{m_sec:>8.3f}  "
+              f"{s_cov:>9.1%}{s_acc:>11.1%}{s_sec:>8.3f}{ratio:>8.1f}x")
+    met = ratio >= TARGET and coverage == 1.0
+    print(f"5000-note piece: serialkit {ratio:.1f}x faster than music21 search.serial "
+          f"(target >= {TARGET:.0f}x), labels {coverage:.1%} of notes: {'met' if met else 'NOT met'}")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
