@@ -47,6 +47,7 @@ class ScoreParts:
     time_signatures: list[TimeSignature] = field(default_factory=list)
     pickup: Fraction = Fraction(0)
     title: str | None = None
+    warnings: list[str] = field(default_factory=list)
 
 
 def midi_of(step: str, alter: int, octave: int, where: str) -> int:
@@ -149,6 +150,8 @@ def build_piece(parts: ScoreParts, path: Path, fmt: str) -> Piece:
     voices = tuple(Voice(k, parts.part_names.get(k.split("/")[0])) for k in ordered)
     events.sort(key=lambda e: (e.onset, rank[e.voice], not e.grace, -e.midi))
     metadata: dict[str, Any] = {"source_path": str(path), "format": fmt}
+    if parts.warnings:
+        metadata["warnings"] = list(parts.warnings)
     return Piece(
         events=tuple(events),
         voices=voices,

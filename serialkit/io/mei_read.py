@@ -261,6 +261,7 @@ def _measure(el: etree._Element, state: _State) -> None:
         state.meter_changed = False
     longest = Fraction(0)
     start = len(state.parts.notes)
+    layers: list[tuple[int, str, Fraction, etree._Element]] = []
     for staff in el:
         name = _local(staff)
         if name == "staffDef":
@@ -279,6 +280,7 @@ def _measure(el: etree._Element, state: _State) -> None:
             lay = _Layer(info.part, n, layer.get("n") or str(li + 1), number, info, accids)
             _layer_items(layer, lay, state, Fraction(1), False, bar)
             longest = max(longest, lay.pos)
+            layers.append((n, lay.voice, lay.pos, layer))
     for tie in el.iter(_N + "tie"):
         s, e = (tie.get("startid") or "").lstrip("#"), (tie.get("endid") or "").lstrip("#")
         if s and e:
@@ -287,7 +289,17 @@ def _measure(el: etree._Element, state: _State) -> None:
                 s, e = decode_id(s), decode_id(e)
             state.parts.tie_links[s] = e
     complete = el.get("metcon") != "false" and el.get("type") != "upbeat"
-    length = bar if (complete and longest <= bar) or longest == 0 else longest
+    # A complete bar lasts what its meter says (as music21 and engravers read it); a layer that
+    # runs over is an encoding error, reported, and its last notes sound into the next bar.
+    length = bar if complete or longest == 0 else longest
+    if complete:
+        for staff_n, layer_n, reach, layer_el in layers:
+            if reach > bar:
+                state.parts.warnings.append(
+                    f"{state.where}:{layer_el.sourceline}: bar {number}, staff {staff_n}, layer "
+                    f"{layer_n} lasts {reach} quarter notes in a bar of {bar}; the following bars "
+                    "keep the meter's length"
+                )
     if state.measure_index == 0 and length < bar:
         state.parts.pickup = length
     for note in state.parts.notes[start:]:
