@@ -11,7 +11,7 @@ from serialkit.cli._common import echo_json
 
 
 @click.command("render")
-@click.argument("score", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("score", type=click.Path(path_type=Path))
 @click.option(
     "-o", "--output", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
     help="Output file; .svg, .png, .pdf or .html picks the format (pages 2+ of SVG/PNG are "
@@ -46,7 +46,18 @@ def render_command(
     page_width: int,
     as_json: bool,
 ) -> None:
-    """Engrave SCORE (MusicXML, .mxl or MEI) with labels, violations and repairs marked."""
+    """Engrave SCORE (MusicXML, .mxl or MEI) with labels, violations and repairs marked.
+
+    SCORE may also be a `serialkit generate` run directory: its score.musicxml (or, when the run
+    was not released, its candidate.json) is engraved with its certificate and the failures of
+    its report.
+
+    \b
+    Examples:
+      serialkit render score.musicxml --report check.json -o review.html
+      serialkit render out/run -o run.pdf
+      serialkit render candidate.musicxml --blind -o panel.png
+    """
     from serialkit.render import render
 
     if blind and (report or certificate or row):

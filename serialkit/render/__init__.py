@@ -139,6 +139,12 @@ def render(
     convention: str = "relative",
 ) -> RenderResult:
     """Engrave a score to SVG, PNG, PDF or an HTML review page (format from ``out_path``)."""
+    if Path(score_path).is_dir():
+        from serialkit.render.rundir import run_inputs
+
+        with run_inputs(Path(score_path), report, certificate) as found:
+            return render(found.score, out_path, found.report, found.certificate, blind, scale,
+                          page_width, row, convention)
     fmt = output_format(out_path)
     if not 1 <= scale <= 1000:
         raise RenderInputError(f"--scale {scale} is out of range 1..1000")
