@@ -19,7 +19,9 @@ from serialkit.core.analysis.chains import (
 from serialkit.core.analysis.index import EventIndex
 
 MIN_STATEMENT = 7  # distinct positions a statement needs when it starts at its first note
-MIN_FRAGMENT = 4  # … and a fragment (the excerpt's edges, a statement whose opening is wrong)
+MIN_FRAGMENT = 4  # … and a fragment at the excerpt's edges (cut off by the excerpt)
+MIN_INNER = 6  # … and a fragment inside the piece (a statement whose opening is wrong or missing)
+EDGE = 12  # slices from either end of the piece that count as its edges
 MIN_SCORE = 3.5
 PLAIN = 0.3  # the dearest link an obvious statement may have (next note of the same voice)
 SURE = 0.95  # a voice-mode chain scoring this share of its length is taken without a time-mode try
@@ -60,7 +62,13 @@ class Assigner:
         return best
 
     def _acceptable(self, chain: Chain, minimum: int) -> bool:
-        return chain.distinct >= minimum and chain.score >= MIN_SCORE
+        if chain.distinct < minimum or chain.score < MIN_SCORE:
+            return False
+        if minimum < MIN_INNER and chain.distinct < MIN_INNER:
+            sl = self.ix.sl
+            last = sl[-1] if sl else 0
+            return sl[chain.evs[0]] < EDGE or sl[chain.evs[-1]] > last - EDGE
+        return True
 
     def _still_valid(self, chain: Chain) -> bool:
         head = True
