@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from fractions import Fraction
 from pathlib import Path
 
 from lxml import etree
@@ -74,12 +75,16 @@ def build_mei(piece: Piece) -> etree._Element:
         for vname, layer in staff.voices
     }
     section = _sub(score, "section")
+    meter = first
     for index, bar in enumerate(bar_list):
         if index and bar.meter is not None:
             sdef = _sub(section, "scoreDef")
             sdef.set("meter.count", str(bar.meter[0]))
             sdef.set("meter.unit", str(bar.meter[1]))
-        _measure(section, bar, index, piece, parts, staff_numbers, plans)
+        meter = bar.meter or meter
+        m = _measure(section, bar, index, piece, parts, staff_numbers, plans)
+        if bar.length != Fraction(4 * meter[0], meter[1]):
+            m.set("metcon", "false")  # a pickup or an irregular bar: its content sets its length
     return root
 
 
@@ -91,10 +96,8 @@ def _measure(
     parts: list[Part],
     staff_numbers: dict[tuple[str, int], int],
     plans: dict[tuple[str, int, str], list[list[Item]]],
-) -> None:
+) -> etree._Element:
     m = _sub(section, "measure", n=bar.number)
-    if index == 0 and piece.pickup and bar.length == piece.pickup:
-        m.set("metcon", "false")
     for part in parts:
         for staff in part.staves:
             st = _sub(m, "staff", n=str(staff_numbers[(part.id, staff.number)]))
@@ -104,6 +107,7 @@ def _measure(
                     continue
                 lay = _sub(st, "layer", n=str(k + 1), label=vname)
                 _layer(lay, items)
+    return m
 
 
 def _layer(lay: etree._Element, items: list[Item]) -> None:
