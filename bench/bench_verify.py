@@ -14,7 +14,15 @@ import time
 from fractions import Fraction
 
 from serialkit.core.piece import Blueprint, BlueprintEntry, Event, Piece, Section, Tag, Voice
-from serialkit.core.predicates import Rules, collision_pairs, gate, naive_collision_pairs
+from serialkit.core.predicates import (
+    CODES,
+    Columns,
+    Rules,
+    collision_pairs,
+    gate,
+    naive_collision_pairs,
+    run_predicates,
+)
 from serialkit.core.rows import Row, RowForm
 
 TARGET = 250_000
@@ -111,6 +119,16 @@ def main(argv: list[str] | None = None) -> int:
     rate = len(piece.events) / best
     print(f"gate (ROW ORDER COLL PC RANGE CROSS SCHED): {best:.2f} s best of {args.repeat} "
           f"-> {rate:,.0f} events/s; counts {verdict.counts()}")
+
+    t = time.perf_counter()
+    cols = Columns(piece)
+    _ = cols.order
+    parts = [f"columns+sort {time.perf_counter() - t:.2f}"]
+    for code in CODES:
+        t = time.perf_counter()
+        run_predicates(cols, rules, (code,))
+        parts.append(f"{code} {time.perf_counter() - t:.2f}")
+    print("breakdown (s): " + ", ".join(parts))
 
     small = subset(piece, args.anchor_size)
     t = time.perf_counter()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import gc
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from serialkit.core.errors import PieceError
 from serialkit.core.piece import Piece
@@ -68,7 +70,8 @@ def gate(
     if unknown:
         raise PieceError(f"unknown predicate code(s) {', '.join(unknown)} (known: {', '.join(CODES)})")
     wanted = tuple(c for c in CODES if c in asked)
-    cols = Columns(piece)
+    with _quiet_gc():
+        cols = Columns(piece)
     notes: list[str] = []
     the_row = row if row is not None else piece.row
     tagged = any(t is not None for t in cols.tags)
@@ -78,4 +81,19 @@ def gate(
         notes.append("no event carries a row-form tag: ROW, ORDER and SCHED had nothing to check")
     if "SCHED" in wanted and piece.blueprint is None and tagged:
         notes.append("SCHED had nothing to check: the piece has no blueprint")
-    return Verdict(tuple(run_predicates(cols, rules, wanted, row)), wanted, tuple(notes))
+    with _quiet_gc():
+        found = run_predicates(cols, rules, wanted, row)
+    return Verdict(tuple(found), wanted, tuple(notes))
+
+
+@contextmanager
+def _quiet_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: the predicates build many small acyclic containers,
+    and each full collection would walk every event of a large piece for nothing."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import attrgetter, getitem, is_, mod, ne
+from itertools import repeat
+from operator import attrgetter, is_
 
 from serialkit.core.piece import Piece
 from serialkit.core.predicates.columns import Columns, columns_of
@@ -15,8 +14,6 @@ from serialkit.core.rows import Row, RowForm, pc_name
 
 _SECTION = attrgetter("section")
 _STATEMENT = attrgetter("statement")
-_FORM = attrgetter("form")
-_POSITION = attrgetter("position")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,29 +55,24 @@ def check_row(piece: Piece | Columns, row: Row | None = None) -> list[Violation]
         return []
     table = _FormTable(the_row, cols.piece.convention)
     out: list[Violation] = []
-    midi, tags = cols.midi, cols.tags
-    if any(map(is_, tags, repeat(None))):
-        suspects: Iterable[int] = (i for i, t in enumerate(tags) if t is not None)
-    else:  # every event tagged: compare all pitch classes in C-speed passes
-        forms = list(map(_FORM, tags))
-        ids = list(map(id, forms))
-        rows = {k: table.pcs(f) for k, f in dict(zip(ids, forms, strict=True)).items()}
-        want = map(getitem, map(rows.__getitem__, ids), map(_POSITION, tags))
-        have = map(mod, midi, repeat(12))
-        suspects = compress(range(cols.n), map(ne, want, have))
-    for i in suspects:
-        tag = tags[i]
-        assert tag is not None
-        want_pc = table.pcs(tag.form)[tag.position]
-        if want_pc != midi[i] % 12:
-            out.append(
-                Violation(
-                    "ROW",
-                    (cols.ids[i],),
-                    f"{pc_name(midi[i])} is tagged {tag.label}, where the row has {pc_name(want_pc)}",
-                    cols.where(i),
-                )
+    midi = cols.midi
+    by_id = table.by_id
+    for i, tag in enumerate(cols.tags):
+        if tag is None:
+            continue
+        pcs = by_id.get(id(tag.form))
+        if pcs is None:
+            pcs = table.pcs(tag.form)
+        if pcs[tag.position] == midi[i] % 12:
+            continue
+        out.append(
+            Violation(
+                "ROW",
+                (cols.ids[i],),
+                f"{pc_name(midi[i])} is tagged {tag.label}, where the row has {pc_name(pcs[tag.position])}",
+                cols.where(i),
             )
+        )
     return out
 
 
