@@ -30,6 +30,10 @@ from serialkit.cli._common import echo_json
     "--convention", type=click.Choice(["relative", "absolute"]), default="relative",
     show_default=True, help="Labelling convention used with --row.",
 )
+@click.option(
+    "--format", "fmt", type=click.Choice(["svg", "png", "pdf", "html"]),
+    help="Output format when the file name does not say it.",
+)
 @click.option("--blind", is_flag=True, help="No colours, labels, titles or revealing metadata.")
 @click.option("--scale", type=int, default=40, show_default=True, help="Verovio scale (percent).")
 @click.option("--page-width", type=int, default=2100, show_default=True, help="Page width (MEI units x10).")
@@ -41,6 +45,7 @@ def render_command(
     certificate: Path | None,
     row: str | None,
     convention: str,
+    fmt: str | None,
     blind: bool,
     scale: int,
     page_width: int,
@@ -64,7 +69,7 @@ def render_command(
         click.echo("note: --blind ignores --report, --certificate and --row", err=True)
     result = render(
         score, out, report=report, certificate=certificate, blind=blind, scale=scale,
-        page_width=page_width, row=row, convention=convention,
+        page_width=page_width, row=row, convention=convention, fmt=fmt,
     )
     if as_json:
         echo_json(result.to_dict())

@@ -22,7 +22,7 @@ from serialkit.render.marks import (
     load_json,
 )
 from serialkit.render.output import output_format, write_pages
-from serialkit.render.svgpost import blind_svg, decorate
+from serialkit.render.svgpost import blind_svg, crop_page, decorate
 
 __all__ = [
     "RUNGS",
@@ -117,6 +117,7 @@ def engrave_pages(
     options = verovio_options(scale, page_width, blind, labelled=marks.labelled > 0)
     pages = engrave(data, options, str(score_path))
     if blind:
+        pages[-1] = crop_page(pages[-1])
         return [blind_svg(p, f"p{i}") for i, p in enumerate(pages, 1)], [() for _ in pages], marks
     out: list[str] = []
     labelled: list[tuple[str, ...]] = []
@@ -137,15 +138,16 @@ def render(
     page_width: int = 2100,
     row: str | None = None,
     convention: str = "relative",
+    fmt: str | None = None,
 ) -> RenderResult:
-    """Engrave a score to SVG, PNG, PDF or an HTML review page (format from ``out_path``)."""
+    """Engrave a score to SVG, PNG, PDF or an HTML review page (format: ``fmt`` or the suffix)."""
     if Path(score_path).is_dir():
         from serialkit.render.rundir import run_inputs
 
         with run_inputs(Path(score_path), report, certificate) as found:
             return render(found.score, out_path, found.report, found.certificate, blind, scale,
-                          page_width, row, convention)
-    fmt = output_format(out_path)
+                          page_width, row, convention, fmt)
+    fmt = output_format(out_path, fmt)
     if not 1 <= scale <= 1000:
         raise RenderInputError(f"--scale {scale} is out of range 1..1000")
     if not 100 <= page_width <= 100000:

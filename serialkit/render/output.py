@@ -12,8 +12,12 @@ from serialkit.io.atomic import atomic_write
 FORMATS = ("svg", "png", "pdf", "html")
 
 
-def output_format(path: str | Path) -> str:
-    """The output format named by a path's extension."""
+def output_format(path: str | Path, fmt: str | None = None) -> str:
+    """The output format: ``fmt`` when given, else the one named by the path's extension."""
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise ScoreWriteError(f"unknown output format {fmt!r}; use svg, png, pdf or html")
+        return fmt
     ext = Path(path).suffix.lower().lstrip(".")
     if ext not in FORMATS:
         raise ScoreWriteError(

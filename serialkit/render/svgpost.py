@@ -98,7 +98,7 @@ def decorate(
     body = _NOTE_OPEN.sub(note, svg_text) if notes else svg_text
     end = body.rfind(_END)
     if end < 0 or not notes:
-        return body, PageInfo(tuple(marked), ())
+        return (crop_page(body) if last_page else body), PageInfo(tuple(marked), ())
     sky = Skyline(svg_text)
     label_svg, label_for, lowest = place_labels(svg_text, requests, sky)
     if last_page:
@@ -116,6 +116,11 @@ def decorate(
 _VIEWBOX = re.compile(r'(<svg class="definition-scale"[^>]*?viewBox=")([-\d.]+) ([-\d.]+) ([-\d.]+) ([-\d.]+)"')
 _HEIGHT = re.compile(r'^(<svg [^>]*?height=")([\d.]+)(px)?"')
 _MARGIN_AT = re.compile(r'class="page-margin" transform="translate\((-?[\d.]+)[ ,]+(-?[\d.]+)\)"')
+
+
+def crop_page(page: str) -> str:
+    """Shorten a page to the notation it holds."""
+    return _crop(page, Skyline(page).lowest)
 
 
 def _crop(page: str, lowest: float) -> str:
