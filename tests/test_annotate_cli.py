@@ -1,0 +1,154 @@
+"""``serialkit annotate``: labelled MusicXML/MEI, the report JSON, MuseScore 3, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections import Counter
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from lxml import etree
+
+from serialkit.cli import cli
+from serialkit.cli.annotate import FORM_COLOURS, UNEXPLAINED
+from serialkit.core.piece import Event, Piece, Voice
+from serialkit.core.rows import Row
+from serialkit.io.jsonio import save_piece
+from tests.conftest import require_program
+
+OP21_ROW = "A F# G G# E F B Bb D C# C Eb"
+MEI = "{http://www.music-encoding.org/ns/mei}"
+
+
+def _fingerings(path: Path) -> list[str]:
+    root = etree.parse(str(path)).getroot()
+    return [f.text or "" for f in root.iter("fingering")]
+
+
+def _statement_piece(row: Row, forms: list[str], wrong: int | None = None) -> Piece:
+    """Two voices stating forms one after another (optionally one wrong note)."""
+    events = []
+    for v, voice in enumerate(("v1", "v2")):
+        onset = Fraction(v, 2)
+        for s, form in enumerate(forms):
+            for pos, pc in enumerate(row.form(form)):
+                midi = 60 - 12 * v + pc
+                if wrong is not None and (v, s, pos) == (0, 0, wrong):
+                    midi += 6
+                events.append(Event(f"{voice}-{s}-{pos}", voice, onset, Fraction(1, 2), midi))
+                onset += 1
+    return Piece(tuple(events), voices=(Voice("v1"), Voice("v2")))
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_annotate_json_piece_labels_every_note(tmp_path: Path) -> None:
+    row = Row.parse("C B G Ab Eb Db D Bb F# F E A")
+    source = save_piece(_statement_piece(row, ["P0", "RI5", "I2"]), tmp_path / "piece.json")
+    out, report = tmp_path / "out.musicxml", tmp_path / "report.json"
+    code, _, err = _run("annotate", str(source), "--row", str(row), "-o", str(out), "--json", str(report))
+    assert code == 0, err
+    data = json.loads(report.read_text())
+    assert data["coverage"] == 1 and data["unexplained"] == []
+    assert len(data["labels"]) == 72 and all(data["labels"].values())
+    assert Counter(_fingerings(out)) == Counter(data["labels"].values())
+    assert {s["form"] for s in data["statements"]} >= {"P0", "RI5", "I2"}
+    colours = {n.get("color") for n in etree.parse(str(out)).getroot().iter("notehead")}
+    colours |= {n.get("color") for n in etree.parse(str(out)).getroot().iter("note")}
+    assert {c.upper() for c in colours if c} <= {c.upper() for c in FORM_COLOURS.values()}
+
+
+def test_wrong_note_is_red_and_unlabelled_exit_1(tmp_path: Path) -> None:
+    row = Row.parse("C B G Ab Eb Db D Bb F# F E A")
+    source = save_piece(_statement_piece(row, ["P0", "P7"], wrong=4), tmp_path / "piece.json")
+    out = tmp_path / "out.mei"
+    code, stdout, _ = _run("annotate", str(source), "--row", str(row), "-o", str(out), "--json", "-")
+    assert code == 1
+    data = json.loads(stdout)
+    assert data["unexplained"] == ["v1-0-4"]
+    root = etree.parse(str(out)).getroot()
+    fings = list(root.iter(f"{MEI}fing"))
+    assert len(fings) == len(data["labels"]) - 1
+    red = [n for n in root.iter(f"{MEI}note") if n.get("color") == UNEXPLAINED]
+    assert len(red) == 1
+
+
+def test_identify_and_lyric_labels(tmp_path: Path) -> None:
+    row = Row.parse("webern-op24").transpose(3)
+    source = save_piece(_statement_piece(row, ["P0", "I5"]), tmp_path / "piece.json")
+    out = tmp_path / "out.musicxml"
+    code, stdout, err = _run("annotate", str(source), "--identify", "-o", str(out), "--json", "-",
+                             "--label-style", "lyric", "--colour-by", "statement")
+    assert code == 0, err
+    data = json.loads(stdout)
+    assert data["coverage"] == 1
+    assert set(Row(tuple(data["row"])).forms().values()) == set(row.forms().values())
+    lyrics = [t.text for t in etree.parse(str(out)).getroot().iter("text")]
+    assert Counter(lyrics) == Counter(data["labels"].values())
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--row", "C C D"], "appears twice"),
+        ([], "--row"),
+        (["--row", "0 1 2 3 4 5 6 7 8 9 10 11", "--identify"], "either --row or --identify"),
+    ],
+)
+def test_bad_input_exits_2_without_output(tmp_path: Path, args: list[str], message: str) -> None:
+    row = Row(tuple(range(12)))
+    source = save_piece(_statement_piece(row, ["P0"]), tmp_path / "piece.json")
+    out = tmp_path / "out.musicxml"
+    code, _, err = _run("annotate", str(source), "-o", str(out), *args)
+    assert code == 2 and message in err
+    assert not out.exists()
+
+
+def test_unknown_output_format_and_missing_file(tmp_path: Path) -> None:
+    row = Row(tuple(range(12)))
+    source = save_piece(_statement_piece(row, ["P0"]), tmp_path / "piece.json")
+    code, _, err = _run("annotate", str(source), "--row", str(row), "-o", str(tmp_path / "out.txt"))
+    assert code == 2 and "out.txt" in err and not (tmp_path / "out.txt").exists()
+    code, _, err = _run("annotate", str(tmp_path / "nope.musicxml"), "--row", str(row), "-o", str(tmp_path / "o.musicxml"))
+    assert code == 2 and "nope.musicxml" in err
+
+
+@pytest.mark.corpus
+def test_annotate_op21(corpus: Path, tmp_path: Path) -> None:
+    out, report = tmp_path / "op21.musicxml", tmp_path / "op21.json"
+    code, _, err = _run("annotate", str(corpus / "webern-op21-i-mm1-25.mei"), "--row", OP21_ROW,
+                        "-o", str(out), "--json", str(report))
+    data = json.loads(report.read_text())
+    assert code == (0 if not data["unexplained"] else 1), err
+    labels = [v for v in data["labels"].values() if v]
+    assert data["coverage"] >= 0.95 and len(labels) >= 120
+    printed = Counter(_fingerings(out))
+    assert sum(printed.values()) == len(labels)  # one label per labelled note (elided notes show both)
+
+
+@pytest.mark.corpus
+@pytest.mark.musescore
+@pytest.mark.slow
+def test_annotated_op21_opens_in_musescore_with_every_label(corpus: Path, tmp_path: Path) -> None:
+    mscore = require_program("mscore3")
+    annotated, report = tmp_path / "op21.musicxml", tmp_path / "op21.json"
+    code, _, err = _run("annotate", str(corpus / "webern-op21-i-mm1-25.mei"), "--row", OP21_ROW,
+                        "-o", str(annotated), "--json", str(report))
+    assert code in (0, 1), err
+    saved = tmp_path / "musescore.musicxml"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    subprocess.run([mscore, "-o", str(saved), str(annotated)], env=env, check=True,
+                   capture_output=True, timeout=300)
+    assert saved.exists()
+    ours = Counter(_fingerings(annotated))
+    theirs = Counter(_fingerings(saved))
+    assert theirs == ours
+    labelled = [v for v in json.loads(report.read_text())["labels"].values() if v]
+    assert sum(theirs.values()) == len(labelled)
