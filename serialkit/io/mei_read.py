@@ -247,8 +247,10 @@ class _Layer:
     number: str
     info: _StaffInfo
     accids: dict[tuple[str, int], int]
+    spans: dict[str, tuple[str, Fraction]]
     pos: Fraction = Fraction(0)
     count: int = 0
+    active: list[tuple[str, Fraction]] = field(default_factory=list)
 
 
 def _measure(el: etree._Element, state: _State) -> None:
@@ -276,8 +278,9 @@ def _measure(el: etree._Element, state: _State) -> None:
             info = state.staves[n] = _StaffInfo(f"P{state.part_count}")
             state.parts.part_names[info.part] = None
         accids: dict[tuple[str, int], int] = {}
+        spans = _tuplet_spans(el, n)
         for li, layer in enumerate(c for c in staff if _local(c) == "layer"):
-            lay = _Layer(info.part, n, layer.get("n") or str(li + 1), number, info, accids)
+            lay = _Layer(info.part, n, layer.get("n") or str(li + 1), number, info, accids, spans)
             _layer_items(layer, lay, state, Fraction(1), False, bar)
             longest = max(longest, lay.pos)
             layers.append((n, lay.voice, lay.pos, layer))
@@ -289,6 +292,8 @@ def _measure(el: etree._Element, state: _State) -> None:
                 s, e = decode_id(s), decode_id(e)
             state.parts.tie_links[s] = e
     complete = el.get("metcon") != "false" and el.get("type") != "upbeat"
+    if next(el.iter(_N + "multiRest"), None) is not None:
+        complete = False  # one <measure> standing for several bars of rest
     # A complete bar lasts what its meter says (as music21 and engravers read it); a layer that
     # runs over is an encoding error, reported, and its last notes sound into the next bar.
     length = bar if complete or longest == 0 else longest
@@ -311,7 +316,9 @@ def _measure(el: etree._Element, state: _State) -> None:
 
 def _duration(el: etree._Element, lay: _Layer, state: _State, ratio: Fraction, bar: Fraction) -> Fraction:
     name = _local(el)
-    if name in ("mRest", "mSpace", "mRpt", "multiRest"):
+    if name == "multiRest":
+        return bar * int(_number(el.get("num") or "1", f"{state.where}:{el.sourceline}", "num"))
+    if name in ("mRest", "mSpace", "mRpt"):
         return bar
     dur = el.get("dur")
     if dur is None:
@@ -336,26 +343,57 @@ def _layer_items(
 ) -> None:
     for el in parent:
         name = _local(el)
-        if name in ("note", "chord"):
+        if name in ("note", "chord", "rest", "space"):
             if el.get("sameas"):
                 continue
-            is_grace = grace or el.get("grace") is not None
-            dur = Fraction(0) if is_grace else _duration(el, lay, state, ratio, bar)
-            notes = [el] if name == "note" else [c for c in el.iter(_N + "note")]
-            for note in notes:
-                _note(note, el, lay, state, dur, is_grace)
-            lay.pos += dur
-        elif name in ("rest", "space", "mRest", "mSpace", "multiRest", "mRpt", "halfmRpt"):
+            ident = el.get(XML_ID)
+            if ident is not None and ident in lay.spans:
+                lay.active.append(lay.spans[ident])
+            scale = ratio
+            for _end, span_ratio in lay.active:
+                scale = scale * span_ratio
+            if name in ("rest", "space"):
+                lay.pos += _duration(el, lay, state, scale, bar)
+            else:
+                is_grace = grace or el.get("grace") is not None
+                dur = Fraction(0) if is_grace else _duration(el, lay, state, scale, bar)
+                notes = [el] if name == "note" else [c for c in el.iter(_N + "note")]
+                for note in notes:
+                    _note(note, el, lay, state, dur, is_grace)
+                lay.pos += dur
+            if lay.active:
+                ids = {ident} | {n.get(XML_ID) for n in el.iter(_N + "note")}
+                lay.active = [a for a in lay.active if a[0] not in ids]
+        elif name in ("mRest", "mSpace", "multiRest", "mRpt", "halfmRpt"):
             lay.pos += _duration(el, lay, state, ratio, bar)
         elif name in _CONTAINERS:
             sub = ratio
             if name == "tuplet" and el.get("num") and el.get("numbase"):
                 sub = ratio * Fraction(int(el.get("numbase", "1")), int(el.get("num", "1")))
+            elif name == "fTrem":
+                sub = ratio / 2  # two notes alternate through one written duration
             _layer_items(el, lay, state, sub, grace or name == "graceGrp", bar)
         elif name in ("app", "choice"):
             pick = _choose(el)
             if pick is not None:
                 _layer_items(pick, lay, state, ratio, grace, bar)
+
+
+def _tuplet_spans(measure: etree._Element, staff_n: int) -> dict[str, tuple[str, Fraction]]:
+    """<tupletSpan> control events of a staff: start id → (end id, duration ratio)."""
+    spans: dict[str, tuple[str, Fraction]] = {}
+    for span in measure.iter(_N + "tupletSpan"):
+        staff = span.get("staff")
+        if staff is not None and str(staff_n) not in staff.split():
+            continue
+        start, end = (span.get("startid") or "").lstrip("#"), (span.get("endid") or "").lstrip("#")
+        num, numbase = span.get("num"), span.get("numbase")
+        if start and end and num and numbase:
+            try:
+                spans[start] = (end, Fraction(int(numbase), int(num)))
+            except (ValueError, ZeroDivisionError):
+                continue
+    return spans
 
 
 def _alter(note: etree._Element, lay: _Layer, step: str, octave: int, tied_from: int | None) -> int:

@@ -174,3 +174,29 @@ def test_op21_overfull_bar_is_reported_and_later_bars_keep_the_meter(corpus: Pat
     assert len(warnings) == 1 and "bar 23, staff 6, layer 2" in warnings[0]
     assert [m.onset for m in piece.measures] == [4 * i for i in range(25)]
     assert piece.end <= 100
+
+
+def test_mei_tuplet_spans_fingered_tremolo_and_multirest(tmp_path: Path) -> None:
+    body = """
+      <measure n="1"><staff n="1"><layer n="1">
+        <note xml:id="a" pname="c" oct="4" dur="8"/><note xml:id="b" pname="d" oct="4" dur="8"/>
+        <note xml:id="c" pname="e" oct="4" dur="8"/>
+        <fTrem><note xml:id="d" pname="f" oct="4" dur="2"/><note xml:id="e" pname="a" oct="4" dur="2"/></fTrem>
+        <note xml:id="f" pname="g" oct="4" dur="4"/>
+      </layer></staff>
+      <tupletSpan staff="1" startid="#a" endid="#c" num="3" numbase="2"/></measure>
+      <measure n="2"><staff n="1"><layer n="1"><multiRest num="3"/></layer></staff></measure>
+      <measure n="6"><staff n="1"><layer n="1"><note xml:id="g" pname="b" oct="4" dur="1"/></layer></staff></measure>"""
+    xml = (
+        '<mei xmlns="http://www.music-encoding.org/ns/mei" meiversion="4.0.1"><music><body><mdiv>'
+        '<score><scoreDef meter.count="4" meter.unit="4"><staffGrp><staffDef n="1" lines="5"/>'
+        f"</staffGrp></scoreDef><section>{body}</section></score></mdiv></body></music></mei>"
+    )
+    path = tmp_path / "spans.mei"
+    path.write_text(xml)
+    piece = read_score(path)
+    got = {e.id: (e.onset, e.duration) for e in piece.events}
+    assert got == {
+        "a": (F(0), F(1, 3)), "b": (F(1, 3), F(1, 3)), "c": (F(2, 3), F(1, 3)),
+        "d": (F(1), F(1)), "e": (F(2), F(1)), "f": (F(3), F(1)), "g": (F(16), F(4)),
+    }
