@@ -43,6 +43,7 @@ demo: venv
 	@mkdir -p $(OUT)
 	$(BIN)/serialkit row show webern-op21
 	$(BIN)/serialkit check fixtures/pieces/demo-piece.json --report $(OUT)/demo-check.json || [ $$? -eq 1 ]  # exit 1: planted mistakes
+	$(BIN)/serialkit annotate fixtures/pieces/demo-piece.json -o $(OUT)/demo-annotated.musicxml --json $(OUT)/demo-annotate.json || [ $$? -eq 1 ]  # exit 1: planted wrong notes stay unexplained (red)
 	$(BIN)/serialkit render fixtures/render/duet.musicxml --report fixtures/render/duet.check.json --certificate fixtures/render/duet.certificate.json -o $(OUT)/duet-review.html
 	@echo "demo outputs are in $(OUT)/"
 
