@@ -147,6 +147,12 @@ def render(
         with run_inputs(Path(score_path), report, certificate) as found:
             return render(found.score, out_path, found.report, found.certificate, blind, scale,
                           page_width, row, convention, fmt)
+    if Path(score_path).suffix.lower() == ".json":
+        from serialkit.render.rundir import piece_inputs
+
+        with piece_inputs(Path(score_path), _json(report, "check report")[0], row) as found:
+            return render(found.score, out_path, found.report, certificate, blind, scale,
+                          page_width, None, convention, fmt)
     fmt = output_format(out_path, fmt)
     if not 1 <= scale <= 1000:
         raise RenderInputError(f"--scale {scale} is out of range 1..1000")

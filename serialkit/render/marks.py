@@ -66,6 +66,7 @@ class NoteMark:
     rung: str | None = None
     certificate: Mapping[str, Any] | None = None
     continuation: bool = False
+    aliases: tuple[str, ...] = ()
 
     @property
     def color(self) -> str | None:
@@ -181,11 +182,12 @@ def build_marks(
     unexplained: set[str] = set()
     ambiguous: set[str] = set()
     findings: list[Finding] = []
+    aliases: dict[str, tuple[str, ...]] = {}
     facts: dict[str, Any] = {}
     if report is not None:
         if not isinstance(report, Mapping):
             raise RenderInputError(f"{where}: a check report must be a JSON object")
-        _read_report(report, where, labels, codes, unexplained, ambiguous, findings)
+        _read_report(report, where, labels, codes, unexplained, ambiguous, findings, aliases)
         for key in ("row", "convention", "strict", "relaxed", "coverage", "counts"):
             if key in report:
                 facts[key] = report[key]
@@ -207,6 +209,7 @@ def build_marks(
             ambiguous=eid in ambiguous,
             rung=_rung(entries.get(eid)),
             certificate=entries.get(eid),
+            aliases=aliases.get(eid, ()),
         )
         for eid in sorted(ids)
     }
@@ -221,6 +224,7 @@ def _read_report(
     unexplained: set[str],
     ambiguous: set[str],
     findings: list[Finding],
+    aliases: dict[str, tuple[str, ...]],
 ) -> None:
     raw_labels = report.get("labels") or {}
     if not isinstance(raw_labels, Mapping):
@@ -247,9 +251,13 @@ def _read_report(
         if not isinstance(amb, Mapping) or "event_id" not in amb:
             raise RenderInputError(f"{where}: ambiguities[{i}] has no 'event_id'")
         eid = str(amb["event_id"])
-        ambiguous.add(eid)
         cands = ", ".join(str(c) for c in amb.get("candidates") or ())
         reason = str(amb.get("reason") or "several labels fit")
+        if reason.startswith("symmetric row"):
+            # aliases of one row form (a symmetric row), not a doubt about the note
+            aliases[eid] = tuple(str(c) for c in amb.get("candidates") or ())
+            continue
+        ambiguous.add(eid)
         findings.append(
             Finding(len(findings), "ambiguity", "AMBIGUOUS", (eid,), f"{reason}: {cands}", "")
         )

@@ -31,6 +31,7 @@ def page_data(marks: Marks) -> dict[str, Any]:
             "codes": list(m.codes),
             "unexplained": m.unexplained,
             "rung": m.rung,
+            "aliases": [a for a in m.aliases if a != m.label],
             "certificate": dict(m.certificate) if m.certificate is not None else None,
         }
         for eid, m in marks.notes.items()

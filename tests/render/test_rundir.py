@@ -57,3 +57,23 @@ def test_unreleased_run_shows_its_failures(tmp_path: Path) -> None:
         }
     assert printed == result.labels > 0
     assert red == {e for v in report["failures"] for e in v["event_ids"]}
+
+
+def test_json_piece_is_checked_and_rendered(tmp_path: Path, fixtures: Path) -> None:
+    from serialkit.checking import check_piece
+    from serialkit.io import load_piece
+
+    piece_path = fixtures / "pieces" / "demo-piece.json"
+    report = check_piece(load_piece(piece_path)).to_dict()
+    result = render(piece_path, tmp_path / "piece.svg")
+    assert result.labels == len(report["labels"])
+    assert [f.code for f in result.findings if f.kind == "violation"] == [
+        v["code"] for v in report["violations"]
+    ]
+    # a symmetric row's aliases are not findings and do not colour notes
+    assert report["ambiguities"] and not [f for f in result.findings if f.kind == "ambiguity"]
+    notes = notes_by_id(parse_svg(tmp_path / "piece.svg"))
+    coloured = {i for i, el in notes.items()
+                if el.get("fill") and "sk-tied" not in el.get("class").split()}
+    flagged = {e for v in report["violations"] for e in v["event_ids"]} | set(report["unexplained"])
+    assert coloured == flagged

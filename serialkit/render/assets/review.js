@@ -76,6 +76,7 @@
     var table = document.createElement("table");
     row(table, "note", id);
     row(table, "label", info.label || (info.unexplained ? "unexplained" : "—"));
+    if (info.aliases && info.aliases.length) { row(table, "also", info.aliases.join(", ")); }
     var mine = findings.filter(function (f) { return f.event_ids.indexOf(id) >= 0; });
     mine.forEach(function (f) { row(table, f.code, (f.location ? f.location + ": " : "") + f.message); });
     if (info.rung) { row(table, "repair", info.rung); }
