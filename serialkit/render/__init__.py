@@ -22,7 +22,7 @@ from serialkit.render.marks import (
     load_json,
 )
 from serialkit.render.output import output_format, write_pages
-from serialkit.render.svgpost import blind_svg, crop_page, decorate
+from serialkit.render.svgpost import PageInfo, blind_svg, crop_page, decorate
 
 __all__ = [
     "RUNGS",
@@ -50,7 +50,7 @@ class RenderResult:
     files: tuple[Path, ...]
     pages: int
     labels: int
-    marked_notes: int
+    marked_notes: int  # notes drawn with a class, colour or label (tied continuations included)
     findings: tuple[Finding, ...]
 
     def to_dict(self) -> dict[str, Any]:
@@ -105,8 +105,8 @@ def engrave_pages(
     blind: bool = False,
     scale: int = 40,
     page_width: int = 2100,
-) -> tuple[list[str], list[tuple[str, ...]], Marks]:
-    """Engrave and decorate every page: SVG pages, labelled note ids per page, marks as drawn."""
+) -> tuple[list[str], list[PageInfo], Marks]:
+    """Engrave and decorate every page: SVG pages, what each page shows, the marks as drawn."""
     marks = marks if marks is not None and not blind else Marks()
     source = read_source(score_path)
     amended = False
@@ -118,14 +118,15 @@ def engrave_pages(
     pages = engrave(data, options, str(score_path))
     if blind:
         pages[-1] = crop_page(pages[-1])
-        return [blind_svg(p, f"p{i}") for i, p in enumerate(pages, 1)], [() for _ in pages], marks
+        blank = [PageInfo((), ()) for _ in pages]
+        return [blind_svg(p, f"p{i}") for i, p in enumerate(pages, 1)], blank, marks
     out: list[str] = []
-    labelled: list[tuple[str, ...]] = []
+    infos: list[PageInfo] = []
     for i, page in enumerate(pages):
         text, info = decorate(page, marks, first_page=i == 0, last_page=i == len(pages) - 1)
         out.append(text)
-        labelled.append(info.label_for)
-    return out, labelled, marks
+        infos.append(info)
+    return out, infos, marks
 
 
 def render(
@@ -159,7 +160,7 @@ def render(
     if not 100 <= page_width <= 100000:
         raise RenderInputError(f"--page-width {page_width} is out of range 100..100000")
     marks = Marks() if blind else marks_for(score_path, report, certificate, row, convention)
-    pages, labelled, drawn = engrave_pages(score_path, marks, blind, scale, page_width)
+    pages, infos, drawn = engrave_pages(score_path, marks, blind, scale, page_width)
     if fmt == "html":
         from serialkit.io.atomic import atomic_write
         from serialkit.render.review import review_page
@@ -168,11 +169,10 @@ def render(
         files: list[Path] = [Path(out_path)]
     else:
         files = write_pages(pages, out_path, fmt)
-    on_page = {eid for ids in labelled for eid in ids}
     return RenderResult(
         files=tuple(files),
         pages=len(pages),
-        labels=sum(len(ids) for ids in labelled),
-        marked_notes=len(on_page),
+        labels=sum(len(info.label_for) for info in infos),
+        marked_notes=len({eid for info in infos for eid in info.note_ids}),
         findings=() if blind else marks.findings,
     )
