@@ -180,3 +180,24 @@ def test_analysis_json_has_the_report_keys() -> None:
     for statement in data["statements"]:
         assert {"id", "form", "event_ids", "voices", "complete"} <= set(statement)
         assert len(statement["event_ids"]) == 12
+
+
+def test_a_note_that_fits_two_statements_lists_both() -> None:
+    row = Row.parse("C B G Ab Eb Db D Bb F# F E A")
+    p0, i3 = row.form("P0"), row.form("I3")
+    q = i3.index(p0[5])
+    events = [Event(f"a{p}", "v1", Fraction(p), Fraction(1), 60 + pc) for p, pc in enumerate(p0) if p != 5]
+    events += [
+        Event(f"b{p}", "v2", Fraction(p, 2) + (2 if p < q else Fraction(5, 2)), Fraction(1, 2), 48 + pc)
+        for p, pc in enumerate(i3)
+        if p != q
+    ]
+    events.append(Event("u", "v3", Fraction(5), Fraction(1, 4), 72 + p0[5]))
+    analysis = analyze(Piece(tuple(events)), row)
+    assert analysis.unexplained == ()
+    (ambiguity,) = [a for a in analysis.ambiguities if a.event_id == "u"]
+    readings = {(t.form.label, t.position) for t in ambiguity.candidates}
+    assert readings == {("P0", 5), ("I3", q)}
+    chosen = analysis.tags["u"]
+    assert chosen is not None and (chosen.form.label, chosen.position) == (
+        ambiguity.candidates[0].form.label, ambiguity.candidates[0].position)

@@ -181,4 +181,28 @@ def mend(a: Assigner) -> None:
                 changed = True
         if not changed:
             break
+    _alternatives(a, owners, ambiguous)
     a.fits_two = ambiguous
+
+
+def _alternatives(a: Assigner, owners: Owners, ambiguous: dict[int, list[tuple[int, int]]]) -> None:
+    """A note one statement holds that would also fill a gap in another statement (or extend it
+    at an end) fits two statements: record both readings, the chosen one first."""
+    ix = a.ix
+    for t, g in enumerate(a.found):
+        if not g.slots or len(g.slots) == 12:
+            continue
+        lo = min(ix.sl[e] for e in g.slots.values()) - HORIZON
+        hi = max(ix.sl[e] for e in g.slots.values()) + HORIZON
+        for q in range(12):
+            if q in g.slots:
+                continue
+            pc = a.forms[g.form][q]
+            lst, lsl = ix.by_pc[pc], ix.by_pc_sl[pc]
+            for idx in range(bisect_left(lsl, lo), bisect_right(lsl, hi)):
+                e = lst[idx]
+                held = owners.get(e)
+                if not held or e in ambiguous or any(s == t for s, _ in held):
+                    continue
+                if _fits(a, g, q, e) is not None:
+                    ambiguous[e] = [held[0], (t, q)]
