@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -78,10 +79,11 @@ def spell(midi: int) -> tuple[str, int, int]:
     return step, alter, midi // 12 - 1
 
 
-def shapes(duration: Fraction) -> list[Shape]:
+@functools.lru_cache(maxsize=4096)
+def shapes(duration: Fraction) -> tuple[Shape, ...]:
     """Split a duration into written values (dotted, and tuplets for non-binary values)."""
     if duration <= 0:
-        return []
+        return ()
     den = duration.denominator
     odd = den // (den & -den)
     ratio: tuple[int, int] | None = None
@@ -104,7 +106,7 @@ def shapes(duration: Fraction) -> list[Shape]:
         scale = Fraction(ratio[1], ratio[0]) if ratio else Fraction(1)
         out.append(Shape(total * scale, name, dots, ratio))
         rest -= total
-    return out
+    return tuple(out)
 
 
 def layout(piece: Piece) -> list[Part]:
@@ -252,6 +254,32 @@ def items_in_bar(layer: list[list[Event]], bar: Bar, fill: bool) -> list[Item]:
         if cursor < stop:
             out.extend(_rests(cursor, stop - cursor))
     return out
+
+
+def tuplet_marks(items: list[Item]) -> list[tuple[bool, bool]]:
+    """(starts a tuplet, ends a tuplet) per item: runs of one ratio, closed when back on the grid."""
+    marks = [(False, False)] * len(items)
+    i = 0
+    while i < len(items):
+        shape = items[i].shape
+        ratio = shape.ratio if shape is not None else None
+        if ratio is None:
+            i += 1
+            continue
+        j, total = i, Fraction(0)
+        while j < len(items):
+            s = items[j].shape
+            if s is None or s.ratio != ratio:
+                break
+            total += s.value
+            j += 1
+            den = total.denominator
+            if den & (den - 1) == 0:  # a whole number of beats again
+                break
+        marks[i] = (True, marks[i][1])
+        marks[j - 1] = (marks[j - 1][0], True)
+        i = j
+    return marks
 
 
 def _rests(onset: Fraction, duration: Fraction) -> list[Item]:

@@ -10,7 +10,17 @@ from lxml import etree
 
 from serialkit.core.piece import Piece
 from serialkit.io._build import encode_id
-from serialkit.io._notate import Bar, Item, Part, bars, clef_for, layout, plan_layer, spell
+from serialkit.io._notate import (
+    Bar,
+    Item,
+    Part,
+    bars,
+    clef_for,
+    layout,
+    plan_layer,
+    spell,
+    tuplet_marks,
+)
 from serialkit.io.atomic import atomic_path
 from serialkit.io.mei_read import MEI_NS, XML_ID
 
@@ -113,15 +123,16 @@ def _measure(
 def _layer(lay: etree._Element, items: list[Item]) -> None:
     accids: dict[tuple[str, int], int] = {}
     tuplet: etree._Element | None = None
-    ratio: tuple[int, int] | None = None
-    for item in items:
+    ended = False
+    for item, (starts, ends) in zip(items, tuplet_marks(items), strict=True):
         shape = item.shape
-        item_ratio = shape.ratio if shape is not None else None
-        if item_ratio != ratio:
+        if ended:
             tuplet = None
-            ratio = item_ratio
-            if ratio is not None:
-                tuplet = _sub(lay, "tuplet", num=str(ratio[0]), numbase=str(ratio[1]))
+        ended = ends
+        if starts and shape is not None and shape.ratio is not None:
+            tuplet = _sub(lay, "tuplet", num=str(shape.ratio[0]), numbase=str(shape.ratio[1]))
+        elif shape is None or shape.ratio is None:
+            tuplet = None
         parent = tuplet if tuplet is not None else lay
         if not item.events:
             assert shape is not None

@@ -20,6 +20,7 @@ from serialkit.io._notate import (
     layout,
     plan_layer,
     spell,
+    tuplet_marks,
 )
 from serialkit.io.annotate import _mxl_bytes
 from serialkit.io.atomic import atomic_path
@@ -104,9 +105,10 @@ def _write_part(
                     backup = etree.SubElement(m, "backup")
                     etree.SubElement(backup, "duration").text = str(int(bar.length * div))
                 first = False
-                for item in items:
+                for item, marks in zip(items, tuplet_marks(items), strict=True):
                     _write_item(
-                        m, item, vname, staff_index, len(part.staves) > 1, div, used_ids, accidentals
+                        m, item, vname, staff_index, len(part.staves) > 1, div, used_ids, accidentals,
+                        marks,
                     )
 
 
@@ -144,13 +146,14 @@ def _write_item(
     div: int,
     used_ids: set[str],
     accidentals: dict[tuple[str, int], int],
+    marks: tuple[bool, bool] = (False, False),
 ) -> None:
     if not item.events:
         assert item.shape is not None
         note = etree.SubElement(m, "note")
         etree.SubElement(note, "rest")
         etree.SubElement(note, "duration").text = str(int(item.shape.value * div))
-        _tail(note, item, voice, staff, show_staff)
+        _tail(note, item, voice, staff, show_staff, None, marks)
         return
     for k, event in enumerate(sorted(item.events, key=lambda e: e.midi)):
         note = etree.SubElement(m, "note")
@@ -175,7 +178,7 @@ def _write_item(
         if accidentals.get((step, octave), 0) != alter and not item.tie_stop:
             show = _ACCIDENTAL.get(alter)
         accidentals[(step, octave)] = alter
-        _tail(note, item, voice, staff, show_staff, show)
+        _tail(note, item, voice, staff, show_staff, show, (False, False) if k else marks)
 
 
 def _note_id(event: Event, item: Item, used: set[str]) -> str:
@@ -191,7 +194,13 @@ def _note_id(event: Event, item: Item, used: set[str]) -> str:
 
 
 def _tail(
-    note: etree._Element, item: Item, voice: str, staff: int, show_staff: bool, accidental: str | None = None
+    note: etree._Element,
+    item: Item,
+    voice: str,
+    staff: int,
+    show_staff: bool,
+    accidental: str | None = None,
+    marks: tuple[bool, bool] = (False, False),
 ) -> None:
     """The children after pitch/duration/tie, in schema order."""
     etree.SubElement(note, "voice").text = voice
@@ -211,12 +220,16 @@ def _tail(
         etree.SubElement(tm, "normal-notes").text = str(shape.ratio[1])
     if show_staff:
         etree.SubElement(note, "staff").text = str(staff)
-    if item.tie_stop or item.tie_start:
+    if item.tie_stop or item.tie_start or marks[0] or marks[1]:
         notations = etree.SubElement(note, "notations")
         if item.tie_stop:
             etree.SubElement(notations, "tied", type="stop")
         if item.tie_start:
             etree.SubElement(notations, "tied", type="start")
+        if marks[0]:
+            etree.SubElement(notations, "tuplet", type="start", bracket="yes")
+        if marks[1]:
+            etree.SubElement(notations, "tuplet", type="stop")
 
 
 def fraction_of(value: Fraction, div: int) -> int:

@@ -85,6 +85,8 @@ def test_tuplets_ties_and_chords_are_notated(tmp_path: Path) -> None:
     out = write_musicxml(piece, tmp_path / "t.musicxml")
     text = out.read_text()
     assert text.count("<actual-notes>3</actual-notes>") == 3
+    assert text.count('<tuplet type="start" bracket="yes"/>') == 1  # one bracket over the three
+    assert text.count('<tuplet type="stop"/>') == 1
     assert text.count('<tie type="start"/>') == 2 and text.count('<tie type="stop"/>') == 2
     assert text.count("<chord/>") == 2 and text.count("<grace") == 1
     back = read_score(out)
