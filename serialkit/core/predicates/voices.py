@@ -99,8 +99,9 @@ def crossed_noteheads(piece: Piece | Columns) -> tuple[list[int], int]:
         add[voice[i]](i)
     per_voice = [[i for i in idx if end[i] > start[i]] for idx in per_voice]
     judged = sum(map(len, per_voice))
-    vmin = [min((midi[i] for i in idx), default=128) for idx in per_voice]
-    vmax = [max((midi[i] for i in idx), default=-1) for idx in per_voice]
+    midi_of = midi.__getitem__
+    vmin = [min(map(midi_of, idx), default=128) for idx in per_voice]
+    vmax = [max(map(midi_of, idx), default=-1) for idx in per_voice]
     below = [[j for j in range(i + 1, n_voices) if vmax[j] > vmin[i]] for i in range(n_voices)]
     above = [[j for j in range(i) if vmin[j] < vmax[i]] for i in range(n_voices)]
     # A note at or above every partner below, and at or below every partner above, cannot cross.
