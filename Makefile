@@ -45,6 +45,7 @@ demo: venv
 	$(BIN)/serialkit check fixtures/pieces/demo-piece.json --report $(OUT)/demo-check.json || [ $$? -eq 1 ]  # exit 1: planted mistakes
 	$(BIN)/serialkit annotate fixtures/pieces/demo-piece.json -o $(OUT)/demo-annotated.musicxml --json $(OUT)/demo-annotate.json || [ $$? -eq 1 ]  # exit 1: planted wrong notes stay unexplained (red)
 	$(BIN)/serialkit render fixtures/render/duet.musicxml --report fixtures/render/duet.check.json --certificate fixtures/render/duet.certificate.json -o $(OUT)/duet-review.html
+	$(BIN)/serialkit generate duo-berg -o $(OUT)/generate --seed 1 && echo "generated score, certificate, report and transcript are in $(OUT)/generate/"
 	@echo "demo outputs are in $(OUT)/"
 
 bench: venv

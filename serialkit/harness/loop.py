@@ -80,6 +80,15 @@ class Harness:
             attempts = attempt
             total = sum(len(self.task.slots(section, v)) for v in self.task.voice_ids)
             fields: dict[str, Any] = {"soft_rules": True}
+            trial = None
+            if 2 < attempt and len(missing) < total:
+                # late attempts re-propose every voice that still has gaps, kept only if better
+                trial = (self.ver.snapshot(), len(missing))
+                gaps = {s.voice for s in missing}
+                for cand in [k.cand for k in self.ver.kept.values()]:
+                    if cand.voice in gaps and cand.slot.section == section:
+                        self.ver.remove(cand.id)
+                missing = self._missing(section)
             if len(missing) < total:
                 self._make_room(missing)
                 fields["missing"] = tuple(self._missing_payload(missing))
@@ -89,6 +98,8 @@ class Harness:
             self.outcome.errors += [f"{call_id} ({section}, attempt {attempt}): {e}" for e in parsed.errors]
             pending = self._bind(parsed.events, section, attempt, call_id)
             self._finish(pending, section, attempt)
+            if trial is not None and len(self._missing(section)) > trial[1]:
+                self.ver.restore(trial[0])
         left = self._missing(section)
         self.outcome.sections.append({
             "id": section, "attempts": attempts, "complete": not left,

@@ -95,17 +95,17 @@ def yield_(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate
     conflicts = problems.get("COLL", []) + problems.get("CROSS", [])
     earlier = [o for o in conflicts if o.onset <= cand.onset]
     if not earlier:
-        return None
+        return _make_way(cand, conflicts, ctx)
     grid = ctx.grid
     lo, hi = ctx.verifier.free(cand)
     onset = max([cand.onset] + [o.onset + grid for o in earlier if cand.onset - o.onset < grid])
     if any(o.end - o.onset < 2 * grid and cand.onset - o.onset < grid for o in earlier):
-        return None
+        return _make_way(cand, conflicts, ctx)
     end = max(onset + grid, min(cand.end, hi))
     if end > hi:
         _, wide_hi, prev, nxt = _stretch(cand, ctx)
         if end > wide_hi:
-            return None
+            return _make_way(cand, conflicts, ctx)
         _claim(onset, end, None, nxt, ctx)
     for other in earlier:
         ctx.undo.append((other.id, ctx.verifier.kept[other.id].cand))
@@ -115,14 +115,42 @@ def yield_(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate
     return cand.changed("yield", onset=onset, duration=end - onset)
 
 
-def _blocked(cand: Candidate, ctx: RepairContext) -> list[tuple[Fraction, Fraction]]:
+def _make_way(cand: Candidate, conflicts: list[Candidate], ctx: RepairContext) -> Candidate | None:
+    """Yield by moving: each conflicting note in another voice moves within its own free window
+    to a span where it no longer meets this note nor anything else (changes are undoable)."""
+    ver = ctx.verifier
+    moved = []
+    for other in {o.id: o for o in conflicts}.values():
+        lo, hi = ver.window(other.slot)
+        spot = _best_spot(other, lo, hi, ctx, extra=((cand.onset, cand.end),))
+        if spot is None:  # let the other note's own neighbours give up time too
+            wide_lo, wide_hi, prev, nxt = _stretch(other, ctx)
+            spot = _best_spot(other, wide_lo, wide_hi, ctx, extra=((cand.onset, cand.end),))
+            if spot is not None:
+                for neighbour in (prev, nxt):
+                    if neighbour is not None:
+                        moved.append((neighbour.id, neighbour))
+                _claim(spot[0], spot[0] + spot[1], prev, nxt, RepairContext(ver))
+        if spot is None:
+            for eid, before in reversed(moved):
+                ver.kept[eid].cand = before
+            return None
+        moved.append((other.id, other))
+        ver.kept[other.id].cand = other.changed("yield", onset=spot[0], duration=spot[1])
+    if not moved:
+        return None
+    ctx.undo.extend(moved)
+    return cand.changed("yield")
+
+
+def _blocked(cand: Candidate, ctx: RepairContext, ignore: str | None = None) -> list[tuple[Fraction, Fraction]]:
     ver = ctx.verifier
     order = {v: i for i, v in enumerate(ver.task.voice_ids)}
     mine = order[cand.voice]
     spans = []
     for kept in ver.kept.values():
         o = kept.cand
-        if o.voice == cand.voice:
+        if o.voice == cand.voice or o.id == ignore:
             continue
         crossing = (order[o.voice] < mine and o.midi < cand.midi) or (order[o.voice] > mine and o.midi > cand.midi)
         if o.midi % 12 == cand.midi % 12 or crossing:
@@ -145,10 +173,11 @@ def free_spans(lo: Fraction, hi: Fraction, blocked: list[tuple[Fraction, Fractio
     return out
 
 
-def _best_spot(cand: Candidate, lo: Fraction, hi: Fraction, ctx: RepairContext) -> tuple[Fraction, Fraction] | None:
+def _best_spot(cand: Candidate, lo: Fraction, hi: Fraction, ctx: RepairContext,
+               extra: tuple[tuple[Fraction, Fraction], ...] = ()) -> tuple[Fraction, Fraction] | None:
     grid = ctx.grid
     best: tuple[Fraction, Fraction, Fraction] | None = None
-    for start, end in free_spans(lo, hi, _blocked(cand, ctx)):
+    for start, end in free_spans(lo, hi, _blocked(cand, ctx) + list(extra)):
         start = _ceil(start, grid)
         if end - start < grid:
             continue

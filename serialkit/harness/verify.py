@@ -71,7 +71,7 @@ class Verifier:
     kept: dict[str, Kept] = field(default_factory=dict)
     _by_pc: dict[int, set[str]] = field(default_factory=dict)
     _order: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
-    crossings: int = 0
+    crossing_ids: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self._voice_index = {v: i for i, v in enumerate(self.task.voice_ids)}
@@ -87,7 +87,27 @@ class Verifier:
         self.kept[cand.id] = Kept(cand)
         self._by_pc.setdefault(cand.midi % 12, set()).add(cand.id)
         bisect.insort(self._order.setdefault(cand.voice, []), (*self._key(cand.slot), cand.id))
-        self.crossings += len(self._crossing(cand))
+        cross = self._crossing(cand)
+        if cross:
+            self.crossing_ids.update([cand.id, *(o.id for o in cross)])
+
+    def remove(self, event_id: str) -> None:
+        """Forget a kept note."""
+        cand = self.kept.pop(event_id).cand
+        self._by_pc.get(cand.midi % 12, set()).discard(event_id)
+        self._order[cand.voice].remove((*self._key(cand.slot), event_id))
+        self.crossing_ids.discard(event_id)
+
+    def snapshot(self) -> Any:
+        """The kept state, to restore after a trial."""
+        return ({k: v.cand for k, v in self.kept.items()}, {p: set(s) for p, s in self._by_pc.items()},
+                {v: list(o) for v, o in self._order.items()}, set(self.crossing_ids))
+
+    def restore(self, state: Any) -> None:
+        """Return to a snapshot."""
+        kept, by_pc, order, crossing = state
+        self.kept = {k: Kept(c) for k, c in kept.items()}
+        self._by_pc, self._order, self.crossing_ids = by_pc, order, crossing
 
     def filled(self, slot: Slot) -> bool:
         """True if a note is kept for this slot."""
@@ -150,6 +170,10 @@ class Verifier:
             if min(o.end, cand.end) - max(o.onset, cand.onset) > tol
         ]
 
+    def crossing(self, cand: Candidate) -> list[Candidate]:
+        """Kept notes of other voices that this note would cross."""
+        return self._crossing(cand)
+
     def _crossing(self, cand: Candidate) -> list[Candidate]:
         mine = self._voice_index[cand.voice]
         out = []
@@ -177,6 +201,7 @@ class Verifier:
         if coll:
             found["COLL"] = coll
         cross = self._crossing(cand)
-        if cross and not (crossing_ok and self.crossings + len(cross) <= self.crossing_budget):
+        within = len(self.crossing_ids | {cand.id} | {o.id for o in cross}) <= self.crossing_budget
+        if cross and not (crossing_ok and within):
             found["CROSS"] = cross
         return found
