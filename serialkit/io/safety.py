@@ -66,8 +66,27 @@ def _line_of(data: bytes, pos: int) -> int:
     return data.count(b"\n", 0, pos) + 1
 
 
+def ascii_view(data: bytes) -> bytes:
+    """The bytes with UTF-16 decoded to UTF-8, so that markup can be searched (Finale writes UTF-16)."""
+    head = data[:4]
+    encoding = None
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        encoding = "utf-16"
+    elif len(head) >= 2 and head[0] == 0 and head[1] != 0:
+        encoding = "utf-16-be"
+    elif len(head) >= 2 and head[1] == 0 and head[0] != 0:
+        encoding = "utf-16-le"
+    if encoding is None:
+        return data
+    try:
+        return data.decode(encoding, errors="replace").encode("utf-8")
+    except LookupError:  # pragma: no cover - codecs always present
+        return data
+
+
 def refuse_entities(data: bytes, where: str) -> None:
     """Refuse documents whose DOCTYPE declares entities (XXE, billion laughs)."""
+    data = ascii_view(data)
     doctype = _DOCTYPE.search(data, 0, 1 << 20)
     if doctype is None:
         return

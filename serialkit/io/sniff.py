@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 
-from serialkit.io.safety import is_zip
+from serialkit.io.safety import ascii_view, is_zip
 
 _ROOT = re.compile(rb"<(?!\?|!)([A-Za-z_][\w.\-]*:)?([A-Za-z_][\w.\-]*)")
 
 
 def root_name(head: bytes) -> str | None:
     """The local name of the first element in an XML prefix, skipping prolog and comments."""
-    text = re.sub(rb"<!--.*?-->", b"", head, flags=re.S)
+    text = re.sub(rb"<!--.*?-->", b"", ascii_view(head), flags=re.S)
     text = re.sub(rb"<!DOCTYPE[^>\[]*(\[.*?\])?\s*>", b"", text, flags=re.S)
     match = _ROOT.search(text)
     return match.group(2).decode("ascii", "replace") if match else None
@@ -25,7 +25,7 @@ def is_musicxml(head: bytes) -> bool:
 def is_mei(head: bytes) -> bool:
     """An MEI document."""
     return root_name(head) in ("mei", "meiCorpus") or (
-        b"music-encoding.org/ns/mei" in head and root_name(head) == "music"
+        b"music-encoding.org/ns/mei" in ascii_view(head) and root_name(head) == "music"
     )
 
 

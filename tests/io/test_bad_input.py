@@ -157,3 +157,17 @@ def test_entities_never_reach_the_network_or_disk(tmp_path: Path) -> None:
     path = _xxe(tmp_path)
     with pytest.raises(ScoreReadError):
         read_score(path, format="musicxml")
+
+
+def test_utf16_scores_are_read_and_their_entities_refused(fixtures: Path, tmp_path: Path) -> None:
+    """Finale writes UTF-16 MusicXML: it must read, and the entity check must still see it."""
+    text = (fixtures / "scores" / "features.musicxml").read_text(encoding="utf-8")
+    good = tmp_path / "utf16.musicxml"
+    good.write_bytes(text.replace('encoding="UTF-8"', 'encoding="UTF-16"').encode("utf-16"))
+    assert len(read_score(good).events) == len(read_score(fixtures / "scores" / "features.musicxml").events)
+    bad = tmp_path / "utf16-xxe.musicxml"
+    xxe = _xxe(tmp_path).read_text().replace('encoding="UTF-8"', 'encoding="UTF-16"')
+    for encoding in ("utf-16", "utf-16-le", "utf-16-be"):
+        bad.write_bytes(xxe.encode(encoding))
+        with pytest.raises(ScoreReadError, match=r"utf16-xxe\.musicxml:3: .*entity"):
+            read_score(bad)
