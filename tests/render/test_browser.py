@@ -18,7 +18,7 @@ pytestmark = pytest.mark.browser
 FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage", "--virtual-time-budget=5000",
+    "--disable-dev-shm-usage", "--virtual-time-budget=5000", "--enable-logging=stderr", "--v=0",
 ]
 SCREENSHOT_DIR = Path(os.environ.get("SERIALKIT_SCREENSHOTS", "out/test-screenshots"))
 
@@ -29,6 +29,9 @@ def _chromium(tmp_path: Path, url: str, *extra: str) -> str:
     cmd = [exe, *FLAGS, f"--user-data-dir={profile}", *extra, url]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    errors = [line for line in proc.stderr.splitlines()
+              if "CONSOLE" in line or "Uncaught" in line or "Content Security Policy" in line]
+    assert not errors, errors
     return proc.stdout
 
 
