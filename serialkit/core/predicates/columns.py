@@ -15,8 +15,11 @@ from serialkit.core.piece import Event, Measure, Piece, Tag, TimeSignature, _bea
 
 _ONSET = attrgetter("onset")
 _DURATION = attrgetter("duration")
-_NUM = attrgetter("numerator")
-_DEN = attrgetter("denominator")
+# Fraction's public numerator/denominator are Python-level properties over these slots; read the
+# slots directly where this interpreter has them (CPython), the properties elsewhere.
+_SLOTTED = hasattr(Fraction(1, 2), "_numerator") and Fraction(1, 2)._numerator == 1  # type: ignore[attr-defined]
+_NUM = attrgetter("_numerator" if _SLOTTED else "numerator")
+_DEN = attrgetter("_denominator" if _SLOTTED else "denominator")
 _VOICE = attrgetter("voice")
 _MIDI = attrgetter("midi")
 _TAG = attrgetter("tag")
