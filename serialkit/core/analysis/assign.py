@@ -156,7 +156,14 @@ class Assigner:
             if claims.owner[i] != FREE:
                 continue
             found = []
+            v = ix.voice[i]
+            near = ix.sv_mask[ix.sl[i] * ix.vkey + v]
+            slices = ix.voice_sl[v]
+            if ix.vrank[i] + 1 < len(slices):
+                near |= ix.sv_mask[slices[ix.vrank[i] + 1] * ix.vkey + v]
             for form in self.starts[ix.pc[i]]:
+                if not near >> self.forms[form][1] & 1:
+                    continue  # the voice does not go on to the form's second note
                 chain = build_chain(ix, form, self.forms[form], i, 0, VOICE_MODE, claims)
                 if chain is not None and chain.distinct == 12 and len(chain.evs) == 12 and max(chain.costs) <= PLAIN:
                     found.append(chain)

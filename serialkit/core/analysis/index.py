@@ -17,14 +17,11 @@ class EventIndex:
     """
 
     __slots__ = ("events", "n", "pc", "sl", "voice", "vrank", "by_pc", "by_pc_sl", "voice_sl",
-                 "voice_names", "slice_onsets", "sv_count", "sv_mask", "vkey")
+                 "voice_names", "slice_onsets", "sv_count", "sv_mask", "vkey", "repeat_ok")
 
     def repeat_gap_ok(self, last: int, c: int) -> bool:
-        """Can ``c`` repeat ``last``? It must follow soon: within the longer of ``last``'s
-        duration and one quarter note after ``last`` ends, and at most four quarter notes."""
-        before = self.events[last]
-        gap = self.events[c].onset - (before.onset + before.duration)
-        return gap <= min(max(before.duration, Fraction(1)), Fraction(4))
+        """Can ``c`` (the next onset of ``last``'s voice) repeat ``last``? See ``repeat_ok``."""
+        return self.repeat_ok[last]
 
     def __init__(self, events: Sequence[Event], voice_order: Sequence[str] = ()) -> None:
         rank = {v: i for i, v in enumerate(voice_order)}
@@ -63,6 +60,15 @@ class EventIndex:
             key = self.sl[i] * self.vkey + self.voice[i]
             self.sv_count[key] = self.sv_count.get(key, 0) + 1
             self.sv_mask[key] = self.sv_mask.get(key, 0) | (1 << self.pc[i])
+        # a repeat must follow soon: the voice's next onset comes within the longer of the note's
+        # duration and one quarter note after it ends, and at most four quarter notes after
+        self.repeat_ok: list[bool] = [False] * self.n
+        for i in range(self.n):
+            slices = self.voice_sl[self.voice[i]]
+            if self.vrank[i] + 1 < len(slices):
+                e = ordered[i]
+                gap = self.slice_onsets[slices[self.vrank[i] + 1]] - (e.onset + e.duration)
+                self.repeat_ok[i] = gap <= min(max(e.duration, Fraction(1)), Fraction(4))
         self.by_pc: list[list[int]] = [[] for _ in range(12)]
         for i in range(self.n):
             self.by_pc[self.pc[i]].append(i)
