@@ -426,3 +426,13 @@ def test_predicates_stay_pure() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_a_statement_holds_one_form() -> None:
+    piece = _statement(RowForm("P", 0), ROW, [0, 1, 2, 3])
+    odd = piece.events[2]
+    mixed = piece.with_events(
+        [*piece.events[:2], odd.copy(tag=Tag(RowForm("I", 0), 2, "s1")), piece.events[3]]
+    )
+    (v,) = check_order(mixed)
+    assert v.event_ids == (odd.id,) and "in a statement of P0" in v.message

@@ -173,7 +173,8 @@ def check_order(
 ) -> list[Violation]:
     """ORDER: within a statement positions advance and no pitch class recurs before it completes.
 
-    Gaps (skipped positions) are not ORDER violations. The only returns allowed are those the
+    Every event of a statement carries the statement's form. Gaps (skipped positions) are not
+    ORDER violations. The only returns allowed are those the
     rules declare: re-striking the same note at once (``immediate_repeats``), and alternating
     between the two highest positions reached so far for at most ``oscillation_window`` extra
     notes (positions 3 4 3 4 are two extra notes).
@@ -184,6 +185,7 @@ def check_order(
     window, repeats = rules.oscillation_window, rules.immediate_repeats
     out: list[Violation] = []
     for stmt in stmts:
+        form = stmt.form
         top = -1
         heard = 0  # bit set of order positions heard
         pcs = 0  # bit set of pitch classes heard
@@ -195,6 +197,17 @@ def check_order(
             m = midi[i]
             bit = 1 << (m % 12)
             problem = None
+            if tag.form is not form and tag.form != form:
+                out.append(
+                    Violation(
+                        "ORDER",
+                        (ids[i],),
+                        f"statement {stmt.key}: {tag.label} is tagged {tag.form.label} in a statement "
+                        f"of {form.label}",
+                        cols.where(i),
+                    )
+                )
+                continue
             if q > top:
                 if pcs & bit:
                     problem = f"{pc_name(m)} ({tag.label}) recurs before the statement completes"
