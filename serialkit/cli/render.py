@@ -71,6 +71,10 @@ def render_command(
         score, out, report=report, certificate=certificate, blind=blind, scale=scale,
         page_width=page_width, row=row, convention=convention, fmt=fmt,
     )
+    if result.missing:
+        shown = ", ".join(result.missing[:5]) + (" ..." if len(result.missing) > 5 else "")
+        click.echo(f"warning: {len(result.missing)} noted ids are not in the score: {shown}",
+                   err=True)
     if as_json:
         echo_json(result.to_dict())
         return

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from serialkit.render.engrave import engrave, prepare, read_source, verovio_options
+from serialkit.render.engrave import engrave, note_ids, prepare, read_source, verovio_options
 from serialkit.render.ids import map_ids, needs_mapping
 from serialkit.render.marks import (
     RUNG_COLORS,
@@ -52,6 +52,7 @@ class RenderResult:
     labels: int
     marked_notes: int  # notes drawn with a class, colour or label (tied continuations included)
     findings: tuple[Finding, ...]
+    missing: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (``serialkit render --json``)."""
@@ -61,6 +62,7 @@ class RenderResult:
             "labels": self.labels,
             "marked_notes": self.marked_notes,
             "findings": [f.to_dict() for f in self.findings],
+            "missing": list(self.missing),
         }
 
 
@@ -113,6 +115,15 @@ def engrave_pages(
     if marks.notes and needs_mapping(source, marks.notes):
         ids, amended = map_ids(source, marks.notes)
         marks = marks.remap(ids)
+    if marks.notes:
+        present = note_ids(source)
+        missing = [eid for eid in marks.notes if eid not in present]
+        if len(missing) == len(marks.notes):
+            raise RenderInputError(
+                f"{score_path}: none of the {len(missing)} notes the report or certificate names "
+                f"is in this score (first: {missing[0]!r}); is it the report of another score?"
+            )
+        marks = Marks(marks.notes, marks.findings, {**marks.facts, "missing": missing})
     data = prepare(source, blind, amended)
     options = verovio_options(scale, page_width, blind, labelled=marks.labelled > 0)
     pages = engrave(data, options, str(score_path))
@@ -175,4 +186,5 @@ def render(
         labels=sum(len(info.label_for) for info in infos),
         marked_notes=len({eid for info in infos for eid in info.note_ids}),
         findings=() if blind else marks.findings,
+        missing=tuple(drawn.facts.get("missing", ())),
     )

@@ -53,3 +53,19 @@ def test_render_command_blind_html(tmp_path: Path, duet: Path) -> None:
     assert res.exit_code == 0, res.output
     text = out.read_text()
     assert "P0:" not in text and "Duet" not in text and "<script" not in text
+
+
+def test_report_of_another_score(tmp_path: Path, duet: Path) -> None:
+    report = json.loads(REPORT.read_text())
+    other = {"labels": {f"x{k}": v for k, v in report["labels"].items()}, "violations": []}
+    bad = tmp_path / "other.json"
+    bad.write_text(json.dumps(other))
+    out = tmp_path / "x.svg"
+    res = CliRunner().invoke(cli, ["render", str(duet), "--report", str(bad), "-o", str(out)])
+    assert res.exit_code == 2 and "none of the 24 notes" in res.output and not out.exists()
+    partial = dict(report, labels={**report["labels"], "ghost": "P0:0"})
+    bad.write_text(json.dumps(partial))
+    res = CliRunner().invoke(cli, ["render", str(duet), "--report", str(bad), "-o", str(out),
+                                   "--json"])
+    assert res.exit_code == 0
+    assert "warning: 1 noted ids are not in the score: ghost" in res.output
