@@ -151,8 +151,14 @@ def _plugin_predicates() -> list[tuple[str, Predicate, bool, bool]]:
     """Predicates registered by plugins other than this module: (code, fn, strict_only, needs_tags)."""
     from serialkit.plugins import registry
 
+    try:
+        entries = list(registry("predicates"))
+    except SerialkitError:
+        raise
+    except Exception as exc:  # a plugin that cannot even load must say so, not crash the checker
+        raise PluginError(f"loading the predicate plugins failed: {type(exc).__name__}: {exc}") from exc
     found = []
-    for entry in registry("predicates"):
+    for entry in entries:
         if entry.plugin == __name__ or entry.obj is BUILTIN_PREDICATES.get(entry.name):
             continue
         found.append(
