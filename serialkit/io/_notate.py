@@ -282,6 +282,46 @@ def tuplet_marks(items: list[Item]) -> list[tuple[bool, bool]]:
     return marks
 
 
+_BEAMABLE = frozenset("eighth 16th 32nd 64th 128th 256th 512th 1024th".split())
+
+
+def beat_unit(meter: tuple[int, int]) -> Fraction:
+    """The beat that beams group by: a dotted quarter in compound meters (6/8, 9/8, 12/8), else
+    the quarter (or the meter's unit when shorter)."""
+    beats, unit = meter
+    if unit >= 8 and beats % 3 == 0 and beats > 3:
+        return Fraction(12, unit)
+    return min(Fraction(1), Fraction(4, unit))
+
+
+def beam_marks(items: list[Item], beat_start: Fraction, beat: Fraction) -> list[str | None]:
+    """``begin``/``continue``/``end`` per item: eighths and shorter within one beat, rests break."""
+    marks: list[str | None] = [None] * len(items)
+    group: list[int] = []
+    group_beat: int | None = None
+
+    def close() -> None:
+        if len(group) >= 2:
+            marks[group[0]] = "begin"
+            for k in group[1:-1]:
+                marks[k] = "continue"
+            marks[group[-1]] = "end"
+        group.clear()
+
+    for i, item in enumerate(items):
+        shape = item.shape
+        if shape is None:  # grace notes do not join or break a beam
+            continue
+        index = (item.onset - beat_start) // beat
+        if not item.events or shape.type not in _BEAMABLE or index != group_beat:
+            close()
+        group_beat = index
+        if item.events and shape.type in _BEAMABLE:
+            group.append(i)
+    close()
+    return marks
+
+
 def _rests(onset: Fraction, duration: Fraction) -> list[Item]:
     out = []
     for shape in shapes(duration):

@@ -15,6 +15,8 @@ from serialkit.io._notate import (
     Item,
     Part,
     bars,
+    beam_marks,
+    beat_unit,
     clef_for,
     divisions,
     layout,
@@ -88,7 +90,11 @@ def _write_part(
 ) -> None:
     el = etree.SubElement(root, "part", id=part.id)
     by_voice = piece.by_voice()
+    meter = bar_list[0].meter or (4, 4)
     for index, bar in enumerate(bar_list):
+        meter = bar.meter or meter
+        full = Fraction(4 * meter[0], meter[1])
+        beat_start = bar.onset + bar.length - full if bar.length < full and index == 0 else bar.onset
         m = etree.SubElement(el, "measure", number=bar.number)
         if index == 0 and piece.pickup and bar.length == piece.pickup:
             m.set("implicit", "yes")
@@ -105,10 +111,11 @@ def _write_part(
                     backup = etree.SubElement(m, "backup")
                     etree.SubElement(backup, "duration").text = str(int(bar.length * div))
                 first = False
-                for item, marks in zip(items, tuplet_marks(items), strict=True):
+                beams = beam_marks(items, beat_start, beat_unit(meter))
+                for item, marks, beam in zip(items, tuplet_marks(items), beams, strict=True):
                     _write_item(
                         m, item, vname, staff_index, len(part.staves) > 1, div, used_ids, accidentals,
-                        marks,
+                        marks, beam,
                     )
 
 
@@ -147,6 +154,7 @@ def _write_item(
     used_ids: set[str],
     accidentals: dict[tuple[str, int], int],
     marks: tuple[bool, bool] = (False, False),
+    beam: str | None = None,
 ) -> None:
     if not item.events:
         assert item.shape is not None
@@ -178,7 +186,7 @@ def _write_item(
         if accidentals.get((step, octave), 0) != alter and not item.tie_stop:
             show = _ACCIDENTAL.get(alter)
         accidentals[(step, octave)] = alter
-        _tail(note, item, voice, staff, show_staff, show, (False, False) if k else marks)
+        _tail(note, item, voice, staff, show_staff, show, (False, False) if k else marks, beam)
 
 
 def _note_id(event: Event, item: Item, used: set[str]) -> str:
@@ -201,6 +209,7 @@ def _tail(
     show_staff: bool,
     accidental: str | None = None,
     marks: tuple[bool, bool] = (False, False),
+    beam: str | None = None,
 ) -> None:
     """The children after pitch/duration/tie, in schema order."""
     etree.SubElement(note, "voice").text = voice
@@ -220,6 +229,8 @@ def _tail(
         etree.SubElement(tm, "normal-notes").text = str(shape.ratio[1])
     if show_staff:
         etree.SubElement(note, "staff").text = str(staff)
+    if beam is not None:
+        etree.SubElement(note, "beam", number="1").text = beam
     if item.tie_stop or item.tie_start or marks[0] or marks[1]:
         notations = etree.SubElement(note, "notations")
         if item.tie_stop:

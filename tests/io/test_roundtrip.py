@@ -89,6 +89,9 @@ def test_tuplets_ties_and_chords_are_notated(tmp_path: Path) -> None:
     assert text.count('<tuplet type="stop"/>') == 1
     assert text.count('<tie type="start"/>') == 2 and text.count('<tie type="stop"/>') == 2
     assert text.count("<chord/>") == 2 and text.count("<grace") == 1
+    assert [b for b in ("begin", "continue", "end") if f'<beam number="1">{b}</beam>' in text] == [
+        "begin", "continue", "end",
+    ]  # the three triplet eighths share one beam
     back = read_score(out)
     assert back.event("d").tied_ids == ("d", next(i for i in back.event("d").tied_ids if i != "d"))
     assert back.event("d").duration == 5
