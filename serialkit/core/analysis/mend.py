@@ -100,6 +100,22 @@ def _repeat(a: Assigner, owners: Owners, u: int) -> bool:
     return False
 
 
+def _doubling(a: Assigner, owners: Owners, u: int) -> bool:
+    """``u`` doubles (at the octave or unison) a labelled note of its own voice sounding at the
+    same moment: it takes that note's label."""
+    ix = a.ix
+    for step in (-1, 1):
+        i = u + step
+        while 0 <= i < ix.n and ix.sl[i] == ix.sl[u]:
+            if ix.voice[i] == ix.voice[u] and ix.pc[i] == ix.pc[u] and i in owners:
+                s, p = owners[i][0]
+                a.found[s].repeats.append((u, p))
+                owners[u] = [(s, p)]
+                return True
+            i += step
+    return False
+
+
 def _trade(a: Assigner, owners: Owners, u: int) -> bool:
     """``u`` takes the place of a note ``x`` of the same pitch class that another statement
     needs, or that two statements share (an elision that was really two notes)."""
@@ -177,7 +193,12 @@ def mend(a: Assigner) -> None:
         for u in range(a.ix.n):
             if u in owners:
                 continue
-            if _fill_gap(a, owners, u, ambiguous) or _repeat(a, owners, u) or _trade(a, owners, u):
+            if (
+                _fill_gap(a, owners, u, ambiguous)
+                or _repeat(a, owners, u)
+                or _doubling(a, owners, u)
+                or _trade(a, owners, u)
+            ):
                 changed = True
         if not changed:
             break
