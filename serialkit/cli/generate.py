@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from serialkit.cli._common import EXIT_FAIL, EXIT_OK, echo_json
-from serialkit.core.errors import ProposerError, TaskError
+from serialkit.core.errors import ProposerError, SerialkitError, TaskError
 
 
 def _rates(values: tuple[str, ...]) -> dict[str, float]:
@@ -47,6 +47,34 @@ def _proposer_options(proposer: str, model: str | None, base_url: str | None, tr
             raise ProposerError("--proposer replay needs --transcript FILE (a run's transcript.jsonl)")
         opts["transcript"] = transcript
     return opts
+
+
+def write_review(result: Any, out_dir: Path) -> dict[str, str]:
+    """For a released run: ``annotated.musicxml`` (labels, repairs coloured by rung) and
+    ``review.html`` (the render engineer's review page); skipped with a note if unavailable."""
+    score = out_dir / "score.musicxml"
+    if not result.released or not score.exists():
+        return {}
+    written: dict[str, str] = {}
+    try:
+        from serialkit.io import Annotation, write_annotated_musicxml
+        from serialkit.render import RUNG_COLORS, render
+    except ImportError as exc:  # a build without I/O or render
+        click.echo(f"note: no annotated score or review page ({exc})", err=True)
+        return written
+    annotations = {
+        r["id"]: Annotation(label=f"{r['form']}:{r['position']}",
+                            color=RUNG_COLORS.get(r["rung"]) if r["rung"] else None)
+        for r in result.certificate["events"]
+    }
+    try:
+        write_annotated_musicxml(score, annotations, out_dir / "annotated.musicxml")
+        written["annotated"] = str(out_dir / "annotated.musicxml")
+        render(score, out_dir / "review.html", certificate=result.certificate)
+        written["review"] = str(out_dir / "review.html")
+    except SerialkitError as exc:
+        click.echo(f"note: review files not written: {exc}", err=True)
+    return written
 
 
 def _summary(result: Any, out_dir: Path) -> None:
@@ -103,6 +131,8 @@ def _list_tasks(ctx: click.Context, _param: Any, value: bool) -> None:
 @click.option("--rate", "rates", multiple=True, metavar="NAME=P", help="Stochastic error rate override (repeatable).")
 @click.option("--temperature", type=float, default=None, help="Sampling temperature (openai).")
 @click.option("--timeout", type=float, default=None, help="Per-request timeout in seconds (openai).")
+@click.option("--review/--no-review", default=True,
+              help="Also write annotated.musicxml and review.html for a released run (default on).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
 @click.option("--list-tasks", is_flag=True, is_eager=True, expose_value=False, callback=_list_tasks,
               help="List the bundled example tasks and exit.")
@@ -110,7 +140,7 @@ def _list_tasks(ctx: click.Context, _param: Any, value: bool) -> None:
 def generate(ctx: click.Context, task: str, out_dir: Path, proposer: str | None, model: str | None,
              base_url: str | None, seed: int | None, attempts: int | None, variant: str | None, strict: bool,
              transcript: Path | None, profile: str | None, rates: tuple[str, ...], temperature: float | None,
-             timeout: float | None, as_json: bool) -> None:
+             timeout: float | None, review: bool, as_json: bool) -> None:
     """Generate a twelve-tone piece for TASK (a task JSON file or a bundled task name)."""
     from serialkit.harness import load_task, run
     from serialkit.harness.proposers.openai import configured
@@ -131,6 +161,10 @@ def generate(ctx: click.Context, task: str, out_dir: Path, proposer: str | None,
     options = _proposer_options(proposer, model, base_url, transcript, profile, _rates(rates), temperature, timeout)
     result = run(loaded, variant=variant or "harness", proposer=proposer, proposer_options=options,
                  seed=0 if seed is None else seed, out_dir=out_dir, mode="strict" if strict else "relaxed")
+    for name in ("annotated.musicxml", "review.html"):
+        (out_dir / name).unlink(missing_ok=True)  # never leave an earlier run's review beside this one
+    if review:
+        result.outputs.update(write_review(result, out_dir))
     if as_json:
         echo_json(result.to_record())
     else:

@@ -236,10 +236,10 @@ class Harness:
             runs.setdefault(self.ver.window(slot), []).append(slot)
         for (lo, hi), slots in runs.items():
             units = int((hi - lo) / grid)
-            share = max(1, units // len(slots))
+            n = len(slots)
             for k, slot in enumerate(slots):
-                start = lo + k * share * grid
-                end = hi if k == len(slots) - 1 else start + share * grid
+                start = lo + (k * units // n) * grid
+                end = hi if k == n - 1 else lo + max((k + 1) * units // n, k * units // n + 1) * grid
                 out.append({"voice": slot.voice, "slot": slot.index, "form": slot.form.label,
                             "position": slot.position, "pc": slot.pc,
                             "window": [fraction_str(min(start, hi)), fraction_str(min(end, hi))]})

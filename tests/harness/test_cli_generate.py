@@ -23,7 +23,10 @@ def test_released_run_writes_every_output(tmp_path: Path) -> None:
     assert code == 0, stdout
     assert stdout.startswith("released: duo-berg")
     names = {p.name for p in out.iterdir()}
-    assert {"score.musicxml", "certificate.json", "report.json", "transcript.jsonl", "candidate.json"} <= names
+    assert {"score.musicxml", "certificate.json", "report.json", "transcript.jsonl", "candidate.json",
+            "annotated.musicxml", "review.html"} <= names
+    annotated = (out / "annotated.musicxml").read_text()
+    assert annotated.count("<fingering") == 48 and "P0:0" in annotated
     piece = read_score(out / "score.musicxml")
     assert len(piece.events) == 48
     certificate = json.loads((out / "certificate.json").read_text())
