@@ -105,7 +105,9 @@ def note_ids(source: Source) -> set[str]:
 
 def prepare(source: Source, blind: bool, amended: bool = False) -> str:
     """The XML text verovio loads: the source as is (or amended), or stripped for blind panels."""
-    if not blind and not amended:
+    # verovio's MEI importer finds no <music> when a comment or PI precedes the root element
+    prolog = source.kind == "mei" and source.root.getprevious() is not None
+    if not blind and not amended and not prolog:
         try:
             return source.data.decode("utf-8")
         except UnicodeDecodeError:

@@ -76,3 +76,20 @@ def test_compressed_musicxml(tmp_path: Path, duet: Path) -> None:
     report = _check(duet)
     result = render(mxl, tmp_path / "mxl.svg", report=report)
     assert result.labels == len(report["labels"])
+
+
+def test_every_event_of_the_io_feature_scores_is_found(tmp_path: Path, fixtures: Path) -> None:
+    """Ties, chords, grace notes, layers, tuplets, transposing staves, a prolog comment (MEI)."""
+    from serialkit.io import read_score
+
+    for name in ("features.musicxml", "features.mei", "features.mxl"):
+        path = fixtures / "scores" / name
+        if not path.exists():
+            continue
+        piece = read_score(path)
+        report = {"labels": {e.id: f"P0:{i % 12}" for i, e in enumerate(piece.events)}}
+        result = render(path, tmp_path / f"{name}.svg", report=report)
+        assert result.missing == (), (name, result.missing)
+        assert result.labels == len(piece.events), name
+        tied = sum(len(set(e.tied_ids) - {e.id}) for e in piece.events)
+        assert result.marked_notes == len(piece.events) + tied, name
