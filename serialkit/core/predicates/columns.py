@@ -30,8 +30,8 @@ class Columns:
     """Parallel lists, one entry per event, in the piece's event order."""
 
     __slots__ = (
-        "piece", "events", "n", "scale", "ids", "voice", "start", "end", "midi", "tags",
-        "_order", "_locator",
+        "piece", "events", "n", "scale", "voice", "start", "end", "midi", "tags",
+        "_ids", "_order", "_locator",
     )
 
     def __init__(self, piece: Piece, extra_denominators: tuple[int, ...] = ()) -> None:
@@ -56,7 +56,7 @@ class Columns:
         self.voice: list[int] = list(map(index.__getitem__, map(_VOICE, events)))
         self.midi: list[int] = list(map(_MIDI, events))
         self.tags: list[Tag | None] = list(map(_TAG, events))
-        self.ids: list[str] = list(map(_ID, events))
+        self._ids: list[str] | None = None
         self._order: list[int] | None = None
         self._locator: Locator | None = None
 
@@ -69,6 +69,13 @@ class Columns:
         if self.scale % denominator == 0:
             return self
         return Columns(self.piece, (denominator,))
+
+    @property
+    def ids(self) -> list[str]:
+        """Event ids (built on first use: only violations need them)."""
+        if self._ids is None:
+            self._ids = list(map(_ID, self.events))
+        return self._ids
 
     @property
     def order(self) -> list[int]:

@@ -181,7 +181,7 @@ def check_order(
     """
     cols = columns_of(piece)
     stmts = tagged_statements(cols) if statements is None else statements
-    tags, midi, ids = cols.tags, cols.midi, cols.ids
+    tags, midi = cols.tags, cols.midi
     window, repeats = rules.oscillation_window, rules.immediate_repeats
     out: list[Violation] = []
     for stmt in stmts:
@@ -201,7 +201,7 @@ def check_order(
                 out.append(
                     Violation(
                         "ORDER",
-                        (ids[i],),
+                        (cols.ids[i],),
                         f"statement {stmt.key}: {tag.label} is tagged {tag.form.label} in a statement "
                         f"of {form.label}",
                         cols.where(i),
@@ -234,7 +234,7 @@ def check_order(
             else:
                 problem = f"{tag.label} comes after position {top}: positions must advance"
             if problem is not None:
-                out.append(Violation("ORDER", (ids[i],), f"statement {stmt.key}: {problem}", cols.where(i)))
+                out.append(Violation("ORDER", (cols.ids[i],), f"statement {stmt.key}: {problem}", cols.where(i)))
             heard |= 1 << q
             pcs |= bit
             prev_pos, prev_midi = q, m
