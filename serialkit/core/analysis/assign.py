@@ -180,9 +180,10 @@ class Assigner:
         free = [i for i in range(ix.n) if self.claims.owner[i] == FREE]
         seeds = [(f, i, self.position_in[f][ix.pc[i]]) for i in free for f in range(len(self.forms))]
         self.select(seeds, MIN_FRAGMENT)
-        from serialkit.core.analysis.refine import refine
+        from serialkit.core.analysis.refine import refine, rescue
 
         refine(self)
+        rescue(self)
         self.repair()
 
     def repair(self) -> None:

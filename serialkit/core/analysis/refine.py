@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING
 
-from serialkit.core.analysis.chains import Chain
+from serialkit.core.analysis.chains import FREE, HORIZON, Chain
 
 if TYPE_CHECKING:
     from serialkit.core.analysis.assign import Assigner
 
 ROUNDS = 2
+RESCUE = 4  # unexplained notes near a statement that make it worth searching again
+RESCUE_GAIN = 3  # … and how many more notes the new reading must explain to be kept
 DOUBT = 0.3  # a link dearer than this makes a statement worth re-choosing with its neighbours
 
 
@@ -79,3 +82,39 @@ def refine(a: Assigner) -> None:
                     spans[t] = _span(a, a.found[t].chain)  # type: ignore[arg-type]
         if not improved:
             break
+
+
+def _claimed(a: Assigner) -> int:
+    return sum(1 for o in a.claims.owner if o != FREE)
+
+
+def rescue(a: Assigner) -> None:
+    """Where several notes near a statement stay unexplained, the statement may be a misreading
+    that stole notes from the right one: release it, search that stretch again, and keep the new
+    reading if it explains more notes."""
+    from serialkit.core.analysis.assign import MIN_INNER, MIN_STATEMENT
+
+    ix, claims = a.ix, a.claims
+    for index in range(len(a.found)):
+        chain = a.found[index].chain
+        if chain is None:
+            continue
+        lo, hi = _span(a, chain)
+        lo, hi = lo - HORIZON, hi + HORIZON
+        first = bisect_left(ix.sl, lo)
+        last = bisect_right(ix.sl, hi)
+        free = [i for i in range(first, last) if claims.owner[i] == FREE]
+        if len(free) < RESCUE:
+            continue
+        saved = ([list(x) for x in (claims.owner, claims.pos, claims.second, claims.second_pos)],
+                 list(a.found))
+        before = _claimed(a)
+        a.release(index)
+        free = [i for i in range(first, last) if claims.owner[i] == FREE]
+        a.select(((f, i, 0) for i in free for f in a.starts[ix.pc[i]]), MIN_STATEMENT)
+        free = [i for i in free if claims.owner[i] == FREE]
+        a.select(((f, i, a.position_in[f][ix.pc[i]]) for i in free for f in range(len(a.forms))),
+                 MIN_INNER)
+        if _claimed(a) >= before + RESCUE_GAIN:
+            continue
+        (claims.owner, claims.pos, claims.second, claims.second_pos), a.found = saved
