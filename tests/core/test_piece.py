@@ -83,11 +83,13 @@ def test_dumps_puts_one_event_per_line_and_never_floats() -> None:
     assert json.loads(dumps_piece(piece, indent=None))["events"][0]["tag"]["form"] == "RI5"
 
 
-def test_schema_is_valid_and_shipped() -> None:
+def test_schemas_are_valid_and_shipped() -> None:
     from jsonschema import Draft202012Validator
 
     Draft202012Validator.check_schema(piece_schema())
-    assert (Path(__file__).resolve().parents[2] / "schemas" / "piece.schema.json").is_file()
+    schemas = Path(__file__).resolve().parents[2] / "schemas"
+    assert (schemas / "piece.schema.json").is_file()
+    Draft202012Validator.check_schema(json.loads((schemas / "report.schema.json").read_text("utf-8")))
 
 
 @pytest.mark.parametrize(
