@@ -286,7 +286,8 @@ def check_piece(
             "(give --row ROW or --identify to check ROW, ORDER and SCHED)"
         )
     checked += [code for code, *_ in extra if code not in checked]
-    verdict = Verdict(_dedupe(violations), tuple(checked), tuple(notes))
+    strict_only = STRICT_ONLY | {code for code, _fn, only, _tags in extra if only}
+    verdict = Verdict(_dedupe(violations), tuple(checked), tuple(notes), frozenset(strict_only))
     if analysis is not None:
         labels: dict[str, str | None] = analysis.labels()
         statements = tuple(s.to_dict() for s in analysis.statements)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -140,23 +141,31 @@ def test_builtin_predicates_are_registered_through_the_hook() -> None:
         assert entry.meta["strict_only"] == (code == "SCHED")
 
 
-def test_plugin_predicates_run_and_fail_the_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plugin_predicates_run_and_count_in_the_verdicts() -> None:
     from serialkit import plugins
 
-    def no_low_notes(piece: Piece, rules: Rules) -> list[Violation]:
-        return [Violation("LOW", (e.id,), "too low") for e in piece.events if e.midi < 40]
+    def below(code: str, limit: int) -> Any:
+        def check(piece: Piece, rules: Rules) -> list[Violation]:
+            return [Violation(code, (e.id,), "too low") for e in piece.events if e.midi < limit]
+
+        return check
 
     class Extra:
         @plugins.hookimpl
-        def register_predicates(self, register: object) -> None:
-            register("LOW", no_low_notes, needs_tags=False)  # type: ignore[operator]
+        def register_predicates(self, register: Any) -> None:
+            register("LOW", below("LOW", 30), needs_tags=False)
+            register("DEEP", below("DEEP", 40), needs_tags=False, strict_only=True)
 
     plugins.reset()
-    pm = plugins.get_plugin_manager()
-    pm.register(Extra(), name="extra-test")
+    plugins.get_plugin_manager().register(Extra(), name="extra-test")
     try:
-        report = check_piece(Piece((Event("a", "v1", 0, 1, 30),)))
-        assert [v.code for v in report.violations] == ["LOW"] and "LOW" in report.verdict.checked
+        low = check_piece(Piece((Event("a", "v1", 0, 1, 20),)))
+        assert [v.code for v in low.violations] == ["LOW", "DEEP"]
+        assert {"LOW", "DEEP"} <= set(low.verdict.checked)
+        assert not low.strict and not low.relaxed
+        deep = check_piece(Piece((Event("a", "v1", 0, 1, 35),)))
+        assert [v.code for v in deep.violations] == ["DEEP"]
+        assert not deep.strict and deep.relaxed
     finally:
         plugins.reset()
 

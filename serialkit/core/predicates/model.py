@@ -109,6 +109,7 @@ class Verdict:
     violations: tuple[Violation, ...]
     checked: tuple[str, ...] = CODES
     notes: tuple[str, ...] = field(default=())
+    strict_only: frozenset[str] = STRICT_ONLY
 
     @property
     def strict(self) -> bool:
@@ -118,7 +119,7 @@ class Verdict:
     @property
     def relaxed(self) -> bool:
         """True when nothing but strict-only predicates (SCHED) failed."""
-        return all(v.code in STRICT_ONLY for v in self.violations)
+        return all(v.code in self.strict_only for v in self.violations)
 
     def passed(self, mode: str = "strict") -> bool:
         """The verdict of one mode, ``strict`` or ``relaxed``."""
