@@ -17,6 +17,7 @@ from serialkit.core.analysis.identify import candidate_rows
 from serialkit.core.analysis.identify import identify_row as _identify_row
 from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.model import Ambiguity, Analysis, Statement
+from serialkit.core.analysis.passing import learn_voice_passing
 from serialkit.core.piece import Piece, Tag
 from serialkit.core.rows import Convention, Row, RowForm, _check_convention
 
@@ -58,6 +59,11 @@ def analyze(piece: Piece, row: Row | str | None = None, convention: Convention =
     ix = EventIndex(piece.events, piece.voice_ids)
     assigner = Assigner(ix, forms)
     assigner.run()
+    strange = learn_voice_passing(ix, assigner)
+    if strange is not None:  # read again, knowing which voices pass rows to which
+        ix.strange = strange
+        assigner = Assigner(ix, forms)
+        assigner.run()
     return _result(piece, row, convention, ix, assigner, labels, table, started)
 
 

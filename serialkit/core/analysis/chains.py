@@ -126,6 +126,7 @@ def build_chain(
     total = 0.0
     owner = claims.owner
     voice_mode = mode == VOICE_MODE
+    strange = ix.strange
     while True:
         best_cost = MAX_LINK
         best = -1
@@ -167,6 +168,8 @@ def build_chain(
                     cost = (0.6 if voice_mode else 0.05) + 0.1 * between
                     if c_voice not in used:
                         cost += NEW_VOICE
+                    if strange is not None:
+                        cost += strange[last_voice][c_voice]
                 if c_sl != last_sl:
                     cost += leave
                 if nxt >= 0:

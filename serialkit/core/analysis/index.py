@@ -17,7 +17,7 @@ class EventIndex:
     """
 
     __slots__ = ("events", "n", "pc", "sl", "voice", "vrank", "by_pc", "by_pc_sl", "voice_sl",
-                 "voice_names", "slice_onsets", "sv_count", "sv_mask", "vkey", "repeat_ok")
+                 "voice_names", "slice_onsets", "sv_count", "sv_mask", "vkey", "repeat_ok", "strange")
 
     def repeat_gap_ok(self, last: int, c: int) -> bool:
         """Can ``c`` (the next onset of ``last``'s voice) repeat ``last``? See ``repeat_ok``."""
@@ -69,6 +69,8 @@ class EventIndex:
                 e = ordered[i]
                 gap = self.slice_onsets[slices[self.vrank[i] + 1]] - (e.onset + e.duration)
                 self.repeat_ok[i] = gap <= min(max(e.duration, Fraction(1)), Fraction(4))
+        # learnt by a first reading: the extra cost of passing a row from voice u to voice v
+        self.strange: list[list[float]] | None = None
         self.by_pc: list[list[int]] = [[] for _ in range(12)]
         for i in range(self.n):
             self.by_pc[self.pc[i]].append(i)

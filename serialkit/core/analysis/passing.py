@@ -1,0 +1,45 @@
+"""Which voices pass rows to which: learnt from a first reading, used to read again."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from serialkit.core.analysis.index import EventIndex
+
+if TYPE_CHECKING:
+    from serialkit.core.analysis.assign import Assigner
+
+MIN_LINKS = 24  # voice-to-voice links a first reading needs before it teaches anything
+MIN_SHARE = 0.1  # … and the share of links that cross voices
+STRANGE = 0.5  # the cost of a pass between voices that never pass rows to each other
+MIN_FROM = 4  # links out of a voice before its passing habits count
+
+
+def learn_voice_passing(ix: EventIndex, assigner: Assigner) -> list[list[float]] | None:
+    """For each pair of voices (u, v), the extra cost of a row passing from u to v: 0 for the
+    passes the first reading made often, up to STRANGE for passes it never made. None when the
+    first reading has too few links between voices to learn from (nothing to change)."""
+    voices = len(ix.voice_names)
+    if voices < 3:
+        return None
+    counts = [[0] * voices for _ in range(voices)]
+    links = crossing = 0
+    for found in assigner.found:
+        ordered = sorted(found.slots.values())
+        for a, b in zip(ordered, ordered[1:], strict=False):
+            u, v = ix.voice[a], ix.voice[b]
+            counts[u][v] += 1
+            links += 1
+            crossing += u != v
+    if links < MIN_LINKS or crossing < MIN_SHARE * links:
+        return None
+    strange = [[0.0] * voices for _ in range(voices)]
+    for u in range(voices):
+        out = sum(counts[u][v] for v in range(voices) if v != u)
+        if out < MIN_FROM:
+            continue
+        top = max(counts[u][v] for v in range(voices) if v != u)
+        for v in range(voices):
+            if v != u:
+                strange[u][v] = STRANGE * (1 - counts[u][v] / top)
+    return strange
