@@ -176,6 +176,18 @@ def _clamp(note: RawNote, path: Path) -> int:
     return note.midi
 
 
+DAMAGE = (ValueError, ArithmeticError, TypeError, IndexError, KeyError)
+"""What malformed values raise inside a reader; turned into a ScoreReadError naming file and line."""
+
+
+def damaged(where: str, el: Any, exc: Exception) -> ScoreReadError:
+    """The error for a malformed value met while reading element ``el``."""
+    line = line_of(el)
+    name = getattr(el, "tag", "?")
+    name = name.rsplit("}", 1)[-1] if isinstance(name, str) else "?"
+    return ScoreReadError(f"{where}:{line or '?'}: cannot read <{name}>: {exc}")
+
+
 def line_of(el: Any) -> int | None:
     """The source line of an lxml element (None when unknown)."""
     line = getattr(el, "sourceline", None)

@@ -59,6 +59,7 @@ class State:
     tie_alters: dict[tuple[int, str, int], int] = field(default_factory=dict)
     alter_of: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     tie_targets: dict[str, str] = field(default_factory=dict)
+    current: etree._Element | None = None
 
 
 def _key_sig(value: str | None) -> dict[str, int]:

@@ -8,7 +8,16 @@ from fractions import Fraction
 from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
-from serialkit.io._build import RawNote, ScoreParts, decode_id, line_of, midi_of, safe_id
+from serialkit.io._build import (
+    DAMAGE,
+    RawNote,
+    ScoreParts,
+    damaged,
+    decode_id,
+    line_of,
+    midi_of,
+    safe_id,
+)
 
 
 @dataclass(slots=True)
@@ -69,6 +78,7 @@ class Walker:
         self.meters: dict[int, tuple[int, int]] = {}
         self.divisions = Fraction(1)
         self.transpose: dict[int | None, int] = {}
+        self.current: etree._Element | None = None
         self.durations: dict[tuple[str | None, Fraction], Fraction] = {}
         self.exacts: dict[tuple[object, ...], Fraction] = {}
 
@@ -81,7 +91,10 @@ class Walker:
             if m_index >= len(self.lengths):
                 self.lengths.append(_ZERO)
                 self.numbers.append(number)
-            longest = self.measure(pid, measure, m_index, number)
+            try:
+                longest = self.measure(pid, measure, m_index, number)
+            except DAMAGE as exc:
+                raise damaged(self.where, self.current, exc) from None
             if longest > self.lengths[m_index]:
                 self.lengths[m_index] = longest
 
@@ -92,6 +105,7 @@ class Walker:
         longest = _ZERO
         counters: dict[tuple[int, str], int] = {}
         for child in measure:
+            self.current = child
             tag = child.tag
             if tag == "note":
                 fields = _NoteFields(child)

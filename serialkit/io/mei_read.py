@@ -8,11 +8,13 @@ from pathlib import Path
 
 from lxml import etree
 
-from serialkit.core.errors import ScoreReadError
+from serialkit.core.errors import PieceError, ScoreReadError
 from serialkit.core.piece import Measure, Piece, TimeSignature
 from serialkit.io._build import (
+    DAMAGE,
     RawNote,
     build_piece,
+    damaged,
     decode_id,
     line_of,
     midi_of,
@@ -60,8 +62,14 @@ def read_mei(path: str | Path, limit: int | None = None) -> Piece:
     state.parts.title = _title(root)
     for score in root.iter(NS + "score", "score"):
         if not any(local_name(a) == "meiHead" for a in score.iterancestors()):
-            _walk(score, state)
-    return build_piece(state.parts, path, "mei")
+            try:
+                _walk(score, state)
+            except DAMAGE as exc:
+                raise damaged(str(path), state.current, exc) from None
+    try:
+        return build_piece(state.parts, path, "mei")
+    except PieceError as exc:
+        raise ScoreReadError(f"{path}: {exc}") from None
 
 
 def _title(root: etree._Element) -> str | None:
@@ -73,6 +81,7 @@ def _title(root: etree._Element) -> str | None:
 
 def _walk(el: etree._Element, state: State) -> None:
     for child in el:
+        state.current = child
         name = local_name(child)
         if name == "scoreDef":
             apply_def(child, state)
@@ -201,6 +210,7 @@ def _layer_items(
     parent: etree._Element, lay: _Layer, state: State, ratio: Fraction, grace: bool, bar: Fraction
 ) -> None:
     for el in parent:
+        state.current = el
         name = local_name(el)
         if name in ("note", "chord", "rest", "space"):
             if el.get("sameas"):

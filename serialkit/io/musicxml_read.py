@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from serialkit.core.errors import ScoreReadError
+from serialkit.core.errors import PieceError, ScoreReadError
 from serialkit.core.piece import Measure, Piece, TimeSignature
 from serialkit.io._build import ScoreParts, build_piece
 from serialkit.io._musicxml_walk import Pending, Scan, Walker
@@ -42,7 +42,10 @@ def read_musicxml(path: str | Path, limit: int | None = None) -> Piece:
     path = Path(path)
     tree, where, member = load_tree(path, limit)
     scan = scan_tree(tree, where)
-    piece = build_piece(scan.parts, path, "mxl" if member else "musicxml")
+    try:
+        piece = build_piece(scan.parts, path, "mxl" if member else "musicxml")
+    except PieceError as exc:
+        raise ScoreReadError(f"{where}: {exc}") from None
     _remember(path, (tree, where, member, scan))
     return piece
 
