@@ -11,7 +11,7 @@ import time
 import uuid
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from fractions import Fraction
 from pathlib import Path
@@ -26,6 +26,7 @@ from serialkit.io.atomic import atomic_write
 
 VARIANTS: tuple[str, ...] = ("raw", "harness", "self-refine", "soft-rules")
 PREDICATE_CODES: tuple[str, ...] = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED")
+TASKS_DIR = "tasks"
 HARNESS_FIELDS = ("mode", "coverage", "notes", "scheduled", "repairs", "drops")
 
 
@@ -214,12 +215,27 @@ class RateLimiter:
             time.sleep(start - now)
 
 
+def _pin_tasks(tasks: Sequence[BankTask], root: Path) -> list[BankTask]:
+    """Copy each task file into ``RUN_DIR/tasks`` on first use and run from the copy.
+
+    The run directory is then self-contained, and a resumed experiment runs the very tasks it
+    started with even if the bank changed in between.
+    """
+    pinned = []
+    for task in tasks:
+        copy = root / TASKS_DIR / f"{task.name}.json"
+        if not copy.exists():
+            atomic_write(copy, task.path.read_bytes())
+        pinned.append(replace(task, path=copy))
+    return pinned
+
+
 def _manifest(config: EvalConfig, tasks: Sequence[BankTask]) -> dict[str, Any]:
     return {
         "serialkit": __version__,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "config": {k: v for k, v in asdict(config).items() if k not in ("jobs",)},
-        "tasks": [{"name": t.name, "family": t.family, "path": str(t.path)} for t in tasks],
+        "tasks": [{"name": t.name, "family": t.family, "path": f"{TASKS_DIR}/{t.path.name}"} for t in tasks],
     }
 
 
@@ -235,7 +251,7 @@ def run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], *, resume: boo
     existing = store.records() if store.path.exists() else []
     if existing and not resume:
         raise RunDirError(f"{store.root}: already holds {len(existing)} runs; pass --resume to continue it")
-    tasks = load_bank(config.bank)
+    tasks = _pin_tasks(load_bank(config.bank), store.root)
     store.root.mkdir(parents=True, exist_ok=True)
     store.repair()
     store.clean_tmp()

@@ -98,11 +98,10 @@ def _task_brief(run_dir: Path, record: dict[str, Any]) -> dict[str, Any]:
     """What the rater is told about the task: row, voices, meter, bars and the form schedule."""
     from serialkit.core.rows import Row
 
-    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    path = next((t["path"] for t in manifest.get("tasks", []) if t["name"] == record["task"]), None)
-    if path is None or not Path(path).exists():
+    path = run_dir / "tasks" / f"{record['task']}.json"
+    if not path.exists():
         return {}
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = json.loads(path.read_text(encoding="utf-8"))
     return {
         "row": Row(tuple(data["row"])).names() if isinstance(data["row"], list) else str(data["row"]),
         "convention": data.get("convention", "relative"),

@@ -45,6 +45,8 @@ def test_run_records_every_planned_run_once(tmp_path: Path) -> None:
     planned = {s.key for s in plan_runs(load_bank(str(bank)), config)}
     assert summary.finished == len(planned) == 16 and not summary.errors
     _check_complete(tmp_path / "run", planned)
+    for name in ("mono-line-01", "canon-02"):  # tasks are pinned into the run directory
+        assert (tmp_path / "run" / "tasks" / f"{name}.json").read_bytes() == (bank / f"{name}.json").read_bytes()
     records = RunStore(tmp_path / "run").records()
     for r in records:
         assert set(r["counts"]) >= {"ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED"}

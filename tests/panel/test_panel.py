@@ -126,6 +126,7 @@ def test_key_is_outside_and_maps_every_candidate(packet: tuple[Path, Path]) -> N
     assert len(forms) == 3
     orders = {tuple(re.findall(r'data-item="(Q\d+)" data-cand="(\w+)"', f.read_text())) for f in forms}
     assert len(orders) > 1, "every rater sees the same order"
+    assert all(f.read_text().count("Schedule:") == len(key["items"]) for f in forms)
 
 
 def test_key_inside_the_packet_is_refused(run_dir: Path, tmp_path: Path) -> None:
