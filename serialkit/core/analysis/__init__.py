@@ -58,12 +58,13 @@ def analyze(piece: Piece, row: Row | str | None = None, convention: Convention =
     forms = [row.form(f, convention) for f in labels]
     ix = EventIndex(piece.events, piece.voice_ids)
     assigner = Assigner(ix, forms)
-    assigner.run()
+    assigner.statements()
     strange = learn_voice_passing(ix, assigner)
     if strange is not None:  # read again, knowing which voices pass rows to which
         ix.strange = strange
         assigner = Assigner(ix, forms)
-        assigner.run()
+        assigner.statements()
+    assigner.finish()
     return _result(piece, row, convention, ix, assigner, labels, table, started)
 
 

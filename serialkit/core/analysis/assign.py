@@ -173,10 +173,19 @@ class Assigner:
     # passes -----------------------------------------------------------------
     def run(self) -> None:
         """Whole statements from their first notes, then fragments, then local repairs."""
+        self.statements()
+        self.finish()
+
+    def statements(self) -> None:
+        """Whole statements from their first notes: the obvious ones, then best-first."""
         ix = self.ix
         self.obvious()
         seeds = [(f, i, 0) for i in range(ix.n) if self._may_start(i) for f in self.starts[ix.pc[i]]]
         self.select(seeds, MIN_STATEMENT)
+
+    def finish(self) -> None:
+        """Fragments, pairwise re-choice, rescue of unexplained stretches, local repairs."""
+        ix = self.ix
         free = [i for i in range(ix.n) if self.claims.owner[i] == FREE]
         seeds = [(f, i, self.position_in[f][ix.pc[i]]) for i in free for f in range(len(self.forms))]
         self.select(seeds, MIN_FRAGMENT)
