@@ -1,1 +1,21 @@
-"""serialkit.eval."""
+"""Experiments: the task bank, the resumable runner, metrics with clustered intervals, the report."""
+
+from __future__ import annotations
+
+from serialkit.eval.bank import BankTask, load_bank
+from serialkit.eval.report import write_report
+from serialkit.eval.runner import EvalConfig, EvalSummary, RunSpec, load_records, plan_runs, run_eval
+from serialkit.eval.summary import summarize
+
+__all__ = [
+    "BankTask",
+    "EvalConfig",
+    "EvalSummary",
+    "RunSpec",
+    "load_bank",
+    "load_records",
+    "plan_runs",
+    "run_eval",
+    "summarize",
+    "write_report",
+]
