@@ -17,13 +17,16 @@ if TYPE_CHECKING:
 __all__ = [
     "Annotation",
     "from_music21",
+    "is_valid_musicxml",
     "load_piece",
+    "read_annotations",
     "read_mei",
     "read_musicxml",
     "read_score",
     "save_piece",
     "score_format",
     "to_music21",
+    "validate_musicxml",
     "write_annotated_musicxml",
     "write_mei",
     "write_midi",
@@ -137,7 +140,7 @@ def __getattr__(name: str) -> Any:
         from serialkit.io.mei_read import read_mei
 
         return read_mei
-    if name in ("write_annotated_musicxml", "Annotation"):
+    if name in ("write_annotated_musicxml", "Annotation", "read_annotations"):
         from serialkit.io import annotate
 
         return getattr(annotate, name)
@@ -145,6 +148,10 @@ def __getattr__(name: str) -> Any:
         from serialkit.io import writers
 
         return getattr(writers, name)
+    if name in ("validate_musicxml", "is_valid_musicxml"):
+        from serialkit.io import validate
+
+        return getattr(validate, name)
     if name in ("from_music21", "to_music21"):
         from serialkit.io import m21
 
