@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from serialkit.eval.bank import BankTask, load_bank
 from serialkit.eval.report import write_report
-from serialkit.eval.runner import EvalConfig, EvalSummary, RunSpec, load_records, plan_runs, run_eval
+from serialkit.eval.runner import (
+    EvalConfig,
+    EvalSummary,
+    RunSpec,
+    load_records,
+    plan_runs,
+    run_eval,
+)
 from serialkit.eval.summary import summarize
 
 __all__ = [
