@@ -29,11 +29,12 @@ class RawNote:
     grace: bool = False
     tie_start: bool = False
     tie_stop: bool = False
+    home: int = 0  # the voice's own staff when the note is written on another (cross-staff)
 
     @property
     def key(self) -> str:
-        """The voice key ``part/staff/voice``."""
-        return f"{self.part}/{self.staff}/{self.voice}"
+        """The voice key ``part/staff/voice`` (the voice's own staff, for cross-staff notes too)."""
+        return f"{self.part}/{self.home or self.staff}/{self.voice}"
 
 
 @dataclass(slots=True)
@@ -143,7 +144,7 @@ def build_piece(parts: ScoreParts, path: Path, fmt: str) -> Piece:
     part_index = {p: i for i, p in enumerate(parts.part_names)}
     for note in parts.notes:
         voice_keys.setdefault(
-            note.key, (part_index.get(note.part, len(part_index)), note.staff, note.voice)
+            note.key, (part_index.get(note.part, len(part_index)), note.home or note.staff, note.voice)
         )
     ordered = sorted(voice_keys, key=lambda k: _voice_sort(voice_keys[k]))
     rank = {k: i for i, k in enumerate(ordered)}

@@ -79,6 +79,7 @@ class Walker:
         self.divisions = Fraction(1)
         self.transpose: dict[int | None, int] = {}
         self.current: etree._Element | None = None
+        self.homes: dict[tuple[str, str], int] = {}
         self.durations: dict[tuple[str | None, Fraction], Fraction] = {}
         self.exacts: dict[tuple[object, ...], Fraction] = {}
 
@@ -104,11 +105,20 @@ class Walker:
         last_onset = _ZERO
         longest = _ZERO
         counters: dict[tuple[int, str], int] = {}
+        run: dict[str, int] = {}  # voice -> its staff, since the last <backup>
+        seen: set[str] = set()  # voices met in this measure
         for child in measure:
             self.current = child
             tag = child.tag
             if tag == "note":
                 fields = _NoteFields(child)
+                home = run.get(fields.voice)
+                if home is None:
+                    home = fields.staff if fields.voice in seen else self.homes.setdefault(
+                        (pid, fields.voice), fields.staff
+                    )
+                    run[fields.voice] = home
+                    seen.add(fields.voice)
                 onset = last_onset if fields.chord else clock.pos
                 if fields.grace or (fields.cue and fields.duration is None):
                     dur = file_dur = _ZERO
@@ -123,8 +133,11 @@ class Walker:
                 key = (fields.staff, fields.voice)
                 k = counters[key] = counters.get(key, 0) + 1
                 raw = self.note(child, fields, pid, number, onset, dur, k)
+                raw.home = home
                 self.pending.append(Pending(child, raw, m_index))
             elif tag == "backup" or tag == "forward":
+                if tag == "backup":
+                    run = {}
                 if clock.pos > longest:
                     longest = clock.pos
                 delta = self.duration(child.findtext("duration"), child)

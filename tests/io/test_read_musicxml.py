@@ -177,3 +177,38 @@ def test_rounded_tuplet_durations_are_read_exactly(tmp_path: Path) -> None:
         (F(1), F(1), 65),
     ]
     assert piece.measures[0].duration == 2
+
+
+def _two_staff_score(body: str) -> str:
+    return (
+        '<?xml version="1.0"?><score-partwise version="4.0"><part-list><score-part id="P1">'
+        '<part-name>Piano</part-name></score-part></part-list><part id="P1"><measure number="1">'
+        "<attributes><divisions>1</divisions><time><beats>2</beats><beat-type>4</beat-type></time>"
+        f"<staves>2</staves></attributes>{body}</measure></part></score-partwise>"
+    )
+
+
+def _n(step: str, octave: int, voice: int, staff: int, ident: str) -> str:
+    return (
+        f'<note id="{ident}"><pitch><step>{step}</step><octave>{octave}</octave></pitch>'
+        f"<duration>1</duration><voice>{voice}</voice><type>quarter</type><staff>{staff}</staff></note>"
+    )
+
+
+def test_cross_staff_notes_stay_in_their_voice(tmp_path: Path) -> None:
+    """A voice that dips onto the other staff (Op. 27's hands crossing) keeps one voice key;
+    the same voice number reused on the other staff after <backup> (Finale) is another voice."""
+    crossing = _n("C", 5, 1, 1, "a") + _n("C", 3, 1, 2, "b") + "<backup><duration>2</duration></backup>" + (
+        _n("G", 2, 5, 2, "c") + _n("A", 2, 5, 2, "d")
+    )
+    path = tmp_path / "cross.musicxml"
+    path.write_text(_two_staff_score(crossing))
+    piece = read_score(path)
+    assert {e.id: e.voice for e in piece.events} == {"a": "P1/1/1", "b": "P1/1/1", "c": "P1/2/5", "d": "P1/2/5"}
+    assert piece.event("b").source is not None and piece.event("b").source.staff == 2
+    reused = _n("C", 5, 1, 1, "a") + _n("D", 5, 1, 1, "b") + "<backup><duration>2</duration></backup>" + (
+        _n("G", 2, 1, 2, "c") + _n("A", 2, 1, 2, "d")
+    )
+    path.write_text(_two_staff_score(reused))
+    piece = read_score(path)
+    assert {e.id: e.voice for e in piece.events} == {"a": "P1/1/1", "b": "P1/1/1", "c": "P1/2/1", "d": "P1/2/1"}
