@@ -8,7 +8,7 @@ from typing import Any
 
 from serialkit.core.piece import Event, fraction_str
 from serialkit.harness.proposers.base import ProposedEvent, parse_proposal
-from serialkit.harness.repair import RepairContext, RungSpec, ladder
+from serialkit.harness.repair import RepairContext, RungSpec, ladder, shift_run
 from serialkit.harness.session import Session
 from serialkit.harness.tasks import Slot
 from serialkit.harness.verify import Candidate, Verifier
@@ -211,7 +211,7 @@ class Harness:
         for slot in missing:
             runs.setdefault(self.ver.window(slot), []).append(slot)
         for (lo, hi), slots in runs.items():
-            need = len(slots) * grid - (hi - lo)
+            need = 2 * len(slots) * grid - (hi - lo)  # room to dodge a note of another voice
             before, after = self.ver.neighbours(slots[0])[0], self.ver.neighbours(slots[-1])[1]
             while need > 0:
                 prev = self.ver.kept[before].cand if before else None
@@ -223,6 +223,10 @@ class Harness:
                     kept = self.ver.kept[nxt.id]
                     kept.cand = nxt.changed("retime", onset=nxt.onset + grid, duration=nxt.duration - grid)
                     hi += grid
+                elif shift_run(self.ver, slots[-1], grid):
+                    hi += grid
+                elif shift_run(self.ver, slots[0], -grid):
+                    lo -= grid
                 else:
                     break
                 need -= grid

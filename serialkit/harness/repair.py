@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from serialkit.harness.tasks import Slot
 from serialkit.harness.verify import TIME_CODES, Candidate, Verifier
 
 Problems = dict[str, list[Candidate]]
@@ -248,6 +249,40 @@ def rewrite_segment(cand: Candidate, problems: Problems, ctx: RepairContext) -> 
             if fixed is not None:
                 return fixed
     return None
+
+
+def shift_run(ver: Verifier, slot: Slot, step: Fraction) -> bool:
+    """Widen a slot's window by one grid step: move the run of kept notes after it (``step`` > 0) or
+    before it (``step`` < 0) one step into the nearest rest of the voice, if no moved note meets a
+    conflict. Returns True when the run moved."""
+    order = [k for k in ver.voice_order(slot.voice) if ver.kept[k].cand.slot.section == slot.section]
+    sec = ver.task.section(slot.section)
+    key = slot.index
+    run: list[Candidate] = []
+    seq = [ver.kept[k].cand for k in order]
+    if step > 0:
+        seq = [c for c in seq if c.slot.index > key]
+        limit = sec.end
+    else:
+        seq = [c for c in reversed(seq) if c.slot.index < key]
+        limit = sec.start
+    for i, cand in enumerate(seq):
+        run.append(cand)
+        edge = (seq[i + 1].onset if step > 0 else seq[i + 1].end) if i + 1 < len(seq) else limit
+        room = edge - cand.end if step > 0 else cand.onset - edge
+        if room >= abs(step):
+            break
+    else:
+        return False
+    saved = [(c.id, c) for c in run]
+    for cand in reversed(run):
+        moved = cand.changed("retime", onset=cand.onset + step)
+        ver.kept[cand.id].cand = moved
+        if ver.collisions(moved) or ver.crossing(moved):
+            for eid, before in saved:
+                ver.kept[eid].cand = before
+            return False
+    return True
 
 
 TIME_RUNGS: tuple[tuple[str, Rung], ...] = (("trim", trim_tail), ("yield", yield_), ("retime", retime))

@@ -91,6 +91,10 @@ class Verifier:
         if cross:
             self.crossing_ids.update([cand.id, *(o.id for o in cross)])
 
+    def voice_order(self, voice: str) -> list[str]:
+        """Ids of a voice's kept notes in schedule order."""
+        return [k[2] for k in self._order.get(voice, [])]
+
     def remove(self, event_id: str) -> None:
         """Forget a kept note."""
         cand = self.kept.pop(event_id).cand
