@@ -37,6 +37,14 @@ def slug(key: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in key.replace("|", "__"))
 
 
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class RunStore:
     """Records of finished runs in ``RUN_DIR/runs.jsonl`` and their output folders in ``RUN_DIR/runs``."""
 
@@ -138,6 +146,7 @@ class RunStore:
         if final.exists():
             shutil.rmtree(final)  # left by an attempt whose record was never written
         os.replace(tmp, final)
+        _fsync_dir(self.runs)  # the rename is durable before the record that points to it
         return str(final.relative_to(self.root))
 
     def read_manifest(self) -> dict[str, Any] | None:

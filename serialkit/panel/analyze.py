@@ -86,8 +86,8 @@ def analyze(ratings: Sequence[Rating], key: dict[str, Any], seed: int = 0) -> di
         per_pair: dict[str, dict[str, list[Any]]] = defaultdict(lambda: {"win": [], "diff": [], "item": []})
         for item_id, item in items.items():
             cond_a, cond_b = item.get("pair") or item["conditions"]
-            by_condition = dict(zip(item["conditions"], item["candidates"], strict=True))
-            first, second = by_condition[cond_a], by_condition[cond_b]
+            cid_of = dict(zip(item["conditions"], item["candidates"], strict=True))
+            first, second = cid_of[cond_a], cid_of[cond_b]
             label = f"{cond_a} vs {cond_b}"
             for rater in raters:
                 sa = score.get((rater, item_id, first), {}).get(criterion)
@@ -105,6 +105,18 @@ def analyze(ratings: Sequence[Rating], key: dict[str, Any], seed: int = 0) -> di
                 "preference": pref.to_dict(), "mean_difference": diff.to_dict(),
                 "judgements": len(bucket["win"]),
             }
+    scores: dict[str, dict[str, Any]] = {}
+    condition_of = {cid: c for item in items.values()
+                    for cid, c in zip(item["candidates"], item["conditions"], strict=True)}
+    for criterion, _ in CRITERIA:
+        by_condition: dict[str, tuple[list[float], list[str]]] = defaultdict(lambda: ([], []))
+        for r in ratings:
+            if criterion in r.scores:
+                values, clusters = by_condition[condition_of[r.candidate]]
+                values.append(float(r.scores[criterion]))
+                clusters.append(r.item)
+        for condition, (values, clusters) in sorted(by_condition.items()):
+            scores.setdefault(condition, {})[criterion] = cluster_bootstrap(values, clusters, seed=seed).to_dict()
     agreement = {}
     for criterion, _ in CRITERIA:
         by_subject: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -114,7 +126,8 @@ def analyze(ratings: Sequence[Rating], key: dict[str, Any], seed: int = 0) -> di
         table = rating_table({k: v for k, v in by_subject.items() if len(v) >= 2}, LIKERT)
         agreement[criterion] = {"fleiss_kappa": fleiss_kappa(table) if table else float("nan"),
                                 "subjects": len(table)}
-    return {"raters": raters, "ratings": len(ratings), "comparisons": comparisons, "agreement": agreement}
+    return {"raters": raters, "ratings": len(ratings), "comparisons": comparisons, "scores": scores,
+            "agreement": agreement}
 
 
 def format_text(result: dict[str, Any]) -> str:
@@ -128,6 +141,10 @@ def format_text(result: dict[str, Any]) -> str:
             p, m = d["preference"], d["mean_difference"]
             lines.append(f"  {criterion:10} {100 * p['value']:5.1f}% [{100 * p['low']:.1f}, {100 * p['high']:.1f}]"
                          f"   Δ {m['value']:+.2f} [{m['low']:+.2f}, {m['high']:+.2f}]   n={d['judgements']}")
+    lines.append("\nMean Likert score per condition (1–5; 95 % CI clustered by item)")
+    for condition, crits in result["scores"].items():
+        cells = "  ".join(f"{c} {d['value']:.2f} [{d['low']:.2f}, {d['high']:.2f}]" for c, d in crits.items())
+        lines.append(f"  {condition:12} {cells}")
     lines.append("\nInter-rater agreement (Fleiss' kappa over candidates, Likert 1–5)")
     for criterion, d in result["agreement"].items():
         lines.append(f"  {criterion:10} κ = {d['fleiss_kappa']:.3f} ({d['subjects']} candidates)")

@@ -201,6 +201,10 @@ def test_analysis_recovers_a_simulated_preference_and_agreement(packet: tuple[Pa
                 assert d["preference"]["low"] > 0.5, d
     for d in result["agreement"].values():
         assert 0.2 < d["fleiss_kappa"] < 1.0
+    others = [c for c in result["scores"] if c != "harness"]
+    for criterion, _ in CRITERIA:
+        assert result["scores"]["harness"][criterion]["value"] > max(
+            result["scores"][c][criterion]["value"] for c in others)
     bad = tmp_path / "bad.csv"
     bad.write_text(",".join(CSV_HEADER) + "\nR1,Q01,XXXXX,A,9,1,1,1,\n")
     proc = run_cli("panel", "analyze", str(bad), "--key", str(key_path), check=False)
