@@ -8,7 +8,7 @@ from typing import Any
 
 from serialkit.core.piece import Event, fraction_str
 from serialkit.harness.proposers.base import ProposedEvent, parse_proposal
-from serialkit.harness.repair import RepairContext, RungSpec, ladder, shift_run
+from serialkit.harness.repair import RepairContext, RungSpec, ladder, rewrite_segment, shift_run
 from serialkit.harness.session import Session
 from serialkit.harness.tasks import Slot
 from serialkit.harness.verify import Candidate, Verifier
@@ -100,11 +100,40 @@ class Harness:
             self._finish(pending, section, attempt)
             if trial is not None and len(self._missing(section)) > trial[1]:
                 self.ver.restore(trial[0])
+        # the deterministic completion may write at most one note per scheduled statement, never
+        # a section the proposer did not write: the candidate stays the model's
+        gaps = self._missing(section)
+        statements = sum(len(self.task.blueprint.forms_for(section, v)) for v in self.task.voice_ids)
+        completed = ([event_id(s) for s in gaps if self._complete(s, attempts)]
+                     if len(gaps) <= statements and len({s.statement for s in gaps}) == len(gaps) else [])
         left = self._missing(section)
         self.outcome.sections.append({
             "id": section, "attempts": attempts, "complete": not left,
-            "missing": [f"{s.voice} {s.label}" for s in left],
+            "missing": [f"{s.voice} {s.label}" for s in left], "completed": completed,
         })
+
+    def _complete(self, slot: Slot, attempt: int, widen: int = 4) -> bool:
+        """After the attempt budget: write a still-missing note deterministically (the rewrite rung
+        with no model in it) — its scheduled pitch class, placed in its window, which neighbours
+        widen by giving up time or moving their runs into a rest. True when the note is kept."""
+        grid = self.task.texture.grid
+        voice = self.task.voice(slot.voice)
+        assert voice.low is not None and voice.high is not None
+        centre = (voice.low + voice.high) // 2
+        for _ in range(widen):
+            lo, hi = self.ver.window(slot)
+            if hi - lo >= grid:
+                cand = Candidate(event_id(slot), slot, lo, min(hi - lo, 2 * grid), centre, slot.pc,
+                                 None, ("rewrite",), max(attempt, 1), ())
+                fixed = rewrite_segment(cand, self.ver.problems(cand), self.ctx)
+                if fixed is not None and not self.ver.problems(fixed, crossing_ok=True):
+                    self.ctx.undo.clear()
+                    self.ver.add(fixed)
+                    return True
+                self.ctx.rollback()
+            if not self._make_room([slot], need_steps=hi - lo + grid):
+                return False
+        return False
 
     def _bind(self, proposed: list[ProposedEvent], section: str, attempt: int, call_id: str) -> list[Candidate]:
         """Map proposed events onto slots in lockstep, verify each, and repair it or defer it."""
@@ -204,14 +233,17 @@ class Harness:
             "problems": sorted(self.ver.problems(cand)), "conflicts": conflicts,
         }
 
-    def _make_room(self, missing: list[Slot]) -> None:
+    def _make_room(self, missing: list[Slot], need_steps: Fraction | None = None) -> bool:
         """Shorten kept neighbours (by whole grid steps) until each run of missing slots has room."""
         grid = self.task.texture.grid
         runs: dict[tuple[Fraction, Fraction], list[Slot]] = {}
         for slot in missing:
             runs.setdefault(self.ver.window(slot), []).append(slot)
+        grown = False
         for (lo, hi), slots in runs.items():
             need = 2 * len(slots) * grid - (hi - lo)  # room to dodge a note of another voice
+            if need_steps is not None:
+                need = need_steps - (hi - lo)
             before, after = self.ver.neighbours(slots[0])[0], self.ver.neighbours(slots[-1])[1]
             while need > 0:
                 prev = self.ver.kept[before].cand if before else None
@@ -230,6 +262,8 @@ class Harness:
                 else:
                     break
                 need -= grid
+                grown = True
+        return grown if need_steps is not None else True
 
     def _missing_payload(self, missing: list[Slot]) -> list[dict[str, Any]]:
         """Missing slots with free windows (a shared gap split evenly between consecutive slots)."""

@@ -266,7 +266,11 @@ def shift_run(ver: Verifier, slot: Slot, step: Fraction) -> bool:
     else:
         seq = [c for c in reversed(seq) if c.slot.index < key]
         limit = sec.start
+    absorb: Candidate | None = None
     for i, cand in enumerate(seq):
+        if cand.duration >= 2 * abs(step):
+            absorb = cand  # a long note absorbs the shift by giving up its head (or tail)
+            break
         run.append(cand)
         edge = (seq[i + 1].onset if step > 0 else seq[i + 1].end) if i + 1 < len(seq) else limit
         room = edge - cand.end if step > 0 else cand.onset - edge
@@ -275,6 +279,13 @@ def shift_run(ver: Verifier, slot: Slot, step: Fraction) -> bool:
     else:
         return False
     saved = [(c.id, c) for c in run]
+    if absorb is not None:
+        saved.append((absorb.id, absorb))
+        if step > 0:
+            ver.kept[absorb.id].cand = absorb.changed("retime", onset=absorb.onset + step,
+                                                      duration=absorb.duration - step)
+        else:
+            ver.kept[absorb.id].cand = absorb.changed("trim", duration=absorb.duration + step)
     for cand in reversed(run):
         moved = cand.changed("retime", onset=cand.onset + step)
         ver.kept[cand.id].cand = moved
