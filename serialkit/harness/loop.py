@@ -102,10 +102,10 @@ class Harness:
                 self.ver.restore(trial[0])
         # the deterministic completion may write at most one note per scheduled statement, never
         # a section the proposer did not write: the candidate stays the model's
-        gaps = self._missing(section)
+        holes = self._missing(section)
         statements = sum(len(self.task.blueprint.forms_for(section, v)) for v in self.task.voice_ids)
-        completed = ([event_id(s) for s in gaps if self._complete(s, attempts)]
-                     if len(gaps) <= statements and len({s.statement for s in gaps}) == len(gaps) else [])
+        completed = ([event_id(s) for s in holes if self._complete(s, attempts)]
+                     if len(holes) <= statements and len({s.statement for s in holes}) == len(holes) else [])
         left = self._missing(section)
         self.outcome.sections.append({
             "id": section, "attempts": attempts, "complete": not left,
