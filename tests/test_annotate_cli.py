@@ -152,3 +152,13 @@ def test_annotated_op21_opens_in_musescore_with_every_label(corpus: Path, tmp_pa
     assert theirs == ours
     labelled = [v for v in json.loads(report.read_text())["labels"].values() if v]
     assert sum(theirs.values()) == len(labelled)
+
+
+@pytest.mark.corpus
+def test_check_untagged_score_with_row_uses_the_analysis(corpus: Path) -> None:
+    code, stdout, err = _run("check", str(corpus / "webern-op27-ii-mm1-11.mei"),
+                             "--row", "Eb B Bb D C# C F# E G F A Ab", "--json")
+    data = json.loads(stdout)
+    assert data["coverage"] == 1 and data["unexplained"] == []
+    assert len(data["statements"]) == 4 and all(s["complete"] for s in data["statements"])
+    assert code == (0 if data["strict"] else 1), err

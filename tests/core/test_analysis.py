@@ -201,3 +201,20 @@ def test_a_note_that_fits_two_statements_lists_both() -> None:
     chosen = analysis.tags["u"]
     assert chosen is not None and (chosen.form.label, chosen.position) == (
         ambiguity.candidates[0].form.label, ambiguity.candidates[0].position)
+
+
+def test_identify_row_from_the_opening_aggregate() -> None:
+    row = Row.parse("0 7 10 1 3 4 2 9 11 8 5 6")  # not a catalogued row
+    from serialkit.core import catalog
+
+    assert not catalog.identify(row.pcs)
+    pcs = row.form("P0") + row.form("RI4") + row.form("I9")
+    events = [Event(f"e{i}", "v1", Fraction(i), Fraction(1), 60 + pc) for i, pc in enumerate(pcs)]
+    piece = Piece(tuple(events))
+    found = identify_row(piece)
+    assert found.pcs == row.pcs  # P0 = the row as first stated
+    analysis = analyze(piece)
+    assert analysis.coverage == 1
+    assert [s.form.label for s in analysis.statements] == ["P0", "RI4", "I9"]
+    tagged = analysis.tagged(piece)
+    assert all(e.tag is not None and e.tag.statement for e in tagged.events)
