@@ -15,7 +15,7 @@ from serialkit.cli._common import echo_json
 @click.argument("out", type=click.Path(dir_okay=False, path_type=Path), metavar="OUT")
 @click.option(
     "--from", "in_format", default=None, metavar="FORMAT",
-    help="Force the input reader (musicxml, mei, json) instead of sniffing the content.",
+    help="Force the input reader (musicxml, mei, midi, json) instead of sniffing the content.",
 )
 @click.option(
     "--to", "out_format", default=None, metavar="FORMAT",
@@ -23,7 +23,7 @@ from serialkit.cli._common import echo_json
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
 def convert(source: Path, out: Path, in_format: str | None, out_format: str | None, as_json: bool) -> None:
-    """Convert a score: IN is MusicXML (.musicxml/.xml/.mxl), MEI or a JSON piece; OUT's
+    """Convert a score: IN is MusicXML (.musicxml/.xml/.mxl), MEI, MIDI or a JSON piece; OUT's
     extension picks the format (.musicxml .xml .mxl .mei .mid .midi .json)."""
     from serialkit.io import read_score, write_score
 

@@ -74,7 +74,7 @@ def _reader_for(path: Path, head: bytes, fmt: str | None) -> Entry:
         ext for e in readers for ext in e.meta.get("extensions", ())
     )
     raise ScoreReadError(
-        f"{path}:1: unknown score format ({what} is not MusicXML, MEI or a JSON piece; "
+        f"{path}:1: unknown score format ({what} is not MusicXML, MEI, MIDI or a JSON piece; "
         f"readers know {known})"
     )
 
@@ -88,7 +88,7 @@ def score_format(path: str | os.PathLike[str]) -> str:
 def read_score(
     path: str | os.PathLike[str], *, format: str | None = None, limit: int | None = None
 ) -> Piece:
-    """Read any supported score (MusicXML, .mxl, MEI, JSON piece) into a Piece.
+    """Read any supported score (MusicXML, .mxl, MEI, MIDI, JSON piece) into a Piece.
 
     The reader is chosen from the ``readers`` registry by content sniffing, then extension;
     ``format`` forces a reader by name, ``limit`` caps the (uncompressed) size in bytes.

@@ -20,6 +20,9 @@ def register_readers(register: Register) -> None:
         description="MusicXML 1.0-4.0, partwise or timewise, and compressed .mxl",
     )
     register("mei", read_mei, extensions=(".mei",), sniff=sniff.is_mei, description="MEI 3-5")
+    from serialkit.io.midi_read import is_midi, read_midi
+
+    register("midi", read_midi, extensions=(".mid", ".midi"), sniff=is_midi, description="Standard MIDI File")
     register(
         "json",
         _read_json,

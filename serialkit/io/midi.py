@@ -35,7 +35,7 @@ def _ticks_per_quarter(piece: Piece) -> int:
 def midi_bytes(piece: Piece, tempo: float = 60.0, velocity: int = 80) -> bytes:
     """The Standard MIDI File for a Piece (tempo in quarter notes per minute)."""
     tpq = _ticks_per_quarter(piece)
-    tracks = [_tempo_track(piece, tempo)]
+    tracks = [_tempo_track(piece, tempo, tpq)]
     for index, (voice, events) in enumerate(piece.by_voice().items()):
         channel = index % 15
         channel = channel + 1 if channel >= 9 else channel  # skip the drum channel
@@ -60,12 +60,22 @@ def midi_bytes(piece: Piece, tempo: float = 60.0, velocity: int = 80) -> bytes:
     return header + b"".join(b"MTrk" + struct.pack(">I", len(t)) + t for t in tracks)
 
 
-def _tempo_track(piece: Piece, tempo: float) -> bytes:
+def _tempo_track(piece: Piece, tempo: float, tpq: int) -> bytes:
+    """Tempo and every time signature, each at the start of its bar."""
     micros = round(60_000_000 / tempo)
     body = b"\x00\xff\x51\x03" + micros.to_bytes(3, "big")
-    ts = piece.time_signatures[0] if piece.time_signatures else None
-    if ts is not None:
-        body += b"\x00\xff\x58\x04" + bytes([ts.numerator, int(math.log2(ts.denominator)), 24, 8])
+    bars = piece.bar_list()
+    now = 0
+    for ts in sorted(piece.time_signatures, key=lambda t: t.bar):
+        if ts.denominator & (ts.denominator - 1):
+            continue  # MIDI can only say powers of two
+        onset = bars[ts.bar].onset if ts.bar < len(bars) else None
+        if onset is None:
+            continue
+        tick = round(onset * tpq)
+        body += _varlen(tick - now) + b"\xff\x58\x04"
+        body += bytes([ts.numerator, ts.denominator.bit_length() - 1, 24, 8])
+        now = tick
     return body + b"\x00\xff\x2f\x00"
 
 

@@ -155,3 +155,33 @@ def test_music21_bridge(fixtures: Path) -> None:
     assert sorted((e.onset, e.duration, e.midi, e.grace) for e in back.events) == sorted(
         (e.onset, e.duration, e.midi, e.grace) for e in piece.events
     )
+
+
+@SETTINGS
+@given(piece=notated_pieces(max_voices=3, max_groups=6))
+def test_midi_round_trip(piece: Piece, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Without grace notes (which MIDI can only play, not mark) MIDI keeps every note exactly."""
+    piece = piece.with_events(e for e in piece.events if not e.grace)
+    if not piece.events:
+        return
+    out = tmp_path_factory.mktemp("rt") / "piece.mid"
+    write_midi(piece, out)
+    back = read_score(out)
+    assert back.metadata["format"] == "midi"
+    mine = sorted((e.voice, e.onset, e.duration, e.midi) for e in piece.events)
+    theirs = sorted((e.voice, e.onset, e.duration, e.midi) for e in back.events)
+    assert mine == theirs
+    assert [(t.numerator, t.denominator) for t in back.time_signatures][:1] == [
+        (t.numerator, t.denominator) for t in piece.time_signatures
+    ][:1]
+
+
+def test_midi_reader_refuses_damaged_files(fixtures: Path, tmp_path: Path) -> None:
+    from serialkit.core.errors import ScoreReadError
+
+    piece = read_score(fixtures / "scores" / "features.musicxml")
+    data = write_midi(piece, tmp_path / "f.mid").read_bytes()
+    bad = tmp_path / "cut.mid"
+    bad.write_bytes(data[: len(data) - 30])
+    with pytest.raises(ScoreReadError, match=r"cut\.mid: byte \d+"):
+        read_score(bad)
