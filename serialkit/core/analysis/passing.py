@@ -13,6 +13,8 @@ MIN_LINKS = 24  # voice-to-voice links a first reading needs before it teaches a
 MIN_SHARE = 0.1  # … and the share of links that cross voices
 STRANGE = 0.5  # the cost of a pass between voices that never pass rows to each other
 MIN_FROM = 4  # links out of a voice before its passing habits count
+RARE = 0.85  # a reading teaches something only if some pass happens at most 15 % as often as the
+# commonest pass out of the same voice
 
 
 def learn_voice_passing(ix: EventIndex, assigner: Assigner) -> list[list[float]] | None:
@@ -42,4 +44,6 @@ def learn_voice_passing(ix: EventIndex, assigner: Assigner) -> list[list[float]]
         for v in range(voices):
             if v != u:
                 strange[u][v] = STRANGE * (1 - counts[u][v] / top)
+    if max(max(row) for row in strange) < RARE * STRANGE:
+        return None  # every voice passes to every other: nothing to learn
     return strange
