@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction as F
 
 import pytest
@@ -19,6 +20,7 @@ from serialkit.harness.repair import (
 )
 from serialkit.harness.tasks import Task
 from serialkit.harness.verify import Candidate, Verifier
+from serialkit.plugins import hookimpl, register_plugin, unregister_plugin
 
 
 @pytest.fixture()
@@ -130,3 +132,32 @@ def test_harness_beats_raw_on_the_same_proposals() -> None:
             released[variant] += run("trio-schoenberg", variant=variant, seed=seed,
                                      proposer_options={"profile": "paper-raw"}).released
     assert released["harness"] >= 3 and released["harness"] > released["raw"]
+
+
+class _OctaveFirst:
+    """A plugin rung ranked between yield and retime that records what it was offered."""
+
+    def __init__(self) -> None:
+        self.seen: list[frozenset[str]] = []
+
+    def rung(self, cand: Candidate, problems: dict[str, list[Candidate]], ctx: RepairContext) -> Candidate | None:
+        self.seen.append(frozenset(problems))
+        return None
+
+    @hookimpl
+    def register_repair_rungs(self, register: Callable[..., None]) -> None:
+        register("octave_first", self.rung, rank=25)
+
+
+def test_plugin_rungs_join_the_ladder_by_rank() -> None:
+    plugin = _OctaveFirst()
+    register_plugin(plugin, "test-octave-first")
+    try:
+        assert [r.name for r in ladder()] == ["trim", "yield", "octave_first", "retime", "patch", "rewrite"]
+        result = run("trio-schoenberg", seed=1, proposer_options={"profile": "paper-raw"})
+        assert plugin.seen, "the plugin rung was never offered a flagged note"
+        assert all(problems for problems in plugin.seen)
+        assert result.verdict.checker == "serialkit.checking"
+    finally:
+        unregister_plugin("test-octave-first")
+    assert "octave_first" not in [r.name for r in ladder()]
