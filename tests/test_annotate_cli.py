@@ -162,3 +162,12 @@ def test_check_untagged_score_with_row_uses_the_analysis(corpus: Path) -> None:
     assert data["coverage"] == 1 and data["unexplained"] == []
     assert len(data["statements"]) == 4 and all(s["complete"] for s in data["statements"])
     assert code == (0 if data["strict"] else 1), err
+
+
+def test_never_overwrites_the_source(tmp_path: Path) -> None:
+    row = Row(tuple(range(12)))
+    source = save_piece(_statement_piece(row, ["P0"]), tmp_path / "piece.json")
+    before = source.read_bytes()
+    code, _, err = _run("annotate", str(source), "--row", str(row), "-o", str(source))
+    assert code == 2 and "overwrite" in err
+    assert source.read_bytes() == before

@@ -142,6 +142,8 @@ def annotate(
         raise click.UsageError("give either --row or --identify, not both")
     if not score.is_file():
         raise SerialkitError(f"{score}: no such file")
+    if out.resolve() == score.resolve():
+        raise SerialkitError(f"{out}: refusing to overwrite the source score; give another -o path")
     from serialkit.cli.check import read_piece
 
     piece = read_piece(score)
