@@ -6,7 +6,9 @@ note, or the return note of a two-note tremolo. Simultaneities are unordered set
 holds adjacent positions is read in any vertical order. Two search modes score locality
 differently — *voice* mode prefers the next note of the same voice (rows within one voice), *time*
 mode prefers the nearest note in any voice (rows passed between instruments) — and the better chain
-wins. A chain is trimmed to its best-scoring stretch, so far-fetched links at either end fall off.
+wins. Passing a row to a voice the statement has not used costs extra, and so (once learnt from a
+first reading, ``EventIndex.strange``) does a pass between voices that never pass rows to each
+other. A chain is trimmed to its best-scoring stretch, so far-fetched links at either end fall off.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ S_DEL = 1.0  # a missing position with nothing sounding in its place
 S_SUB = 0.45  # a missing position where another note stands in its place (a wrong note)
 LEAVE = 0.3  # per note of a chord left behind when the chain moves on
 REPEAT = 0.3  # a repeated note explains a note but proves less than a new position
-CHORD = 0.08
-NEW_VOICE = 0.25  # a voice the statement has not used yet (statements keep to their instruments)  # bonus per following position that sounds in the candidate's chord
+CHORD = 0.08  # bonus per following position that sounds in the candidate's chord
+NEW_VOICE = 0.25  # a voice the statement has not used yet (statements keep to their instruments)
 FREE = -1
 ABORT_AFTER = 4  # a chain whose first links cost more than ABORT_COST is not a statement start
 ABORT_COST = 1.5
