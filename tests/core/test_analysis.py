@@ -218,3 +218,16 @@ def test_identify_row_from_the_opening_aggregate() -> None:
     assert [s.form.label for s in analysis.statements] == ["P0", "RI4", "I9"]
     tagged = analysis.tagged(piece)
     assert all(e.tag is not None and e.tag.statement for e in tagged.events)
+
+
+def test_an_early_note_before_repeats_is_the_wrong_one() -> None:
+    row = Row.parse("C B G Ab Eb Db D Bb F# F E A")
+    pcs = row.form("P0")
+    sequence = [(0, "p0"), (1, "p1"), (2, "p2"), (3, "x"), (2, "r1"), (2, "r2"), (3, "p3")]
+    sequence += [(p, f"p{p}") for p in range(4, 12)]
+    events = [Event(eid, "v1", Fraction(i), Fraction(1), 60 + pcs[p]) for i, (p, eid) in enumerate(sequence)]
+    analysis = analyze(Piece(tuple(events)), row)
+    assert analysis.unexplained == ("x",)
+    labels = analysis.labels()
+    assert labels["r1"] == labels["r2"] == labels["p2"] == "P0:2"
+    assert labels["p3"] == "P0:3"

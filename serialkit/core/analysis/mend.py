@@ -182,6 +182,40 @@ def _unshare(a: Assigner, owners: Owners) -> None:
             owners[e] = [(s, p)]
 
 
+def _shift_slots(a: Assigner, owners: Owners) -> None:
+    """``a x a a b`` where ``x`` holds b's position too early: the two unexplained ``a`` after it
+    repeat the previous note, so the later ``b`` holds the position and ``x`` is the wrong note."""
+    ix = a.ix
+    for s, f in enumerate(a.found):
+        for p in sorted(f.slots):
+            x = f.slots[p]
+            if p == 0 or len(owners.get(x, ())) != 1:
+                continue
+            after = f.slots.get(p + 1)
+            limit = ix.sl[after] if after is not None else ix.sl[x] + HORIZON
+            between: list[int] = []
+            later = -1
+            i = x + 1
+            while i < ix.n and ix.sl[i] <= limit:
+                if ix.voice[i] == ix.voice[x]:
+                    if i in owners:
+                        break
+                    if ix.pc[i] == ix.pc[x]:
+                        later = i
+                        break
+                    between.append(i)
+                i += 1
+            before = a.forms[f.form][p - 1]
+            if later < 0 or len(between) < 2 or any(ix.pc[b] != before for b in between):
+                continue
+            f.slots[p] = later
+            owners[later] = [(s, p)]
+            del owners[x]
+            for b in between:
+                f.repeats.append((b, p - 1))
+                owners[b] = [(s, p - 1)]
+
+
 def mend(a: Assigner) -> None:
     """Run the local repairs until nothing changes (at most three rounds)."""
     owners = owners_of(a.found)
@@ -202,6 +236,7 @@ def mend(a: Assigner) -> None:
                 changed = True
         if not changed:
             break
+    _shift_slots(a, owners)
     _alternatives(a, owners, ambiguous)
     a.fits_two = ambiguous
 
