@@ -27,7 +27,7 @@ from serialkit.io.atomic import atomic_write
 VARIANTS: tuple[str, ...] = ("raw", "harness", "self-refine", "soft-rules")
 PREDICATE_CODES: tuple[str, ...] = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED")
 TASKS_DIR = "tasks"
-HARNESS_FIELDS = ("mode", "coverage", "notes", "scheduled", "repairs", "drops")
+HARNESS_FIELDS = ("proposer", "model", "mode", "coverage", "notes", "scheduled", "repairs", "drops")
 
 
 @dataclass(frozen=True)
