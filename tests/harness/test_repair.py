@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from fractions import Fraction as F
 
@@ -161,3 +162,19 @@ def test_plugin_rungs_join_the_ladder_by_rank() -> None:
     finally:
         unregister_plugin("test-octave-first")
     assert "octave_first" not in [r.name for r in ladder()]
+
+
+def test_baselines_use_the_same_checker_and_self_refine_feeds_violations_back() -> None:
+    options = {"profile": "paper-raw", "rates": {"wrong_pc": 0.05}}
+    raw = run("trio-schoenberg", variant="raw", seed=4, proposer_options=options)
+    refine = run("trio-schoenberg", variant="self-refine", seed=4, proposer_options=options)
+    assert raw.usage.calls == len(raw.task.sections) and raw.report["repairs"] == {}
+    assert raw.verdict.checker == refine.verdict.checker == "serialkit.checking"
+    assert not raw.verdict.strict  # 5 % wrong pitch classes: some note is wrong
+    kinds = [c["kind"] for c in refine.report["calls"]]
+    assert "refine" in kinds and refine.usage.calls > raw.usage.calls
+    feedback = [line for line in refine.transcript.splitlines() if '"kind":"refine"' in line]
+    assert feedback and all('"feedback":"- ' in line for line in feedback)
+    # the first proposal of each section is the raw one: same seed, same answer
+    first = [json.loads(t.splitlines()[1])["response"] for t in (raw.transcript, refine.transcript)]
+    assert first[0] == first[1]
