@@ -20,12 +20,22 @@ from serialkit.io.atomic import atomic_write
 Table = tuple[list[str], list[list[str]]]
 
 
+def _num(x: Any) -> float:
+    return math.nan if x is None else float(x)
+
+
 def _est(d: dict[str, Any], percent: bool = False, digits: int = 2) -> str:
-    if d.get("n", 0) == 0 or math.isnan(d["value"]):
+    if d.get("n", 0) == 0 or d["value"] is None:
         return "–"
+    if d["low"] is None:  # one family: resampling families gives no interval
+        return f"{100 * d['value']:.0f}%" if percent else f"{d['value']:.{digits}f}"
     if percent:
         return f"{100 * d['value']:.0f}% [{100 * d['low']:.0f}, {100 * d['high']:.0f}]"
     return f"{d['value']:.{digits}f} [{d['low']:.{digits}f}, {d['high']:.{digits}f}]"
+
+
+def _fmt(x: float | None) -> str:
+    return "–" if x is None or math.isnan(x) else f"{x:.3f}"
 
 
 def tables(s: dict[str, Any]) -> list[tuple[str, Table]]:
@@ -53,7 +63,7 @@ def tables(s: dict[str, Any]) -> list[tuple[str, Table]]:
     if s["corpus"]:
         out.append(("Corpus distance (monophonic pitch line vs reference scores)", (
             ["variant", "MMD", "KL (bits)", "windows", "reference windows"],
-            [[v, f"{s['corpus'][v]['mmd']:.3f}", f"{s['corpus'][v]['kl']:.3f}",
+            [[v, _fmt(s["corpus"][v]["mmd"]), _fmt(s["corpus"][v]["kl"]),
               str(s["corpus"][v]["samples"]), str(s["corpus"][v]["reference_samples"])] for v in vs],
         )))
     out.append(("Cost per run (mean)", (
@@ -92,8 +102,9 @@ def plots(s: dict[str, Any]) -> dict[str, bytes]:
     fig, ax = plt.subplots(figsize=(7, 3.6))
     for i, kind in enumerate(("strict", "relaxed")):
         d = [s["delivery"][v][kind] for v in vs]
-        vals = np.array([e["value"] for e in d])
-        err = np.array([[e["value"] - e["low"] for e in d], [e["high"] - e["value"] for e in d]])
+        vals = np.array([_num(e["value"]) for e in d])
+        err = np.nan_to_num(np.array([[_num(e["value"]) - _num(e["low"]) for e in d],
+                                      [_num(e["high"]) - _num(e["value"]) for e in d]]))
         ax.bar(x + (i - 0.5) * 0.38, vals, 0.38, yerr=err, capsize=4, label=kind)
     ax.set_xticks(x, vs)
     ax.set_ylim(0, 1.05)
@@ -107,7 +118,7 @@ def plots(s: dict[str, Any]) -> dict[str, bytes]:
     cx = np.arange(len(PREDICATE_CODES))
     for i, v in enumerate(vs):
         ax.bar(cx + (i - (len(vs) - 1) / 2) * width,
-               [s["predicates"][v][c]["value"] for c in PREDICATE_CODES], width, label=v)
+               [_num(s["predicates"][v][c]["value"]) for c in PREDICATE_CODES], width, label=v)
     ax.set_xticks(cx, PREDICATE_CODES)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("pass rate")
@@ -119,9 +130,10 @@ def plots(s: dict[str, Any]) -> dict[str, bytes]:
     for ax, key, label in zip(axes, ("calls", "completion_tokens", "wall_seconds"),
                               ("model calls / run", "completion tokens / run", "seconds / run"), strict=True):
         d = [s["cost"][v][key] for v in vs]
-        vals = np.array([e["value"] for e in d])
-        err = np.array([[e["value"] - e["low"] for e in d], [e["high"] - e["value"] for e in d]])
-        ax.bar(x, vals, 0.6, yerr=np.nan_to_num(err), capsize=3, color="#777")
+        vals = np.array([_num(e["value"]) for e in d])
+        err = np.nan_to_num(np.array([[_num(e["value"]) - _num(e["low"]) for e in d],
+                                      [_num(e["high"]) - _num(e["value"]) for e in d]]))
+        ax.bar(x, vals, 0.6, yerr=err, capsize=3, color="#777")
         ax.set_xticks(x, vs, rotation=20, fontsize=8)
         ax.set_title(label, fontsize=10)
     save(fig, "cost")

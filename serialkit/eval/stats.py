@@ -22,10 +22,10 @@ class Estimate:
     n: int
     clusters: int
 
-    def to_dict(self) -> dict[str, float | int]:
-        """JSON form."""
-        return {"value": self.value, "low": self.low, "high": self.high, "n": self.n,
-                "clusters": self.clusters}
+    def to_dict(self) -> dict[str, float | int | None]:
+        """JSON form (NaN, e.g. no interval from a single cluster, becomes null)."""
+        return {"value": _finite(self.value), "low": _finite(self.low), "high": _finite(self.high),
+                "n": self.n, "clusters": self.clusters}
 
     def text(self, digits: int = 2, percent: bool = False) -> str:
         """``0.83 [0.71, 0.92]`` (or percentages)."""
@@ -34,6 +34,10 @@ class Estimate:
         if percent:
             return f"{100 * self.value:.0f}% [{100 * self.low:.0f}, {100 * self.high:.0f}]"
         return f"{self.value:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+
+
+def _finite(x: float) -> float | None:
+    return None if math.isnan(x) else x
 
 
 NAN_ESTIMATE = Estimate(math.nan, math.nan, math.nan, 0, 0)
@@ -69,6 +73,8 @@ def cluster_bootstrap(
     sums = np.bincount(codes, weights=w * x, minlength=k)
     totals = np.bincount(codes, weights=w, minlength=k)
     point = float(sums.sum() / totals.sum())
+    if k < 2:  # resampling one cluster gives no interval
+        return Estimate(point, math.nan, math.nan, int(len(x)), k)
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, k, size=(resamples, k))
     num = sums[draws].sum(axis=1)

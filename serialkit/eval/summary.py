@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,12 +59,12 @@ def reference_lines(paths: Sequence[str | os.PathLike[str]]) -> list[list[int]]:
 
 
 def corpus_distance(candidate_lines: Sequence[Sequence[int]],
-                    reference: Sequence[Sequence[int]]) -> dict[str, float]:
+                    reference: Sequence[Sequence[int]]) -> dict[str, float | int | None]:
     """MMD (RBF, median bandwidth) on windowed interval histograms, and KL of pooled intervals."""
     cand = [f for line in candidate_lines for f in line_features(line)]
     ref = [f for line in reference for f in line_features(line)]
     if not cand or not ref:
-        return {"mmd": math.nan, "kl": math.nan, "samples": len(cand), "reference_samples": len(ref)}
+        return {"mmd": None, "kl": None, "samples": len(cand), "reference_samples": len(ref)}
     p = sum((interval_histogram(line) for line in candidate_lines), np.zeros(25))
     q = sum((interval_histogram(line) for line in reference), np.zeros(25))
     return {"mmd": mmd(np.array(cand), np.array(ref)), "kl": kl_divergence(p, q),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 from collections import defaultdict
 from collections.abc import Sequence
@@ -124,8 +125,8 @@ def analyze(ratings: Sequence[Rating], key: dict[str, Any], seed: int = 0) -> di
             if criterion in r.scores:
                 by_subject[(r.item, r.candidate)].append(r.scores[criterion])
         table = rating_table({k: v for k, v in by_subject.items() if len(v) >= 2}, LIKERT)
-        agreement[criterion] = {"fleiss_kappa": fleiss_kappa(table) if table else float("nan"),
-                                "subjects": len(table)}
+        kappa = fleiss_kappa(table) if table else math.nan
+        agreement[criterion] = {"fleiss_kappa": None if math.isnan(kappa) else kappa, "subjects": len(table)}
     return {"raters": raters, "ratings": len(ratings), "comparisons": comparisons, "scores": scores,
             "agreement": agreement}
 
@@ -139,13 +140,19 @@ def format_text(result: dict[str, Any]) -> str:
                      "mean score difference; 95 % CI clustered by item")
         for criterion, d in crits.items():
             p, m = d["preference"], d["mean_difference"]
+            if p["low"] is None:  # one item: resampling items cannot give an interval
+                lines.append(f"  {criterion:10} {100 * p['value']:5.1f}% [one item, no interval]"
+                             f"   Δ {m['value']:+.2f}   n={d['judgements']}")
+                continue
             lines.append(f"  {criterion:10} {100 * p['value']:5.1f}% [{100 * p['low']:.1f}, {100 * p['high']:.1f}]"
                          f"   Δ {m['value']:+.2f} [{m['low']:+.2f}, {m['high']:+.2f}]   n={d['judgements']}")
     lines.append("\nMean Likert score per condition (1–5; 95 % CI clustered by item)")
     for condition, crits in result["scores"].items():
-        cells = "  ".join(f"{c} {d['value']:.2f} [{d['low']:.2f}, {d['high']:.2f}]" for c, d in crits.items())
+        cells = "  ".join(f"{c} {d['value']:.2f}" + (f" [{d['low']:.2f}, {d['high']:.2f}]" if d["low"] is not None else "")
+                          for c, d in crits.items())
         lines.append(f"  {condition:12} {cells}")
     lines.append("\nInter-rater agreement (Fleiss' kappa over candidates, Likert 1–5)")
     for criterion, d in result["agreement"].items():
-        lines.append(f"  {criterion:10} κ = {d['fleiss_kappa']:.3f} ({d['subjects']} candidates)")
+        kappa = "–" if d["fleiss_kappa"] is None else f"{d['fleiss_kappa']:.3f}"
+        lines.append(f"  {criterion:10} κ = {kappa} ({d['subjects']} candidates)")
     return "\n".join(lines)

@@ -123,3 +123,9 @@ def test_normalised_entropy_extremes() -> None:
     assert normalised_entropy([1, 1, 1, 1], 8) == 0.0
     assert normalised_entropy([1, 2, 3, 4], 8) == pytest.approx(1.0)
     assert normalised_entropy([1], 8) == 0.0
+
+
+def test_one_cluster_gives_no_interval_and_json_null() -> None:
+    est = cluster_bootstrap([1.0, 0.0, 1.0], ["a", "a", "a"])
+    assert est.value == pytest.approx(2 / 3) and math.isnan(est.low) and math.isnan(est.high)
+    assert est.to_dict()["low"] is None and est.to_dict()["value"] == pytest.approx(2 / 3)
