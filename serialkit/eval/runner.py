@@ -215,6 +215,17 @@ class RateLimiter:
             time.sleep(start - now)
 
 
+def _check_names(config: EvalConfig) -> None:
+    """Unknown variants or proposers are bad input, found before anything runs."""
+    from serialkit.harness import VARIANTS as known
+    from serialkit.plugins import registry
+
+    for variant in config.variants:
+        if variant not in known:
+            raise TaskError(f"unknown variant {variant!r} (known: {', '.join(known)})")
+    registry("proposers").get(config.proposer)
+
+
 def _pin_tasks(tasks: Sequence[BankTask], root: Path) -> list[BankTask]:
     """Copy each task file into ``RUN_DIR/tasks`` on first use and run from the copy.
 
@@ -251,6 +262,7 @@ def run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], *, resume: boo
     existing = store.records() if store.path.exists() else []
     if existing and not resume:
         raise RunDirError(f"{store.root}: already holds {len(existing)} runs; pass --resume to continue it")
+    _check_names(config)
     tasks = _pin_tasks(load_bank(config.bank), store.root)
     store.root.mkdir(parents=True, exist_ok=True)
     store.repair()

@@ -70,6 +70,10 @@ def test_existing_run_dir_needs_resume_and_bad_bank_is_exit_2(tmp_path: Path) ->
     assert proc.returncode == 2 and "--resume" in proc.stderr
     proc = run_cli("eval", "run", str(tmp_path / "nope"), "-o", str(tmp_path / "r2"), check=False)
     assert proc.returncode == 2 and "nope" in proc.stderr
+    for bad in (["--variants", "raw,bogus"], ["--proposer", "nope"], ["--runs", "0"]):
+        proc = run_cli("eval", "run", str(bank), *bad, "-o", str(tmp_path / "r4"), check=False)
+        assert proc.returncode == 2 and bad[1].split(",")[-1] in proc.stderr
+        assert not (tmp_path / "r4").exists()
     (tmp_path / "badbank").mkdir()
     (tmp_path / "badbank" / "t.json").write_text('{"row": [0, 1]')
     proc = run_cli("eval", "run", str(tmp_path / "badbank"), "-o", str(tmp_path / "r3"), check=False)
