@@ -120,10 +120,11 @@ def plots(s: dict[str, Any]) -> dict[str, bytes]:
         ax.bar(cx + (i - (len(vs) - 1) / 2) * width,
                [_num(s["predicates"][v][c]["value"]) for c in PREDICATE_CODES], width, label=v)
     ax.set_xticks(cx, PREDICATE_CODES)
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.22)
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_ylabel("pass rate")
     ax.set_title("Predicate pass rates")
-    ax.legend(fontsize=8, ncol=len(vs))
+    ax.legend(fontsize=8, ncol=len(vs), loc="upper center")
     save(fig, "predicates")
 
     fig, axes = plt.subplots(1, 3, figsize=(10, 3.2))
