@@ -51,6 +51,8 @@ def eval_group() -> None:
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
               help="Extra proposer option (JSON value or string); repeatable.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--tasks", "task_patterns", default=None, metavar="GLOB,...",
+              help="Only tasks whose name or family matches (e.g. 'canon,mono-line-0[12]').")
 @click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False), help="RUN_DIR.")
 @click.option("--jobs", "-j", type=int, default=1, show_default=True, help="Runs in parallel.")
 @click.option("--executor", type=click.Choice(["auto", "process", "thread"]), default="auto",
@@ -59,7 +61,8 @@ def eval_group() -> None:
 @click.option("--rate-limit", default=None, metavar="R/s", help="At most R run starts per second.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def run_cmd(bank: str, variants: str, runs: int, proposer: str, model: str | None,
-            base_url: str | None, options: tuple[str, ...], seed: int, out: str, jobs: int,
+            base_url: str | None, options: tuple[str, ...], seed: int, task_patterns: str | None,
+            out: str, jobs: int,
             executor: str, resume: bool, rate_limit: str | None, as_json: bool) -> None:
     """Run BANK ("builtin" or a directory of task files) under each variant, RUNS times."""
     from serialkit.eval.runner import EvalConfig, run_eval
@@ -73,7 +76,8 @@ def run_cmd(bank: str, variants: str, runs: int, proposer: str, model: str | Non
             proposer_options[key] = json.loads(raw)
         except json.JSONDecodeError:
             proposer_options[key] = raw
-    config = EvalConfig(bank=bank, variants=_variants(variants), runs=runs, proposer=proposer,
+    patterns = tuple(p.strip() for p in (task_patterns or "").split(",") if p.strip())
+    config = EvalConfig(bank=bank, tasks=patterns, variants=_variants(variants), runs=runs, proposer=proposer,
                         model=model, base_url=base_url, proposer_options=proposer_options,
                         seed=seed, jobs=jobs, rate_limit=_rate(rate_limit), executor=executor)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)

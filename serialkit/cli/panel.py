@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from serialkit.cli._common import echo_json
+from serialkit.cli._common import echo_json, is_tty
 
 
 @click.group("panel")
@@ -29,9 +29,12 @@ def build_cmd(run_dir: str, out: str, key: str | None, raters: int, seed: int, p
     """Pair candidates of the same task across conditions, anonymise and render them blind."""
     from serialkit.panel.build import build_packet, parse_pairs
 
+    def show(done: int, total: int) -> None:
+        click.echo(f"\rrendering candidates {done}/{total}", err=True, nl=done == total)
+
     summary = build_packet(run_dir, out, key_path=key, raters=raters, seed=seed,
                            pairs=parse_pairs(pairs) if pairs else None, max_items=max_items,
-                           audio=not no_audio)
+                           audio=not no_audio, progress=show if is_tty() else None)
     if as_json:
         echo_json(summary)
     else:

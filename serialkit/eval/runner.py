@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+import fnmatch
 import json
 import os
 import signal
@@ -35,6 +36,7 @@ class EvalConfig:
     """What to run: the bank, conditions, repetitions, proposer and how fast."""
 
     bank: str = "builtin"
+    tasks: tuple[str, ...] = ()  # glob patterns on task name or family; empty = all
     variants: tuple[str, ...] = VARIANTS
     runs: int = 3
     proposer: str = "stochastic"
@@ -98,8 +100,20 @@ def run_seed(base: int, task: str, run: int) -> int:
     return (base * 1_000_003 + zlib.crc32(f"{task}#{run}".encode())) % (2**31 - 1)
 
 
+def select_tasks(tasks: Sequence[BankTask], patterns: Sequence[str]) -> list[BankTask]:
+    """Tasks whose name or family matches one of the glob patterns (all when none given)."""
+    if not patterns:
+        return list(tasks)
+    chosen = [t for t in tasks if any(fnmatch.fnmatchcase(t.name, p) or fnmatch.fnmatchcase(t.family, p)
+                                      for p in patterns)]
+    if not chosen:
+        raise TaskError(f"--tasks {','.join(patterns)}: no task of the bank matches")
+    return chosen
+
+
 def plan_runs(tasks: Sequence[BankTask], config: EvalConfig) -> list[RunSpec]:
     """All runs in a stable order: run index, then task, then variant (early stops stay balanced)."""
+    tasks = select_tasks(tasks, config.tasks)
     options = dict(config.proposer_options)
     if config.model:
         options.setdefault("model", config.model)
@@ -263,7 +277,7 @@ def run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], *, resume: boo
     if existing and not resume:
         raise RunDirError(f"{store.root}: already holds {len(existing)} runs; pass --resume to continue it")
     _check_names(config)
-    tasks = _pin_tasks(load_bank(config.bank), store.root)
+    tasks = _pin_tasks(select_tasks(load_bank(config.bank), config.tasks), store.root)
     store.root.mkdir(parents=True, exist_ok=True)
     store.repair()
     store.clean_tmp()

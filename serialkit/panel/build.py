@@ -7,7 +7,7 @@ import json
 import os
 import random
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,8 +115,12 @@ def _task_brief(run_dir: Path, record: dict[str, Any]) -> dict[str, Any]:
 def build_packet(run_dir: str | os.PathLike[str], packet: str | os.PathLike[str], *,
                  key_path: str | os.PathLike[str] | None = None, raters: int = 5, seed: int = 0,
                  pairs: Sequence[tuple[str, str]] | None = None, max_items: int = 24,
-                 audio: bool = True) -> dict[str, Any]:
-    """Write the packet (forms, blind scores, audio) and the key (outside it); return a summary."""
+                 audio: bool = True,
+                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Write the packet (forms, blind scores, audio) and the key (outside it); return a summary.
+
+    ``progress(done, total)`` is called after each candidate is rendered.
+    """
     root, out = Path(run_dir), Path(packet)
     key_file = Path(key_path) if key_path else out.parent / f"{out.name}.key.json"
     if out.resolve() in key_file.resolve().parents:
@@ -140,7 +144,7 @@ def build_packet(run_dir: str | os.PathLike[str], packet: str | os.PathLike[str]
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        key, public = _materialise(root, tmp, items, rng, audio)
+        key, public = _materialise(root, tmp, items, rng, audio, progress)
         forms = []
         for r in range(1, raters + 1):
             order = [dict(it, candidates=rng.sample(it["candidates"], 2)) for it in rng.sample(public, len(public))]
@@ -168,8 +172,8 @@ def _flatten_times(folder: Path) -> None:
     os.utime(folder, (FIXED_TIME, FIXED_TIME))
 
 
-def _materialise(root: Path, out: Path, items: Sequence[Item], rng: random.Random,
-                 audio: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _materialise(root: Path, out: Path, items: Sequence[Item], rng: random.Random, audio: bool,
+                 progress: Callable[[int, int], None] | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     used: set[str] = set()
     media: dict[str, dict[str, Any]] = {}
     key: dict[str, Any] = {"format": "serialkit-panel-key", "candidates": {}, "items": {}}
@@ -181,6 +185,8 @@ def _materialise(root: Path, out: Path, items: Sequence[Item], rng: random.Rando
         for condition, record in pairs:
             cid = _new_id(rng, used)
             media[cid] = _candidate_media(root, record, out / "candidates" / cid, cid, audio)
+            if progress is not None:
+                progress(len(media), 2 * len(items))
             key["candidates"][cid] = {"condition": condition, "task": record["task"],
                                       "family": record["family"], "run": record["run"],
                                       "proposer": record["proposer"], "model": record.get("model"),

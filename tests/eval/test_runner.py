@@ -243,3 +243,14 @@ def test_a_corrupt_middle_record_names_file_and_line(tmp_path: Path) -> None:
     (run_dir / "runs.jsonl").write_text('{"key": "a"}\nnot json\n{"key": "b"}\n')
     proc = run_cli("eval", "report", str(run_dir), "-o", str(tmp_path / "r.md"), check=False)
     assert proc.returncode == 2 and "runs.jsonl:2" in proc.stderr
+
+
+def test_task_selection_by_name_or_family(tmp_path: Path) -> None:
+    proc = run_cli("eval", "run", "builtin", "--tasks", "mono-line,canon-0[12]", "--variants", "raw",
+                   "--runs", "1", "-o", str(tmp_path / "run"), "--json")
+    assert json.loads(proc.stdout)["planned"] == 7
+    names = {r["task"] for r in RunStore(tmp_path / "run").records()}
+    assert names == {f"mono-line-0{i}" for i in range(1, 6)} | {"canon-01", "canon-02"}
+    assert sorted(p.stem for p in (tmp_path / "run" / "tasks").iterdir()) == sorted(names)
+    proc = run_cli("eval", "run", "builtin", "--tasks", "nothing*", "-o", str(tmp_path / "r2"), check=False)
+    assert proc.returncode == 2 and "no task" in proc.stderr
