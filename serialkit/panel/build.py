@@ -152,14 +152,14 @@ def build_packet(run_dir: str | os.PathLike[str], packet: str | os.PathLike[str]
             forms.append(f"forms/rater-{r}.html")
         atomic_write(tmp / "index.html", start_page(forms, len(public)))
         _flatten_times(tmp)
+        key.update({"seed": seed, "raters": raters, "packet": str(out), "run_dir": str(root)})
+        atomic_write(key_file, json.dumps(key, indent=2))  # the key first: a packet without it is lost
         if out.exists():
             out.rmdir()
         os.replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    key.update({"seed": seed, "raters": raters, "packet": str(out), "run_dir": str(root)})
-    atomic_write(key_file, json.dumps(key, indent=2))
     return {"packet": str(out), "key": str(key_file), "items": len(items),
             "candidates": len(key["candidates"]), "raters": raters}
 
