@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from serialkit.core.errors import PieceError, ScoreReadError
 from serialkit.core.piece import Event, Piece, Source, Tag, TimeSignature, Voice
@@ -151,3 +152,20 @@ def test_fixture_pieces_load(fixtures: Path) -> None:
     clean = load_piece(fixtures / "pieces" / "clean-piece.json")
     assert len(demo.events) == len(clean.events) > 24
     assert demo.row == clean.row is not None and demo.blueprint is not None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from([(3, 4), (4, 4), (5, 8), (7, 16)]), min_size=1, max_size=3),
+    st.sampled_from([Fraction(0), Fraction(1), Fraction(1, 2)]),
+    st.lists(st.fractions(min_value=0, max_value=40, max_denominator=12), min_size=1, max_size=12),
+)
+def test_predicate_locator_agrees_with_piece_locate(
+    meters: list[tuple[int, int]], pickup: Fraction, onsets: list[Fraction]
+) -> None:
+    sigs = tuple(TimeSignature(n, d, bar=3 * k) for k, (n, d) in enumerate(meters))
+    events = tuple(Event(f"e{k}", "v1", t, 1, 60) for k, t in enumerate(onsets))
+    piece = Piece(events, time_signatures=sigs, pickup=pickup)
+    locator = Locator(piece)
+    for t in onsets:
+        assert locator.locate(t) == piece.locate(t)

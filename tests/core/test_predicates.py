@@ -370,6 +370,9 @@ def test_gate_strict_implies_relaxed_and_relaxed_ignores_only_sched(piece: Piece
     assert verdict.relaxed == all(v.code == "SCHED" for v in verdict.violations)
     assert verdict.strict == (verdict.violations == ())
     assert sum(verdict.counts().values()) == len(verdict.violations)
+    # the gate checks ROW inside the ORDER pass; it must find exactly what the lone checks find
+    assert verdict.by_code("ROW") == check_row(piece)
+    assert verdict.by_code("ORDER") == check_order(piece)
 
 
 def test_gate_reports_both_modes_and_notes() -> None:

@@ -101,17 +101,31 @@ class Columns:
 
 
 class Locator:
-    """Bars computed once; ``describe`` matches ``Piece.describe`` without rebuilding them."""
+    """Bar and beat of a time point, matching ``Piece.locate``/``describe`` without rebuilding
+    the bars per call: arithmetic under one meter, a bisection over the bars otherwise."""
 
-    __slots__ = ("piece", "bars", "onsets")
+    __slots__ = ("piece", "bars", "onsets", "length")
 
     def __init__(self, piece: Piece, end: Fraction | None = None) -> None:
         self.piece = piece
-        self.bars = piece.measures or _derive_bars(piece, piece.end if end is None else end)
+        meters = {(ts.numerator, ts.denominator) for ts in piece.time_signatures}
+        self.length: Fraction | None = None
+        self.bars: tuple[Measure, ...] = ()
+        if not piece.measures and len(meters) <= 1:
+            ts = piece.time_signatures[0] if piece.time_signatures else TimeSignature(4, 4)
+            self.length = ts.bar_length
+        else:
+            self.bars = piece.measures or _derive_bars(piece, piece.end if end is None else end)
         self.onsets = [b.onset for b in self.bars]
 
     def locate(self, onset: Fraction) -> tuple[str, Fraction]:
         """(bar number, 1-based beat in quarter notes)."""
+        if self.length is not None:
+            pickup = self.piece.pickup
+            if pickup and onset < pickup:
+                return "0", onset + 1
+            k = (onset - pickup) // self.length
+            return str(k + 1), onset - pickup - k * self.length + 1
         k = max(0, bisect_right(self.onsets, onset) - 1)
         bar = self.bars[k]
         return bar.number, onset - bar.onset + 1

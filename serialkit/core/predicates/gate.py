@@ -16,6 +16,7 @@ from serialkit.core.predicates.tags import (
     check_pc,
     check_row,
     check_schedule,
+    order_and_row,
     tagged_statements,
 )
 from serialkit.core.predicates.voices import check_crossings, check_range
@@ -37,14 +38,21 @@ def run_predicates(
     statements = None
     if "ORDER" in wanted or "SCHED" in wanted:
         statements = tagged_statements(cols)
+    the_row = row if row is not None else cols.piece.row
+    fused: list[Violation] | None = None  # ROW checked inside the ORDER pass
     out: list[Violation] = []
     for code in CODES:
         if code not in wanted:
             continue
         if code == "ROW":
-            out += check_row(cols, row)
+            if "ORDER" in wanted and the_row is not None:
+                order_found, row_found = order_and_row(cols, rules, statements, the_row)
+                out += row_found
+                fused = order_found
+            else:
+                out += check_row(cols, row)
         elif code == "ORDER":
-            out += check_order(cols, rules, statements)
+            out += fused if fused is not None else check_order(cols, rules, statements)
         elif code == "COLL":
             out += check_collisions(cols, rules.tolerance)
         elif code == "PC":

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter, is_
+from typing import NamedTuple
 
 from serialkit.core.piece import Piece
 from serialkit.core.predicates.columns import Columns, columns_of
@@ -16,8 +16,7 @@ _SECTION = attrgetter("section")
 _STATEMENT = attrgetter("statement")
 
 
-@dataclass(frozen=True, slots=True)
-class TaggedStatement:
+class TaggedStatement(NamedTuple):
     """A row statement as the tags declare it: key, form and event indices in heard order."""
 
     key: str
@@ -54,22 +53,32 @@ def check_row(piece: Piece | Columns, row: Row | None = None) -> list[Violation]
     if the_row is None:
         return []
     table = _FormTable(the_row, cols.piece.convention)
-    out: list[Violation] = []
     midi = cols.midi
     by_id = table.by_id
+    bad = []
     for i, tag in enumerate(cols.tags):
         if tag is None:
             continue
         pcs = by_id.get(id(tag.form))
         if pcs is None:
             pcs = table.pcs(tag.form)
-        if pcs[tag.position] == midi[i] % 12:
-            continue
+        if pcs[tag.position] != midi[i] % 12:
+            bad.append(i)
+    return row_violations(cols, table, bad)
+
+
+def row_violations(cols: Columns, table: _FormTable, bad: list[int]) -> list[Violation]:
+    """ROW violations for the events at these indices (in index order)."""
+    out = []
+    for i in sorted(bad):
+        tag = cols.tags[i]
+        assert tag is not None
+        want = table.pcs(tag.form)[tag.position]
         out.append(
             Violation(
                 "ROW",
                 (cols.ids[i],),
-                f"{pc_name(midi[i])} is tagged {tag.label}, where the row has {pc_name(pcs[tag.position])}",
+                f"{pc_name(cols.midi[i])} is tagged {tag.label}, where the row has {pc_name(want)}",
                 cols.where(i),
             )
         )
@@ -179,13 +188,25 @@ def check_order(
     between the two highest positions reached so far for at most ``oscillation_window`` extra
     notes (positions 3 4 3 4 are two extra notes).
     """
-    cols = columns_of(piece)
+    return order_and_row(columns_of(piece), rules, statements)[0]
+
+
+def order_and_row(
+    cols: Columns,
+    rules: Rules,
+    statements: list[TaggedStatement] | None = None,
+    row: Row | None = None,
+) -> tuple[list[Violation], list[Violation]]:
+    """ORDER violations and, in the same pass when a row is given, ROW violations."""
     stmts = tagged_statements(cols) if statements is None else statements
     tags, midi = cols.tags, cols.midi
     window, repeats = rules.oscillation_window, rules.immediate_repeats
+    table = None if row is None else _FormTable(row, cols.piece.convention)
+    row_bad: list[int] = []
     out: list[Violation] = []
     for stmt in stmts:
         form = stmt.form
+        form_pcs = table.pcs(form) if table is not None else ()
         top = -1
         heard = 0  # bit set of order positions heard
         pcs = 0  # bit set of pitch classes heard
@@ -195,8 +216,15 @@ def check_order(
             assert tag is not None
             q = tag.position
             m = midi[i]
-            bit = 1 << (m % 12)
+            c = m % 12
+            bit = 1 << c
             problem = None
+            if table is not None:
+                if tag.form is form:
+                    if form_pcs[q] != c:
+                        row_bad.append(i)
+                elif table.pcs(tag.form)[q] != c:
+                    row_bad.append(i)
             if tag.form is not form and tag.form != form:
                 out.append(
                     Violation(
@@ -238,7 +266,7 @@ def check_order(
             heard |= 1 << q
             pcs |= bit
             prev_pos, prev_midi = q, m
-    return out
+    return out, ([] if table is None else row_violations(cols, table, row_bad))
 
 
 def check_schedule(

@@ -116,6 +116,9 @@ def crossed_noteheads(piece: Piece | Columns) -> tuple[list[int], int]:
         lo, hi = floor[v], ceiling[v]
         under = [(vmax[j], sounding[j].times, sounding[j].ends, sounding[j].high) for j in below[v]]
         over = [(vmin[j], sounding[j].times, sounding[j].ends, sounding[j].low) for j in above[v]]
+        if len(under) <= 1 and len(over) <= 1:  # the usual case: only neighbours can cross
+            crossed += _crossed_by_neighbours(per_voice[v], start, midi, under, over)
+            continue
         for i in per_voice[v]:
             m = midi[i]
             if lo <= m <= hi:
@@ -145,6 +148,32 @@ def crossed_noteheads(piece: Piece | Columns) -> tuple[list[int], int]:
                             break
     crossed.sort(key=start.__getitem__)
     return crossed, judged
+
+
+_Partner = tuple[int, list[int], list[int], list[int]]
+
+
+def _crossed_by_neighbours(
+    idx: list[int], start: list[int], midi: list[int], under: list[_Partner], over: list[_Partner]
+) -> list[int]:
+    """``crossed_noteheads`` for a voice with at most one partner below and one above."""
+    top, u_times, u_ends, u_high = under[0] if under else (-1, [], [], [])
+    bottom, o_times, o_ends, o_low = over[0] if over else (128, [], [], [])
+    found = []
+    for i in idx:
+        m = midi[i]
+        if m < top:
+            t = start[i]
+            k = bisect_right(u_times, t) - 1
+            if k >= 0 and u_ends[k] > t and u_high[k] > m:
+                found.append(i)
+                continue
+        if m > bottom:
+            t = start[i]
+            k = bisect_right(o_times, t) - 1
+            if k >= 0 and o_ends[k] > t and o_low[k] < m:
+                found.append(i)
+    return found
 
 
 def crossing_share(piece: Piece | Columns) -> Fraction:
