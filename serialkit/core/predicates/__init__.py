@@ -29,6 +29,7 @@ from serialkit.core.predicates.tags import (
     check_pc,
     check_row,
     check_schedule,
+    order_and_row,
     tagged_statements,
 )
 from serialkit.core.predicates.voices import (
@@ -60,6 +61,7 @@ __all__ = [
     "crossing_share",
     "gate",
     "naive_collision_pairs",
+    "order_and_row",
     "run_predicates",
     "tagged_statements",
 ]
