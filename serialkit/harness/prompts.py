@@ -39,6 +39,7 @@ def messages(request: Request, version: str = PROMPT_VERSION) -> list[dict[str, 
     )
     fields = {
         "section": request.section,
+        "brief": _brief(task.description),
         "start": _t(sec.start),
         "end": _t(sec.end),
         "meter": f"{task.meter.numerator}/{task.meter.denominator}",
@@ -57,6 +58,12 @@ def messages(request: Request, version: str = PROMPT_VERSION) -> list[dict[str, 
         {"role": "system", "content": prompt_text("system", version)},
         {"role": "user", "content": user},
     ]
+
+
+def _brief(description: str) -> str:
+    """The task's own words, quoted as the user's brief (empty when there are none)."""
+    text = " ".join(description.split())
+    return f"The brief (the rules below still hold): {text}\n" if text else ""
 
 
 def estimate_tokens(text: str) -> int:
