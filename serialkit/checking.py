@@ -73,6 +73,8 @@ class CheckReport:
     voices: tuple[str, ...] = ()
     rules: Rules = Rules()
     analysed: bool = False
+    noteheads: tuple[Mapping[str, Any], ...] | None = None
+    """Per-notehead places, labels and colours (``serialkit annotate``); None: not computed."""
 
     @property
     def strict(self) -> bool:
@@ -101,7 +103,7 @@ class CheckReport:
     def to_dict(self) -> dict[str, Any]:
         """The check report JSON (``schemas/report.schema.json``)."""
         cov = self.coverage
-        return {
+        data = {
             "format": "serialkit-check-report",
             "version": 1,
             "source": self.source,
@@ -124,6 +126,9 @@ class CheckReport:
             "statements": list(self.statements),
             "notes": list(self.notes),
         }
+        if self.noteheads is not None:
+            data["noteheads"] = [dict(n) for n in self.noteheads]
+        return data
 
 
 def _analyze(piece: Piece, row: Row, convention: str) -> Analysis:

@@ -31,6 +31,7 @@ class RawNote:
     tie_start: bool = False
     tie_stop: bool = False
     home: int = 0  # the voice's own staff when the note is written on another (cross-staff)
+    transposition: int = 0  # sounding minus written semitones (transposing instruments)
 
     @property
     def key(self) -> str:

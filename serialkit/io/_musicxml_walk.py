@@ -208,6 +208,7 @@ class Walker:
             grace=fields.grace,
             tie_start=fields.tie_start,
             tie_stop=fields.tie_stop,
+            transposition=shift,
         )
 
     def attributes(self, child: etree._Element, m_index: int) -> None:

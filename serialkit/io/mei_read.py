@@ -13,6 +13,7 @@ from serialkit.core.piece import Measure, Piece, TimeSignature
 from serialkit.io._build import (
     DAMAGE,
     RawNote,
+    ScoreParts,
     build_piece,
     damaged,
     decode_id,
@@ -32,7 +33,7 @@ from serialkit.io._mei_defs import (
 )
 from serialkit.io.safety import parse_xml, read_bytes
 
-__all__ = ["MEI_NS", "XML_ID", "read_mei"]
+__all__ = ["MEI_NS", "XML_ID", "read_mei", "scan_mei"]
 
 _ACCID = {
     "s": 1, "f": -1, "ss": 2, "x": 2, "ff": -2, "xs": 3, "sx": 3, "ts": 3, "tf": -3, "n": 0,
@@ -46,6 +47,15 @@ _CONTAINERS = {"beam", "tuplet", "graceGrp", "bTrem", "fTrem", "ligature", "supp
 def read_mei(path: str | Path, limit: int | None = None) -> Piece:
     """Read an MEI (3, 4 or 5) file into a Piece with sounding pitches."""
     path = Path(path)
+    parts = scan_mei(path, limit)
+    try:
+        return build_piece(parts, path, "mei")
+    except PieceError as exc:
+        raise ScoreReadError(f"{path}: {exc}") from None
+
+
+def scan_mei(path: Path, limit: int | None = None) -> ScoreParts:
+    """Every notehead of an MEI file as the reader finds it, before ties are merged."""
     tree = parse_xml(read_bytes(path, limit), str(path))
     root = tree.getroot()
     if local_name(root) not in ("mei", "music", "meiCorpus"):
@@ -66,10 +76,7 @@ def read_mei(path: str | Path, limit: int | None = None) -> Piece:
                 _walk(score, state)
             except DAMAGE as exc:
                 raise damaged(str(path), state.current, exc) from None
-    try:
-        return build_piece(state.parts, path, "mei")
-    except PieceError as exc:
-        raise ScoreReadError(f"{path}: {exc}") from None
+    return state.parts
 
 
 def _title(root: etree._Element) -> str | None:
@@ -339,5 +346,6 @@ def _note(
             grace=grace,
             tie_start=tie in ("i", "m"),
             tie_stop=tie in ("m", "t"),
+            transposition=lay.info.trans_semi,
         )
     )

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
+from serialkit.core.errors import ScoreWriteError
 from serialkit.core.piece import Piece
 from serialkit.io._build import encode_id
 from serialkit.io._notate import (
@@ -29,10 +32,28 @@ _DUR = {"maxima": "maxima", "long": "long", "breve": "breve", "whole": "1", "hal
         "quarter": "4", "eighth": "8", "16th": "16", "32nd": "32", "64th": "64", "128th": "128",
         "256th": "256", "512th": "512", "1024th": "1024"}
 _ACCID = {-2: "ff", -1: "f", 0: "n", 1: "s", 2: "x"}
+LABEL_STYLES = ("fingering", "lyric")
+
+if TYPE_CHECKING:
+    from serialkit.io.annotate import Annotation
+
+Marks = Mapping[str, "Annotation"]
 
 
-def write_mei(piece_or_source: Piece | str | os.PathLike[str], out_path: str | os.PathLike[str]) -> Path:
-    """Write a Piece (or any readable score file) as MEI 5, atomically."""
+def write_mei(
+    piece_or_source: Piece | str | os.PathLike[str],
+    out_path: str | os.PathLike[str],
+    annotations: Marks | None = None,
+    label_style: str = "fingering",
+) -> Path:
+    """Write a Piece (or any readable score file) as MEI 5, atomically.
+
+    ``annotations`` maps event ids to an Annotation: the label becomes a ``<fing>`` pointing at
+    the note (``label_style="fingering"``) or a ``<verse>`` of the note (``"lyric"``); the colour
+    goes on the note and on every note tied to it.
+    """
+    if label_style not in LABEL_STYLES:
+        raise ScoreWriteError(f"label style {label_style!r} is not one of {', '.join(LABEL_STYLES)}")
     if isinstance(piece_or_source, Piece):
         piece = piece_or_source
     else:
@@ -40,7 +61,13 @@ def write_mei(piece_or_source: Piece | str | os.PathLike[str], out_path: str | o
 
         piece = read_score(piece_or_source)
     out = Path(out_path)
-    data = etree.tostring(build_mei(piece), xml_declaration=True, encoding="UTF-8", pretty_print=True)
+    if annotations:
+        missing = sorted(set(annotations) - {e.id for e in piece.events})
+        if missing:
+            shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            raise ScoreWriteError(f"{out}: annotations name notes that are not in the piece: {shown}")
+    root = build_mei(piece, annotations, label_style)
+    data = etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
     with atomic_path(out) as tmp:
         tmp.write_bytes(data)
     return out
@@ -50,8 +77,8 @@ def _sub(parent: etree._Element, tag: str, **attrs: str) -> etree._Element:
     return etree.SubElement(parent, _N + tag, {k.replace("_", "."): v for k, v in attrs.items()})
 
 
-def build_mei(piece: Piece) -> etree._Element:
-    """The <mei> element for a Piece."""
+def build_mei(piece: Piece, annotations: Marks | None = None, label_style: str = "fingering") -> etree._Element:
+    """The <mei> element for a Piece, with labels and colours when ``annotations`` are given."""
     root = etree.Element(_N + "mei", nsmap={None: MEI_NS}, meiversion="5.0")  # type: ignore[dict-item]
     head = _sub(root, "meiHead")
     file_desc = _sub(head, "fileDesc")
@@ -92,7 +119,7 @@ def build_mei(piece: Piece) -> etree._Element:
             sdef.set("meter.count", str(bar.meter[0]))
             sdef.set("meter.unit", str(bar.meter[1]))
         meter = bar.meter or meter
-        m = _measure(section, bar, index, piece, parts, staff_numbers, plans)
+        m = _measure(section, bar, index, parts, staff_numbers, plans, annotations or {}, label_style)
         if bar.length != Fraction(4 * meter[0], meter[1]):
             m.set("metcon", "false")  # a pickup or an irregular bar: its content sets its length
     return root
@@ -102,25 +129,36 @@ def _measure(
     section: etree._Element,
     bar: Bar,
     index: int,
-    piece: Piece,
     parts: list[Part],
     staff_numbers: dict[tuple[str, int], int],
     plans: dict[tuple[str, int, str], list[list[Item]]],
+    marks: Marks,
+    label_style: str,
 ) -> etree._Element:
     m = _sub(section, "measure", n=bar.number)
+    labelled: list[tuple[etree._Element, str, str]] = []
     for part in parts:
         for staff in part.staves:
-            st = _sub(m, "staff", n=str(staff_numbers[(part.id, staff.number)]))
+            n = str(staff_numbers[(part.id, staff.number)])
+            st = _sub(m, "staff", n=n)
             for k, (vname, _layer_events) in enumerate(staff.voices):
                 items = plans[(part.id, staff.number, vname)][index]
                 if not items and k:
                     continue
                 lay = _sub(st, "layer", n=str(k + 1), label=vname)
-                _layer(lay, items)
+                labelled += [(note, label, n) for note, label in _layer(lay, items, marks)]
+    for note, label, staff_n in labelled:
+        if label_style == "lyric":
+            verse = _sub(note, "verse", n="1")
+            _sub(verse, "syl").text = label
+        else:
+            _sub(m, "fing", startid="#" + (note.get(XML_ID) or ""), staff=staff_n).text = label
     return m
 
 
-def _layer(lay: etree._Element, items: list[Item]) -> None:
+def _layer(lay: etree._Element, items: list[Item], marks: Marks) -> list[tuple[etree._Element, str]]:
+    """Write one layer's notes, rests, chords and tuplets; returns the notes to label."""
+    labelled: list[tuple[etree._Element, str]] = []
     accids: dict[tuple[str, int], int] = {}
     tuplet: etree._Element | None = None
     ended = False
@@ -146,8 +184,13 @@ def _layer(lay: etree._Element, items: list[Item]) -> None:
             _duration(holder, item)
         for event in sorted(item.events, key=lambda e: e.midi):
             note = _sub(holder, "note")
+            mark = marks.get(event.id)
             if item.onset == event.onset:
                 note.set(XML_ID, encode_id(event.id))
+                if mark is not None and mark.label:
+                    labelled.append((note, mark.label))
+            if mark is not None and mark.color:
+                note.set("color", mark.color)
             step, alter, octave = spell(event.midi)
             note.set("pname", step.lower())
             note.set("oct", str(octave))
@@ -162,6 +205,7 @@ def _layer(lay: etree._Element, items: list[Item]) -> None:
                 holder = note
         if item.tie_start or item.tie_stop:
             holder.set("tie", "m" if item.tie_start and item.tie_stop else ("i" if item.tie_start else "t"))
+    return labelled
 
 
 def _duration(el: etree._Element, item: Item) -> None:
