@@ -2,8 +2,8 @@
 //  serialkit — label every note of the open score with its row form and order position
 //
 //  MuseScore 3 plugin. Exports the open score to MusicXML, runs
-//  `serialkit plugins musescore SCORE -o LABELS.json`, and applies each note's label
-//  ("P0:3") and colour to the open score, matching notes by
+//  `serialkit annotate SCORE --json REPORT`, and applies each notehead's label ("P0:3")
+//  and colour from the report's "noteheads" list to the open score, matching notes by
 //  (part, staff, voice, tick, pitch) because MuseScore drops note ids on export.
 //
 //  Settings (File > Score Properties, custom tags):
@@ -34,8 +34,9 @@ MuseScore {
     property var labelPattern: /^(P|I|R|RI)\d+:\d+(\/(P|I|R|RI)\d+:\d+)*$/
 
     QProcess { id: proc }
+    QProcess { id: envProc }
     FileIO { id: scoreFile }
-    FileIO { id: labelsFile }
+    FileIO { id: reportFile }
 
     MessageDialog {
         id: messageDialog
@@ -63,37 +64,77 @@ MuseScore {
         messageDialog.open();
     }
 
-    function quote(text) {
-        return "\"" + String(text).replace(/"/g, "\\\"") + "\"";
+    function posix() {
+        return Qt.platform.os !== "windows";
     }
 
-    // Run serialkit on the exported score; returns the parsed JSON or throws a message.
-    function runSerialkit(scorePath, labelsPath) {
-        var command = quote(serialkitCommand) + " plugins musescore " + quote(scorePath)
-                      + " -o " + quote(labelsPath);
-        var row = curScore.metaTag("serialkit-row");
+    // A command-line argument for QProcess.start (which splits on spaces outside double quotes).
+    function quote(text) {
+        return "\"" + String(text).replace(/"/g, "\"\"\"") + "\"";
+    }
+
+    // A word for the POSIX shell.
+    function shellWord(text) {
+        return "'" + String(text).replace(/'/g, "'\\''") + "'";
+    }
+
+    // The value of an environment variable; "" when unset (QML cannot read the environment,
+    // so ask printenv; on Windows the variables are not read).
+    function envValue(name) {
+        if (!posix())
+            return "";
+        envProc.start("printenv " + name);
+        if (!envProc.waitForFinished(10000))
+            return "";
+        return String(envProc.readAllStandardOutput()).replace(/[\r\n]+$/, "");
+    }
+
+    // The words of the serialkit command line.
+    function annotateWords(scorePath, reportPath) {
+        var words = [serialkitCommand, "annotate", scorePath, "--json", reportPath];
+        var row = curScore.metaTag("serialkit-row") || envValue("SERIALKIT_ROW");
         if (row)
-            command += " --row " + quote(row);
+            words.push("--row", row);
+        else
+            words.push("--identify");
         var convention = curScore.metaTag("serialkit-convention");
         if (convention)
-            command += " --convention " + quote(convention);
+            words.push("--convention", convention);
+        return words;
+    }
+
+    // Run `serialkit annotate` on the exported score; returns the parsed report or throws a
+    // message. On POSIX systems it runs through sh so that serialkit's error messages (stderr)
+    // reach the plugin, whose QProcess reads standard output only.
+    function runSerialkit(scorePath, reportPath) {
+        var words = annotateWords(scorePath, reportPath);
+        var command;
+        if (posix())
+            command = "/bin/sh -c " + quote("exec " + words.map(shellWord).join(" ") + " 2>&1");
+        else
+            command = words.map(quote).join(" ");
         console.log("serialkit: running " + command);
         var started = Date.now();
         proc.start(command);
-        if (!proc.waitForFinished(120000)) {
-            if (Date.now() - started < 110000)
-                throw "could not run serialkit: is it installed and on MuseScore's PATH? "
-                      + "(or set serialkitCommand in serialkit.qml; command: " + command + ")";
+        var finished = proc.waitForFinished(120000);
+        var output = String(proc.readAllStandardOutput()).trim();
+        if (!finished && Date.now() - started >= 110000)
             throw "serialkit did not finish within two minutes (command: " + command + ")";
-        }
-        labelsFile.source = labelsPath;
-        if (!labelsFile.exists())
-            throw "serialkit wrote no result; is it installed? (command: " + command + ")\n"
-                  + proc.readAllStandardOutput();
-        var payload = JSON.parse(labelsFile.read());
-        if (!payload.ok)
-            throw "serialkit: " + payload.error;
-        return payload;
+        reportFile.source = reportPath;
+        if (reportFile.exists())
+            return JSON.parse(reportFile.read());
+        if (!finished || /not found|No such file|cannot execute/i.test(output))
+            throw "could not run serialkit: is it installed and on MuseScore's PATH? "
+                  + "(or set serialkitCommand in serialkit.qml; command: " + command + ")\n" + output;
+        var errors = output.split("\n").filter(function (line) { return /^error: /.test(line); });
+        throw errors.length ? errors.join("\n").replace(/^error: /gm, "")
+                            : "serialkit wrote no report (command: " + command + ")\n" + output;
+    }
+
+    // MuseScore voice 0-3: its MusicXML export numbers voices 1-4 on staff 1, 5-8 on staff 2...
+    function museScoreVoice(voice) {
+        var v = parseInt(voice, 10);
+        return isNaN(v) || v < 1 ? 0 : (v - 1) % 4;
     }
 
     function keyOf(part, staff, tick, pitch, grace) {
@@ -107,7 +148,7 @@ MuseScore {
             var key = keyOf(n.part_index, n.staff, n.tick, n.midi, n.grace);
             if (!index[key])
                 index[key] = [];
-            index[key].push({ entry: n, used: false });
+            index[key].push({ entry: n, voice: museScoreVoice(n.voice), used: false });
         }
         return index;
     }
@@ -125,7 +166,7 @@ MuseScore {
                         var key = keyOf(part, staff, ticks[t], pitches[round][p], grace);
                         var list = index[key] || [];
                         for (var i = 0; i < list.length; i++) {
-                            if (!list[i].used && (pass === 1 || list[i].entry.ms_voice === voice)) {
+                            if (!list[i].used && (pass === 1 || list[i].voice === voice)) {
                                 list[i].used = true;
                                 return list[i].entry;
                             }
@@ -204,8 +245,8 @@ MuseScore {
         return { index: 0, staff: staffIdx + 1 };
     }
 
-    function applyLabels(payload) {
-        var index = indexNotes(payload.notes);
+    function applyLabels(report) {
+        var index = indexNotes(report.noteheads);
         var stats = { labelled: 0, coloured: 0, unmatched: 0 };
         var cursor = curScore.newCursor();
         curScore.startCmd();
@@ -239,34 +280,35 @@ MuseScore {
         }
         var stamp = Date.now();
         var scorePath = scoreFile.tempPath() + "/serialkit-musescore-" + stamp + ".musicxml";
-        var labelsPath = scoreFile.tempPath() + "/serialkit-musescore-" + stamp + ".json";
+        var reportPath = scoreFile.tempPath() + "/serialkit-musescore-" + stamp + ".json";
         if (!writeScore(curScore, scorePath, "musicxml")) {
             finish("could not export the score to " + scorePath, true);
             return;
         }
-        var payload;
+        var report;
         try {
-            payload = runSerialkit(scorePath, labelsPath);
+            report = runSerialkit(scorePath, reportPath);
         } catch (message) {
             finish(String(message), true);
             return;
         } finally {
             scoreFile.source = scorePath;
             scoreFile.remove();
-            labelsFile.source = labelsPath;
-            if (labelsFile.exists())
-                labelsFile.remove();
+            reportFile.source = reportPath;
+            if (reportFile.exists())
+                reportFile.remove();
         }
-        var stats = applyLabels(payload);
-        var summary = "labelled " + stats.labelled + " of " + payload.events + " notes ("
-                      + payload.unexplained + " unexplained, " + stats.unmatched
+        var stats = applyLabels(report);
+        var summary = "labelled " + stats.labelled + " of " + report.events + " notes ("
+                      + report.unexplained.length + " unexplained, " + stats.unmatched
                       + " not found in the score)";
-        if (payload.save_to) {
-            if (!writeScore(curScore, payload.save_to, saveExtension(payload.save_to))) {
-                finish("could not save the labelled score to " + payload.save_to, true);
+        var saveTo = envValue("SERIALKIT_MUSESCORE_SAVE");
+        if (saveTo) {
+            if (!writeScore(curScore, saveTo, saveExtension(saveTo))) {
+                finish("could not save the labelled score to " + saveTo, true);
                 return;
             }
-            summary += "; saved to " + payload.save_to;
+            summary += "; saved to " + saveTo;
         }
         finish(summary, false);
     }

@@ -1,9 +1,8 @@
-"""``serialkit plugins``: what is loaded and from where; ``plugins musescore``: labels for MuseScore."""
+"""``serialkit plugins``: what is loaded and from where."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import click
@@ -92,41 +91,6 @@ def plugins_group(ctx: click.Context, as_json: bool) -> None:
         _print_report(report)
     if report["errors"]:
         ctx.exit(EXIT_BAD_INPUT)
-
-
-@plugins_group.command("musescore")
-@click.argument("score", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--row", default=None, help="The row (names, integers or catalogue name); "
-              "default $SERIALKIT_ROW, else identify it.")
-@click.option("--convention", type=click.Choice(["relative", "absolute"]), default=None,
-              help="Labelling convention (default relative).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the JSON here instead of standard output.")
-def musescore_command(score: Path, row: str | None, convention: str | None,
-                      output: Path | None) -> None:
-    """Per-note labels and colours of SCORE keyed by (staff, voice, tick, pitch) as JSON.
-
-    The MuseScore plugin runs this on the score it exported; it always prints JSON, with
-    "ok": false and the error message on bad input (exit 2).
-    """
-    from serialkit.core.errors import SerialkitError
-    from serialkit.plugins.musescore import musescore_payload
-
-    try:
-        payload = musescore_payload(score, row=row, convention=convention)
-        code = 0
-    except SerialkitError as exc:
-        payload, code = {"ok": False, "error": str(exc)}, exc.exit_code
-    if output is not None:
-        import json
-
-        from serialkit.io.atomic import atomic_write
-
-        atomic_write(output, json.dumps(payload, indent=1, ensure_ascii=False))
-    else:
-        echo_json(payload)
-    if code:
-        raise SystemExit(code)
 
 
 def register(cli: Any) -> None:

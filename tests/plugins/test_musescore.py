@@ -1,4 +1,5 @@
-"""The MuseScore plugin labels every note of the open score; run headless in MuseScore 3."""
+"""The MuseScore plugin labels every note of the open score from ``serialkit annotate``'s
+report; run headless in MuseScore 3."""
 
 from __future__ import annotations
 
@@ -8,14 +9,15 @@ import subprocess
 import sys
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from lxml import etree
 
+from serialkit.annotating import FORM_COLOURS
 from serialkit.cli import cli
 from serialkit.core.rows import RowForm
-from serialkit.plugins.musescore import form_colors, musescore_labels
 from tests.conftest import ROOT, require_program
 from tests.plugins.musescore_fixture import FIXTURE, ROW, build, plan
 
@@ -30,7 +32,23 @@ def _expected() -> dict[Key, str]:
 
 
 def _color_of(label: str) -> str:
-    return form_colors()[RowForm.parse(label.split(":")[0]).type].lower()
+    return FORM_COLOURS[RowForm.parse(label.split(":")[0]).type].lower()
+
+
+def annotate_report(score: Path, row: str, *extra: str) -> dict[str, Any]:
+    """The report ``serialkit annotate SCORE --row ROW --json -`` prints (what the plugin reads)."""
+    result = CliRunner().invoke(cli, ["annotate", str(score), "--row", row, "--json", "-", *extra])
+    assert result.exit_code in (0, 1), result.stderr
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
+
+
+def _heads_by_key(report: dict[str, Any], tied: bool = False) -> dict[Key, dict[str, Any]]:
+    """Report noteheads by (part index, staff, onset, MIDI); tied continuations only if asked."""
+    heads = [n for n in report["noteheads"] if tied or not n["tied"]]
+    keyed = {(n["part_index"], n["staff"], Fraction(n["onset"]), n["midi"]): n for n in heads}
+    assert len(keyed) == len(heads)
+    return keyed
 
 
 def _midi(pitch: etree._Element) -> int:
@@ -119,50 +137,39 @@ def test_fixture_is_what_the_plan_composes() -> None:
     assert FIXTURE.read_text(encoding="utf-8") == build()
 
 
-def test_back_end_labels_every_fixture_note() -> None:
+def test_report_locates_and_labels_every_fixture_note() -> None:
     expected = _expected()
-    notes = musescore_labels(FIXTURE, ROW)
-    got = {(n.part_index, n.staff, Fraction(n.onset), n.midi): n for n in notes}
+    report = annotate_report(FIXTURE, ROW)
+    got = _heads_by_key(report)
     assert set(got) == set(expected)
+    assert len(report["noteheads"]) == report["events"] == len(expected)
     for key, label in expected.items():
-        assert got[key].label == label, key
-        assert got[key].color.lower() == _color_of(label)
-        assert got[key].tick == key[2] * 480
+        note = got[key]
+        assert note["label"] == label == report["labels"][note["event_id"]], key
+        assert note["color"].lower() == _color_of(label)
+        assert note["tick"] == key[2] * 480
+        assert note["part"] == f"P{key[0] + 1}" and note["measure"] == str(1 + int(key[2] // 4))
+        assert "written_midi" not in note  # nothing transposes in this fixture
 
 
-def test_back_end_absolute_convention_renames_forms_only() -> None:
+def test_report_absolute_convention_renames_forms_only() -> None:
     from serialkit.core.rows import Row, parse_position_label
 
     row = Row.parse(ROW)
-    relative = musescore_labels(FIXTURE, ROW, "relative")
-    absolute = musescore_labels(FIXTURE, ROW, "absolute")
-    assert [n.id for n in relative] == [n.id for n in absolute]
+    relative = annotate_report(FIXTURE, ROW)["noteheads"]
+    absolute = annotate_report(FIXTURE, ROW, "--convention", "absolute")["noteheads"]
+    assert [n["id"] for n in relative] == [n["id"] for n in absolute]
     for rel, ab in zip(relative, absolute, strict=True):
-        assert rel.label is not None and ab.label is not None
-        form, pos = parse_position_label(rel.label)
-        assert parse_position_label(ab.label) == (row.convert(form, "relative", "absolute"), pos)
+        assert rel["label"] is not None and ab["label"] is not None
+        form, pos = parse_position_label(rel["label"])
+        assert parse_position_label(ab["label"]) == (row.convert(form, "relative", "absolute"), pos)
 
 
-def test_back_end_command_payload(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SERIALKIT_ROW", ROW)
-    monkeypatch.setenv("SERIALKIT_MUSESCORE_SAVE", str(tmp_path / "out.mscz"))
+def test_the_separate_musescore_command_is_gone() -> None:
     result = CliRunner().invoke(cli, ["plugins", "musescore", str(FIXTURE)])
-    assert result.exit_code == 0, result.output
-    payload = json.loads(result.output)
-    assert payload["ok"] and payload["row"] == ROW and payload["division"] == 480
-    assert payload["save_to"] == str(tmp_path / "out.mscz")
-    assert payload["events"] == payload["labelled"] == len(plan())
-    assert payload["coverage"] == 1
-
-
-def test_back_end_command_reports_bad_row_as_json(tmp_path: Path) -> None:
-    out = tmp_path / "labels.json"
-    result = CliRunner().invoke(
-        cli, ["plugins", "musescore", str(FIXTURE), "--row", "C C D", "-o", str(out)]
-    )
-    assert result.exit_code == 2
-    payload = json.loads(out.read_text())
-    assert payload["ok"] is False and "appears twice" in payload["error"]
+    assert result.exit_code == 2 and "No such command" in result.output
+    assert "plugins musescore" not in PLUGIN.read_text(encoding="utf-8")
+    assert "annotate" in PLUGIN.read_text(encoding="utf-8")
 
 
 def _run_musescore(
@@ -216,6 +223,16 @@ def test_headless_musescore_without_serialkit_saves_nothing(tmp_path: Path) -> N
     assert "could not run serialkit" in proc.stdout + proc.stderr
 
 
+@pytest.mark.musescore
+def test_headless_musescore_shows_serialkits_error(tmp_path: Path) -> None:
+    score = tmp_path / "score.musicxml"
+    score.write_bytes(FIXTURE.read_bytes())
+    save = tmp_path / "labelled.musicxml"
+    proc = _run_musescore(score, save, [BIN], row="C C D")
+    assert not save.exists()
+    assert "appears twice" in proc.stdout + proc.stderr
+
+
 CORPUS_ROWS = {
     "webern-op21-i-mm1-25.mei": "A F# G G# E F B Bb D C# C Eb",
     "webern-op27-ii-mm1-11.mei": "Eb B Bb D C# C F# E G F A Ab",
@@ -237,11 +254,11 @@ def test_headless_musescore_on_real_webern(corpus: Path, tmp_path: Path, name: s
     proc = _run_musescore(score, save, [BIN], row=row)
     assert save.exists(), proc.stdout + proc.stderr
     assert "0 not found in the score" in proc.stdout + proc.stderr
-    expected = {(n.part_index, n.staff, Fraction(n.onset), n.midi): n
-                for n in musescore_labels(score, row)}
+    report = annotate_report(score, row)
+    expected = _heads_by_key(report, tied=True)
     saved = saved_notes(save)
     assert set(saved) == set(expected)
-    assert any(n.tied for n in expected.values()) or "op27" in name
+    assert any(n["tied"] for n in report["noteheads"]) or "op27" in name
     for key, note in expected.items():
-        assert saved[key]["labels"] == ([note.label] if note.label else []), key
-        assert saved[key]["color"] == note.color.lower(), key
+        assert saved[key]["labels"] == ([note["label"]] if note["label"] else []), key
+        assert saved[key]["color"] == note["color"].lower(), key
