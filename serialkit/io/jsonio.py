@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from serialkit.core.errors import PieceError, ScoreReadError, ScoreWriteError
-from serialkit.core.piece import Piece, piece_from_dict, piece_to_dict
+from serialkit.core.piece import Piece
+from serialkit.core.piece_json import piece_from_dict, piece_to_dict
 from serialkit.io.atomic import atomic_write
 
 __all__ = ["load_piece", "save_piece", "piece_schema", "validate_piece_data", "dumps_piece"]
