@@ -193,6 +193,25 @@ def elided(seed: int, statements: int = 16) -> Synth:
     return w.done("elided")
 
 
+def pivots(seed: int, statements: int = 8, voices: int = 2) -> Synth:
+    """Each voice's next statement begins on the pitch class the last one ended on, struck
+    again (a pivot: two notes, the end of one statement and the start of the next)."""
+    w = _Writer(random.Random(seed), _row(seed), voices)
+    forms = w.row.forms()
+    for v in range(voices):
+        onset = Fraction(w.rng.randrange(4), 2)
+        form = w.form()
+        for _ in range(statements):
+            ids = []
+            for pos, pc in enumerate(forms[form]):
+                ioi = w.ioi()
+                ids.append(w.note(v, onset, ioi * w.rng.choice((1, 1, 2)), pc, (form, pos)))
+                onset += ioi
+            w.statements.append((form, ids))
+            form = w.rng.choice([f for f in ALL_FORMS if forms[f][0] == forms[form][11]])
+    return w.done("pivots")
+
+
 def wrong_notes(seed: int, rate: float | None = None, base: Callable[[int], Synth] | None = None) -> Synth:
     """A clean texture with ``rate`` of its notes changed to another pitch class (never the
     pitch class of the note itself or of its neighbours in its voice: that would be a repeat)."""
@@ -237,6 +256,7 @@ FAMILIES: dict[str, Callable[[int], Synth]] = {
     "chords": chords,
     "repeats": repeats,
     "elided": elided,
+    "pivots": pivots,
     "wrong_notes": wrong_notes,
 }
 CLEAN = tuple(f for f in FAMILIES if f != "wrong_notes")

@@ -148,8 +148,7 @@ def test_identify_finds_the_row_of_an_untagged_piece(tmp_path: Path, fixtures: P
         event.pop("tag", None)
     path = tmp_path / "bare.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    # --repeats: the analysis may read the P0→R0 pivot (E♭ E♭) as a repeated note
-    code, out, _ = _run(str(path), "--identify", "--relaxed", "--repeats", "--json")
+    code, out, _ = _run(str(path), "--identify", "--relaxed", "--json")
     report = json.loads(out)
     assert report["row"] is not None and report["coverage"] == 1.0
     assert sorted(report["row"]) == sorted(row) and code == 0

@@ -231,3 +231,49 @@ def test_an_early_note_before_repeats_is_the_wrong_one() -> None:
     labels = analysis.labels()
     assert labels["r1"] == labels["r2"] == labels["p2"] == "P0:2"
     assert labels["p3"] == "P0:3"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_pivot_note_begins_the_next_statement(seed: int) -> None:
+    """``… x | x …``: the second x is the first note of the next statement, not a repeat, so
+    the default rules (no repeats) find nothing wrong."""
+    from serialkit.core.predicates import gate
+
+    synth = FAMILIES["pivots"](seed)
+    analysis = analyze(synth.piece, synth.row)
+    forms = synth.row.forms()
+    for form, ids in synth.statements:
+        head = analysis.tags[ids[0]]
+        assert head is not None and forms[head.form] == forms[form] and head.position == 0, ids[0]
+    assert all(not s.repeats for s in analysis.statements)
+    verdict = gate(analysis.tagged(synth.piece))
+    assert [v.message for v in verdict.violations if v.code == "ORDER"] == []
+    assert not [a for a in analysis.ambiguities if a.reason.startswith("pivot")]
+
+
+def _pivot_piece(extra: int) -> tuple[Row, Piece]:
+    row = Row.parse("C B G Ab Eb Db D Bb F# F E A")
+    pcs = [*row.form("P0"), *[row.form("P0")[11]] * extra, *row.form("R0")]
+    events = [Event(f"e{i}", "v1", Fraction(i), Fraction(1), 60 + pc) for i, pc in enumerate(pcs)]
+    return row, Piece(tuple(events))
+
+
+def test_a_pivot_struck_three_times_is_an_ambiguity() -> None:
+    """``x x x`` between P0 (ending on x) and R0 (beginning on it): the middle note may repeat
+    either, so it is reported with both readings; the outer two are not in doubt."""
+    row, piece = _pivot_piece(1)
+    analysis = analyze(piece, row)
+    assert analysis.coverage == 1
+    assert [(s.form.label, s.complete) for s in analysis.statements] == [("P0", True), ("R0", True)]
+    assert analysis.labels()["e11"] == "P0:11" and analysis.labels()["e13"] == "R0:0"
+    (pivot,) = [a for a in analysis.ambiguities if a.reason.startswith("pivot")]
+    assert pivot.event_id == "e12"
+    assert {f"{t.form.label}:{t.position}" for t in pivot.candidates} == {"P0:11", "R0:0"}
+    assert analysis.label("e12") == f"{pivot.candidates[0].form.label}:{pivot.candidates[0].position}"
+
+
+def test_a_pivot_struck_twice_is_no_ambiguity() -> None:
+    row, piece = _pivot_piece(0)
+    analysis = analyze(piece, row)
+    assert analysis.labels()["e11"] == "P0:11" and analysis.labels()["e12"] == "R0:0"
+    assert analysis.ambiguities == () and all(not s.repeats for s in analysis.statements)

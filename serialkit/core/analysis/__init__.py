@@ -143,6 +143,15 @@ def _result(
             s2 = renumber[found.index(f_old)]
             candidates.append(Tag(statements[s2].form, p2, ids[s2]))
             reasons.append(f"fits two statements: also {statements[s2].form.label}:{p2} of {ids[s2]}")
+        if i in assigner.pivots:
+            s_old, p2 = assigner.pivots[i]
+            f_old = assigner.found[s_old]
+            if id(f_old) in original and f_old.slots:
+                s2 = renumber[found.index(f_old)]
+                candidates.append(Tag(statements[s2].form, p2, ids[s2]))
+                first, second = sorted((s, s2))
+                reasons.append(f"pivot: the repeated note may end {ids[first]} or begin {ids[second]} "
+                               f"(also {statements[s2].form.label}:{p2} of {ids[s2]})")
         if reasons:
             ambiguities.append(Ambiguity(event.id, tuple(candidates), "; ".join(reasons)))
     ordered_tags = {e.id: tags[e.id] for e in piece.events}

@@ -50,6 +50,7 @@ class Assigner:
             self.starts[pcs[0]].append(f)
         self.position_in = [[pcs.index(p) for p in range(12)] for pcs in forms]
         self.fits_two: dict[int, list[tuple[int, int]]] = {}
+        self.pivots: dict[int, tuple[int, int]] = {}  # event → the pivot reading not chosen
 
     # candidates -------------------------------------------------------------
     def _best(self, form: int, start: int, pos: int) -> Chain | None:

@@ -6,6 +6,7 @@ from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING
 
 from serialkit.core.analysis.chains import HORIZON
+from serialkit.core.analysis.pivots import lead_in, pivot_alternatives, prefer_new, uncross
 
 if TYPE_CHECKING:
     from serialkit.core.analysis.assign import Assigner, Found
@@ -100,6 +101,8 @@ def _repeat(a: Assigner, owners: Owners, u: int) -> bool:
     return False
 
 
+
+
 def _doubling(a: Assigner, owners: Owners, u: int) -> bool:
     """``u`` doubles (at the octave or unison) a labelled note of its own voice sounding at the
     same moment: it takes that note's label."""
@@ -165,6 +168,10 @@ def _release_repeats(a: Assigner, owners: Owners) -> None:
             break
 
 
+
+
+
+
 def _unshare(a: Assigner, owners: Owners) -> None:
     """``x | x`` across a boundary is two notes: a statement that shares ``x`` with the one
     before it and repeats it at once takes the repeat as its own note instead."""
@@ -219,6 +226,7 @@ def _shift_slots(a: Assigner, owners: Owners) -> None:
 def mend(a: Assigner) -> None:
     """Run the local repairs until nothing changes (at most three rounds)."""
     owners = owners_of(a.found)
+    prefer_new(a, owners)
     _unshare(a, owners)
     _release_repeats(a, owners)
     ambiguous: dict[int, list[tuple[int, int]]] = {}
@@ -230,6 +238,7 @@ def mend(a: Assigner) -> None:
             if (
                 _fill_gap(a, owners, u, ambiguous)
                 or _repeat(a, owners, u)
+                or lead_in(a, owners, u)
                 or _doubling(a, owners, u)
                 or _trade(a, owners, u)
             ):
@@ -237,8 +246,18 @@ def mend(a: Assigner) -> None:
         if not changed:
             break
     _shift_slots(a, owners)
+    uncross(a, owners)
     _alternatives(a, owners, ambiguous)
     a.fits_two = ambiguous
+    a.pivots = pivot_alternatives(a, owners)
+
+
+
+
+
+
+
+
 
 
 def _alternatives(a: Assigner, owners: Owners, ambiguous: dict[int, list[tuple[int, int]]]) -> None:
