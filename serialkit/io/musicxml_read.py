@@ -13,7 +13,7 @@ from serialkit.io._build import ScoreParts, build_piece
 from serialkit.io._musicxml_walk import Pending, Scan, Walker
 from serialkit.io.safety import is_zip, parse_xml, read_bytes, read_mxl
 
-__all__ = ["ROOTS", "Scan", "load_tree", "read_musicxml", "scan_tree", "take_scan"]
+__all__ = ["ROOTS", "Scan", "load_tree", "peek_scan", "read_musicxml", "scan_tree", "take_scan"]
 
 ROOTS = ("score-partwise", "score-timewise")
 
@@ -68,6 +68,13 @@ def _remember(path: Path, entry: tuple[etree._ElementTree, str, str | None, Scan
     key = _file_key(path)
     if key is not None and entry[0].getroot().tag == "score-partwise":
         _LAST[key] = entry
+
+
+def peek_scan(path: Path) -> Scan | None:
+    """The scan of the MusicXML file just read, if unchanged, left in place for ``take_scan``."""
+    key = _file_key(path)
+    entry = _LAST.get(key) if key is not None else None
+    return entry[3] if entry is not None else None
 
 
 def take_scan(path: Path) -> tuple[etree._ElementTree, str, str | None, Scan]:

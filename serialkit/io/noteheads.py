@@ -43,8 +43,11 @@ class Notehead:
 
 def _scan(path: Path, fmt: str) -> ScoreParts | None:
     if fmt in ("musicxml", "mxl"):
-        from serialkit.io.musicxml_read import load_tree, scan_tree
+        from serialkit.io.musicxml_read import load_tree, peek_scan, scan_tree
 
+        cached = peek_scan(path)  # the file read_score just read: no second parse
+        if cached is not None:
+            return cached.parts
         tree, where, _ = load_tree(path)
         return scan_tree(tree, where).parts
     if fmt == "mei":
