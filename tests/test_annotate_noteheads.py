@@ -94,6 +94,9 @@ def test_json_piece_falls_back_to_one_notehead_per_event(tmp_path: Path) -> None
     heads = piece_noteheads(read_score(path))
     assert [n.event_id for n in heads] == [e.id for e in piece.events]
     assert {n.part_index for n in heads} == {0, 1}
+    assert [n.measure for n in heads] == [e.source.measure for e in piece.events if e.source]
+    demo = read_score(ROOT / "fixtures" / "pieces" / "demo-piece.json")  # no sources: bars by time
+    assert [n.measure for n in piece_noteheads(demo)] == [demo.locate(e.onset)[0] for e in demo.events]
 
 
 @pytest.mark.corpus

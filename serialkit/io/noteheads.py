@@ -87,13 +87,14 @@ def read_noteheads(path: str | os.PathLike[str]) -> list[Notehead]:
     return _from_parts(parts)
 
 
-def _event_head(event: Event, parts: dict[str, int]) -> Notehead:
+def _event_head(piece: Piece, event: Event, parts: dict[str, int]) -> Notehead:
     source = event.source
     part = (source.part if source else None) or event.voice.split("/")[0]
     return Notehead(
         id=event.id, event_id=event.id, part=part, part_index=parts.setdefault(part, len(parts)),
         staff=(source.staff if source else None) or 1, voice=(source.voice if source else None) or "1",
-        measure=source.measure if source else None, onset=event.onset, midi=event.midi,
+        measure=source.measure if source and source.measure else piece.locate(event.onset)[0],
+        onset=event.onset, midi=event.midi,
         written_midi=event.midi, grace=event.grace,
     )
 
@@ -120,4 +121,4 @@ def piece_noteheads(piece: Piece) -> list[Notehead]:
     part_order: dict[str, int] = {}
     for voice in piece.voices:
         part_order.setdefault(voice.id.split("/")[0], len(part_order))
-    return [_event_head(e, part_order) for e in piece.events]
+    return [_event_head(piece, e, part_order) for e in piece.events]
