@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
 from serialkit.cli import cli
@@ -18,6 +21,7 @@ from serialkit.io import read_score
 from serialkit.io._build import decode_id, midi_of
 from serialkit.io.jsonio import save_piece
 from tests.plugins.musescore_fixture import FIXTURE, ROW
+from tests.strategies import row_statement_pieces
 
 MEI = "{http://www.music-encoding.org/ns/mei}"
 XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
@@ -131,3 +135,33 @@ def test_wrong_note_is_red_without_a_label_in_mei(tmp_path: Path) -> None:
     root = etree.parse(str(out)).getroot()
     red = {decode_id(n.get(XML_ID) or "") for n in root.iter(f"{MEI}note") if n.get("color") == "#D00000"}
     assert red == set(report["unexplained"])
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(piece=row_statement_pieces(max_voices=2, max_statements=2), style=st.sampled_from(["fingering", "lyric"]))
+def test_write_mei_puts_each_annotation_on_its_note(
+    piece: Piece, style: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Whatever the ids (slashes, leading digits), each label sits on its own note once, and the
+    colour on every notehead of the event (tied continuations too)."""
+    from serialkit.io.annotate import Annotation
+    from serialkit.io.mei_write import write_mei
+
+    renamed = piece.with_events(e.copy(id=f"{k}/{e.id}") for k, e in enumerate(piece.events))
+    annotations = {
+        e.id: Annotation(label=f"P{k % 12}:{k % 12}", color=f"#0000{k % 256:02X}")
+        for k, e in enumerate(renamed.events) if k % 5
+    }
+    out = write_mei(renamed, tmp_path_factory.mktemp("mei") / "out.mei", annotations, style)
+    found = _labels_on_notes(out, style)
+    assert {k: v[0] for k, v in found.items()} == {k: a.label for k, a in annotations.items()}
+    assert all(found[e.id][1] == e.midi for e in renamed.events if e.id in annotations)
+    back = read_score(out)
+    assert sorted(e.id for e in back.events) == sorted(e.id for e in renamed.events)
+    root = etree.parse(str(out)).getroot()
+    coloured = Counter(n.get("color") for n in root.iter(f"{MEI}note") if n.get("color"))
+    expected = Counter({a.color: 0 for a in annotations.values()})
+    for event in back.events:
+        if event.id in annotations:
+            expected[annotations[event.id].color] += max(1, len(event.tied_ids))
+    assert coloured == expected
