@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 from lxml import etree
 
+from serialkit.annotating import FORM_COLOURS, UNEXPLAINED
 from serialkit.cli import cli
-from serialkit.cli.annotate import FORM_COLOURS, UNEXPLAINED
 from serialkit.core.piece import Event, Piece, Voice
 from serialkit.core.rows import Row
 from serialkit.io.jsonio import save_piece
