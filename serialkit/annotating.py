@@ -141,7 +141,9 @@ def _report(
     from serialkit.checking import check_piece
     from serialkit.io.noteheads import piece_noteheads
 
-    report = check_piece(piece, row=row, convention=convention, source=str(source))
+    report = check_piece(
+        piece, row=row, convention=convention, source=str(source), analysis=analysis
+    )
     heads = tuple(notehead_entries(piece_noteheads(piece), marks))
     data = replace(report, noteheads=heads).to_dict()
     data.setdefault("analysis_seconds", round(analysis.seconds, 4))

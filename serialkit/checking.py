@@ -233,8 +233,12 @@ def check_piece(
     identify: bool = False,
     source: str | None = None,
     plugins: bool = True,
+    analysis: Analysis | None = None,
 ) -> CheckReport:
     """Check a piece against every hard predicate and return the full report.
+
+    ``analysis`` is one already computed for this piece's bare notes under the same row and
+    convention (e.g. by ``serialkit annotate``); it is used instead of running the inference again.
 
     The row is ``row``, else the piece's own, else (with ``identify``) the one the analysis finds.
     With a row, the notes are labelled by ``core.analysis`` from their pitches alone, so a
@@ -258,10 +262,13 @@ def check_piece(
     notes: list[str] = []
     violations: list[Violation] = []
     checked: list[str] = []
-    analysis = None
+    given, analysis = analysis, None
     if the_row is not None:
         bare = piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
-        analysis = _analyze(bare, the_row, conv)
+        if given is not None and given.row == the_row and given.convention == conv:
+            analysis = given
+        else:
+            analysis = _analyze(bare, the_row, conv)
         inferred = analysis.tagged(bare)
         if own_tagged:
             violations += run_predicates(piece, rules)
