@@ -242,6 +242,31 @@ def wrong_notes(seed: int, rate: float | None = None, base: Callable[[int], Synt
     return synth
 
 
+def catalogued(seed: int, statements: int = 6, voices: int = 3) -> Synth:
+    """A random catalogued row (any of its 48 forms as P0), its statements passed between
+    voices, some notes sounding together (the texture ``identify`` must see through)."""
+    from serialkit.core import catalog
+
+    rng = random.Random(seed)
+    entries = catalog.entries()
+    entry = entries[rng.randrange(len(entries))]
+    row = Row(entry.row.form(rng.choice(ALL_FORMS)))
+    w = _Writer(rng, row, voices)
+    onset = Fraction(0)
+    for _ in range(statements):
+        form = w.form()
+        ids = []
+        for pos, pc in enumerate(row.form(form)):
+            ioi = Fraction(0) if pos and rng.random() < 0.15 else w.ioi()  # a dyad now and then
+            onset += ioi
+            ids.append(w.note(rng.randrange(voices), onset, max(ioi, Fraction(1, 2)), pc, (form, pos)))
+        w.statements.append((form, ids))
+        onset += w.ioi()
+    synth = w.done("catalogued")
+    synth.piece = synth.piece.copy(title=None)
+    return synth
+
+
 def _row(seed: int) -> Row:
     pcs = list(range(12))
     random.Random(seed * 31 + 7).shuffle(pcs)

@@ -11,10 +11,11 @@ as an ambiguity with all its candidate labels.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from serialkit.core.analysis.assign import Assigner
-from serialkit.core.analysis.identify import candidate_rows
-from serialkit.core.analysis.identify import identify_row as _identify_row
+from serialkit.core.analysis.identify import Candidate, Identification, candidate_rows
+from serialkit.core.analysis.identify import identify as _identify
 from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.model import Ambiguity, Analysis, Statement
 from serialkit.core.analysis.passing import learn_voice_passing
@@ -24,16 +25,25 @@ from serialkit.core.rows import Convention, Row, RowForm, _check_convention
 __all__ = [
     "Ambiguity",
     "Analysis",
+    "Candidate",
+    "Identification",
     "Statement",
     "analyze",
     "candidate_rows",
+    "identify",
     "identify_row",
 ]
 
 
+def identify(piece: Piece) -> Identification:
+    """Which row an untagged piece uses (catalogue, then opening aggregate), by trial coverage:
+    the row (P0 as the catalogue stores it), its catalogue entry, and the runner-up."""
+    return _identify(piece, lambda p, r: analyze(p, r))
+
+
 def identify_row(piece: Piece) -> Row:
-    """The row of an untagged piece (catalog, then opening aggregate), by trial coverage."""
-    return _identify_row(piece, lambda p, r: analyze(p, r).coverage)
+    """The piece's own row if it names one, else the identified row (see ``identify``)."""
+    return piece.row if piece.row is not None else identify(piece).row
 
 
 def analyze(piece: Piece, row: Row | str | None = None, convention: Convention = "relative") -> Analysis:
@@ -50,8 +60,12 @@ def analyze(piece: Piece, row: Row | str | None = None, convention: Convention =
     """
     started = time.perf_counter()
     convention = _check_convention(convention)
-    if row is None:
-        row = piece.row if piece.row is not None else identify_row(piece)
+    found: Identification | None = None
+    if row is None and piece.row is not None:
+        row = piece.row
+    elif row is None:
+        found = identify(piece)
+        row = found.row
     row = Row.parse(row)
     table = row.distinct_forms(convention)
     labels = list(table)
@@ -65,7 +79,10 @@ def analyze(piece: Piece, row: Row | str | None = None, convention: Convention =
         assigner = Assigner(ix, forms)
         assigner.statements()
     assigner.finish()
-    return _result(piece, row, convention, ix, assigner, labels, table, started)
+    result = _result(piece, row, convention, ix, assigner, labels, table, started)
+    if found is None:
+        return result
+    return replace(result, identification=found, notes=(*result.notes, found.summary()))
 
 
 def _result(

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from serialkit.core.piece import Piece, Tag
 from serialkit.core.rows import Convention, Row, RowForm, position_label
+
+if TYPE_CHECKING:
+    from serialkit.core.analysis.identify import Identification
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,7 @@ class Analysis:
     ambiguities: tuple[Ambiguity, ...]
     seconds: float = 0.0
     notes: tuple[str, ...] = field(default=())
+    identification: Identification | None = None  # how the row was found, when it was not given
 
     @property
     def coverage(self) -> Fraction:
@@ -114,4 +118,5 @@ class Analysis:
             "ambiguities": [a.to_dict() for a in self.ambiguities],
             "statements": [s.to_dict() for s in self.statements],
             "notes": list(self.notes),
+            "identification": None if self.identification is None else self.identification.to_dict(),
         }
