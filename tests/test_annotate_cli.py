@@ -171,3 +171,24 @@ def test_never_overwrites_the_source(tmp_path: Path) -> None:
     code, _, err = _run("annotate", str(source), "--row", str(row), "-o", str(source))
     assert code == 2 and "overwrite" in err
     assert source.read_bytes() == before
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    "name, expected", [("webern-op21-i-mm1-25.mei", "webern-op21"), ("webern-op27-ii-mm1-11.mei", "webern-op27")]
+)
+def test_identify_on_the_webern_scores(corpus: Path, tmp_path: Path, name: str, expected: str) -> None:
+    """Neither score has twelve successive distinct pitch classes in one voice: the row comes
+    from the catalogue, and every note is labelled against it as the catalogue stores it."""
+    from serialkit.core import catalog
+
+    out = tmp_path / "out.musicxml"
+    code, stdout, err = _run("annotate", str(corpus / name), "--identify", "-o", str(out), "--json", "-")
+    assert code in (0, 1), err
+    data = json.loads(stdout)
+    assert tuple(data["row"]) == catalog.get(expected).row.pcs
+    assert data["coverage"] >= 0.95 and out.exists()
+    code, stdout, err = _run("check", str(corpus / name), "--identify", "--json")
+    assert code in (0, 1), err
+    report = json.loads(stdout)
+    assert tuple(report["row"]) == catalog.get(expected).row.pcs and report["coverage"] >= 0.95
