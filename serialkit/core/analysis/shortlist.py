@@ -159,6 +159,6 @@ def shortlist(piece: Piece, keep: int = VOTED) -> list[tuple[tuple[int, ...], tu
     classes = _voted(segments, keep)
     # rows passed from note to note between instruments: segments of the whole texture
     # (tetrachords only: a dense texture holds a great many trichords, each in many rows)
-    texture = {seg for seg in _segments(_slices(events)) if len(seg) == 4}
+    texture: set[tuple[int, ...]] = {seg for seg in _segments(_slices(events)) if len(seg) == 4}
     classes += [c for c in _voted(texture, TEXTURE) if c not in classes]
     return [(index.classes[c], index.rows[c]) for c in classes]
