@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from fractions import Fraction
 
 import pytest
@@ -10,9 +11,9 @@ from hypothesis import strategies as st
 
 from serialkit.core.analysis import analyze, identify_row
 from serialkit.core.piece import Event, Piece
-from serialkit.core.rows import Row, RowForm
+from serialkit.core.rows import ALL_FORMS, Row, RowForm
 from tests.strategies import row_statement_pieces, rows
-from tests.synth import CLEAN, FAMILIES, Score, score, wrong_notes
+from tests.synth import CLEAN, FAMILIES, IOIS, Score, score, wrong_notes
 
 SEEDS = range(4)
 
@@ -277,3 +278,31 @@ def test_a_pivot_struck_twice_is_no_ambiguity() -> None:
     analysis = analyze(piece, row)
     assert analysis.labels()["e11"] == "P0:11" and analysis.labels()["e12"] == "R0:0"
     assert analysis.ambiguities == () and all(not s.repeats for s in analysis.statements)
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows, st.lists(st.sampled_from(IOIS), min_size=48, max_size=48), st.randoms(use_true_random=False))
+def test_a_pivot_is_never_read_as_a_repeat(row: Row, iois: list[Fraction], rng: random.Random) -> None:
+    """Four statements in one voice, each beginning on the pitch class the last one ended on:
+    every statement's first note is its position 0 and nothing is read as a repeat."""
+    from serialkit.core.predicates import gate
+
+    forms = row.forms()
+    form = rng.choice(ALL_FORMS)
+    events: list[Event] = []
+    heads: dict[str, tuple[int, ...]] = {}
+    onset = Fraction(0)
+    for s in range(4):
+        heads[f"s{s}n0"] = forms[form]
+        for pos, pc in enumerate(forms[form]):
+            ioi = iois[12 * s + pos]
+            events.append(Event(f"s{s}n{pos}", "v1", onset, ioi, 60 + pc))
+            onset += ioi
+        form = rng.choice([f for f in ALL_FORMS if forms[f][0] == forms[form][11]])
+    piece = Piece(tuple(events))
+    analysis = analyze(piece, row)
+    for eid, pcs in heads.items():
+        tag = analysis.tags[eid]
+        assert tag is not None and tag.position == 0 and forms[tag.form] == pcs, eid
+    assert not any(s.repeats for s in analysis.statements)
+    assert not [v for v in gate(analysis.tagged(piece)).violations if v.code == "ORDER"]
