@@ -4,8 +4,10 @@ Candidates come from two places: the catalogued row classes whose short segments
 holds (``shortlist``), and runs of twelve distinct pitch classes in a voice or in the texture
 (the opening aggregate; named from the catalogue when it knows them, else taken as P0 as first
 stated). A quick first reading (whole statements only) ranks them all; the best few are analysed
-in full and the one explaining the most notes wins (ties: the more complete statements, then a
-catalogued row). The runner-up and its coverage are kept so the user can see the decision.
+in full and the one explaining the most notes wins (ties — coverages within two points — go to the
+more complete statements, then to a catalogued row). The runner-up and its coverage are kept so
+the user can see the decision. When even the winner explains most notes only in fragments, no row
+is claimed: a ``RowError`` names the best candidate and asks for the row.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ SCAN = 96  # events per stream searched for twelve-note windows
 TRIAL = 240  # events analysed to compare candidate rows
 PLAIN = 3  # uncatalogued twelve-note windows tried
 FULL = 2  # candidates analysed in full after the quick reading
+TIE = Fraction(2, 100)  # coverages this close are a tie, decided by complete statements
+MIN_COMPLETE = Fraction(1, 2)  # below this share of notes in complete statements: no confident pick
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +215,19 @@ def _judged(candidate: Candidate, analysis: Analysis) -> Candidate:
     return Candidate(candidate.row, candidate.entry, candidate.also, analysis.coverage, share)
 
 
+def _ranked(judged: list[Candidate]) -> list[Candidate]:
+    """Best first: the most coverage, where coverages are within TIE of the best the most complete
+    statements (a wrong row can explain nearly as many notes, but in fragments), then catalogued."""
+    top = max((c.coverage or Fraction(0) for c in judged), default=Fraction(0))
+
+    def key(c: Candidate) -> tuple[bool, Fraction, Fraction, bool]:
+        cov = c.coverage or Fraction(0)
+        tied = cov >= top - TIE
+        return tied, c.completeness if tied else Fraction(0), cov, c.entry is not None
+
+    return sorted(judged, key=key, reverse=True)
+
+
 def identify(piece: Piece, analyze: Callable[[Piece, Row], Analysis]) -> Identification:
     """The row of an untagged piece, judged by trial analyses (``analyze(piece, row)``)."""
     started = time.perf_counter()
@@ -225,11 +242,19 @@ def identify(piece: Piece, analyze: Callable[[Piece, Row], Analysis]) -> Identif
     order = sorted(range(len(candidates)), key=lambda i: -quick[i])  # stable: earlier first
     trial = piece.with_events(events)
     judged = [_judged(candidates[i], analyze(trial, candidates[i].row)) for i in order[:FULL]]
-    judged.sort(key=lambda c: (c.coverage or 0, c.completeness, c.entry is not None), reverse=True)
+    judged = _ranked(judged)
     chosen = judged[0]
+    runner_up = judged[1] if len(judged) > 1 else None
+    if chosen.completeness < MIN_COMPLETE:
+        rival = f"; runner-up {runner_up.name}: {_pct(runner_up.coverage)}" if runner_up else ""
+        raise RowError(
+            f"cannot identify the row with confidence: the best candidate, {chosen.name}, explains "
+            f"{_pct(chosen.coverage)} of the notes but only {_pct(chosen.completeness)} of them in "
+            f"complete statements{rival}; give the row explicitly (--row ROW)"
+        )
     return Identification(
         chosen=chosen,
-        runner_up=judged[1] if len(judged) > 1 else None,
+        runner_up=runner_up,
         method="catalog" if chosen.entry is not None else "aggregate",
         tried=len(candidates),
         trial_events=len(events),
