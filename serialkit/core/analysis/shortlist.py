@@ -2,11 +2,11 @@
 
 A row statement passed between instruments or split between the hands rarely shows twelve
 successive notes of one voice, but its short segments survive. Every ordered trichord and
-tetrachord of successive onsets in one voice votes for each (row class, form) that holds it,
-found through its interval succession (transposition-free), not a scan
-of every form. A class scores the votes of its best-supported forms beyond what chance gives it
-(a form's segment is present as often as the piece uses its intervals), so rows rich in the
-piece's own intervals gain nothing for that. The few best classes go on to the real analysis.
+tetrachord of successive onsets in one voice (and every tetrachord of the whole texture) votes for
+each (row class, form) that holds it, found through its interval succession (transposition-free),
+not a scan of every form. A class scores the votes of its best-supported forms beyond what chance
+gives it (a form's segment is present as often as the piece uses its intervals), so rows rich in
+the piece's own intervals gain nothing for that. The few best classes go on to the real analysis.
 """
 
 from __future__ import annotations
