@@ -25,9 +25,10 @@ def owners_of(found: list[Found]) -> Owners:
     return owners
 
 
-def _fits(a: Assigner, f: Found, p: int, u: int) -> int | None:
+def _fits(a: Assigner, f: Found, p: int, u: int, owners: Owners | None = None) -> int | None:
     """How far (in slices) ``u`` sits from its neighbours if it can hold position ``p`` of ``f``
-    in time order; None if it cannot."""
+    in time order; None if it cannot. With ``owners``, notes other statements hold do not count
+    as nearer candidates for an end position."""
     sl = a.ix.sl
     lo = max((sl[e] for q, e in f.slots.items() if q < p), default=None)
     hi = min((sl[e] for q, e in f.slots.items() if q > p), default=None)
@@ -40,21 +41,25 @@ def _fits(a: Assigner, f: Found, p: int, u: int) -> int | None:
         return None
     if lo is None:
         assert hi is not None
-        if p != min(f.slots) - 1 or hi - x > HORIZON or _nearer(a, u, x, hi):
+        if p != min(f.slots) - 1 or hi - x > HORIZON or _nearer(a, u, x, hi, owners):
             return None
         return hi - x
     if hi is None:
-        if p != max(f.slots) + 1 or x - lo > HORIZON or _nearer(a, u, lo, x):
+        if p != max(f.slots) + 1 or x - lo > HORIZON or _nearer(a, u, lo, x, owners):
             return None
         return x - lo
     return min(x - lo, hi - x)
 
 
-def _nearer(a: Assigner, u: int, low: int, high: int) -> bool:
+def _nearer(a: Assigner, u: int, low: int, high: int, owners: Owners | None = None) -> bool:
     """Is there another note of ``u``'s pitch class strictly between slices ``low`` and ``high``
-    (so ``u`` is not the one that extends the statement)?"""
-    lsl = a.ix.by_pc_sl[a.ix.pc[u]]
-    return bisect_right(lsl, low) < bisect_left(lsl, high)
+    (so ``u`` is not the one that extends the statement)? With ``owners``: another free note."""
+    pc = a.ix.pc[u]
+    lsl = a.ix.by_pc_sl[pc]
+    first, last = bisect_right(lsl, low), bisect_left(lsl, high)
+    if owners is None:
+        return first < last
+    return any(e not in owners for e in a.ix.by_pc[pc][first:last])
 
 
 def _fill_gap(a: Assigner, owners: Owners, u: int, ambiguous: dict[int, list[tuple[int, int]]]) -> bool:
@@ -64,7 +69,7 @@ def _fill_gap(a: Assigner, owners: Owners, u: int, ambiguous: dict[int, list[tup
         p = a.position_in[f.form][pc]
         if p in f.slots:
             continue
-        distance = _fits(a, f, p, u)
+        distance = _fits(a, f, p, u, owners)
         if distance is not None:
             options.append((distance, s, p))
     if not options:
