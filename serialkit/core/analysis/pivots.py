@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 Owners = dict[int, list[tuple[int, int]]]
 
+
 def prefer_new(a: Assigner, owners: Owners) -> None:
     """A note one statement reads as a repeat and another holds as an order position (``… x | x …``,
     the pivot between two statements) is that position: a repeat is inferred only when no
