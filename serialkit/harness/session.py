@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -104,6 +105,8 @@ class Session:
         """Send one request; failures come back as a Reply with ``error`` set, never raised."""
         call_id = f"c{len(self.lines) + 1:03d}"
         request = Request(call_id, kind, self.task, section, attempt, self.variant, **fields)
+        # A snapshot of what was asked: the loop goes on editing the events the request points to.
+        asked = copy.deepcopy(request.payload())
         try:
             reply = self.proposer.propose(request)
         except ProposerError:
@@ -114,7 +117,7 @@ class Session:
         self.usage.add(reply.usage)
         record = {
             "type": "call", "call_id": call_id, "kind": kind, "section": section, "attempt": attempt,
-            "request": request.payload(), "response": reply.text, "error": reply.error,
+            "request": asked, "response": reply.text, "error": reply.error,
             "usage": reply.usage.to_dict(),
         }
         self.lines.append(record)
