@@ -18,7 +18,7 @@ from serialkit.core.piece import Piece
 from serialkit.core.rows import Convention, Row
 
 if TYPE_CHECKING:
-    from serialkit.core.analysis import Analysis
+    from serialkit.core.analysis import Analysis, Identification
     from serialkit.io.noteheads import Notehead
 
 __all__ = [
@@ -122,20 +122,29 @@ class Annotated:
     out: Path | None = None
 
 
-def _row_for(piece: Piece, score: Path, row: Row | str | None, identify: bool) -> Row:
+def _row_for(
+    piece: Piece, score: Path, row: Row | str | None, identify: bool
+) -> tuple[Row, Identification | None]:
     if row is not None:
-        return row if isinstance(row, Row) else Row.parse(row)
+        return (row if isinstance(row, Row) else Row.parse(row)), None
     if piece.row is not None:
-        return piece.row
+        return piece.row, None
     if identify:
-        from serialkit.core.analysis import identify_row
+        from serialkit.core.analysis import identify as find_row
 
-        return identify_row(piece)
+        found = find_row(piece)
+        return found.row, found
     raise RowError(f"{score}: the score names no row; give --row ROW or --identify")
 
 
 def _report(
-    piece: Piece, row: Row, convention: str, analysis: Analysis, source: Path, marks: Marks
+    piece: Piece,
+    row: Row,
+    convention: str,
+    analysis: Analysis,
+    source: Path,
+    marks: Marks,
+    found: Identification | None = None,
 ) -> dict[str, Any]:
     """The check report (``serialkit check --json``) for the labelled piece, with noteheads."""
     from serialkit.checking import check_piece
@@ -145,7 +154,8 @@ def _report(
         piece, row=row, convention=convention, source=str(source), analysis=analysis
     )
     heads = tuple(notehead_entries(piece_noteheads(piece), marks))
-    data = replace(report, noteheads=heads).to_dict()
+    ident = None if found is None else found.to_dict()
+    data = replace(report, noteheads=heads, identification=ident).to_dict()
     data.setdefault("analysis_seconds", round(analysis.seconds, 4))
     return data
 
@@ -174,9 +184,9 @@ def annotate_score(
 
     piece = read_score(source)
     conv = convention or piece.convention
-    the_row = _row_for(piece, source, row, identify)
+    the_row, found = _row_for(piece, source, row, identify)
     analysis = analyze(piece, the_row, cast(Convention, conv))
     marks = note_annotations(analysis, colour_by)
-    report = _report(piece, the_row, conv, analysis, source, marks)
+    report = _report(piece, the_row, conv, analysis, source, marks, found)
     written = write_annotated(source, piece, marks, Path(out), label_style) if out is not None else None
     return Annotated(piece, the_row, conv, analysis, marks, report, written)

@@ -31,7 +31,7 @@ from serialkit.core.rows import Row, _check_convention, pc_name, position_label
 from serialkit.plugins.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:
-    from serialkit.core.analysis import Analysis
+    from serialkit.core.analysis import Analysis, Identification
 
 __all__ = ["CheckReport", "check_piece", "BUILTIN_PREDICATES"]
 
@@ -75,6 +75,8 @@ class CheckReport:
     analysed: bool = False
     noteheads: tuple[Mapping[str, Any], ...] | None = None
     """Per-notehead places, labels and colours (``serialkit annotate``); None: not computed."""
+    identification: Mapping[str, Any] | None = None
+    """Which catalogue row ``--identify`` found, and the runner-up; None: the row was given."""
 
     @property
     def strict(self) -> bool:
@@ -128,6 +130,8 @@ class CheckReport:
         }
         if self.noteheads is not None:
             data["noteheads"] = [dict(n) for n in self.noteheads]
+        if self.identification is not None:
+            data["identification"] = dict(self.identification)
         return data
 
 
@@ -142,14 +146,14 @@ def _analyze(piece: Piece, row: Row, convention: str) -> Analysis:
     return analyze(piece, row=row, convention=_check_convention(convention))
 
 
-def _identify(piece: Piece) -> Row:
+def _identify(piece: Piece) -> Identification:
     try:
-        from serialkit.core.analysis import identify_row
+        from serialkit.core.analysis import identify
     except ImportError as exc:
         raise SerialkitError(
             f"row identification (serialkit.core.analysis) is not available in this build: {exc}"
         ) from exc
-    return identify_row(piece)
+    return identify(piece)
 
 
 def _plugin_predicates() -> list[tuple[str, Predicate, bool, bool]]:
@@ -251,8 +255,10 @@ def check_piece(
     """
     conv = _check_convention(convention or piece.convention)
     the_row = Row.parse(row) if row is not None else piece.row
+    found = None
     if the_row is None and identify:
-        the_row = _identify(piece)
+        found = _identify(piece)
+        the_row = found.row
     if the_row is not None:
         piece = piece.copy(row=the_row, convention=conv)
     elif conv != piece.convention:
@@ -324,6 +330,7 @@ def check_piece(
         voices=piece.voice_ids,
         rules=rules,
         analysed=analysis is not None,
+        identification=None if found is None else found.to_dict(),
     )
 
 

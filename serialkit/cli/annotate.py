@@ -89,4 +89,7 @@ def annotate(
         f"coverage {float(analysis.coverage):.1%} ({unexplained} unexplained) against row {result.row.names()}",
         err=to_stdout,
     )
+    found = result.report.get("identification")
+    if found:
+        click.echo(f"  {found['summary']}", err=to_stdout)
     click.get_current_context().exit(EXIT_OK if unexplained == 0 else EXIT_FAIL)

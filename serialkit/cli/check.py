@@ -129,6 +129,8 @@ def _print_text(piece: Piece, data: dict[str, Any], mode: str, show: int) -> Non
             if data["unexplained"]:
                 line += f", {len(data['unexplained'])} unexplained"
         click.echo(line)
+        if data.get("identification"):
+            click.echo(f"  {data['identification']['summary']}")
     counts = data["counts"]
     checked = " ".join(f"{code} {n}" for code, n in counts.items())
     click.echo(f"  checked: {checked}")
