@@ -8,6 +8,7 @@ from typing import Any
 
 from serialkit.core.piece import Event, fraction_str
 from serialkit.harness.proposers.base import ProposedEvent, parse_proposal
+from serialkit.harness.reflow import reflow
 from serialkit.harness.repair import RepairContext, RungSpec, ladder, rewrite_segment, shift_run
 from serialkit.harness.session import Session
 from serialkit.harness.tasks import Slot
@@ -132,7 +133,24 @@ class Harness:
                     return True
                 self.ctx.rollback()
             if not self._make_room([slot], need_steps=hi - lo + grid):
-                return False
+                break
+        return self._reflow(slot, attempt, centre)
+
+    def _reflow(self, slot: Slot, attempt: int, centre: int) -> bool:
+        """Re-place the voice's notes around the slot so its scheduled pitch class fits (True when kept)."""
+        voice = self.task.voice(slot.voice)
+        assert voice.low is not None and voice.high is not None
+        midis = sorted((m for m in range(voice.low, voice.high + 1) if m % 12 == slot.pc),
+                       key=lambda m: (abs(m - centre), m))
+        lo, _ = self.ver.window(slot)
+        cand = Candidate(event_id(slot), slot, lo, 2 * self.task.texture.grid, midis[0] if midis else centre,
+                         slot.pc, None, ("rewrite",), max(attempt, 1), ())
+        fixed = reflow(self.ctx, cand, midis) if midis else None
+        if fixed is not None and not self.ver.problems(fixed, crossing_ok=True):
+            self.ctx.undo.clear()
+            self.ver.add(fixed)
+            return True
+        self.ctx.rollback()
         return False
 
     def _bind(self, proposed: list[ProposedEvent], section: str, attempt: int, call_id: str) -> list[Candidate]:
@@ -198,7 +216,27 @@ class Harness:
                     still.append(cand)
             pending = still
         for cand in pending:
-            self._drop(cand, section, cand.voice, attempt, sorted(self.ver.problems(cand)), None)
+            if not self._reflow_pending(cand):
+                self._drop(cand, section, cand.voice, attempt, sorted(self.ver.problems(cand)), None)
+
+    def _reflow_pending(self, cand: Candidate) -> bool:
+        """Before dropping: keep the proposed note (its scheduled pitch class, nearest octave) by
+        re-placing its voice's neighbours on the grid (True when kept)."""
+        voice = self.task.voice(cand.voice)
+        assert voice.low is not None and voice.high is not None
+        midis = sorted((m for m in range(voice.low, voice.high + 1) if m % 12 == cand.slot.pc),
+                       key=lambda m: (abs(m - cand.midi), m))
+        if not midis or self.ver.filled(cand.slot):
+            return False
+        base = cand.changed("rewrite", claimed_pc=cand.slot.pc, until=None) if midis[0] != cand.midi else \
+            cand.changed("retime", until=None)
+        fixed = reflow(self.ctx, base, midis)
+        if fixed is not None and not self.ver.problems(fixed, crossing_ok=True):
+            self.ctx.undo.clear()
+            self.ver.add(fixed)
+            return True
+        self.ctx.rollback()
+        return False
 
     def _patch(self, pending: list[Candidate], section: str, attempt: int) -> list[Candidate]:
         items = [self._patch_item(c) for c in pending]

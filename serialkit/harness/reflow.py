@@ -1,0 +1,153 @@
+"""Reflow: re-place a run of a voice's kept notes on the grid so that a missing note fits.
+
+Dense textures leave no free window for a missing pitch class: every grid step of the gap is held by
+the same pitch class in another voice, and moving a single neighbour (trim, shift by one step) meets
+another conflict. Reflow solves the voice's local placement exactly: the notes around the gap keep
+their order and pitches (other voices stay fixed); each gets a grid onset where it meets no
+collision or crossing, as near its old onset as the run allows (earliest/latest feasible onsets give
+the range), then its old duration where that stays clean. The run widens until a placement exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+from serialkit.harness.repair import RepairContext
+from serialkit.harness.verify import Candidate, Verifier
+
+
+def _ceil(value: Fraction, grid: Fraction) -> Fraction:
+    return -(-value // grid) * grid
+
+
+def _floor(value: Fraction, grid: Fraction) -> Fraction:
+    return (value // grid) * grid
+
+
+def _clean(ver: Verifier, cand: Candidate, kept: bool = False) -> bool:
+    """No collision, and no crossing beyond what the run already holds: a kept note that crossed may
+    still cross notes already counted; a new note may cross within the task's crossing budget."""
+    if ver.collisions(cand):
+        return False
+    cross = {o.id for o in ver.crossing(cand)}
+    if not cross:
+        return True
+    if kept:
+        return cand.id in ver.crossing_ids and cross <= ver.crossing_ids
+    return len(ver.crossing_ids | cross | {cand.id}) <= ver.crossing_budget
+
+
+class _Note:
+    """One note of the run: the kept candidate (or the new one) and the pitches it may take."""
+
+    def __init__(self, cand: Candidate, midis: Sequence[int], kept: bool) -> None:
+        self.cand = cand
+        self.midis = tuple(midis)
+        self.kept = kept
+
+    def fits(self, ver: Verifier, onset: Fraction, duration: Fraction) -> int | None:
+        """The first pitch with which the note is clean at this span (uncrossed first), or None."""
+        trials = [self.cand.changed("retime", onset=onset, duration=duration, midi=m) for m in self.midis]
+        for trial in trials:
+            if not ver.collisions(trial) and not ver.crossing(trial):
+                return trial.midi
+        for trial in trials:
+            if _clean(ver, trial, self.kept):
+                return trial.midi
+        return None
+
+
+def _place(ver: Verifier, notes: list[_Note], left: Fraction, right: Fraction,
+           grid: Fraction) -> list[tuple[Fraction, int]] | None:
+    """Grid onsets (and pitches) for the notes in order within [left, right), or None."""
+    steps_left, last = _ceil(left, grid), _floor(right, grid) - grid
+    latest: list[Fraction] = []
+    t = last
+    for note in reversed(notes):  # latest feasible onsets
+        while t >= steps_left and note.fits(ver, t, grid) is None:
+            t -= grid
+        if t < steps_left:
+            return None
+        latest.append(t)
+        t -= grid
+    latest.reverse()
+    out: list[tuple[Fraction, int]] = []
+    lower = steps_left
+    for note, hi in zip(notes, latest, strict=True):
+        want = min(max(_floor(note.cand.onset, grid), lower), hi)
+        best: tuple[Fraction, int] | None = None
+        for delta in range(int((hi - lower) / grid) + 1):
+            for t in (want - delta * grid, want + delta * grid):
+                if lower <= t <= hi and best is None:
+                    midi = note.fits(ver, t, grid)
+                    if midi is not None:
+                        best = (t, midi)
+            if best is not None:
+                break
+        if best is None:
+            return None
+        out.append(best)
+        lower = best[0] + grid
+    return out
+
+
+def reflow(ctx: RepairContext, cand: Candidate, midis: Sequence[int], widest: int = 48) -> Candidate | None:
+    """Place ``cand`` (a note for an empty slot, with the pitches it may take) by re-placing up to
+    ``widest`` kept notes on each side of it in its voice and section; the neighbours' changes are
+    logged in ``ctx.undo``. Returns the placed candidate (not yet kept), or None."""
+    ver = ctx.verifier
+    grid = ctx.grid
+    sec = ver.task.section(cand.slot.section)
+    order = [ver.kept[k].cand for k in ver.voice_order(cand.voice) if ver.kept[k].cand.slot.section == sec.id]
+    split = sum(1 for c in order if c.slot.index < cand.slot.index)
+    before, after = order[:split], order[split:]
+    for k in sorted({0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, widest, max(len(before), len(after))}):
+        run_before = before[max(0, len(before) - k):]
+        run_after = after[:k]
+        left = before[len(before) - k - 1].end if len(before) > k else sec.start
+        right = after[k].onset if len(after) > k else sec.end
+        notes = [_Note(c, (c.midi,), True) for c in run_before] + [_Note(cand, midis, False)]
+        notes += [_Note(c, (c.midi,), True) for c in run_after]
+        for note in notes:  # the run is re-placed: its old spans must not block itself
+            if note.cand.id in ver.kept:
+                ver.kept[note.cand.id].cand = note.cand.changed("retime", duration=Fraction(0))
+        placed = _place(ver, notes, left, right, grid)
+        for note in notes:
+            if note.cand.id in ver.kept:
+                ver.kept[note.cand.id].cand = note.cand
+        if placed is not None:
+            return _commit(ctx, notes, placed, right)
+        if k >= len(before) and k >= len(after) or k >= widest:
+            break
+    return None
+
+
+def _commit(ctx: RepairContext, notes: list[_Note], placed: list[tuple[Fraction, int]],
+            right: Fraction) -> Candidate:
+    """Move the run's kept notes to their new onsets with the longest clean durations."""
+    ver = ctx.verifier
+    grid = ctx.grid
+    result = notes[0].cand
+    for i, (note, (onset, midi)) in enumerate(zip(notes, placed, strict=True)):
+        nxt = placed[i + 1][0] if i + 1 < len(placed) else right
+        target = max(grid, min(note.cand.duration, nxt - onset))
+        duration = _floor(target, grid) if target >= grid else grid
+        kept = note.cand.id in ver.kept
+        if kept:  # its old span must not count against its new one
+            ver.kept[note.cand.id].cand = note.cand.changed("retime", duration=Fraction(0))
+        while duration > grid and not _clean(ver, note.cand.changed("retime", onset=onset, duration=duration,
+                                                                     midi=midi), kept):
+            duration -= grid
+        rung = "retime" if kept else "rewrite"
+        moved = note.cand if (onset, duration, midi) == (note.cand.onset, note.cand.duration, note.cand.midi) \
+            else note.cand.changed(rung, onset=onset, duration=duration, midi=midi)
+        if kept:
+            ctx.undo.append((note.cand.id, note.cand))
+            ver.kept[note.cand.id].cand = moved
+        else:
+            result = moved
+    return result
+
+
+__all__ = ["reflow"]
