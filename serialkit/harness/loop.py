@@ -8,7 +8,7 @@ from typing import Any
 
 from serialkit.core.piece import Event, fraction_str
 from serialkit.harness.proposers.base import ProposedEvent, parse_proposal
-from serialkit.harness.reflow import reflow
+from serialkit.harness.reflow import reflow, reflow_pushing
 from serialkit.harness.repair import RepairContext, RungSpec, ladder, rewrite_segment, shift_run
 from serialkit.harness.session import Session
 from serialkit.harness.tasks import Slot
@@ -151,7 +151,7 @@ class Harness:
             self.ver.add(fixed)
             return True
         self.ctx.rollback()
-        return False
+        return bool(midis) and reflow_pushing(self.ctx, cand, midis)
 
     def _bind(self, proposed: list[ProposedEvent], section: str, attempt: int, call_id: str) -> list[Candidate]:
         """Map proposed events onto slots in lockstep, verify each, and repair it or defer it."""
@@ -236,7 +236,7 @@ class Harness:
             self.ver.add(fixed)
             return True
         self.ctx.rollback()
-        return False
+        return reflow_pushing(self.ctx, base, midis)
 
     def _patch(self, pending: list[Candidate], section: str, attempt: int) -> list[Candidate]:
         items = [self._patch_item(c) for c in pending]

@@ -11,6 +11,7 @@ the range), then its old duration where that stays clean. The run widens until a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from fractions import Fraction
 
 from serialkit.harness.repair import RepairContext
@@ -41,16 +42,17 @@ def _clean(ver: Verifier, cand: Candidate, kept: bool = False) -> bool:
 class _Note:
     """One note of the run: the kept candidate (or the new one) and the pitches it may take."""
 
-    def __init__(self, cand: Candidate, midis: Sequence[int], kept: bool) -> None:
+    def __init__(self, cand: Candidate, midis: Sequence[int], kept: bool, pushes: bool = False) -> None:
         self.cand = cand
         self.midis = tuple(midis)
         self.kept = kept
+        self.pushes = pushes  # the note may collide: the colliding notes will be moved away after
 
     def fits(self, ver: Verifier, onset: Fraction, duration: Fraction) -> int | None:
         """The first pitch with which the note is clean at this span (uncrossed first), or None."""
         trials = [self.cand.changed("retime", onset=onset, duration=duration, midi=m) for m in self.midis]
         for trial in trials:
-            if not ver.collisions(trial) and not ver.crossing(trial):
+            if (self.pushes or not ver.collisions(trial)) and not ver.crossing(trial):
                 return trial.midi
         for trial in trials:
             if _clean(ver, trial, self.kept):
@@ -92,7 +94,8 @@ def _place(ver: Verifier, notes: list[_Note], left: Fraction, right: Fraction,
     return out
 
 
-def reflow(ctx: RepairContext, cand: Candidate, midis: Sequence[int], widest: int = 48) -> Candidate | None:
+def reflow(ctx: RepairContext, cand: Candidate, midis: Sequence[int], widest: int = 48, pushes: bool = False,
+           rung: str = "rewrite") -> Candidate | None:
     """Place ``cand`` (a note for an empty slot, with the pitches it may take) by re-placing up to
     ``widest`` kept notes on each side of it in its voice and section; the neighbours' changes are
     logged in ``ctx.undo``. Returns the placed candidate (not yet kept), or None."""
@@ -107,7 +110,7 @@ def reflow(ctx: RepairContext, cand: Candidate, midis: Sequence[int], widest: in
         run_after = after[:k]
         left = before[len(before) - k - 1].end if len(before) > k else sec.start
         right = after[k].onset if len(after) > k else sec.end
-        notes = [_Note(c, (c.midi,), True) for c in run_before] + [_Note(cand, midis, False)]
+        notes = [_Note(c, (c.midi,), True) for c in run_before] + [_Note(cand, midis, False, pushes)]
         notes += [_Note(c, (c.midi,), True) for c in run_after]
         for note in notes:  # the run is re-placed: its old spans must not block itself
             if note.cand.id in ver.kept:
@@ -117,14 +120,14 @@ def reflow(ctx: RepairContext, cand: Candidate, midis: Sequence[int], widest: in
             if note.cand.id in ver.kept:
                 ver.kept[note.cand.id].cand = note.cand
         if placed is not None:
-            return _commit(ctx, notes, placed, right)
+            return _commit(ctx, notes, placed, right, rung)
         if k >= len(before) and k >= len(after) or k >= widest:
             break
     return None
 
 
 def _commit(ctx: RepairContext, notes: list[_Note], placed: list[tuple[Fraction, int]],
-            right: Fraction) -> Candidate:
+            right: Fraction, new_rung: str) -> Candidate:
     """Move the run's kept notes to their new onsets with the longest clean durations."""
     ver = ctx.verifier
     grid = ctx.grid
@@ -139,7 +142,7 @@ def _commit(ctx: RepairContext, notes: list[_Note], placed: list[tuple[Fraction,
         while duration > grid and not _clean(ver, note.cand.changed("retime", onset=onset, duration=duration,
                                                                      midi=midi), kept):
             duration -= grid
-        rung = "retime" if kept else "rewrite"
+        rung = "retime" if kept else new_rung
         moved = note.cand if (onset, duration, midi) == (note.cand.onset, note.cand.duration, note.cand.midi) \
             else note.cand.changed(rung, onset=onset, duration=duration, midi=midi)
         if kept:
@@ -150,4 +153,30 @@ def _commit(ctx: RepairContext, notes: list[_Note], placed: list[tuple[Fraction,
     return result
 
 
-__all__ = ["reflow"]
+def reflow_pushing(ctx: RepairContext, cand: Candidate, midis: Sequence[int]) -> bool:
+    """When no placement exists with the other voices fixed: place the note where only same-pitch-class
+    notes of other voices stand in its way, then reflow each of those in its own voice. Keeps the
+    note and returns True, or leaves every note as it was and returns False."""
+    ver = ctx.verifier
+    state = ver.snapshot()
+    ctx.undo.clear()
+    fixed = reflow(ctx, cand, midis, pushes=True)
+    if fixed is not None:
+        blockers = ver.collisions(fixed)
+        ver.add(fixed)
+        for blocker in blockers:
+            ver.remove(blocker.id)
+            moved = reflow(ctx, replace(blocker, until=None), (blocker.midi,), rung="retime")
+            if moved is None or ver.problems(moved, crossing_ok=True):
+                break
+            ver.add(moved)
+        else:
+            if not ver.problems(ver.kept[fixed.id].cand, crossing_ok=True):
+                ctx.undo.clear()
+                return True
+    ver.restore(state)
+    ctx.undo.clear()
+    return False
+
+
+__all__ = ["reflow", "reflow_pushing"]

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from serialkit.harness import load_task
-from serialkit.harness.reflow import reflow
+from serialkit.harness.reflow import reflow, reflow_pushing
 from serialkit.harness.repair import RepairContext
 from serialkit.harness.tasks import Task
 from serialkit.harness.verify import Candidate, Verifier
@@ -77,6 +77,27 @@ def test_reflow_gives_up_when_the_voice_cannot_hold_the_note() -> None:
     ctx = RepairContext(ver)
     assert reflow(ctx, missing, _midis(missing)) is None
     assert {k: v.cand for k, v in ver.kept.items()} == before
+
+
+def test_pushing_moves_the_blocking_note_of_another_voice() -> None:
+    # a violin note holds the hole's pitch class over the whole section: no cello placement exists
+    # with the violin fixed, so the violin note is moved out of the way after the cello note lands
+    ver, missing = _packed(hole=0, start=0, blocker=(F(0), F(16)))
+    ctx = RepairContext(ver)
+    assert reflow(ctx, missing, _midis(missing)) is None
+    assert reflow_pushing(ctx, missing, _midis(missing))
+    kept = ver.kept[missing.id].cand
+    assert not ver.problems(kept) and kept.midi % 12 == missing.slot.pc
+    _assert_clean_voice(ver, "vc")
+    _assert_clean_voice(ver, "vn")
+
+
+def test_pushing_leaves_every_note_as_it_was_when_it_fails() -> None:
+    ver, missing = _packed(hole=0, start=0, blocker=(F(0), F(16)))
+    before = {k: v.cand for k, v in ver.kept.items()}
+    assert not reflow_pushing(RepairContext(ver), missing, [])
+    assert {k: v.cand for k, v in ver.kept.items()} == before
+    assert not ver.filled(missing.slot)
 
 
 @settings(max_examples=40, deadline=None)
