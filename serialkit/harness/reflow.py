@@ -42,14 +42,22 @@ def _clean(ver: Verifier, cand: Candidate, kept: bool = False) -> bool:
 class _Note:
     """One note of the run: the kept candidate (or the new one) and the pitches it may take."""
 
-    def __init__(self, cand: Candidate, midis: Sequence[int], kept: bool, pushes: bool = False) -> None:
+    def __init__(self, cand: Candidate, midis: Sequence[int], kept: bool, pushes: bool = False,
+                 cache: dict[tuple[str, Fraction, Fraction], int | None] | None = None) -> None:
         self.cand = cand
         self.midis = tuple(midis)
         self.kept = kept
         self.pushes = pushes  # the note may collide: the colliding notes will be moved away after
+        self.cache = {} if cache is None else cache  # other voices stay fixed during one reflow
 
     def fits(self, ver: Verifier, onset: Fraction, duration: Fraction) -> int | None:
         """The first pitch with which the note is clean at this span (uncrossed first), or None."""
+        key = (self.cand.id, onset, duration)
+        if key not in self.cache:
+            self.cache[key] = self._fits(ver, onset, duration)
+        return self.cache[key]
+
+    def _fits(self, ver: Verifier, onset: Fraction, duration: Fraction) -> int | None:
         trials = [self.cand.changed("retime", onset=onset, duration=duration, midi=m) for m in self.midis]
         for trial in trials:
             if (self.pushes or not ver.collisions(trial)) and not ver.crossing(trial):
@@ -104,14 +112,15 @@ def reflow(ctx: RepairContext, cand: Candidate, midis: Sequence[int], widest: in
     sec = ver.task.section(cand.slot.section)
     order = [ver.kept[k].cand for k in ver.voice_order(cand.voice) if ver.kept[k].cand.slot.section == sec.id]
     split = sum(1 for c in order if c.slot.index < cand.slot.index)
+    cache: dict[tuple[str, Fraction, Fraction], int | None] = {}
     before, after = order[:split], order[split:]
     for k in sorted({0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, widest, max(len(before), len(after))}):
         run_before = before[max(0, len(before) - k):]
         run_after = after[:k]
         left = before[len(before) - k - 1].end if len(before) > k else sec.start
         right = after[k].onset if len(after) > k else sec.end
-        notes = [_Note(c, (c.midi,), True) for c in run_before] + [_Note(cand, midis, False, pushes)]
-        notes += [_Note(c, (c.midi,), True) for c in run_after]
+        notes = [_Note(c, (c.midi,), True, cache=cache) for c in run_before]
+        notes += [_Note(cand, midis, False, pushes, cache)] + [_Note(c, (c.midi,), True, cache=cache) for c in run_after]
         for note in notes:  # the run is re-placed: its old spans must not block itself
             if note.cand.id in ver.kept:
                 ver.kept[note.cand.id].cand = note.cand.changed("retime", duration=Fraction(0))
