@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from serialkit.core.errors import PieceError
 from serialkit.core.rows import Convention, Row, RowForm, _check_convention, position_label
+
+if TYPE_CHECKING:
+    from serialkit.core.timeline import Locator
 
 Time = Fraction
 
@@ -312,49 +315,23 @@ class Piece:
         """The bars: the explicit measures if given, else derived from meter and pickup."""
         if self.measures:
             return self.measures
-        bars: list[Measure] = []
-        end = self.end
-        onset = Fraction(0)
-        index = 0
-        number = 0 if self.pickup else 1
-        while onset < end or not bars:
-            ts = self._meter_at_bar(index)
-            length = self.pickup if (index == 0 and self.pickup) else ts.bar_length
-            bars.append(Measure(str(number), onset, length))
-            onset += length
-            index += 1
-            number += 1
-            if index > 1_000_000:  # pragma: no cover - guard
-                break
-        return tuple(bars)
+        from serialkit.core.timeline import derive_bars
 
-    def _meter_at_bar(self, index: int) -> TimeSignature:
-        current = self.time_signatures[0] if self.time_signatures else TimeSignature(4, 4)
-        for ts in self.time_signatures:
-            if ts.bar <= index:
-                current = ts
-        return current
+        return derive_bars(self, self.end)
+
+    def locator(self) -> Locator:
+        """A bar/beat locator for this piece; build it once when asking about many events."""
+        from serialkit.core.timeline import Locator
+
+        return Locator(self)
 
     def locate(self, onset: Fraction) -> tuple[str, Fraction]:
         """(bar number, 1-based beat in quarter notes) of a time point."""
-        bars = self.bar_list()
-        lo, hi = 0, len(bars) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if bars[mid].onset <= onset:
-                lo = mid
-            else:
-                hi = mid - 1
-        bar = bars[lo]
-        return bar.number, onset - bar.onset + 1
+        return self.locator().locate(onset)
 
     def describe(self, event: Event) -> str:
         """Human location of an event: ``voice v1, bar 3, beat 2 (part P1 ...)``."""
-        bar, beat = self.locate(event.onset)
-        text = f"voice {event.voice}, bar {bar}, beat {_beat_text(beat)}"
-        if event.source is not None and event.source.part is not None:
-            text += f" ({event.source.describe()})"
-        return text
+        return self.locator().describe(event)
 
     def section_of(self, onset: Fraction) -> str | None:
         """The id of the section containing a time point."""

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from serialkit.core.piece import Event, Measure, Piece
+from serialkit.core.timeline import bar_index
 from serialkit.eval.stats import FloatArray, normalised_entropy
 
 DEGENERACY_WEIGHTS: Mapping[str, float] = {
@@ -84,17 +85,6 @@ def bars_of(piece: Piece, n_bars: int | None = None) -> tuple[Measure, ...]:
     return tuple(bars[:n_bars])
 
 
-def _bar_index(bars: Sequence[Measure], onset: Fraction) -> int:
-    lo, hi = 0, len(bars) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if bars[mid].onset <= onset:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def melodic_intervals(piece: Piece) -> list[int]:
     """Signed intervals between successive onsets within each voice (top note of a chord), clipped."""
     out: list[int] = []
@@ -125,7 +115,7 @@ def degeneracy(piece: Piece, n_bars: int | None = None) -> dict[str, float]:
     active: set[tuple[int, str]] = set()
     long_notes = 0
     for e in events:
-        index = _bar_index(bars, e.onset)
+        index = bar_index(bars, e.onset)
         if bars[index].onset <= e.onset < bars[index].onset + bars[index].duration:
             active.add((index, e.voice))
         if e.duration >= bars[index].duration:

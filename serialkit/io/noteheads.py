@@ -14,6 +14,7 @@ from pathlib import Path
 
 from serialkit.core.errors import ScoreReadError
 from serialkit.core.piece import Event, Piece
+from serialkit.core.timeline import Locator
 from serialkit.io._build import RawNote, ScoreParts, _merge_ties
 
 __all__ = ["Notehead", "piece_noteheads", "read_noteheads"]
@@ -87,13 +88,13 @@ def read_noteheads(path: str | os.PathLike[str]) -> list[Notehead]:
     return _from_parts(parts)
 
 
-def _event_head(piece: Piece, event: Event, parts: dict[str, int]) -> Notehead:
+def _event_head(locator: Locator, event: Event, parts: dict[str, int]) -> Notehead:
     source = event.source
     part = (source.part if source else None) or event.voice.split("/")[0]
     return Notehead(
         id=event.id, event_id=event.id, part=part, part_index=parts.setdefault(part, len(parts)),
         staff=(source.staff if source else None) or 1, voice=(source.voice if source else None) or "1",
-        measure=source.measure if source and source.measure else piece.locate(event.onset)[0],
+        measure=source.measure if source and source.measure else locator.locate(event.onset)[0],
         onset=event.onset, midi=event.midi,
         written_midi=event.midi, grace=event.grace,
     )
@@ -121,4 +122,5 @@ def piece_noteheads(piece: Piece) -> list[Notehead]:
     part_order: dict[str, int] = {}
     for voice in piece.voices:
         part_order.setdefault(voice.id.split("/")[0], len(part_order))
-    return [_event_head(piece, e, part_order) for e in piece.events]
+    locator = piece.locator()
+    return [_event_head(locator, e, part_order) for e in piece.events]

@@ -13,7 +13,7 @@ from serialkit.core.predicates.collisions import (
     collision_pairs,
     naive_collision_pairs,
 )
-from serialkit.core.predicates.columns import Columns, Locator
+from serialkit.core.predicates.columns import Columns
 from serialkit.core.predicates.gate import gate, run_predicates
 from serialkit.core.predicates.model import (
     CODES,
@@ -38,6 +38,7 @@ from serialkit.core.predicates.voices import (
     crossed_noteheads,
     crossing_share,
 )
+from serialkit.core.timeline import Locator
 
 __all__ = [
     "CODES",

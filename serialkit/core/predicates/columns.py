@@ -6,12 +6,12 @@ denominator of all the piece's times, so the hot loops compare plain ints, never
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from fractions import Fraction
 from math import lcm
 from operator import add, attrgetter, mul
 
-from serialkit.core.piece import Event, Measure, Piece, Tag, TimeSignature, _beat_text
+from serialkit.core.piece import Event, Piece, Tag
+from serialkit.core.timeline import Locator
 
 _ONSET = attrgetter("onset")
 _DURATION = attrgetter("duration")
@@ -98,66 +98,6 @@ class Columns:
     def where(self, i: int) -> str:
         """Human location of event ``i``: ``voice v1, bar 3, beat 2``."""
         return self.locator.describe(self.events[i])
-
-
-class Locator:
-    """Bar and beat of a time point, matching ``Piece.locate``/``describe`` without rebuilding
-    the bars per call: arithmetic under one meter, a bisection over the bars otherwise."""
-
-    __slots__ = ("piece", "bars", "onsets", "length")
-
-    def __init__(self, piece: Piece, end: Fraction | None = None) -> None:
-        self.piece = piece
-        meters = {(ts.numerator, ts.denominator) for ts in piece.time_signatures}
-        self.length: Fraction | None = None
-        self.bars: tuple[Measure, ...] = ()
-        if not piece.measures and len(meters) <= 1:
-            ts = piece.time_signatures[0] if piece.time_signatures else TimeSignature(4, 4)
-            self.length = ts.bar_length
-        else:
-            self.bars = piece.measures or _derive_bars(piece, piece.end if end is None else end)
-        self.onsets = [b.onset for b in self.bars]
-
-    def locate(self, onset: Fraction) -> tuple[str, Fraction]:
-        """(bar number, 1-based beat in quarter notes)."""
-        if self.length is not None:
-            pickup = self.piece.pickup
-            if pickup and onset < pickup:
-                return "0", onset + 1
-            k = (onset - pickup) // self.length
-            return str(k + 1), onset - pickup - k * self.length + 1
-        k = max(0, bisect_right(self.onsets, onset) - 1)
-        bar = self.bars[k]
-        return bar.number, onset - bar.onset + 1
-
-    def describe(self, event: Event) -> str:
-        """``voice v1, bar 3, beat 2`` plus the source part/measure when known."""
-        bar, beat = self.locate(event.onset)
-        text = f"voice {event.voice}, bar {bar}, beat {_beat_text(beat)}"
-        if event.source is not None and event.source.part is not None:
-            text += f" ({event.source.describe()})"
-        return text
-
-
-def _derive_bars(piece: Piece, end: Fraction) -> tuple[Measure, ...]:
-    """Bars from meter and pickup up to ``end`` (as ``Piece.bar_list`` does, given the end)."""
-    meters = sorted(piece.time_signatures, key=lambda ts: ts.bar) or [TimeSignature(4, 4)]
-    bars: list[Measure] = []
-    onset = Fraction(0)
-    index = 0
-    number = 0 if piece.pickup else 1
-    current = meters[0]
-    m = 0
-    while onset < end or not bars:
-        while m < len(meters) and meters[m].bar <= index:
-            current = meters[m]
-            m += 1
-        length = piece.pickup if (index == 0 and piece.pickup) else current.bar_length
-        bars.append(Measure(str(number), onset, length))
-        onset += length
-        index += 1
-        number += 1
-    return tuple(bars)
 
 
 def columns_of(piece: Piece | Columns) -> Columns:

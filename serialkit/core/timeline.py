@@ -1,0 +1,85 @@
+"""Bars and beats: where a time point falls, computed once per piece rather than per question."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from serialkit.core.piece import Event, Measure, TimeSignature, _beat_text
+
+if TYPE_CHECKING:
+    from serialkit.core.piece import Piece
+
+
+def derive_bars(piece: Piece, end: Fraction) -> tuple[Measure, ...]:
+    """Bars from meter and pickup, from 0 up to ``end`` (at least one bar)."""
+    meters = sorted(piece.time_signatures, key=lambda ts: ts.bar) or [TimeSignature(4, 4)]
+    bars: list[Measure] = []
+    onset = Fraction(0)
+    index = 0
+    number = 0 if piece.pickup else 1
+    current = meters[0]
+    m = 0
+    while onset < end or not bars:
+        while m < len(meters) and meters[m].bar <= index:
+            current = meters[m]
+            m += 1
+        length = piece.pickup if (index == 0 and piece.pickup) else current.bar_length
+        bars.append(Measure(str(number), onset, length))
+        onset += length
+        index += 1
+        number += 1
+    return tuple(bars)
+
+
+def bar_index(bars: Sequence[Measure], onset: Fraction) -> int:
+    """Index of the bar containing ``onset`` (the first bar for earlier times)."""
+    lo, hi = 0, len(bars) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if bars[mid].onset <= onset:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+class Locator:
+    """Bar and beat of a time point for one piece: arithmetic under one meter, a bisection over
+    the bars otherwise. Build it once (``Piece.locator()``) and ask it many times."""
+
+    __slots__ = ("piece", "bars", "onsets", "length")
+
+    def __init__(self, piece: Piece, end: Fraction | None = None) -> None:
+        self.piece = piece
+        meters = {(ts.numerator, ts.denominator) for ts in piece.time_signatures}
+        self.length: Fraction | None = None
+        self.bars: tuple[Measure, ...] = ()
+        if not piece.measures and len(meters) <= 1:
+            ts = piece.time_signatures[0] if piece.time_signatures else TimeSignature(4, 4)
+            self.length = ts.bar_length
+        else:
+            self.bars = piece.measures or derive_bars(piece, piece.end if end is None else end)
+        self.onsets = [b.onset for b in self.bars]
+
+    def locate(self, onset: Fraction) -> tuple[str, Fraction]:
+        """(bar number, 1-based beat in quarter notes)."""
+        if self.length is not None:
+            pickup = self.piece.pickup
+            if pickup and onset < pickup:
+                return "0", onset + 1
+            k = (onset - pickup) // self.length
+            return str(k + 1), onset - pickup - k * self.length + 1
+        k = max(0, bisect_right(self.onsets, onset) - 1)
+        bar = self.bars[k]
+        return bar.number, onset - bar.onset + 1
+
+    def describe(self, event: Event) -> str:
+        """``voice v1, bar 3, beat 2`` plus the source part/measure when known."""
+        bar, beat = self.locate(event.onset)
+        text = f"voice {event.voice}, bar {bar}, beat {_beat_text(beat)}"
+        if event.source is not None and event.source.part is not None:
+            text += f" ({event.source.describe()})"
+        return text
