@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from lxml import etree
 
-from serialkit.annotating import FORM_COLOURS, UNEXPLAINED
+from serialkit.check.annotate import FORM_COLOURS, UNEXPLAINED
 from serialkit.cli import cli
 from serialkit.core.piece import Event, Piece, Voice
 from serialkit.core.rows import Row

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 
-from serialkit.annotating import annotate_score
+from serialkit.check.annotate import annotate_score
 from serialkit.cli import cli
 from serialkit.core.piece import Piece
 from serialkit.io import read_score, write_musicxml

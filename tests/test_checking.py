@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 
-from serialkit.checking import BUILTIN_PREDICATES, CheckReport, check_piece
+from serialkit.check import CheckReport, check_piece
+from serialkit.check._plugin import BUILTIN_PREDICATES
 from serialkit.core.piece import Event, Piece, Tag, Voice
 from serialkit.core.predicates import CODES, Rules, Violation
 from serialkit.core.rows import Row, RowForm

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from serialkit.checking import check_piece
+from serialkit.check import check_piece
 from serialkit.cli import cli
 from serialkit.io import load_piece, save_piece
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from serialkit.annotating import (  # re-exported: the names this command has always offered
+from serialkit.check.annotate import (  # re-exported: the names this command has always offered
     FORM_COLOURS,
     MEI_SUFFIXES,
     MUSICXML_SUFFIXES,

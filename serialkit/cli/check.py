@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from serialkit.cli._common import EXIT_FAIL, EXIT_OK, echo_json
-from serialkit.core.errors import SerialkitError
 from serialkit.core.piece import Piece
 from serialkit.core.rows import Row
 
@@ -34,10 +33,8 @@ def read_piece(path: str | Path) -> Piece:
         from serialkit.io.jsonio import load_piece
 
         return load_piece(p)
-    try:
-        from serialkit.io import read_score
-    except ImportError as exc:  # pragma: no cover - score reading not in this build
-        raise SerialkitError(f"{p}: reading {p.suffix or 'this'} files needs serialkit.io ({exc})") from exc
+    from serialkit.io import read_score
+
     return read_score(p)
 
 
@@ -90,7 +87,7 @@ def check(
       serialkit check fixtures/pieces/demo-piece.json
       serialkit check score.musicxml --row webern-op21 --relaxed --json
     """
-    from serialkit.checking import check_piece
+    from serialkit.check import check_piece
     from serialkit.core.predicates import Rules
     from serialkit.io.atomic import atomic_write
 

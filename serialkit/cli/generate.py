@@ -56,12 +56,9 @@ def write_review(result: Any, out_dir: Path) -> dict[str, str]:
     if not result.released or not score.exists():
         return {}
     written: dict[str, str] = {}
-    try:
-        from serialkit.io import Annotation, write_annotated_musicxml
-        from serialkit.render import RUNG_COLORS, render
-    except ImportError as exc:  # a build without I/O or render
-        click.echo(f"note: no annotated score or review page ({exc})", err=True)
-        return written
+    from serialkit.io import Annotation, write_annotated_musicxml
+    from serialkit.render import RUNG_COLORS, render
+
     annotations = {
         r["id"]: Annotation(label=f"{r['form']}:{r['position']}",
                             color=RUNG_COLORS.get(r["rung"]) if r["rung"] else None)

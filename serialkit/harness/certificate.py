@@ -101,13 +101,10 @@ def write_outputs(out_dir: Path, piece: Piece, certificate: dict[str, Any], repo
     written: dict[str, str] = {}
     stale = out_dir / "score.musicxml"
     if released:
-        try:
-            from serialkit.io import write_musicxml
-        except ImportError:
-            report["notes"].append("score.musicxml not written: serialkit.io.write_musicxml is not in this build")
-        else:
-            write_musicxml(piece, stale)
-            written["score"] = str(stale)
+        from serialkit.io import write_musicxml
+
+        write_musicxml(piece, stale)
+        written["score"] = str(stale)
     elif stale.exists():
         stale.unlink()  # an earlier run's score must not pass for this run's
     files = {

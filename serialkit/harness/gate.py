@@ -7,7 +7,6 @@ from fractions import Fraction
 from typing import Any
 
 from serialkit.core.piece import Event, Piece
-from serialkit.harness import fallback
 from serialkit.harness.tasks import Task
 
 CODES = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED", "UNEXPLAINED")
@@ -57,17 +56,15 @@ class Verdict:
 
 
 def rules_for(task: Task) -> Any:
-    """The checker's Rules for a task (the predicates module's, or the fallback's)."""
+    """The checker's Rules for a task."""
     kwargs: dict[str, Any] = {
         "tolerance": task.tolerance,
         "immediate_repeats": task.immediate_repeats,
         "oscillation_window": task.oscillation_window,
         "max_crossing_share": task.max_crossing_share,
     }
-    try:
-        from serialkit.core.predicates import Rules
-    except ImportError:
-        return fallback.Rules(**kwargs)
+    from serialkit.core.predicates import Rules
+
     return Rules(**kwargs)
 
 
@@ -82,33 +79,16 @@ class _Checked:
 
 
 def _check(piece: Piece, task: Task) -> _Checked:
-    """The project's checker (``serialkit.checking.check_piece``, as ``serialkit check`` runs it)."""
+    """The project's checker (``serialkit.check.check_piece``, as ``serialkit check`` runs it)."""
+    from serialkit.check import check_piece
+
     rules = rules_for(task)
-    try:
-        from serialkit.checking import check_piece
-    except ImportError:
-        return _check_fallback(piece, task, rules)
     report = check_piece(piece, row=task.row, convention=task.convention, rules=rules, plugins=True)
     verdict = report.verdict
     found = [v.to_dict() for v in verdict.violations]
     coverage = Fraction(report.coverage) if report.coverage is not None else Fraction(1)
     return _Checked(bool(verdict.strict), bool(verdict.relaxed), found, tuple(report.unexplained), coverage,
-                    "serialkit.checking")
-
-
-def _check_fallback(piece: Piece, task: Task, rules: Any) -> _Checked:
-    tagged, coverage = piece, Fraction(1)
-    unexplained: tuple[str, ...] = ()
-    if all(e.tag is None for e in piece.events):
-        tags, unexplained = fallback.analyze(piece, task.row, task.convention)
-        tagged = piece.with_tags(tags)
-        coverage = Fraction(len(piece.events) - len(unexplained), max(1, len(piece.events)))
-    strict, relaxed, found = fallback.gate(tagged, rules)
-    if unexplained:
-        strict = relaxed = False
-        found.append({"code": "UNEXPLAINED", "event_ids": list(unexplained), "location": None,
-                      "message": f"{len(unexplained)} note(s) belong to no row statement the analysis finds"})
-    return _Checked(strict, relaxed, found, unexplained, coverage, "serialkit.harness.fallback")
+                    "serialkit.check")
 
 
 def final_gate(task: Task, events: list[Event], trace: bool) -> Verdict:
@@ -128,5 +108,4 @@ def final_gate(task: Task, events: list[Event], trace: bool) -> Verdict:
         violations.append({"code": "UNEXPLAINED", "event_ids": [], "message": "the candidate has no notes",
                            "location": None, "tags": "inferred"})
     return Verdict(strict, relaxed, tuple(violations), inferred.unexplained, inferred.coverage,
-                   inferred.checker, "serialkit.core.analysis" if inferred.checker == "serialkit.checking"
-                   else "serialkit.harness.fallback")
+                   inferred.checker, "serialkit.core.analysis")

@@ -46,29 +46,11 @@ def write_score(piece: Piece, out: Path) -> Path:
 
 def engrave_blind(score: Path, svg_out: Path, pdf_out: Path) -> list[str]:
     """Blind SVG pages and a PDF (no colours, labels or ids that tell anything); the SVG names."""
-    try:
-        from serialkit.render import render
-    except ImportError:  # pragma: no cover - the render subsystem is part of the package
-        _verovio_fallback(score, svg_out, pdf_out)
-        return [svg_out.name]
+    from serialkit.render import render
+
     result = render(score, svg_out, blind=True)
     render(score, pdf_out, blind=True)
     return [f.name for f in result.files]
-
-
-def _verovio_fallback(score: Path, svg_out: Path, pdf_out: Path) -> None:
-    import cairosvg
-    import verovio
-
-    from serialkit.io.atomic import atomic_write
-
-    tk = verovio.toolkit()
-    tk.setOptions({"adjustPageHeight": True, "pageHeight": 60000, "svgViewBox": True})
-    if not tk.loadFile(str(score)):
-        raise PanelError(f"{score}: verovio could not load the candidate score")
-    svg = tk.renderToSVG(1)
-    atomic_write(svg_out, svg)
-    atomic_write(pdf_out, cairosvg.svg2pdf(bytestring=svg.encode()))
 
 
 def soundfont() -> str | None:

@@ -49,7 +49,7 @@ __all__ = [
 # Modules holding the built-in hook implementations, registered exactly like outside plugins.
 BUILTIN_MODULES: tuple[str, ...] = (
     "serialkit.io._plugin",
-    "serialkit.checking",
+    "serialkit.check._plugin",
     "serialkit.harness._plugin",
 )
 ENTRY_POINT_GROUP = "serialkit"
@@ -150,13 +150,7 @@ def get_plugin_manager() -> pluggy.PluginManager:
     _SKIPPED.clear()
     _EPS.clear()
     for name in BUILTIN_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                _SKIPPED.append({"name": name, "reason": "not present in this build"})
-                continue
-            raise
+        module = importlib.import_module(name)
         _register(pm, module, PluginInfo(name, name, "serialkit", __version__, True, ()))
     allowed = allowed_plugins()
     found: set[str] = set()

@@ -91,7 +91,7 @@ def marks_for(
 
 def _check(score_path: str | Path, row: str, convention: str) -> Mapping[str, Any]:
     """Run the project's checker on the score (labels every note) and return its report."""
-    from serialkit.checking import check_piece
+    from serialkit.check import check_piece
     from serialkit.core.rows import Row, _check_convention
     from serialkit.io import read_score
 

@@ -63,7 +63,7 @@ def piece_inputs(path: Path, report: Any = None, row: str | None = None) -> Iter
     Without a report, the piece is checked (with ``row``, else its own row and tags) so the
     render shows its labels and violations.
     """
-    from serialkit.checking import check_piece
+    from serialkit.check import check_piece
     from serialkit.io import load_piece, write_musicxml
 
     piece = load_piece(path)

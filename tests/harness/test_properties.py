@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from serialkit.checking import check_piece
+from serialkit.check import check_piece
 from serialkit.core.predicates import Rules
 from serialkit.harness import Task, run
 from serialkit.harness.bank import generate_task

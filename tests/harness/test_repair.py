@@ -123,7 +123,7 @@ def test_a_candidate_is_judged_on_inferred_tags_not_only_its_own() -> None:
     assert not verdict.strict and not verdict.relaxed
     assert any(v["tags"] == "inferred" and "vc-extra" in v["event_ids"] for v in verdict.violations)
     assert final_gate(task, events, trace=True).strict
-    assert verdict.checker == "serialkit.checking"
+    assert verdict.checker == "serialkit.check"
 
 
 def test_harness_beats_raw_on_the_same_proposals() -> None:
@@ -158,7 +158,7 @@ def test_plugin_rungs_join_the_ladder_by_rank() -> None:
         result = run("trio-schoenberg", seed=1, proposer_options={"profile": "paper-raw"})
         assert plugin.seen, "the plugin rung was never offered a flagged note"
         assert all(problems for problems in plugin.seen)
-        assert result.verdict.checker == "serialkit.checking"
+        assert result.verdict.checker == "serialkit.check"
     finally:
         unregister_plugin("test-octave-first")
     assert "octave_first" not in [r.name for r in ladder()]
@@ -169,7 +169,7 @@ def test_baselines_use_the_same_checker_and_self_refine_feeds_violations_back() 
     raw = run("trio-schoenberg", variant="raw", seed=4, proposer_options=options)
     refine = run("trio-schoenberg", variant="self-refine", seed=4, proposer_options=options)
     assert raw.usage.calls == len(raw.task.sections) and raw.report["repairs"] == {}
-    assert raw.verdict.checker == refine.verdict.checker == "serialkit.checking"
+    assert raw.verdict.checker == refine.verdict.checker == "serialkit.check"
     assert not raw.verdict.strict  # 5 % wrong pitch classes: some note is wrong
     kinds = [c["kind"] for c in refine.report["calls"]]
     assert "refine" in kinds and refine.usage.calls > raw.usage.calls

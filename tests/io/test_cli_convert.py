@@ -40,7 +40,6 @@ def test_convert_to_midi_and_json(fixtures: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert mid.read_bytes()[:4] == b"MThd"
     assert "wrote" in result.stdout and "28 events" in result.stdout
-    pytest.importorskip("serialkit.io.jsonio")
     js = tmp_path / "a.json"
     result = runner.invoke(cli, ["convert", str(src), str(js)])
     assert result.exit_code == 0, result.stderr

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from lxml import etree
 
-from serialkit.annotating import FORM_COLOURS
+from serialkit.check.annotate import FORM_COLOURS
 from serialkit.cli import cli
 from serialkit.core.rows import RowForm
 from tests.conftest import ROOT, require_program

@@ -19,7 +19,7 @@ SCORES = {
 
 
 def _report(path: Path, row: str) -> dict[str, Any]:
-    from serialkit.checking import check_piece
+    from serialkit.check import check_piece
     from serialkit.io import read_score
 
     data: dict[str, Any] = check_piece(read_score(path), row=row).to_dict()

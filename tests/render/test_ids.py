@@ -13,7 +13,7 @@ ROW = "C B G Ab Eb Db D Bb F# F E A"
 
 
 def _check(path: Path) -> dict:
-    from serialkit.checking import check_piece
+    from serialkit.check import check_piece
     from serialkit.io import read_score
 
     return dict(check_piece(read_score(path), row=ROW).to_dict())

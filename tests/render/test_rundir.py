@@ -60,7 +60,7 @@ def test_unreleased_run_shows_its_failures(tmp_path: Path) -> None:
 
 
 def test_json_piece_is_checked_and_rendered(tmp_path: Path, fixtures: Path) -> None:
-    from serialkit.checking import check_piece
+    from serialkit.check import check_piece
     from serialkit.io import load_piece
 
     piece_path = fixtures / "pieces" / "demo-piece.json"

@@ -147,7 +147,7 @@ def _report(
     found: Identification | None = None,
 ) -> dict[str, Any]:
     """The check report (``serialkit check --json``) for the labelled piece, with noteheads."""
-    from serialkit.checking import check_piece
+    from serialkit.check import check_piece
     from serialkit.io.noteheads import piece_noteheads
 
     report = check_piece(

@@ -1,4 +1,4 @@
-"""High-level checking: tag (when needed), run every predicate, and build the check report."""
+"""The check report: tag (when needed), run every predicate, and build what ``serialkit check`` prints."""
 
 from __future__ import annotations
 
@@ -17,43 +17,18 @@ from serialkit.core.predicates import (
     Rules,
     Verdict,
     Violation,
-    check_collisions,
-    check_crossings,
     check_order,
-    check_pc,
-    check_range,
-    check_row,
-    check_schedule,
     run_predicates,
     tagged_statements,
 )
 from serialkit.core.rows import Row, _check_convention, pc_name, position_label
-from serialkit.plugins.hookspecs import Register, hookimpl
 
 if TYPE_CHECKING:
     from serialkit.core.analysis import Analysis, Identification
 
-__all__ = ["CheckReport", "check_piece", "BUILTIN_PREDICATES"]
+__all__ = ["CheckReport", "check_piece", "require_row"]
 
 Predicate = Callable[[Piece, Rules], list[Violation]]
-
-BUILTIN_PREDICATES: dict[str, Predicate] = {
-    "ROW": lambda piece, rules: check_row(piece),
-    "ORDER": lambda piece, rules: check_order(piece, rules),
-    "COLL": lambda piece, rules: check_collisions(piece, rules.tolerance),
-    "PC": lambda piece, rules: check_pc(piece),
-    "RANGE": lambda piece, rules: check_range(piece),
-    "CROSS": lambda piece, rules: check_crossings(piece, rules.max_crossing_share),
-    "SCHED": lambda piece, rules: check_schedule(piece),
-}
-"""The seven hard predicates as ``fn(piece, rules) -> list[Violation]`` (what the hook registers)."""
-
-
-@hookimpl
-def register_predicates(register: Register) -> None:
-    """Register the built-in predicates (plugins register theirs through the same hook)."""
-    for code, fn in BUILTIN_PREDICATES.items():
-        register(code, fn, strict_only=code in STRICT_ONLY, needs_tags=code not in UNTAGGED_CODES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,23 +111,14 @@ class CheckReport:
 
 
 def _analyze(piece: Piece, row: Row, convention: str) -> Analysis:
-    try:
-        from serialkit.core.analysis import analyze
-    except ImportError as exc:  # the analysis package is not in this build
-        raise SerialkitError(
-            "row-form inference (serialkit.core.analysis) is not available in this build, so "
-            f"untagged notes cannot be labelled: {exc}"
-        ) from exc
+    from serialkit.core.analysis import analyze
+
     return analyze(piece, row=row, convention=_check_convention(convention))
 
 
 def _identify(piece: Piece) -> Identification:
-    try:
-        from serialkit.core.analysis import identify
-    except ImportError as exc:
-        raise SerialkitError(
-            f"row identification (serialkit.core.analysis) is not available in this build: {exc}"
-        ) from exc
+    from serialkit.core.analysis import identify
+
     return identify(piece)
 
 
@@ -166,9 +132,11 @@ def _plugin_predicates() -> list[tuple[str, Predicate, bool, bool]]:
         raise
     except Exception as exc:  # a plugin that cannot even load must say so, not crash the checker
         raise PluginError(f"loading the predicate plugins failed: {type(exc).__name__}: {exc}") from exc
+    from serialkit.check._plugin import BUILTIN_PREDICATES
+
     found = []
     for entry in entries:
-        if entry.plugin == __name__ or entry.obj is BUILTIN_PREDICATES.get(entry.name):
+        if entry.plugin == "serialkit.check._plugin" or entry.obj is BUILTIN_PREDICATES.get(entry.name):
             continue
         found.append(
             (entry.name, entry.obj, bool(entry.meta.get("strict_only")), bool(entry.meta.get("needs_tags", True)))
