@@ -84,8 +84,8 @@ class Chain:
         return out
 
 
-def _locality(ix: EventIndex, mode: int, last: int, c: int) -> tuple[float, int, int]:
-    """(cost, same-voice notes skipped, slices between) of linking ``last`` → ``c``."""
+def _locality(ix: EventIndex, mode: int, last: int, c: int) -> float:
+    """The locality cost of linking ``last`` → ``c`` (the next onset of its voice)."""
     between = ix.sl[c] - ix.sl[last] - 1
     if between < 0:
         between = 0
@@ -94,11 +94,101 @@ def _locality(ix: EventIndex, mode: int, last: int, c: int) -> tuple[float, int,
         if gap < 0:
             gap = 0
         if mode == VOICE_MODE:
-            return 0.35 * gap + 0.02 * between, gap, between
-        return 0.1 * between + 0.15 * gap, gap, between
+            return 0.35 * gap + 0.02 * between
+        return 0.1 * between + 0.15 * gap
     if mode == VOICE_MODE:
-        return 0.6 + 0.1 * between, 0, between
-    return 0.05 + 0.1 * between, 0, between
+        return 0.6 + 0.1 * between
+    return 0.05 + 0.1 * between
+
+
+def _next_position(ix: EventIndex, claims: Claims, pcs: tuple[int, ...], k: int, last: int,
+                   leave: float, head: bool, taken: set[int], used: set[int],
+                   voice_mode: bool) -> tuple[float, int, int]:
+    """The cheapest link from ``last`` (at position ``k``) to a later position: (cost, event or
+    -1, position). Up to MAX_SKIP positions may be missing; the first three candidates of each
+    pitch class within HORIZON slices are tried."""
+    sl, voice, vrank, owner, strange = ix.sl, ix.voice, ix.vrank, claims.owner, ix.strange
+    sv_mask, vkey = ix.sv_mask, ix.vkey
+    best_cost, best, best_pos = MAX_LINK, -1, k
+    last_sl, last_voice, last_vrank = sl[last], voice[last], vrank[last]
+    for j in range(k + 1, min(k + 2 + MAX_SKIP, 12)):
+        skip = j - k - 1
+        base = S_DEL * skip
+        if base - (S_DEL - S_SUB) - 2 * CHORD >= best_cost:
+            break
+        lst, lsl = ix.by_pc[pcs[j]], ix.by_pc_sl[pcs[j]]
+        nxt = pcs[j + 1] if j < 11 else -1
+        nxt2 = pcs[j + 2] if j < 10 else -1
+        seen = 0
+        for idx in range(bisect_left(lsl, last_sl), len(lst)):
+            c_sl = lsl[idx]
+            if c_sl - last_sl > HORIZON:
+                break
+            c = lst[idx]
+            if c in taken or (owner[c] != FREE and not claims.available(c, j, head)):
+                continue
+            between = c_sl - last_sl - 1 if c_sl > last_sl else 0
+            c_voice = voice[c]
+            gap = 0
+            if c_voice == last_voice:
+                gap = vrank[c] - last_vrank - 1 if vrank[c] > last_vrank else 0
+                cost = 0.35 * gap + 0.02 * between if voice_mode else 0.1 * between + 0.15 * gap
+            else:
+                cost = (0.6 if voice_mode else 0.05) + 0.1 * between
+                if c_voice not in used:
+                    cost += NEW_VOICE
+                if strange is not None:
+                    cost += strange[last_voice][c_voice]
+            if c_sl != last_sl:
+                cost += leave
+            if nxt >= 0:
+                mask = sv_mask[c_sl * vkey + c_voice]
+                if mask >> nxt & 1:
+                    cost -= CHORD
+                    if nxt2 >= 0 and mask >> nxt2 & 1:
+                        cost -= CHORD
+            if skip:
+                if gap or (not voice_mode and between):
+                    cost += base - (S_DEL - S_SUB)
+                    if voice_mode:
+                        cost -= 0.35
+                else:
+                    cost += base
+            if cost < best_cost:
+                best_cost, best, best_pos = cost, c, j
+            seen += 1
+            if seen >= 3:
+                break
+    return best_cost, best, best_pos
+
+
+def _repeat_link(ix: EventIndex, claims: Claims, pcs: tuple[int, ...], k: int, last: int,
+                 last_kind: int, leave: float, taken: set[int], mode: int,
+                 best: tuple[float, int, int, int]) -> tuple[float, int, int, int]:
+    """A repeated note or a tremolo's return note (the very next note of ``last``'s voice), if
+    cheaper than ``best`` (cost, event, position, kind)."""
+    targets = []
+    if ix.pc[last] == pcs[k] or last_kind == OSC:  # the same note again
+        targets.append((pcs[k], REP))
+    if k > 0 and ix.pc[last] == pcs[k]:  # the return note of a two-note tremolo
+        targets.append((pcs[k - 1], OSC))
+    sl, voice, vrank = ix.sl, ix.voice, ix.vrank
+    last_sl = sl[last]
+    for target, kind in targets:
+        lst, lsl = ix.by_pc[target], ix.by_pc_sl[target]
+        for idx in range(bisect_left(lsl, last_sl + 1), len(lst)):
+            c = lst[idx]
+            if lsl[idx] - last_sl > HORIZON:
+                break
+            if voice[c] != voice[last] or vrank[c] != vrank[last] + 1:
+                continue
+            if c in taken or claims.owner[c] != FREE or not ix.repeat_gap_ok(last, c):
+                break
+            cost = REPEAT + _locality(ix, mode, last, c) + leave
+            if cost < best[0]:
+                best = (cost, c, k if kind == REP else k - 1, kind)
+            break
+    return best
 
 
 def build_chain(
@@ -111,124 +201,40 @@ def build_chain(
     claims: Claims,
     abort: bool = True,
 ) -> Chain | None:
-    """Follow form ``pcs`` from event ``start`` at ``start_pos``; None if it dies at once."""
-    sl, voice, vrank, pcl = ix.sl, ix.voice, ix.vrank, ix.pc
-    sv_count, sv_mask, vkey = ix.sv_count, ix.sv_mask, ix.vkey
+    """Follow form ``pcs`` from event ``start`` at ``start_pos``, taking the cheapest link each
+    time (``_next_position``, ``_repeat_link``) until none is cheaper than MAX_LINK; then tidy
+    and trim the chain. None if it dies at once (or, with ``abort``, its opening is too dear)."""
+    sl, voice, pcl, sv_count, vkey = ix.sl, ix.voice, ix.pc, ix.sv_count, ix.vkey
+    evs, poss, kinds, costs = [start], [start_pos], [NEW], [0.0]
+    taken, used = {start}, {voice[start]}
     taken_sv = {sl[start] * vkey + voice[start]: 1}
-    by_pc, by_pc_sl = ix.by_pc, ix.by_pc_sl
-    evs = [start]
-    poss = [start_pos]
-    kinds = [NEW]
-    costs = [0.0]
-    taken = {start}
-    used = {voice[start]}
-    k = start_pos
-    last = start
+    k, last, total = start_pos, start, 0.0
     head = claims.owner[start] != FREE
-    total = 0.0
-    owner = claims.owner
     voice_mode = mode == VOICE_MODE
-    strange = ix.strange
     while True:
-        best_cost = MAX_LINK
-        best = -1
-        best_pos = k
-        best_kind = NEW
-        last_sl = sl[last]
-        last_voice = voice[last]
-        last_vrank = vrank[last]
-        last_key = last_sl * vkey + last_voice
+        last_key = sl[last] * vkey + voice[last]
         leave = LEAVE * (sv_count[last_key] - taken_sv.get(last_key, 0))
-        for j in range(k + 1, min(k + 2 + MAX_SKIP, 12)):
-            skip = j - k - 1
-            base = S_DEL * skip
-            if base - (S_DEL - S_SUB) - 2 * CHORD >= best_cost:
-                break
-            lst = by_pc[pcs[j]]
-            lsl = by_pc_sl[pcs[j]]
-            nxt = pcs[j + 1] if j < 11 else -1
-            nxt2 = pcs[j + 2] if j < 10 else -1
-            seen = 0
-            for idx in range(bisect_left(lsl, last_sl), len(lst)):
-                c_sl = lsl[idx]
-                if c_sl - last_sl > HORIZON:
-                    break
-                c = lst[idx]
-                if c in taken or (owner[c] != FREE and not claims.available(c, j, head)):
-                    continue
-                between = c_sl - last_sl - 1
-                if between < 0:
-                    between = 0
-                c_voice = voice[c]
-                gap = 0
-                if c_voice == last_voice:
-                    gap = vrank[c] - last_vrank - 1
-                    if gap < 0:
-                        gap = 0
-                    cost = 0.35 * gap + 0.02 * between if voice_mode else 0.1 * between + 0.15 * gap
-                else:
-                    cost = (0.6 if voice_mode else 0.05) + 0.1 * between
-                    if c_voice not in used:
-                        cost += NEW_VOICE
-                    if strange is not None:
-                        cost += strange[last_voice][c_voice]
-                if c_sl != last_sl:
-                    cost += leave
-                if nxt >= 0:
-                    mask = sv_mask[c_sl * vkey + c_voice]
-                    if mask >> nxt & 1:
-                        cost -= CHORD
-                        if nxt2 >= 0 and mask >> nxt2 & 1:
-                            cost -= CHORD
-                if skip:
-                    if gap or (not voice_mode and between):
-                        cost += base - (S_DEL - S_SUB)
-                        if voice_mode:
-                            cost -= 0.35
-                    else:
-                        cost += base
-                if cost < best_cost:
-                    best_cost, best, best_pos, best_kind = cost, c, j, NEW
-                seen += 1
-                if seen >= 3:
-                    break
-        # repeated note / tremolo return: the very next note of the last event's voice
-        targets = []
-        if pcl[last] == pcs[k] or kinds[-1] == OSC:  # the same note again
-            targets.append((pcs[k], REP))
-        if k > 0 and pcl[last] == pcs[k]:  # the return note of a two-note tremolo
-            targets.append((pcs[k - 1], OSC))
-        for target, kind in targets:
-            lst = by_pc[target]
-            lsl = by_pc_sl[target]
-            for idx in range(bisect_left(lsl, last_sl + 1), len(lst)):
-                c = lst[idx]
-                if lsl[idx] - last_sl > HORIZON:
-                    break
-                if voice[c] != voice[last] or vrank[c] != vrank[last] + 1:
-                    continue
-                if c in taken or claims.owner[c] != FREE or not ix.repeat_gap_ok(last, c):
-                    break
-                cost = REPEAT + _locality(ix, mode, last, c)[0] + leave
-                if cost < best_cost:
-                    best_cost, best, best_pos, best_kind = cost, c, k if kind == REP else k - 1, kind
-                break
+        cost, best, pos = _next_position(ix, claims, pcs, k, last, leave, head, taken, used, voice_mode)
+        kind = NEW
+        if pcl[last] == pcs[k] or kinds[-1] == OSC:
+            cost, best, pos, kind = _repeat_link(ix, claims, pcs, k, last, kinds[-1], leave, taken, mode,
+                                                 (cost, best, pos, kind))
         if best < 0:
             break
         evs.append(best)
-        poss.append(best_pos)
-        kinds.append(best_kind)
-        costs.append(best_cost)
+        poss.append(pos)
+        kinds.append(kind)
+        costs.append(cost)
         taken.add(best)
         used.add(voice[best])
         key = sl[best] * vkey + voice[best]
         taken_sv[key] = taken_sv.get(key, 0) + 1
-        total += best_cost
+        total += cost
         if head and claims.owner[best] == FREE:
             head = False
         last = best
-        if best_kind == NEW:
-            k = best_pos
+        if kind == NEW:
+            k = pos
         if abort and len(evs) <= ABORT_AFTER and total > ABORT_COST:
             return None
     chain = Chain(form_index, mode, start, start_pos, evs, poss, kinds, costs)

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from serialkit.core.analysis.index import EventIndex
+from serialkit.core.analysis.pipeline import first_reading
 from serialkit.core.errors import RowError
 from serialkit.core.piece import Event, Piece
 from serialkit.core.rows import Row
@@ -196,15 +198,11 @@ def _candidates(piece: Piece, events: Sequence[Event]) -> list[Candidate]:
 
 def _quick(events: Sequence[Event], piece: Piece, rows: Sequence[Row]) -> list[int]:
     """Notes in whole statements (eleven or twelve positions) of a first reading with each row."""
-    from serialkit.core.analysis.assign import Assigner
-    from serialkit.core.analysis.index import EventIndex
-
     ix = EventIndex(events, piece.voice_ids)
     out = []
     for row in rows:
-        assigner = Assigner(ix, [row.form(f) for f in row.distinct_forms()])
-        assigner.statements()
-        out.append(sum(len(f.slots) for f in assigner.found if len(f.slots) >= 11))
+        reading = first_reading(ix, [row.form(f) for f in row.distinct_forms()])
+        out.append(sum(len(f.slots) for f in reading.found if len(f.slots) >= 11))
     return out
 
 

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from serialkit.core.analysis.index import EventIndex
-
-if TYPE_CHECKING:
-    from serialkit.core.analysis.assign import Assigner
+from serialkit.core.analysis.state import Found
 
 MIN_LINKS = 24  # voice-to-voice links a first reading needs before it teaches anything
 MIN_SHARE = 0.1  # … and the share of links that cross voices
@@ -17,7 +13,7 @@ RARE = 0.85  # a reading teaches something only if some pass happens at most 15 
 # commonest pass out of the same voice
 
 
-def learn_voice_passing(ix: EventIndex, assigner: Assigner) -> list[list[float]] | None:
+def learn_voice_passing(ix: EventIndex, statements: list[Found]) -> list[list[float]] | None:
     """For each pair of voices (u, v), the extra cost of a row passing from u to v: 0 for the
     passes the first reading made often, up to STRANGE for passes it never made. None when the
     first reading has too few links between voices to learn from (nothing to change)."""
@@ -26,7 +22,7 @@ def learn_voice_passing(ix: EventIndex, assigner: Assigner) -> list[list[float]]
         return None
     counts = [[0] * voices for _ in range(voices)]
     links = crossing = 0
-    for found in assigner.found:
+    for found in statements:
         ordered = sorted(found.slots.values())
         for a, b in zip(ordered, ordered[1:], strict=False):
             u, v = ix.voice[a], ix.voice[b]

@@ -7,17 +7,11 @@ three or more strikes between the two statements is a true ambiguity.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from serialkit.core.analysis.chains import HORIZON
-
-if TYPE_CHECKING:
-    from serialkit.core.analysis.assign import Assigner
-
-Owners = dict[int, list[tuple[int, int]]]
+from serialkit.core.analysis.state import Assignment, Owners
 
 
-def prefer_new(a: Assigner, owners: Owners) -> None:
+def prefer_new(a: Assignment, owners: Owners) -> None:
     """A note one statement reads as a repeat and another holds as an order position (``… x | x …``,
     the pivot between two statements) is that position: a repeat is inferred only when no
     statement explains the note as a new member."""
@@ -28,12 +22,12 @@ def prefer_new(a: Assigner, owners: Owners) -> None:
                 owners[e] = [o for o in owners[e] if o != (s, p)]
 
 
-def _slot_readings(a: Assigner, owners: Owners, e: int) -> list[tuple[int, int | None]]:
+def _slot_readings(a: Assignment, owners: Owners, e: int) -> list[tuple[int, int | None]]:
     """Each (statement, position) reading of ``e``; position None where it is only a repeat."""
     return [(t, q if a.found[t].slots.get(q) == e else None) for t, q in owners.get(e, ())]
 
 
-def lead_in(a: Assigner, owners: Owners, u: int) -> bool:
+def lead_in(a: Assignment, owners: Owners, u: int) -> bool:
     """``u`` is struck just before the note that holds its position (``x x`` where the second
     ``x`` was read as the position): ``u`` holds it and the second becomes its repeat."""
     w = _neighbour(a, u, 1)
@@ -55,7 +49,7 @@ def lead_in(a: Assigner, owners: Owners, u: int) -> bool:
     return True
 
 
-def uncross(a: Assigner, owners: Owners) -> None:
+def uncross(a: Assignment, owners: Owners) -> None:
     """In a run of one pitch class, the statement that ends on it takes the earlier note and the
     one that begins on it the later (not the other way round, crossing in one voice)."""
     for t, g in enumerate(a.found):
@@ -81,7 +75,7 @@ def uncross(a: Assigner, owners: Owners) -> None:
             break
 
 
-def pivot_alternatives(a: Assigner, owners: Owners) -> dict[int, tuple[int, int]]:
+def pivot_alternatives(a: Assignment, owners: Owners) -> dict[int, tuple[int, int]]:
     """Notes inside a pivot run ``x x x`` (one statement ends on the pitch class, the next begins
     on it, three or more strikes between them): each may repeat the end of the first statement or
     belong to the start of the second. Event → the reading not chosen (statement, position)."""
@@ -106,7 +100,7 @@ def pivot_alternatives(a: Assigner, owners: Owners) -> dict[int, tuple[int, int]
     return out
 
 
-def _run(a: Assigner, y: int) -> list[int]:
+def _run(a: Assignment, y: int) -> list[int]:
     """The notes of ``y``'s voice, ``y`` among them, that strike its pitch class again and again
     (each following the one before closely enough to repeat it), in time order."""
     ix = a.ix
@@ -126,7 +120,7 @@ def _run(a: Assigner, y: int) -> list[int]:
     return sorted(run)
 
 
-def _neighbour(a: Assigner, u: int, step: int) -> int | None:
+def _neighbour(a: Assignment, u: int, step: int) -> int | None:
     """The single note of ``u``'s voice at the onset just before (step -1) or after (+1) it."""
     ix = a.ix
     v, rank = ix.voice[u], ix.vrank[u] + step
@@ -142,3 +136,21 @@ def _neighbour(a: Assigner, u: int, step: int) -> int | None:
                 break
         i += step
     return found
+
+
+def prefer_new_positions(a: Assignment) -> Assignment:
+    """A note read both as a repeat and as another statement's position is that position."""
+    prefer_new(a, a.owners)
+    return a
+
+
+def uncross_pivot_runs(a: Assignment) -> Assignment:
+    """In a run of one pitch class, the ending statement takes the earlier note (see ``uncross``)."""
+    uncross(a, a.owners)
+    return a
+
+
+def record_pivot_readings(a: Assignment) -> Assignment:
+    """Notes inside a pivot run of three or more strikes: record the reading not chosen."""
+    a.pivots = pivot_alternatives(a, a.owners)
+    return a

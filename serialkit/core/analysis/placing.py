@@ -1,31 +1,18 @@
-"""Local repairs after the greedy assignment: fill gaps, add repeats, trade notes between statements."""
+"""Single notes after the statements are chosen: each unexplained note is placed where it fills a
+gap, repeats its neighbour, doubles a note, or frees a note another statement is missing; then
+repeats and shared notes are re-read as the positions they are, and notes that fit two statements
+are recorded with both readings."""
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import TYPE_CHECKING
 
 from serialkit.core.analysis.chains import HORIZON
-from serialkit.core.analysis.pivots import lead_in, pivot_alternatives, prefer_new, uncross
-
-if TYPE_CHECKING:
-    from serialkit.core.analysis.assign import Assigner, Found
-
-Owners = dict[int, list[tuple[int, int]]]
+from serialkit.core.analysis.pivots import lead_in
+from serialkit.core.analysis.state import Assignment, Found, Owners, owners_of
 
 
-def owners_of(found: list[Found]) -> Owners:
-    """Event index → every (statement, position) that holds it."""
-    owners: Owners = {}
-    for s, f in enumerate(found):
-        for p, e in f.slots.items():
-            owners.setdefault(e, []).append((s, p))
-        for e, p in f.repeats:
-            owners.setdefault(e, []).append((s, p))
-    return owners
-
-
-def _fits(a: Assigner, f: Found, p: int, u: int, owners: Owners | None = None) -> int | None:
+def _fits(a: Assignment, f: Found, p: int, u: int, owners: Owners | None = None) -> int | None:
     """How far (in slices) ``u`` sits from its neighbours if it can hold position ``p`` of ``f``
     in time order; None if it cannot. With ``owners``, notes other statements hold do not count
     as nearer candidates for an end position."""
@@ -51,7 +38,7 @@ def _fits(a: Assigner, f: Found, p: int, u: int, owners: Owners | None = None) -
     return min(x - lo, hi - x)
 
 
-def _nearer(a: Assigner, u: int, low: int, high: int, owners: Owners | None = None) -> bool:
+def _nearer(a: Assignment, u: int, low: int, high: int, owners: Owners | None = None) -> bool:
     """Is there another note of ``u``'s pitch class strictly between slices ``low`` and ``high``
     (so ``u`` is not the one that extends the statement)? With ``owners``: another free note."""
     pc = a.ix.pc[u]
@@ -62,7 +49,7 @@ def _nearer(a: Assigner, u: int, low: int, high: int, owners: Owners | None = No
     return any(e not in owners for e in a.ix.by_pc[pc][first:last])
 
 
-def _fill_gap(a: Assigner, owners: Owners, u: int, ambiguous: dict[int, list[tuple[int, int]]]) -> bool:
+def _fill_gap(a: Assignment, owners: Owners, u: int, ambiguous: dict[int, list[tuple[int, int]]]) -> bool:
     pc = a.ix.pc[u]
     options: list[tuple[int, int, int]] = []
     for s, f in enumerate(a.found):
@@ -83,7 +70,7 @@ def _fill_gap(a: Assigner, owners: Owners, u: int, ambiguous: dict[int, list[tup
     return True
 
 
-def _repeat(a: Assigner, owners: Owners, u: int) -> bool:
+def _repeat(a: Assignment, owners: Owners, u: int) -> bool:
     """``u`` repeats the note just before it in its voice, inside a statement with no gap there."""
     ix = a.ix
     v, rank = ix.voice[u], ix.vrank[u]
@@ -106,9 +93,7 @@ def _repeat(a: Assigner, owners: Owners, u: int) -> bool:
     return False
 
 
-
-
-def _doubling(a: Assigner, owners: Owners, u: int) -> bool:
+def _doubling(a: Assignment, owners: Owners, u: int) -> bool:
     """``u`` doubles (at the octave or unison) a labelled note of its own voice sounding at the
     same moment: it takes that note's label."""
     ix = a.ix
@@ -124,7 +109,7 @@ def _doubling(a: Assigner, owners: Owners, u: int) -> bool:
     return False
 
 
-def _trade(a: Assigner, owners: Owners, u: int) -> bool:
+def _trade(a: Assignment, owners: Owners, u: int) -> bool:
     """``u`` takes the place of a note ``x`` of the same pitch class that another statement
     needs, or that two statements share (an elision that was really two notes)."""
     pc = a.ix.pc[u]
@@ -157,7 +142,7 @@ def _trade(a: Assigner, owners: Owners, u: int) -> bool:
     return False
 
 
-def _release_repeats(a: Assigner, owners: Owners) -> None:
+def _release_repeats(a: Assignment, owners: Owners) -> None:
     """A note read as a repeat that another statement is missing belongs to that statement
     (``x y | x y`` is two statements, not a tremolo)."""
     moves = sorted((e, s, p) for s, f in enumerate(a.found) for e, p in f.repeats)
@@ -173,11 +158,7 @@ def _release_repeats(a: Assigner, owners: Owners) -> None:
             break
 
 
-
-
-
-
-def _unshare(a: Assigner, owners: Owners) -> None:
+def _unshare(a: Assignment, owners: Owners) -> None:
     """``x | x`` across a boundary is two notes: a statement that shares ``x`` with the one
     before it and repeats it at once takes the repeat as its own note instead."""
     for s, f in enumerate(a.found):
@@ -194,7 +175,7 @@ def _unshare(a: Assigner, owners: Owners) -> None:
             owners[e] = [(s, p)]
 
 
-def _shift_slots(a: Assigner, owners: Owners) -> None:
+def _shift_slots(a: Assignment, owners: Owners) -> None:
     """``a x a a b`` where ``x`` holds b's position too early: the two unexplained ``a`` after it
     repeat the previous note, so the later ``b`` holds the position and ``x`` is the wrong note."""
     ix = a.ix
@@ -228,44 +209,7 @@ def _shift_slots(a: Assigner, owners: Owners) -> None:
                 owners[b] = [(s, p - 1)]
 
 
-def mend(a: Assigner) -> None:
-    """Run the local repairs until nothing changes (at most three rounds)."""
-    owners = owners_of(a.found)
-    prefer_new(a, owners)
-    _unshare(a, owners)
-    _release_repeats(a, owners)
-    ambiguous: dict[int, list[tuple[int, int]]] = {}
-    for _ in range(3):
-        changed = False
-        for u in range(a.ix.n):
-            if u in owners:
-                continue
-            if (
-                _fill_gap(a, owners, u, ambiguous)
-                or _repeat(a, owners, u)
-                or lead_in(a, owners, u)
-                or _doubling(a, owners, u)
-                or _trade(a, owners, u)
-            ):
-                changed = True
-        if not changed:
-            break
-    _shift_slots(a, owners)
-    uncross(a, owners)
-    _alternatives(a, owners, ambiguous)
-    a.fits_two = ambiguous
-    a.pivots = pivot_alternatives(a, owners)
-
-
-
-
-
-
-
-
-
-
-def _alternatives(a: Assigner, owners: Owners, ambiguous: dict[int, list[tuple[int, int]]]) -> None:
+def _alternatives(a: Assignment, owners: Owners, ambiguous: dict[int, list[tuple[int, int]]]) -> None:
     """A note one statement holds that would also fill a gap in another statement (or extend it
     at an end) fits two statements: record both readings, the chosen one first."""
     ix = a.ix
@@ -286,3 +230,58 @@ def _alternatives(a: Assigner, owners: Owners, ambiguous: dict[int, list[tuple[i
                     continue
                 if _fits(a, g, q, e) is not None:
                     ambiguous[e] = [held[0], (t, q)]
+
+
+def index_owners(a: Assignment) -> Assignment:
+    """Record every reading of every note (``owners``) for the single-note steps."""
+    a.owners = owners_of(a.found)
+    return a
+
+
+def split_shared_repeats(a: Assignment) -> Assignment:
+    """``x | x`` across a boundary is two notes (see ``_unshare``)."""
+    _unshare(a, a.owners)
+    return a
+
+
+def give_repeats_to_statements_missing_them(a: Assignment) -> Assignment:
+    """A repeat that another statement is missing belongs to it (see ``_release_repeats``)."""
+    _release_repeats(a, a.owners)
+    return a
+
+
+def _place(a: Assignment, owners: Owners, u: int) -> bool:
+    return (
+        _fill_gap(a, owners, u, a.fits_two)
+        or _repeat(a, owners, u)
+        or lead_in(a, owners, u)
+        or _doubling(a, owners, u)
+        or _trade(a, owners, u)
+    )
+
+
+def place_unexplained_notes(a: Assignment) -> Assignment:
+    """Give each unexplained note a place — a gap it fills, a repeat of its neighbour, a lead-in to
+    its own position, a doubling, or a trade with a note another statement needs — in up to three
+    rounds, until nothing changes."""
+    owners = a.owners
+    for _ in range(3):
+        changed = False
+        for u in range(a.ix.n):
+            if u not in owners and _place(a, owners, u):
+                changed = True
+        if not changed:
+            break
+    return a
+
+
+def move_early_positions_later(a: Assignment) -> Assignment:
+    """``a x a a b``: a position taken too early moves to the later note (see ``_shift_slots``)."""
+    _shift_slots(a, a.owners)
+    return a
+
+
+def record_notes_fitting_two_statements(a: Assignment) -> Assignment:
+    """A note one statement holds that would also fill another's gap: record both readings."""
+    _alternatives(a, a.owners, a.fits_two)
+    return a

@@ -1,0 +1,132 @@
+"""Re-choosing statements together: two statements sounding at once re-choose their notes, and a
+statement near a stretch of unexplained notes is read again without it."""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+
+from serialkit.core.analysis.chains import FREE, HORIZON, Chain
+from serialkit.core.analysis.selection import (
+    MIN_INNER,
+    MIN_STATEMENT,
+    accept,
+    rebuild,
+    release,
+    select,
+)
+from serialkit.core.analysis.state import Assignment
+
+ROUNDS = 2
+RESCUE = 4  # unexplained notes near a statement that make it worth searching again
+RESCUE_GAIN = 3  # … and how many more notes the new reading must explain to be kept
+DOUBT = 0.3  # a link dearer than this makes a statement worth re-choosing with its neighbours
+
+
+def _span(a: Assignment, chain: Chain) -> tuple[int, int]:
+    slices = [a.ix.sl[e] for e in chain.evs]
+    return min(slices), max(slices)
+
+
+def _best_pair(a: Assignment, s: int, t: int, old_s: Chain, old_t: Chain,
+               before: float) -> list[tuple[int, Chain]]:
+    """Both statements released: rebuilt in both orders, the pair scoring more than ``before``."""
+    best: tuple[float, list[tuple[int, Chain]]] = (before + 1e-6, [])
+    for first, second in ((s, t), (t, s)):
+        chain_first = rebuild(a, old_s if first == s else old_t)
+        if chain_first is None:
+            continue
+        accept(a, chain_first, first)
+        chain_second = rebuild(a, old_t if second == t else old_s)
+        release(a, first)
+        if chain_second is None:
+            continue
+        total = chain_first.score + chain_second.score
+        if total > best[0]:
+            best = (total, [(first, chain_first), (second, chain_second)])
+    return best[1]
+
+
+def _try_pair(a: Assignment, s: int, t: int) -> bool:
+    """Release statements ``s`` and ``t``, rebuild them in both orders, keep the best total."""
+    old_s, old_t = a.found[s].chain, a.found[t].chain
+    assert old_s is not None and old_t is not None
+    release(a, s)
+    release(a, t)
+    best = _best_pair(a, s, t, old_s, old_t, old_s.score + old_t.score)
+    if not best:
+        accept(a, old_s, s)
+        accept(a, old_t, t)
+        return False
+    (first, chain_first), (second, chain_second) = best
+    accept(a, chain_first, first)
+    fresh = rebuild(a, chain_second)  # same as before: claims are as they were then
+    accept(a, fresh if fresh is not None else chain_second, second)
+    return True
+
+
+def _doubtful(a: Assignment, index: int) -> bool:
+    """Could statement ``index`` read better? It misses a position or has a dear link."""
+    chain = a.found[index].chain
+    assert chain is not None
+    return chain.distinct < 12 or max(chain.costs) > DOUBT
+
+
+def _rechoose_round(a: Assignment) -> bool:
+    live = [i for i, f in enumerate(a.found) if f.chain is not None]
+    spans = {i: _span(a, a.found[i].chain) for i in live}  # type: ignore[arg-type]
+    live.sort(key=lambda i: spans[i])
+    improved = False
+    for x, s in enumerate(live):
+        for t in live[x + 1 :]:
+            if spans[t][0] > spans[s][1]:
+                break
+            if not (_doubtful(a, s) or _doubtful(a, t)):
+                continue
+            if _try_pair(a, s, t):
+                improved = True
+                spans[s] = _span(a, a.found[s].chain)  # type: ignore[arg-type]
+                spans[t] = _span(a, a.found[t].chain)  # type: ignore[arg-type]
+    return improved
+
+
+def rechoose_overlapping_pairs(a: Assignment) -> Assignment:
+    """Re-choose the notes of every pair of statements whose time spans overlap (when either is
+    doubtful), keeping a new pair only if it scores more."""
+    for _ in range(ROUNDS):
+        if not _rechoose_round(a):
+            break
+    return a
+
+
+def _claimed(a: Assignment) -> int:
+    return sum(1 for o in a.claims.owner if o != FREE)
+
+
+def reread_unexplained_stretches(a: Assignment) -> Assignment:
+    """Where several notes near a statement stay unexplained, the statement may be a misreading
+    that stole notes from the right one: release it, search that stretch again, and keep the new
+    reading if it explains more notes."""
+    ix, claims = a.ix, a.claims
+    for index in range(len(a.found)):
+        chain = a.found[index].chain
+        if chain is None:
+            continue
+        lo, hi = _span(a, chain)
+        first = bisect_left(ix.sl, lo - HORIZON)
+        last = bisect_right(ix.sl, hi + HORIZON)
+        free = [i for i in range(first, last) if claims.owner[i] == FREE]
+        if len(free) < RESCUE:
+            continue
+        saved = ([list(x) for x in (claims.owner, claims.pos, claims.second, claims.second_pos)],
+                 list(a.found))
+        before = _claimed(a)
+        release(a, index)
+        free = [i for i in range(first, last) if claims.owner[i] == FREE]
+        select(a, ((f, i, 0) for i in free for f in a.starts[ix.pc[i]]), MIN_STATEMENT)
+        free = [i for i in free if claims.owner[i] == FREE]
+        select(a, ((f, i, a.position_in[f][ix.pc[i]]) for i in free for f in range(len(a.forms))),
+               MIN_INNER)
+        if _claimed(a) >= before + RESCUE_GAIN:
+            continue
+        (claims.owner, claims.pos, claims.second, claims.second_pos), a.found = saved
+    return a

@@ -1,0 +1,99 @@
+"""Row-form inference, step by step: the order in which the notes of a piece get their labels.
+
+Read top to bottom. Each step is a function from the :class:`Assignment` (the statements accepted
+so far and who holds each note) to the next one; the steps that take chains claim notes for whole
+statements, the later ones place single notes and record the readings a note could also have.
+
+1. ``take_obvious_statements`` — twelve successive notes of one voice spelling exactly one form.
+2. ``take_statements_best_first`` — chains from every note that can begin a statement, accepted
+   best-first (a chain that lost notes to a better one is built again).
+3. ``read_again_knowing_voice_passing`` — when the first reading shows which voices pass rows to
+   which, steps 1–2 are run again on a fresh state with passes between other voices dearer.
+4. ``take_fragments`` — statements cut off by the excerpt or whose opening is wrong.
+5. ``rechoose_overlapping_pairs`` — two statements sounding at once re-choose their notes together.
+6. ``reread_unexplained_stretches`` — a statement near several unexplained notes is dropped and its
+   stretch searched again; the new reading stays if it explains more.
+7. ``index_owners`` — from here on single notes move: every note's readings are indexed.
+8. ``prefer_new_positions`` — a note read as a repeat that another statement holds as a position
+   is that position (the pivot between two statements).
+9. ``split_shared_repeats`` — ``x | x`` across a boundary is two notes, not one shared note.
+10. ``give_repeats_to_statements_missing_them`` — ``x y | x y`` is two statements, not a tremolo.
+11. ``place_unexplained_notes`` — each unexplained note fills a gap, repeats its neighbour, leads
+    in to its own position, doubles a note, or trades places with a note another statement needs.
+12. ``move_early_positions_later`` — ``a x a a b``: ``x`` is the wrong note, the later ``b`` holds it.
+13. ``uncross_pivot_runs`` — in a run of one pitch class the ending statement takes the earlier note.
+14. ``record_notes_fitting_two_statements`` and ``record_pivot_readings`` — the readings not chosen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from serialkit.core.analysis.index import EventIndex
+from serialkit.core.analysis.pairs import rechoose_overlapping_pairs, reread_unexplained_stretches
+from serialkit.core.analysis.passing import learn_voice_passing
+from serialkit.core.analysis.pivots import (
+    prefer_new_positions,
+    record_pivot_readings,
+    uncross_pivot_runs,
+)
+from serialkit.core.analysis.placing import (
+    give_repeats_to_statements_missing_them,
+    index_owners,
+    move_early_positions_later,
+    place_unexplained_notes,
+    record_notes_fitting_two_statements,
+    split_shared_repeats,
+)
+from serialkit.core.analysis.state import Assignment, new_assignment
+from serialkit.core.analysis.statements import (
+    take_fragments,
+    take_obvious_statements,
+    take_statements_best_first,
+)
+
+Step = Callable[[Assignment], Assignment]
+
+FIRST_READING: tuple[Step, ...] = (take_obvious_statements, take_statements_best_first)
+
+
+def first_reading(ix: EventIndex, forms: list[tuple[int, ...]]) -> Assignment:
+    """Whole statements only (steps 1–2): what identification compares candidate rows by."""
+    state = new_assignment(ix, forms)
+    for step in FIRST_READING:
+        state = step(state)
+    return state
+
+
+def read_again_knowing_voice_passing(state: Assignment) -> Assignment:
+    """A fresh first reading with the voice-passing costs the current one teaches (if any)."""
+    strange = learn_voice_passing(state.ix, state.found)
+    if strange is None:
+        return state
+    state.ix.strange = strange
+    return first_reading(state.ix, state.forms)
+
+
+STEPS: tuple[Step, ...] = (
+    read_again_knowing_voice_passing,
+    take_fragments,
+    rechoose_overlapping_pairs,
+    reread_unexplained_stretches,
+    index_owners,
+    prefer_new_positions,
+    split_shared_repeats,
+    give_repeats_to_statements_missing_them,
+    place_unexplained_notes,
+    move_early_positions_later,
+    uncross_pivot_runs,
+    record_notes_fitting_two_statements,
+    record_pivot_readings,
+)
+
+
+def read(ix: EventIndex, forms: list[tuple[int, ...]]) -> Assignment:
+    """Every step in order, from an empty assignment to the final one."""
+    state = first_reading(ix, forms)
+    for step in STEPS:
+        state = step(state)
+    return state

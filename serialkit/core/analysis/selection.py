@@ -1,0 +1,137 @@
+"""Choosing chains: the best chain from a seed, best-first acceptance, and the claim bookkeeping.
+
+A chain may take a note another statement holds only as an elision (the tail of one statement
+is the head of the next); accepting a chain claims its notes, releasing a statement gives them back.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+
+from serialkit.core.analysis.chains import (
+    ELIDE,
+    FREE,
+    NEW,
+    TIME_MODE,
+    VOICE_MODE,
+    Chain,
+    build_chain,
+)
+from serialkit.core.analysis.state import Assignment, Found
+
+MIN_STATEMENT = 7  # distinct positions a statement needs when it starts at its first note
+MIN_FRAGMENT = 4  # … and a fragment at the excerpt's edges (cut off by the excerpt)
+MIN_INNER = 6  # … and a fragment inside the piece (a statement whose opening is wrong or missing)
+EDGE = 12  # slices from either end of the piece that count as its edges
+MIN_SCORE = 3.5
+SURE = 0.95  # a voice-mode chain scoring this share of its length is taken without a time-mode try
+
+
+def best_chain(a: Assignment, form: int, start: int, pos: int) -> Chain | None:
+    """The better of the voice-mode and time-mode chains of ``form`` from ``start`` at ``pos``."""
+    best = build_chain(a.ix, form, a.forms[form], start, pos, VOICE_MODE, a.claims)
+    if best is not None and best.distinct == 12 - pos and best.score >= SURE * (12 - pos):
+        return best  # a whole statement at almost no cost: time mode cannot beat it by much
+    chain = build_chain(a.ix, form, a.forms[form], start, pos, TIME_MODE, a.claims)
+    if chain is not None and (best is None or chain.score > best.score):
+        best = chain
+    return best
+
+
+def acceptable(a: Assignment, chain: Chain, minimum: int) -> bool:
+    """Is ``chain`` long and cheap enough (fragments shorter than MIN_INNER only at the edges)?"""
+    if chain.distinct < minimum or chain.score < MIN_SCORE:
+        return False
+    if minimum < MIN_INNER and chain.distinct < MIN_INNER:
+        sl = a.ix.sl
+        last = sl[-1] if sl else 0
+        return sl[chain.evs[0]] < EDGE or sl[chain.evs[-1]] > last - EDGE
+    return True
+
+
+def still_valid(a: Assignment, chain: Chain) -> bool:
+    """Can ``chain`` still be accepted under the current claims?"""
+    claims = a.claims
+    head = True
+    for e, p, kind in zip(chain.evs, chain.poss, chain.kinds, strict=True):
+        if not claims.available(e, p, head):
+            return False
+        if kind != NEW and claims.owner[e] != FREE:
+            return False
+        if claims.owner[e] == FREE:
+            head = False
+    return True
+
+
+def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int) -> Assignment:
+    """Accept chains best-first from seeds (form, start event, start position); a chain that lost
+    notes to a better one is built again from its seed and queued anew."""
+    heap: list[tuple[float, int, Chain]] = []
+    counter = 0
+    for form, start, pos in seeds:
+        chain = best_chain(a, form, start, pos)
+        if chain is not None and acceptable(a, chain, minimum):
+            heap.append((-chain.score, counter, chain))
+            counter += 1
+    heapq.heapify(heap)
+    while heap:
+        _, _, chain = heapq.heappop(heap)
+        if still_valid(a, chain):
+            accept(a, chain)
+            continue
+        if not a.claims.available(chain.start, chain.start_pos, True):
+            continue
+        fresh = best_chain(a, chain.form, chain.start, chain.start_pos)
+        if fresh is not None and acceptable(a, fresh, minimum):
+            heapq.heappush(heap, (-fresh.score, counter, fresh))
+            counter += 1
+    return a
+
+
+def accept(a: Assignment, chain: Chain, index: int | None = None) -> None:
+    """Record a chain as statement ``index`` (default: a new one) and claim its events."""
+    if index is None:
+        index = len(a.found)
+        a.found.append(Found(chain.form, {}))
+    found = Found(chain.form, {}, [], chain)
+    a.found[index] = found
+    claims = a.claims
+    for e, p, kind in zip(chain.evs, chain.poss, chain.kinds, strict=True):
+        if kind == NEW and p not in found.slots:
+            found.slots[p] = e
+        else:
+            found.repeats.append((e, p))
+        if claims.owner[e] == FREE:
+            claims.owner[e] = index
+            claims.pos[e] = p
+        else:
+            claims.second[e] = index
+            claims.second_pos[e] = p
+
+
+def release(a: Assignment, index: int) -> None:
+    """Give back the events of statement ``index`` (it stays in the list, empty)."""
+    claims = a.claims
+    found = a.found[index]
+    for e in list(found.slots.values()) + [e for e, _ in found.repeats]:
+        if claims.owner[e] == index:
+            claims.owner[e] = claims.second[e]
+            claims.pos[e] = claims.second_pos[e]
+            claims.second[e] = FREE
+        elif claims.second[e] == index:
+            claims.second[e] = FREE
+    a.found[index] = Found(found.form, {}, [], None)
+
+
+def rebuild(a: Assignment, chain: Chain) -> Chain | None:
+    """The best chain for the same form and start as ``chain``, under the current claims."""
+    if not a.claims.available(chain.start, chain.start_pos, True):
+        return None
+    return best_chain(a, chain.form, chain.start, chain.start_pos)
+
+
+def may_start(a: Assignment, i: int) -> bool:
+    """Can a statement begin at event ``i``: free, or ending an accepted one (elision)?"""
+    claims = a.claims
+    return claims.owner[i] == FREE or (claims.second[i] == FREE and claims.pos[i] >= 12 - ELIDE)

@@ -1,0 +1,66 @@
+"""The state row-form inference works on: accepted statements and who holds each note.
+
+Every step of the pipeline (``pipeline.py``) is a function from an :class:`Assignment` to the
+next one. The state is plain data; the operations that keep its claims consistent (accept a chain,
+release a statement) are in ``selection.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from serialkit.core.analysis.chains import Chain, Claims
+from serialkit.core.analysis.index import EventIndex
+
+Owners = dict[int, list[tuple[int, int]]]  # event → every (statement, position) that holds it
+
+
+@dataclass(slots=True)
+class Found:
+    """An accepted statement while the assignment is being built."""
+
+    form: int
+    slots: dict[int, int]  # position → event index
+    repeats: list[tuple[int, int]] = field(default_factory=list)  # (event, position)
+    chain: Chain | None = None
+
+
+@dataclass(slots=True)
+class Assignment:
+    """The statements accepted so far over one event index and the row's distinct forms.
+
+    ``claims`` records, per event, the statement owning it (and a second owner for an elision);
+    the chain steps read and write it. ``owners`` is the same information per event with every
+    reading, built once the statements are chosen and kept by the local steps that place single
+    notes. ``fits_two`` and ``pivots`` are the alternative readings the result reports.
+    """
+
+    ix: EventIndex
+    forms: list[tuple[int, ...]]
+    claims: Claims
+    found: list[Found] = field(default_factory=list)
+    starts: list[list[int]] = field(default_factory=list)  # pc → forms starting on it
+    position_in: list[list[int]] = field(default_factory=list)  # form → pc → order position
+    owners: Owners = field(default_factory=dict)
+    fits_two: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # event → readings
+    pivots: dict[int, tuple[int, int]] = field(default_factory=dict)  # event → the pivot reading not chosen
+
+
+def new_assignment(ix: EventIndex, forms: list[tuple[int, ...]]) -> Assignment:
+    """An empty assignment: nothing claimed, no statement accepted."""
+    starts: list[list[int]] = [[] for _ in range(12)]
+    for f, pcs in enumerate(forms):
+        starts[pcs[0]].append(f)
+    position_in = [[pcs.index(p) for p in range(12)] for pcs in forms]
+    return Assignment(ix, forms, Claims(ix.n), [], starts, position_in)
+
+
+def owners_of(found: list[Found]) -> Owners:
+    """Event index → every (statement, position) that holds it."""
+    owners: Owners = {}
+    for s, f in enumerate(found):
+        for p, e in f.slots.items():
+            owners.setdefault(e, []).append((s, p))
+        for e, p in f.repeats:
+            owners.setdefault(e, []).append((s, p))
+    return owners
