@@ -21,3 +21,17 @@ def echo_json(data: Any) -> None:
 def is_tty() -> bool:
     """True when stderr is a terminal (progress bars only then)."""
     return sys.stderr.isatty()
+
+
+def parse_options(items: tuple[str, ...] | list[str], flag: str = "--option") -> dict[str, Any]:
+    """``KEY=VALUE`` proposer options (the value read as JSON when it is JSON, else a string)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint=flag)
+        try:
+            out[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.strip()] = raw
+    return out

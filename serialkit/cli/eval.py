@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 
 import click
 
-from serialkit.cli._common import EXIT_FAIL, EXIT_OK, echo_json, is_tty
+from serialkit.cli._common import EXIT_BAD_INPUT, EXIT_OK, echo_json, is_tty, parse_options
 
 
 def _variants(value: str) -> tuple[str, ...]:
@@ -67,15 +66,7 @@ def run_cmd(bank: str, variants: str, runs: int, proposer: str, model: str | Non
     """Run BANK ("builtin" or a directory of task files) under each variant, RUNS times."""
     from serialkit.eval.runner import EvalConfig, run_eval
 
-    proposer_options: dict[str, Any] = {}
-    for item in options:
-        key, sep, raw = item.partition("=")
-        if not sep:
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--option")
-        try:
-            proposer_options[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            proposer_options[key] = raw
+    proposer_options = parse_options(options)
     patterns = tuple(p.strip() for p in (task_patterns or "").split(",") if p.strip())
     config = EvalConfig(bank=bank, tasks=patterns, variants=_variants(variants), runs=runs, proposer=proposer,
                         model=model, base_url=base_url, proposer_options=proposer_options,
@@ -92,14 +83,19 @@ def run_cmd(bank: str, variants: str, runs: int, proposer: str, model: str | Non
         echo_json(summary.to_dict())
     else:
         click.echo(f"{summary.planned} runs planned: {summary.skipped} already done, "
-                   f"{summary.finished} finished now, {len(summary.errors)} failed "
+                   f"{summary.finished} finished now, {len(summary.errors)} errored "
                    f"({summary.seconds:.1f} s) → {Path(out) / 'runs.jsonl'}")
         for err in summary.errors[:10]:
-            click.echo(f"  failed {err['key']}: {err['error']}", err=True)
+            click.echo(f"  errored {err['key']}: {err['error']}", err=True)
+    if summary.stopped:
+        click.echo(f"stopped: {summary.stopped}; fix the endpoint and continue with --resume", err=True)
+    elif summary.errors:
+        click.echo(f"{len(summary.errors)} runs errored (not counted as delivered or undelivered); "
+                   "--resume runs them again", err=True)
     if summary.interrupted:
         click.echo("interrupted: finished runs are saved; continue with --resume", err=True)
         sys.exit(130)
-    sys.exit(EXIT_FAIL if summary.errors else EXIT_OK)
+    sys.exit(EXIT_BAD_INPUT if summary.errors else EXIT_OK)
 
 
 def _with_bar(config: Any, out: str, resume: bool) -> Any:

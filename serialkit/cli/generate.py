@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from serialkit.cli._common import EXIT_FAIL, EXIT_OK, echo_json
+from serialkit.cli._common import EXIT_FAIL, EXIT_OK, echo_json, parse_options
 from serialkit.core.errors import ProposerError, SerialkitError, TaskError
 
 
@@ -128,6 +128,8 @@ def _list_tasks(ctx: click.Context, _param: Any, value: bool) -> None:
 @click.option("--rate", "rates", multiple=True, metavar="NAME=P", help="Stochastic error rate override (repeatable).")
 @click.option("--temperature", type=float, default=None, help="Sampling temperature (openai).")
 @click.option("--timeout", type=float, default=None, help="Per-request timeout in seconds (openai).")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="Extra proposer option (JSON value or string), e.g. max_retries=4; repeatable.")
 @click.option("--review/--no-review", default=True,
               help="Also write annotated.musicxml and review.html for a released run (default on).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
@@ -137,7 +139,7 @@ def _list_tasks(ctx: click.Context, _param: Any, value: bool) -> None:
 def generate(ctx: click.Context, task: str, out_dir: Path, proposer: str | None, model: str | None,
              base_url: str | None, seed: int | None, attempts: int | None, variant: str | None, strict: bool,
              transcript: Path | None, profile: str | None, rates: tuple[str, ...], temperature: float | None,
-             timeout: float | None, review: bool, as_json: bool) -> None:
+             timeout: float | None, options: tuple[str, ...], review: bool, as_json: bool) -> None:
     """Generate a twelve-tone piece for TASK (a task JSON file or a bundled task name)."""
     from serialkit.harness import load_task, run
     from serialkit.harness.proposers.openai import configured
@@ -155,8 +157,10 @@ def generate(ctx: click.Context, task: str, out_dir: Path, proposer: str | None,
         if header.get("task_digest") != loaded.digest():
             raise TaskError(f"{transcript}: recorded for task {header.get('task')!r} "
                             f"({header.get('task_digest')}), not this task ({loaded.digest()})")
-    options = _proposer_options(proposer, model, base_url, transcript, profile, _rates(rates), temperature, timeout)
-    result = run(loaded, variant=variant or "harness", proposer=proposer, proposer_options=options,
+    proposer_options = _proposer_options(proposer, model, base_url, transcript, profile, _rates(rates),
+                                         temperature, timeout)
+    proposer_options.update(parse_options(options))
+    result = run(loaded, variant=variant or "harness", proposer=proposer, proposer_options=proposer_options,
                  seed=0 if seed is None else seed, out_dir=out_dir, mode="strict" if strict else "relaxed")
     for name in ("annotated.musicxml", "review.html"):
         (out_dir / name).unlink(missing_ok=True)  # never leave an earlier run's review beside this one

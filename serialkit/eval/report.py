@@ -14,6 +14,7 @@ from typing import Any
 from serialkit.core.errors import SerialkitError
 from serialkit.eval.metrics import DEGENERACY_WEIGHTS
 from serialkit.eval.runner import PREDICATE_CODES, load_records
+from serialkit.eval.store import RunStore
 from serialkit.eval.summary import COST_FIELDS, reference_lines, summarize
 from serialkit.io.atomic import atomic_write
 
@@ -42,10 +43,13 @@ def tables(s: dict[str, Any]) -> list[tuple[str, Table]]:
     """The report's tables: (title, (header, rows))."""
     vs = s["variants"]
     out: list[tuple[str, Table]] = []
-    out.append(("Delivery (share of runs; 95 % CI clustered by task family)", (
-        ["variant", "runs", "strict", "relaxed", "released"],
+    errored = s.get("errored", {})
+    out.append(("Delivery (share of finished runs; 95 % CI clustered by task family; errored runs — the "
+                "model server failed — are left out and counted apart)", (
+        ["variant", "runs", "strict", "relaxed", "released", "errored"],
         [[v, str(s["delivery"][v]["strict"]["n"]), _est(s["delivery"][v]["strict"], True),
-          _est(s["delivery"][v]["relaxed"], True), _est(s["delivery"][v]["released"], True)] for v in vs],
+          _est(s["delivery"][v]["relaxed"], True), _est(s["delivery"][v]["released"], True),
+          str(errored.get(v, 0))] for v in vs],
     )))
     out.append(("Predicate pass rates (share of final candidates with no violation)", (
         ["variant", *PREDICATE_CODES],
@@ -198,7 +202,8 @@ def write_report(run_dir: str | os.PathLike[str], out: str | os.PathLike[str],
     records = load_records(run_dir)
     if not records:
         raise SerialkitError(f"{run_dir}: no finished runs to report")
-    summary = summarize(records, reference_lines(reference) if reference else None, seed=seed)
+    summary = summarize(records, reference_lines(reference) if reference else None, seed=seed,
+                        errored=RunStore(run_dir).errored())
     pngs = plots(summary)
     if suffix == ".md":
         images = f"{target.stem}_files"

@@ -23,6 +23,7 @@ from serialkit.core.errors import SerialkitError, TaskError
 from serialkit.eval.bank import BankTask, load_bank
 from serialkit.eval.metrics import piece_metrics
 from serialkit.eval.store import MANIFEST, RunDirError, RunStore, run_key
+from serialkit.harness.proposers.errors import EndpointError
 from serialkit.io.atomic import atomic_write
 
 VARIANTS: tuple[str, ...] = ("raw", "harness", "self-refine", "soft-rules")
@@ -80,7 +81,9 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class EvalSummary:
-    """What a call to :func:`run_eval` did."""
+    """What a call to :func:`run_eval` did. ``errors`` are the runs that errored (the model
+    server failed, or the run crashed): not recorded as delivered or undelivered, run again by
+    ``--resume``; ``stopped`` says why no further runs were started (a fatal endpoint error)."""
 
     planned: int
     skipped: int
@@ -89,6 +92,7 @@ class EvalSummary:
     interrupted: bool
     seconds: float
     run_dir: str
+    stopped: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -204,6 +208,8 @@ def _ignore_sigint() -> None:
 def _attempt(spec: RunSpec, tmp: str) -> dict[str, Any]:
     try:
         return execute(spec, tmp)
+    except EndpointError as exc:  # the model server failed: errored, not a verdict
+        return {"key": spec.key, "error": str(exc), "endpoint": exc.to_dict()}
     except SerialkitError as exc:
         return {"key": spec.key, "error": f"{type(exc).__name__}: {exc}"}
     except Exception as exc:  # a failing run must not stop the experiment
@@ -288,12 +294,19 @@ def run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], *, resume: boo
     todo = [s for s in specs if s.key not in done]
     errors: list[dict[str, Any]] = []
     finished = 0
+    stop: list[str] = []
 
     def record(spec: RunSpec, tmp: Path, result: dict[str, Any]) -> None:
         nonlocal finished
         if "error" in result:
-            errors.append({"key": spec.key, "error": result["error"]})
-            store.append_error({**result, "time": datetime.now(UTC).isoformat(timespec="seconds")})
+            endpoint = result.get("endpoint")
+            errors.append({"key": spec.key, "error": result["error"],
+                           "kind": endpoint["kind"] if endpoint else "crash"})
+            store.append_error({**result, "task": spec.task, "family": spec.family, "variant": spec.variant,
+                                "run": spec.run, "proposer": spec.proposer, "model": spec.model,
+                                "time": datetime.now(UTC).isoformat(timespec="seconds")})
+            if endpoint and endpoint.get("fatal") and not stop:
+                stop.append(result["error"])  # every further run would fail the same way
         else:
             result["dir"] = store.commit_dir(spec.key, tmp)
             result["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
@@ -308,20 +321,24 @@ def run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], *, resume: boo
     if config.jobs == 1:
         try:
             for spec in todo:
+                if stop:
+                    break
                 limiter.wait()
                 tmp = store.tmp_dir(spec.key, uuid.uuid4().hex[:8])
                 record(spec, tmp, _attempt(spec, str(tmp)))
         except KeyboardInterrupt:
             interrupted = True
     else:
-        interrupted = _run_pool(todo, config.jobs, threads, limiter, store, record)
+        interrupted = _run_pool(todo, config.jobs, threads, limiter, store, record, stop)
     store.clean_tmp()
     return EvalSummary(len(specs), len(specs) - len(todo), finished, tuple(errors), interrupted,
-                       round(time.perf_counter() - started, 3), str(store.root))
+                       round(time.perf_counter() - started, 3), str(store.root),
+                       stop[0] if stop else None)
 
 
 def _run_pool(todo: Sequence[RunSpec], jobs: int, threads: bool, limiter: RateLimiter,
-              store: RunStore, record: Callable[[RunSpec, Path, dict[str, Any]], None]) -> bool:
+              store: RunStore, record: Callable[[RunSpec, Path, dict[str, Any]], None],
+              stop: list[str]) -> bool:
     """Keep ``jobs`` runs in flight; the parent alone writes records. True when interrupted."""
     pool: cf.Executor
     if threads:
@@ -333,6 +350,8 @@ def _run_pool(todo: Sequence[RunSpec], jobs: int, threads: bool, limiter: RateLi
     interrupted = False
 
     def submit() -> bool:
+        if stop:
+            return False
         spec = next(pending, None)
         if spec is None:
             return False

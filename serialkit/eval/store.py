@@ -89,6 +89,22 @@ class RunStore:
             out.append(record)
         return out
 
+    def errored(self) -> list[dict[str, Any]]:
+        """The last error of each run that errored and has not finished since (``errors.jsonl``)."""
+        path = self.root / ERRORS
+        if not path.exists():
+            return []
+        done = self.done()
+        last: dict[str, dict[str, Any]] = {}
+        for line in path.read_bytes().splitlines():
+            try:
+                record = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                continue  # a torn line of the error log loses nothing
+            if isinstance(record, dict) and isinstance(record.get("key"), str) and record["key"] not in done:
+                last[record["key"]] = record
+        return list(last.values())
+
     def done(self) -> set[str]:
         """Keys of finished runs."""
         return {r["key"] for r in self.records()}

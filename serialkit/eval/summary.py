@@ -72,10 +72,22 @@ def corpus_distance(candidate_lines: Sequence[Sequence[int]],
 
 
 def summarize(records: Sequence[dict[str, Any]], reference: Sequence[Sequence[int]] | None = None,
-              seed: int = 0) -> dict[str, Any]:
-    """Everything the report shows, JSON-ready; Estimates become {value, low, high, n, clusters}."""
+              seed: int = 0, errored: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """Everything the report shows, JSON-ready; Estimates become {value, low, high, n, clusters}.
+
+    ``errored`` are runs the model server broke off (``RunStore.errored``): they are counted per
+    condition in their own column and left out of every rate."""
     records = with_conditions(records)
     variants = variants_in(records)
+    models = {(r["proposer"], r.get("model")) for r in records} | {
+        (e.get("proposer"), e.get("model")) for e in errored}
+    errored_by: dict[str, int] = {}
+    for e in errored:
+        variant = str(e.get("variant", "?"))
+        condition = variant if len(models) <= 1 else f"{variant}@{e.get('model') or e.get('proposer')}"
+        errored_by[condition] = errored_by.get(condition, 0) + 1
+        if condition not in variants:
+            variants.append(condition)
     out: dict[str, Any] = {
         "runs": len(records),
         "variants": variants,
@@ -83,7 +95,7 @@ def summarize(records: Sequence[dict[str, Any]], reference: Sequence[Sequence[in
         "families": sorted({r["family"] for r in records}),
         "proposers": sorted({f"{r['proposer']}:{r.get('model') or '-'}" for r in records}),
         "delivery": {}, "predicates": {}, "collisions": {}, "degeneracy": {}, "cost": {},
-        "corpus": {}, "by_family": {},
+        "corpus": {}, "by_family": {}, "errored": {v: errored_by.get(v, 0) for v in variants},
     }
     for variant in variants:
         rs = [r for r in records if r["condition"] == variant]

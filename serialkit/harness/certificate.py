@@ -120,3 +120,22 @@ def write_outputs(out_dir: Path, piece: Piece, certificate: dict[str, Any], repo
             raise ScoreWriteError(f"{out_dir / name}: cannot write ({exc})") from exc
         written[key] = str(out_dir / name)
     return written
+
+
+#: what a finished run writes; an errored run leaves none of them behind
+RUN_FILES = ("score.musicxml", "candidate.json", "certificate.json", "report.json", "annotated.musicxml",
+             "review.html")
+
+
+def write_errored(out_dir: Path, transcript: str) -> Path:
+    """A run the model server broke off: only ``transcript.jsonl`` (the calls so far, the failed
+    one last) is kept; outputs of an earlier run in the directory are removed. Returns the file."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in RUN_FILES:
+        (out_dir / name).unlink(missing_ok=True)
+    path = out_dir / "transcript.jsonl"
+    try:
+        atomic_write(path, transcript)
+    except OSError as exc:
+        raise ScoreWriteError(f"{path}: cannot write ({exc})") from exc
+    return path

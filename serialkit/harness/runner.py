@@ -14,11 +14,13 @@ from serialkit.harness.certificate import (
     build_certificate,
     build_report,
     transcript_text,
+    write_errored,
     write_outputs,
 )
 from serialkit.harness.gate import Verdict, final_gate
 from serialkit.harness.loop import Outcome, run_harness
 from serialkit.harness.proposers.base import Proposer
+from serialkit.harness.proposers.errors import EndpointError
 from serialkit.harness.session import Session, Usage, make_proposer
 from serialkit.harness.tasks import Task, load_task
 
@@ -81,12 +83,18 @@ def run(task: Task | str | Path, variant: str = "harness", proposer: str | Propo
     started = time.perf_counter()
     session = Session(task, make_proposer(proposer, proposer_options, seed), variant, seed)
     outcome: Outcome
-    if variant == "harness":
-        outcome = run_harness(session)
-    elif variant == "self-refine":
-        outcome = run_self_refine(session)
-    else:
-        outcome = run_single(session, soft_rules=variant == "soft-rules")
+    try:
+        if variant == "harness":
+            outcome = run_harness(session)
+        elif variant == "self-refine":
+            outcome = run_self_refine(session)
+        else:
+            outcome = run_single(session, soft_rules=variant == "soft-rules")
+    except EndpointError as exc:
+        # the model server failed: an error of the environment, not a verdict; keep the transcript
+        if out_dir is not None:
+            raise exc.with_run_dir(str(write_errored(Path(out_dir), transcript_text(session)))) from None
+        raise
     verdict = final_gate(task, outcome.events, trace=outcome.trace)
     released = verdict.passed(mode)
     piece = task.frame(tuple(sorted(outcome.events, key=lambda e: (e.onset, e.voice, e.id))))

@@ -12,6 +12,7 @@ from serialkit import __version__
 from serialkit.core.errors import ProposerError
 from serialkit.harness.prompts import PROMPT_VERSION
 from serialkit.harness.proposers.base import CallUsage, Proposer, Reply, Request
+from serialkit.harness.proposers.errors import EndpointError
 from serialkit.harness.tasks import Task
 
 
@@ -109,6 +110,13 @@ class Session:
         asked = copy.deepcopy(request.payload())
         try:
             reply = self.proposer.propose(request)
+        except EndpointError as exc:  # the server failed: keep what was asked, then stop the run
+            self.lines.append({
+                "type": "call", "call_id": call_id, "kind": kind, "section": section, "attempt": attempt,
+                "request": asked, "response": None, "error": str(exc),
+                "usage": CallUsage(tries=exc.tries, status="errored").to_dict(),
+            })
+            raise
         except ProposerError:
             raise
         except Exception as exc:  # a proposer bug must not crash the run

@@ -1,9 +1,13 @@
 """A real HTTP server on 127.0.0.1 speaking the OpenAI chat-completions API, for the proposer tests.
 
 Each request takes the next behaviour from a script (the last one repeats): ``ok``, ``prose``,
-``malformed``, ``out_of_range``, ``429``, ``500``, ``slow``, ``no_schema`` (400 when asked for a
-JSON-schema response format). Good answers are written by the stochastic proposer with the clean
-profile from the REQUEST payload of the prompt, so they follow the task.
+``malformed``, ``out_of_range``, ``429`` (with ``Retry-After: retry_after``), ``500``, ``401``,
+``403``, ``404`` (unknown model), ``slow`` (answers after ``delay`` seconds), ``no_schema`` (400
+when asked for a JSON-schema response format), ``garbage`` (200 with a body that is no chat
+completion). Good answers are written by the stochastic proposer with the clean profile from the
+REQUEST payload of the prompt, so they follow the task; with several tasks the server finds the
+task from the payload. ``reply_delay`` holds every answer back (a model's latency); the server
+records each request's arrival time and the peak number of requests in flight.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+import zlib
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -19,34 +25,64 @@ from serialkit.harness.proposers.stochastic import StochasticProposer
 from serialkit.harness.tasks import Task
 
 
+def _fingerprint(payload: dict[str, Any]) -> str:
+    keys = ("row", "section", "span", "meter", "convention", "voices")
+    return json.dumps([payload.get(k) for k in keys], sort_keys=True)
+
+
 class FakeOpenAI:
     """The server, its script and what it received."""
 
-    def __init__(self, task: Task, script: list[str], delay: float = 1.0) -> None:
-        self.task = task
+    def __init__(self, task: Task | Sequence[Task], script: list[str], delay: float = 1.0,
+                 reply_delay: float = 0.0, retry_after: str | None = "0",
+                 headers: dict[str, str] | None = None) -> None:
+        tasks = [task] if isinstance(task, Task) else list(task)
+        self.task = tasks[0]
+        self._tasks = {}
+        for t in tasks:
+            for sec in t.sections:
+                self._tasks[_fingerprint(Request("x", "section", t, sec.id, 1).payload())] = t
         self.script = list(script)
         self.delay = delay
+        self.reply_delay = reply_delay
+        self.retry_after = retry_after
+        self.extra_headers = dict(headers or {})
         self.received: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.times: list[float] = []  # arrival (time.monotonic) of every request
+        self.statuses: list[int] = []
         self.answered = 0
+        self.in_flight = 0
+        self.peak = 0
         self._lock = threading.Lock()
         self._writer = StochasticProposer(seed=7, profile="clean")
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real servers
+
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length))
-                status, payload, extra = server.answer(self.path, dict(self.headers.items()), body)
+                with server._lock:
+                    server.in_flight += 1
+                    server.peak = max(server.peak, server.in_flight)
                 try:
-                    data = json.dumps(payload).encode()
+                    status, payload, extra = server.answer(self.path, dict(self.headers.items()), body)
+                    if server.reply_delay:
+                        time.sleep(server.reply_delay)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+                try:
+                    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
-                    for key, value in extra.items():
+                    for key, value in {**server.extra_headers, **extra}.items():
                         self.send_header(key, value)
                     self.end_headers()
                     self.wfile.write(data)
@@ -55,6 +91,7 @@ class FakeOpenAI:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
+        self.httpd.request_queue_size = 64
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
@@ -76,26 +113,46 @@ class FakeOpenAI:
             behaviour = self.script[0] if len(self.script) == 1 else self.script.pop(0)
         return behaviour
 
-    def answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def answer(self, path: str, headers: dict[str, str], body: dict[str, Any]
+               ) -> tuple[int, dict[str, Any] | bytes, dict[str, str]]:
         """(status, JSON body, extra headers) for one request."""
-        self.received.append(body)
-        self.headers.append(headers)
+        with self._lock:
+            self.received.append(body)
+            self.headers.append(headers)
+            self.times.append(time.monotonic())
+        status, payload, extra = self._answer(path, body)
+        with self._lock:
+            self.statuses.append(status)
+        return status, payload, extra
+
+    def _answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any] | bytes, dict[str, str]]:
         if path != "/v1/chat/completions":
             return 404, {"error": {"message": f"no route {path}"}}, {}
         behaviour = self._next()
         if behaviour == "429":
-            return 429, {"error": {"message": "rate limited"}}, {"Retry-After": "0"}
+            return 429, {"error": {"message": "rate limited"}}, (
+                {"Retry-After": self.retry_after} if self.retry_after is not None else {})
         if behaviour == "500":
             return 500, {"error": {"message": "internal error"}}, {}
+        if behaviour in ("401", "403"):
+            return int(behaviour), {"error": {"message": "Incorrect API key provided: sk-serialkit-te**...**89",
+                                              "type": "invalid_request_error", "code": "invalid_api_key"}}, {}
+        if behaviour == "404":
+            return 404, {"error": {"message": f"The model `{body.get('model')}` does not exist",
+                                   "code": "model_not_found"}}, {}
         if behaviour == "no_schema" and "response_format" in body:
             return 400, {"error": {"message": "response_format json_schema is not supported"}}, {}
+        if behaviour == "garbage":
+            return 200, b"<html>gateway</html>", {}
         if behaviour == "slow":
             time.sleep(self.delay)
         content = self._content(body, behaviour)
-        self.answered += 1
-        usage = {"prompt_tokens": 100 + self.answered, "completion_tokens": 50 + self.answered}
+        with self._lock:
+            self.answered += 1
+            n = self.answered
+        usage = {"prompt_tokens": 100 + n, "completion_tokens": 50 + n}
         message = {"role": "assistant", "content": content}
-        return 200, {"id": f"cmpl-{self.answered}", "object": "chat.completion",
+        return 200, {"id": f"cmpl-{n}", "object": "chat.completion", "created": 0, "model": body.get("model"),
                      "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
                      "usage": usage}, {}
 
@@ -104,9 +161,11 @@ class FakeOpenAI:
             return '{"section": "A", "events": [{"voice": "vn", "onset": 0, "dur'
         user = body["messages"][-1]["content"]
         payload = json.loads(user[user.rindex("REQUEST ") + len("REQUEST "):])
+        task = self._tasks.get(_fingerprint(payload), self.task)
         request = Request(
-            call_id=f"srv{self.answered}", kind=payload["kind"], task=self.task, section=payload["section"],
-            attempt=payload["attempt"], missing=tuple(payload.get("missing", ())),
+            # the answer depends on the request only, not on the order requests arrive in
+            call_id=f"srv{zlib.crc32(user.encode())}", kind=payload["kind"], task=task,
+            section=payload["section"], attempt=payload["attempt"], missing=tuple(payload.get("missing", ())),
             context=tuple(payload.get("keep", ())), patches=tuple(payload.get("patches", ())),
         )
         text = self._writer.propose(request).text or ""
@@ -119,3 +178,15 @@ class FakeOpenAI:
         if behaviour == "prose":
             return f"Sure! Here are the notes for this section.\n\n```json\n{text}\n```\nLet me know if you need changes."
         return text
+
+
+def max_in_window(times: Sequence[float], window: float) -> int:
+    """The most arrivals within any window of ``window`` seconds (closed at both ends)."""
+    ordered = sorted(times)
+    best = 0
+    j = 0
+    for i, t in enumerate(ordered):
+        while ordered[j] < t - window:
+            j += 1
+        best = max(best, i - j + 1)
+    return best

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from serialkit.harness import load_task, run
+from serialkit.harness.proposers import openai as openai_module
+from serialkit.harness.proposers.errors import (
+    EndpointAuthError,
+    EndpointNotFound,
+    EndpointResponseError,
+    EndpointServerError,
+    EndpointTimeout,
+    EndpointUnreachable,
+)
 from serialkit.harness.proposers.openai import OpenAIProposer
 from tests.harness.fake_openai import FakeOpenAI
 
@@ -27,7 +38,7 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _run(server: FakeOpenAI, task: Any, tmp_path: Path, variant: str = "harness", **opts: Any) -> Any:
-    options = {"base_url": server.base_url, "model": "test-model", "timeout": 2.0, "backoff": 0.01,
+    options = {"base_url": server.base_url, "model": "test-model", "timeout": 2.0,
                "max_retries": 2, "temperature": 0.3, "seed": 11}
     options.update(opts)
     return run(task, variant=variant, proposer="openai", proposer_options=options, seed=11, out_dir=tmp_path)
@@ -51,7 +62,8 @@ def test_normal_path_releases_and_records_usage(task: Any, tmp_path: Path) -> No
     body = server.received[0]
     assert body["model"] == "test-model" and body["temperature"] == 0.3 and body["seed"] == 11
     assert body["response_format"]["type"] == "json_schema"
-    assert server.headers[0]["Authorization"] == f"Bearer {SECRET}"
+    headers = {k.lower(): v for k, v in server.headers[0].items()}
+    assert headers["authorization"] == f"Bearer {SECRET}"
     assert SECRET not in _files_text(tmp_path)
     assert result.certificate["run"]["model"] == "test-model"
 
@@ -98,30 +110,49 @@ def test_429_then_success_retries(task: Any, tmp_path: Path) -> None:
     assert result.released
 
 
-def test_500_until_retries_are_exhausted(task: Any, tmp_path: Path) -> None:
-    with FakeOpenAI(task, ["500"]) as server:
+def test_500_until_retries_are_exhausted_is_an_error_not_a_verdict(task: Any, tmp_path: Path) -> None:
+    with FakeOpenAI(task, ["ok", "500"]) as server:
+        with pytest.raises(EndpointServerError) as info:
+            _run(server, task, tmp_path, max_retries=1)
+    err = info.value
+    # the SDK retried once itself; both tries were counted
+    assert err.status == 500 and err.tries == 2 and server.statuses == [200, 500, 500]
+    assert server.base_url in str(err) and "HTTP 500 after 2 tries" in str(err)
+    assert str(tmp_path / "transcript.jsonl") in str(err)
+    # the run directory keeps the transcript so far (the failed call last) and nothing else
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["transcript.jsonl"]
+    lines = [json.loads(line) for line in (tmp_path / "transcript.jsonl").read_text().splitlines()]
+    assert [line["type"] for line in lines] == ["header", "call", "call"]
+    assert lines[1]["error"] is None and lines[1]["usage"]["status"] == "ok"
+    assert lines[2]["response"] is None and lines[2]["usage"] == {
+        "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0, "tries": 2, "status": "errored"}
+    assert SECRET not in _files_text(tmp_path)
+
+
+def test_sdk_retries_are_counted_as_tries(task: Any, tmp_path: Path) -> None:
+    """The SDK retries 429 and 5xx itself; every HTTP try is counted in the call that made it."""
+    with FakeOpenAI(task, ["429", "500", "ok"]) as server:
         result = _run(server, task, tmp_path, max_retries=2)
-    assert not result.released
-    calls = result.report["calls"]
-    assert len(calls) == len(task.sections) * task.attempts
-    assert all(c["status"] == "exhausted" and c["tries"] == 3 for c in calls)
-    assert all("HTTP 500" in c["error"] and "gave up after 3 tries" in c["error"] for c in calls)
-    assert len(server.received) == 3 * len(calls)
-    assert result.usage.failed_calls == len(calls)
-    assert result.report["failures"]
-    assert (tmp_path / "report.json").exists() and not (tmp_path / "score.musicxml").exists()
+    first = result.report["calls"][0]
+    assert first["tries"] == 3 and first["status"] == "ok" and first["error"] is None
+    assert result.usage.http_tries == result.usage.calls + 2 == len(server.received)
+    assert result.released
+
+
+def test_429_retry_after_is_honoured(task: Any, tmp_path: Path) -> None:
+    with FakeOpenAI(dataclasses.replace(task, attempts=1), ["429", "ok"], retry_after="1") as server:
+        _run(server, server.task, tmp_path, variant="raw")
+    assert server.statuses[:2] == [429, 200]
+    assert server.times[1] - server.times[0] >= 0.95
 
 
 def test_response_slower_than_timeout(task: Any, tmp_path: Path) -> None:
     short = dataclasses.replace(task, attempts=1)
     with FakeOpenAI(short, ["slow"], delay=1.5) as server:
-        result = _run(server, short, tmp_path, timeout=0.25, max_retries=1)
-    assert not result.released
-    calls = result.report["calls"]
-    assert len(calls) == len(short.sections)
-    assert all(c["status"] == "exhausted" and "timed out" in c["error"] for c in calls)
-    assert all(c["tries"] == 2 and c["seconds"] >= 0.5 for c in calls)
-    assert result.usage.seconds >= 0.5 * len(calls)
+        with pytest.raises(EndpointTimeout) as info:
+            _run(server, short, tmp_path, timeout=0.25, max_retries=1)
+    assert info.value.tries == 2 and "no answer within 0.25 s" in str(info.value)
+    assert len(server.received) == 2
 
 
 def test_server_without_json_schema_gets_prose_requests(task: Any, tmp_path: Path) -> None:
@@ -130,11 +161,44 @@ def test_server_without_json_schema_gets_prose_requests(task: Any, tmp_path: Pat
     assert result.released
     assert "response_format" in server.received[0]
     assert all("response_format" not in body for body in server.received[1:])
+    assert result.report["calls"][0]["tries"] == 2
 
 
-def test_unreachable_endpoint_is_an_error_reply(task: Any) -> None:
-    proposer = OpenAIProposer(base_url="http://127.0.0.1:9/v1", timeout=0.5, max_retries=1, backoff=0.01)
-    result = run(dataclasses.replace(task, attempts=1), proposer=proposer)
-    assert not result.released
-    assert all(c["status"] == "exhausted" for c in result.report["calls"])
-    assert "cannot reach" in result.report["calls"][0]["error"]
+@pytest.mark.parametrize(("behaviour", "error", "words"), [
+    ("401", EndpointAuthError, "HTTP 401"), ("403", EndpointAuthError, "HTTP 403"),
+    ("404", EndpointNotFound, "HTTP 404: no such model or URL"),
+    ("garbage", EndpointResponseError, "not a chat completion"),
+])
+def test_fatal_statuses_end_the_run_at_once(task: Any, tmp_path: Path, behaviour: str, error: type,
+                                            words: str) -> None:
+    with FakeOpenAI(task, [behaviour]) as server:
+        started = time.monotonic()
+        with pytest.raises(error) as info:
+            _run(server, task, tmp_path, max_retries=4)
+        assert time.monotonic() - started < 5
+    assert len(server.received) == 1  # not retried
+    text = str(info.value)
+    assert words in text and server.base_url in text and "test-model" in text
+    assert SECRET not in text and "sk-serialkit" not in text and "\n" not in text
+
+
+def test_unreachable_endpoint_is_an_error_at_once(task: Any) -> None:
+    proposer = OpenAIProposer(base_url="http://127.0.0.1:9/v1", timeout=0.5, max_retries=1)
+    started = time.monotonic()
+    with pytest.raises(EndpointUnreachable) as info:
+        run(dataclasses.replace(task, attempts=1), proposer=proposer)
+    assert time.monotonic() - started < 5
+    assert "http://127.0.0.1:9/v1" in str(info.value) and "cannot connect" in str(info.value)
+    assert info.value.tries == 2
+
+
+def test_no_key_sends_no_authorization(task: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SERIALKIT_API_KEY")
+    with FakeOpenAI(dataclasses.replace(task, attempts=1), ["ok"]) as server:
+        _run(server, server.task, tmp_path, variant="raw")
+    assert not any(k.lower() == "authorization" for k in server.headers[0])
+
+
+def test_the_sdk_is_the_client() -> None:
+    source = Path(openai_module.__file__).read_text(encoding="utf-8")
+    assert "import openai" in source and "urllib" not in source

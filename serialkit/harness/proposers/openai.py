@@ -1,26 +1,57 @@
-"""The ``openai`` proposer: any OpenAI-compatible chat-completions endpoint, over plain HTTP.
+"""The ``openai`` proposer: any OpenAI-compatible chat-completions endpoint, on the official SDK.
+
+``OpenAIProposer`` asks one chat completion per call: JSON-schema structured output where the
+server offers it (prose with JSON extraction where it answers 400 to ``response_format``), seed
+and temperature forwarded, usage from the response. The SDK retries 408/409/429/5xx, timeouts and
+connection errors itself (``max_retries``, honouring ``Retry-After``); an event hook on its HTTP
+client counts every try and passes it through the endpoint's limits. What the server cannot
+answer ends the call with an :class:`~serialkit.harness.proposers.errors.EndpointError` (an error
+of the environment, never a verdict about the candidate).
+
+Alone (``generate``) a proposer uses the synchronous client. In an experiment the runner gives
+every run's proposer the same :class:`Endpoint`: one asyncio loop and ``AsyncOpenAI`` client per
+endpoint, at most ``concurrency`` requests in flight across runs, one :class:`RateLimiter`.
 
 The API key is read from the environment only (``SERIALKIT_API_KEY`` or ``OPENAI_API_KEY``) and is
-never logged, recorded in a transcript or written to an output file.
+never logged, recorded in a transcript, written to an output file or put in an error message.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import json
 import os
-import random
+import re
+import threading
 import time
-import urllib.error
-import urllib.request
-from typing import Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from serialkit.core.errors import ProposerError
 from serialkit.harness.prompts import estimate_tokens, messages
 from serialkit.harness.proposers.base import CallUsage, Reply, Request
+from serialkit.harness.proposers.errors import (
+    EndpointAuthError,
+    EndpointError,
+    EndpointNotFound,
+    EndpointRateLimited,
+    EndpointRequestError,
+    EndpointResponseError,
+    EndpointServerError,
+    EndpointTimeout,
+    EndpointUnreachable,
+)
+from serialkit.harness.proposers.limits import Limits, RateLimiter, Reservation
 from serialkit.harness.schemas import load_schema
 
 KEY_VARIABLES = ("SERIALKIT_API_KEY", "OPENAI_API_KEY")
-RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+DEFAULT_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "gpt-4o-mini"
+#: expected completion tokens of a call before any reply was seen (the TPM limit's first guess)
+COMPLETION_GUESS = 600
+T = TypeVar("T")
 
 
 def api_key() -> str | None:
@@ -32,35 +63,253 @@ def api_key() -> str | None:
     return None
 
 
+def base_url_from_env() -> str | None:
+    """``SERIALKIT_BASE_URL`` or ``OPENAI_BASE_URL``."""
+    return os.environ.get("SERIALKIT_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+
+
 def configured() -> bool:
     """True when an endpoint or key is configured in the environment."""
-    return bool(api_key() or os.environ.get("SERIALKIT_BASE_URL") or os.environ.get("OPENAI_BASE_URL"))
+    return bool(api_key() or base_url_from_env())
+
+
+def redact(text: str) -> str:
+    """``text`` without the API key or anything shaped like one."""
+    key = api_key()
+    if key:
+        text = text.replace(key, "[key]")
+    return re.sub(r"\bsk-[A-Za-z0-9_*.\-]{6,}", "[key]", text)
+
+
+# ---------------------------------------------------------------------------------------------
+# per-call state shared with the HTTP client's hooks (a context variable: one per thread / task)
+
+
+@dataclass
+class _CallState:
+    limiter: RateLimiter | None
+    endpoint: Endpoint | None
+    tokens: int
+    tries: int = 0
+    reservations: list[Reservation] = field(default_factory=list)
+
+
+_CALL: contextvars.ContextVar[_CallState | None] = contextvars.ContextVar("serialkit_openai_call", default=None)
+
+
+def _before(request: Any) -> float:
+    """Count the try, take its reservation; the seconds to wait before sending it."""
+    state = _CALL.get()
+    if state is None:
+        return 0.0
+    state.tries += 1
+    if state.endpoint is not None:
+        state.endpoint.stats.sent()
+    if state.limiter is None:
+        return 0.0
+    wait, res = state.limiter.reserve(state.tokens)
+    state.reservations.append(res)
+    return wait
+
+
+def _after(response: Any) -> None:
+    state = _CALL.get()
+    if state is None:
+        return
+    if state.endpoint is not None:
+        state.endpoint.stats.answered(response.status_code)
+    if state.limiter is not None:
+        state.limiter.observe(response.status_code, response.headers)
+
+
+def _sync_request_hook(request: Any) -> None:
+    wait = _before(request)
+    if wait > 0:
+        time.sleep(wait)
+
+
+def _sync_response_hook(response: Any) -> None:
+    _after(response)
+
+
+async def _async_request_hook(request: Any) -> None:
+    wait = _before(request)
+    if wait > 0:
+        await asyncio.sleep(wait)
+
+
+async def _async_response_hook(response: Any) -> None:
+    _after(response)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class EndpointStats:
+    """What an endpoint saw: requests sent, answered, in flight (and the peak), pauses."""
+
+    requests: int = 0
+    answered_ok: int = 0
+    failed: int = 0
+    in_flight: int = 0
+    peak: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def sent(self) -> None:
+        with self._lock:
+            self.requests += 1
+
+    def answered(self, status: int) -> None:
+        with self._lock:
+            if status == 200:
+                self.answered_ok += 1
+            else:
+                self.failed += 1
+
+    def enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+
+    def leave(self, prompt: int, completion: int) -> None:
+        with self._lock:
+            self.in_flight -= 1
+            self.prompt_tokens += prompt
+            self.completion_tokens += completion
+
+    def to_dict(self) -> dict[str, int]:
+        """JSON form."""
+        with self._lock:
+            return {"requests": self.requests, "ok": self.answered_ok, "failed": self.failed,
+                    "in_flight": self.in_flight, "peak_in_flight": self.peak,
+                    "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+
+
+class Endpoint:
+    """One server for many runs: an asyncio loop in its own thread, an ``AsyncOpenAI`` client, at
+    most ``concurrency`` requests in flight, one rate limiter. Proposers of runs in worker threads
+    hand it their request coroutines and wait for the answers."""
+
+    def __init__(self, base_url: str | None = None, concurrency: int = 8, limits: Limits | None = None,
+                 timeout: float = 60.0, max_retries: int = 2) -> None:
+        if concurrency < 1:
+            raise ProposerError(f"--concurrency must be at least 1, not {concurrency}")
+        self.base_url = _url(base_url)
+        self.concurrency = concurrency
+        self.limits = limits or Limits()
+        self.limiter = RateLimiter(self.limits) if self.limits.active else None
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.stats = EndpointStats()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="serialkit-endpoint", daemon=True)
+        self._thread.start()
+        self._semaphore = self.submit(self._make_semaphore())
+        self._client: Any = None
+        self._client_lock = threading.Lock()
+
+    async def _make_semaphore(self) -> asyncio.Semaphore:
+        return asyncio.Semaphore(self.concurrency)
+
+    def client(self) -> Any:
+        """The shared ``AsyncOpenAI`` client (created on first use)."""
+        with self._client_lock:
+            if self._client is None:
+                self._client = _make_client(True, self.base_url, self.timeout, self.max_retries)
+            return self._client
+
+    def submit(self, coro: Awaitable[T]) -> T:
+        """Run a coroutine on the endpoint's loop; block this thread until it is done."""
+        async def wrapped() -> T:
+            return await coro
+        return asyncio.run_coroutine_threadsafe(wrapped(), self._loop).result()
+
+    async def limited(self, fn: Callable[[], Awaitable[T]]) -> T:
+        """``fn()`` within the concurrency limit, counted in flight."""
+        async with self._semaphore:
+            return await fn()
+
+    def close(self) -> None:
+        """Close the client and stop the loop."""
+        if self._client is not None:
+            try:
+                self.submit(self._client.close())
+            except Exception:  # noqa: BLE001 - closing must not hide the experiment's own outcome
+                pass
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> Endpoint:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _url(base_url: str | None) -> str:
+    url = (base_url or base_url_from_env() or DEFAULT_URL).rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise ProposerError(f"openai proposer: base URL {url!r} must start with http:// or https://")
+    return url
+
+
+def _make_client(asynchronous: bool, base_url: str, timeout: float, max_retries: int) -> Any:
+    import openai
+
+    key = api_key()
+    hooks: dict[str, list[Any]]
+    if asynchronous:
+        hooks = {"request": [_async_request_hook], "response": [_async_response_hook]}
+        http: Any = openai.DefaultAsyncHttpxClient(event_hooks=hooks)
+    else:
+        hooks = {"request": [_sync_request_hook], "response": [_sync_response_hook]}
+        http = openai.DefaultHttpxClient(event_hooks=hooks)
+    # connecting may take at most 5 s (an unreachable host is not silent for minutes)
+    options: dict[str, Any] = {
+        "base_url": base_url, "max_retries": max_retries, "http_client": http,
+        "timeout": openai.Timeout(timeout, connect=min(timeout, 5.0)),
+    }
+    cls = openai.AsyncOpenAI if asynchronous else openai.OpenAI
+    if key:
+        return cls(api_key=key, **options)
+    try:  # a local server needs no key: no Authorization header (omitted per request, see _body)
+        return cls(api_key=None, _enforce_credentials=False, **options)
+    except TypeError:  # an SDK without that switch: a placeholder, as vLLM's documentation does
+        return cls(api_key="EMPTY", **options)
 
 
 class OpenAIProposer:
-    """Chat completions with structured output where offered, retries with backoff and jitter."""
+    """Chat completions over the ``openai`` SDK, alone (sync client) or on a shared :class:`Endpoint`."""
 
     def __init__(self, base_url: str | None = None, model: str | None = None, temperature: float = 0.7,
-                 seed: int | None = 0, timeout: float = 60.0, max_retries: int = 4, backoff: float = 1.0,
-                 backoff_cap: float = 30.0, structured: bool = True, max_tokens: int | None = None) -> None:
-        url = base_url or os.environ.get("SERIALKIT_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-        self.base_url = (url or "https://api.openai.com/v1").rstrip("/")
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ProposerError(f"openai proposer: base URL {self.base_url!r} must start with http:// or https://")
-        self.model: str | None = model or os.environ.get("SERIALKIT_MODEL") or "gpt-4o-mini"
+                 seed: int | None = 0, timeout: float = 60.0, max_retries: int = 2, structured: bool = True,
+                 max_tokens: int | None = None, endpoint: Endpoint | None = None,
+                 limits: Limits | None = None) -> None:
+        if max_retries < 0:
+            raise ProposerError(f"openai proposer: max_retries must be 0 or more, not {max_retries}")
+        if timeout <= 0:
+            raise ProposerError(f"openai proposer: timeout must be positive, not {timeout}")
+        self.endpoint = endpoint
+        self.base_url = endpoint.base_url if endpoint is not None else _url(base_url)
+        self.model: str | None = model or os.environ.get("SERIALKIT_MODEL") or DEFAULT_MODEL
         self.name = "openai"
         self.temperature = temperature
         self.seed = seed
         self.timeout = timeout
-        self.max_retries = max(0, max_retries)
-        self.backoff = backoff
-        self.backoff_cap = backoff_cap
+        self.max_retries = max_retries
         self.structured = structured
         self.max_tokens = max_tokens
-        self._jitter = random.Random(seed)
+        self._limiter = endpoint.limiter if endpoint is not None else (
+            RateLimiter(limits) if limits is not None and limits.active else None)
+        self._client: Any = None
 
     # request ----------------------------------------------------------------------
     def _body(self, request: Request, structured: bool) -> dict[str, Any]:
+        import openai
+
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages(request),
@@ -70,6 +319,8 @@ class OpenAIProposer:
             body["seed"] = self.seed
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
+        if api_key() is None and hasattr(openai, "Omit"):
+            body["extra_headers"] = {"Authorization": openai.Omit()}
         if structured:
             body["response_format"] = {
                 "type": "json_schema",
@@ -77,96 +328,154 @@ class OpenAIProposer:
             }
         return body
 
-    def _post(self, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
-        data = json.dumps(body).encode()
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        key = api_key()
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        req = urllib.request.Request(f"{self.base_url}/chat/completions", data=data, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310 - the user's endpoint
-                return resp.status, dict(resp.headers.items()), resp.read()
-        except urllib.error.HTTPError as exc:
-            return exc.code, dict(exc.headers.items()) if exc.headers else {}, exc.read() or b""
-
-    def _delay(self, attempt: int, headers: dict[str, str]) -> float:
-        retry_after = {k.lower(): v for k, v in headers.items()}.get("retry-after")
-        if retry_after is not None:
-            try:
-                return min(self.backoff_cap, max(0.0, float(retry_after)))
-            except ValueError:
-                pass
-        base = float(min(self.backoff_cap, self.backoff * 2.0 ** attempt))
-        return base / 2 + self._jitter.uniform(0, base / 2)
+    def _expected_tokens(self, body: dict[str, Any]) -> int:
+        prompt = estimate_tokens("".join(str(m["content"]) for m in body["messages"]))
+        return prompt + (self.max_tokens or COMPLETION_GUESS)
 
     # the call -------------------------------------------------------------------------
     def propose(self, request: Request) -> Reply:
-        """One chat completion; failures end as a Reply with ``error`` and the usage so far."""
+        """One chat completion; a malformed answer is a Reply with ``error``; a server that
+        cannot answer raises :class:`EndpointError`."""
+        if self.endpoint is not None:
+            endpoint = self.endpoint
+            return endpoint.submit(endpoint.limited(lambda: self._propose_async(request)))
+        return self._propose_sync(request)
+
+    def _propose_sync(self, request: Request) -> Reply:
+        if self._client is None:
+            self._client = _make_client(False, self.base_url, self.timeout, self.max_retries)
         started = time.perf_counter()
         usage = CallUsage(tries=0)
-        structured = self.structured
-        error = "no attempt made"
-        attempt = 0
-        while attempt <= self.max_retries:
-            usage.tries += 1
+        while True:
+            body = self._body(request, self.structured)
+            state = _CallState(self._limiter, None, self._expected_tokens(body))
+            token = _CALL.set(state)
             try:
-                status, headers, raw = self._post(self._body(request, structured))
-            except TimeoutError as exc:
-                status, headers, raw, error = 0, {}, b"", f"timed out after {self.timeout:g} s ({exc})"
-            except urllib.error.URLError as exc:
-                reason = exc.reason
-                timed_out = isinstance(reason, TimeoutError)
-                status, headers, raw = 0, {}, b""
-                error = f"timed out after {self.timeout:g} s" if timed_out else f"cannot reach {self.base_url}: {reason}"
-            except (ConnectionError, OSError) as exc:
-                status, headers, raw, error = 0, {}, b"", f"connection failed: {exc}"
-            if status == 200:
-                return self._reply(raw, request, usage, started)
-            if status == 400 and structured and b"response_format" in raw:
-                structured = False  # this server does not offer JSON-schema output: ask in prose
-                self.structured = False
-                continue
-            if status:
-                error = f"HTTP {status}: {_message(raw)}"
-            if status and status not in RETRY_STATUS:
-                usage.status = "error"
-                break
-            if attempt == self.max_retries:
-                usage.status = "exhausted"
-                error = f"{error} (gave up after {usage.tries} tries)"
-                break
-            time.sleep(self._delay(attempt, headers))
-            attempt += 1
-        if usage.status == "ok":
-            usage.status = "error"
-        usage.seconds = time.perf_counter() - started
-        return Reply(None, usage, error)
+                response = self._client.chat.completions.create(**body)
+            except Exception as exc:  # noqa: BLE001 - mapped to serialkit's errors below
+                usage.tries += state.tries
+                if self._fallback(exc):
+                    continue
+                raise self._error(exc, usage.tries) from None
+            finally:
+                _CALL.reset(token)
+            usage.tries += state.tries
+            return self._reply(response, request, usage, started, state)
 
-    def _reply(self, raw: bytes, request: Request, usage: CallUsage, started: float) -> Reply:
+    async def _propose_async(self, request: Request) -> Reply:
+        assert self.endpoint is not None
+        client = self.endpoint.client()
+        stats = self.endpoint.stats
+        started = time.perf_counter()
+        usage = CallUsage(tries=0)
+        stats.enter()
+        prompt = completion = 0
+        try:
+            while True:
+                body = self._body(request, self.structured)
+                state = _CallState(self._limiter, self.endpoint, self._expected_tokens(body))
+                token = _CALL.set(state)
+                try:
+                    response = await client.chat.completions.create(**body)
+                except Exception as exc:  # noqa: BLE001 - mapped to serialkit's errors below
+                    usage.tries += state.tries
+                    if self._fallback(exc):
+                        continue
+                    raise self._error(exc, usage.tries) from None
+                finally:
+                    _CALL.reset(token)
+                usage.tries += state.tries
+                reply = self._reply(response, request, usage, started, state)
+                prompt, completion = usage.prompt_tokens, usage.completion_tokens
+                return reply
+        finally:
+            stats.leave(prompt, completion)
+
+    def _fallback(self, exc: Exception) -> bool:
+        """True (and prose from now on) when the server refused JSON-schema output."""
+        import openai
+
+        if (self.structured and isinstance(exc, openai.BadRequestError)
+                and "response_format" in _server_message(exc)):
+            self.structured = False
+            return True
+        return False
+
+    def _error(self, exc: Exception, tries: int) -> EndpointError:
+        """The serialkit error for an SDK exception (the message names endpoint and status)."""
+        import openai
+
+        where, model = self.base_url, self.model
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            text = redact(_server_message(exc))
+            if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+                source = "no API key set" if api_key() is None else "the API key was refused"
+                return EndpointAuthError(where, f"{source} ({text}); the key is read from "
+                                                f"{' or '.join(KEY_VARIABLES)}", status, tries, model)
+            if isinstance(exc, openai.NotFoundError):
+                return EndpointNotFound(where, f"no such model or URL ({text})", status, tries, model)
+            if isinstance(exc, openai.RateLimitError):
+                return EndpointRateLimited(where, f"rate limited until the retries ran out ({text})",
+                                           status, tries, model)
+            if status >= 500 or status in (408, 409):
+                return EndpointServerError(where, f"server error until the retries ran out ({text})",
+                                           status, tries, model)
+            return EndpointRequestError(where, f"request refused ({text})", status, tries, model)
+        if isinstance(exc, openai.APITimeoutError):
+            return EndpointTimeout(where, f"no answer within {self.timeout:g} s", None, tries, model)
+        if isinstance(exc, openai.APIConnectionError):
+            return EndpointUnreachable(where, f"cannot connect ({redact(_cause(exc))})", None, tries, model)
+        if isinstance(exc, ValueError):  # a 200 whose body is not JSON
+            return EndpointResponseError(where, f"not a chat completion ({redact(str(exc))[:200]})", 200,
+                                         tries, model)
+        return EndpointResponseError(where, redact(f"{type(exc).__name__}: {exc}"), None, tries, model)
+
+    def _reply(self, response: Any, request: Request, usage: CallUsage, started: float,
+               state: _CallState) -> Reply:
         usage.seconds = time.perf_counter() - started
         try:
-            data = json.loads(raw)
-            text = data["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            usage.status = "error"
-            return Reply(None, usage, f"unreadable chat-completions response ({type(exc).__name__}: {exc})")
-        counts = data.get("usage") or {}
+            text = response.choices[0].message.content
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise EndpointResponseError(self.base_url, f"not a chat completion ({type(exc).__name__}: {exc})",
+                                        200, usage.tries, self.model) from None
+        counts = getattr(response, "usage", None)
         prompt = "".join(m["content"] for m in messages(request))
-        usage.prompt_tokens = int(counts.get("prompt_tokens") or estimate_tokens(prompt))
-        usage.completion_tokens = int(counts.get("completion_tokens") or estimate_tokens(text or ""))
+        usage.prompt_tokens = int(getattr(counts, "prompt_tokens", 0) or estimate_tokens(prompt))
+        usage.completion_tokens = int(getattr(counts, "completion_tokens", 0) or estimate_tokens(text or ""))
+        if self._limiter is not None and state.reservations:
+            self._limiter.settle(state.reservations[-1], usage.prompt_tokens + usage.completion_tokens)
         if not isinstance(text, str):
             usage.status = "error"
             return Reply(None, usage, "the response has no message content")
         return Reply(text, usage)
 
 
-def _message(raw: bytes) -> str:
-    """The error message of an error body, shortened."""
-    try:
-        data = json.loads(raw)
-        msg = data.get("error", {}).get("message") if isinstance(data.get("error"), dict) else data.get("error")
-        text = str(msg or data)
-    except (ValueError, AttributeError):
-        text = raw.decode("utf-8", "replace")
-    return text.strip().replace("\n", " ")[:200] or "(empty body)"
+def _server_message(exc: Any) -> str:
+    """The message of an error body, shortened to one line."""
+    body = getattr(exc, "body", None)
+    msg: Any = None
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        msg = err.get("message") if isinstance(err, dict) else err
+    if msg is None:
+        response = getattr(exc, "response", None)
+        try:
+            data = json.loads(response.text) if response is not None else None
+            err = data.get("error") if isinstance(data, dict) else None
+            msg = err.get("message") if isinstance(err, dict) else err
+        except (ValueError, AttributeError):
+            msg = getattr(response, "text", None)
+    text = str(msg or getattr(exc, "message", "") or "no message")
+    return " ".join(text.split())[:200]
+
+
+def _cause(exc: BaseException) -> str:
+    """The innermost cause's message (e.g. 'Connection refused')."""
+    inner: BaseException = exc
+    while inner.__cause__ is not None or inner.__context__ is not None:
+        nxt = inner.__cause__ or inner.__context__
+        assert nxt is not None
+        inner = nxt
+    text = str(inner) or type(inner).__name__
+    return " ".join(text.split())[:200]

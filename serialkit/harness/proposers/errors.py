@@ -1,0 +1,108 @@
+"""Failures of a model endpoint: errors of the environment, never verdicts about the music.
+
+A proposer raises one of these when its server cannot answer (bad key, unknown model or URL,
+refused connection, retries used up). The harness stops the run, keeps the transcript so far and
+re-raises; ``generate`` exits 2 with one line naming the endpoint and the status; ``eval run``
+records the run as *errored* (not undelivered) and ``--resume`` runs it again. Messages never hold
+the API key.
+"""
+
+from __future__ import annotations
+
+from serialkit.core.errors import ProposerError
+
+KINDS = ("auth", "not-found", "rate-limit", "timeout", "connection", "server", "request", "response")
+
+
+class EndpointError(ProposerError):
+    """The model server failed; ``kind`` is one of :data:`KINDS`, ``status`` the HTTP status (or None)."""
+
+    kind = "server"
+    #: the experiment cannot go on against this endpoint (every run would fail the same way)
+    fatal = False
+
+    def __init__(self, endpoint: str, detail: str, status: int | None = None, tries: int = 1,
+                 model: str | None = None) -> None:
+        self.endpoint = endpoint
+        self.detail = detail
+        self.status = status
+        self.tries = tries
+        self.model = model
+        self.run_dir: str | None = None
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        status = f"HTTP {self.status}" if self.status else self.kind
+        model = f" (model {self.model})" if self.model else ""
+        tries = f" after {self.tries} tries" if self.tries > 1 else ""
+        return f"{self.endpoint}{model}: {status}{tries}: {self.detail}"
+
+    def with_run_dir(self, run_dir: str) -> EndpointError:
+        """Name the run directory that keeps the transcript so far in the message."""
+        self.run_dir = run_dir
+        self.args = (f"{self._text()} (transcript so far in {run_dir})",)
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form for error logs."""
+        return {"kind": self.kind, "status": self.status, "endpoint": self.endpoint, "model": self.model,
+                "tries": self.tries, "fatal": self.fatal, "message": str(self)}
+
+
+class EndpointAuthError(EndpointError):
+    """401/403: the key was refused (or none was given)."""
+
+    kind = "auth"
+    fatal = True
+
+
+class EndpointNotFound(EndpointError):
+    """404: no such model or URL."""
+
+    kind = "not-found"
+    fatal = True
+
+
+class EndpointRateLimited(EndpointError):
+    """429 until the retries were used up."""
+
+    kind = "rate-limit"
+
+
+class EndpointTimeout(EndpointError):
+    """No answer within the timeout, every try."""
+
+    kind = "timeout"
+
+
+class EndpointUnreachable(EndpointError):
+    """The connection failed (refused, reset, name not resolved)."""
+
+    kind = "connection"
+    fatal = True
+
+
+class EndpointServerError(EndpointError):
+    """5xx (or 408/409) until the retries were used up."""
+
+    kind = "server"
+
+
+class EndpointRequestError(EndpointError):
+    """4xx other than the above: the server refused the request itself."""
+
+    kind = "request"
+    fatal = True
+
+
+class EndpointResponseError(EndpointError):
+    """A 200 whose body is not a chat completion."""
+
+    kind = "response"
+
+
+__all__ = [
+    "KINDS", "EndpointAuthError", "EndpointError", "EndpointNotFound", "EndpointRateLimited",
+    "EndpointRequestError", "EndpointResponseError", "EndpointServerError", "EndpointTimeout",
+    "EndpointUnreachable",
+]
