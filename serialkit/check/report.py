@@ -26,7 +26,7 @@ from serialkit.core.rows import Row, _check_convention, pc_name, position_label
 if TYPE_CHECKING:
     from serialkit.core.analysis import Analysis, Identification
 
-__all__ = ["CheckReport", "check_piece", "require_row"]
+__all__ = ["CheckReport", "check_piece", "claims_violations", "require_row"]
 
 Predicate = Callable[[Piece, Rules], list[Violation]]
 
@@ -183,6 +183,14 @@ def _own_statements(piece: Piece) -> tuple[dict[str, Any], ...]:
             }
         )
     return tuple(out)
+
+
+def claims_violations(piece: Piece, rules: Rules = Rules(), plugins: bool = True) -> tuple[Violation, ...]:
+    """Every predicate over the tags the piece's notes claim (its row, its blueprint), without
+    the analysis: what the gate checks of a candidate's own claims."""
+    extra = _plugin_predicates() if plugins else []
+    found = run_predicates(piece, rules) + _order_without_ids(piece, rules) + _run_plugins(extra, piece, rules, True)
+    return _dedupe(found)
 
 
 def _dedupe(violations: Iterable[Violation]) -> tuple[Violation, ...]:

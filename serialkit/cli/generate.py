@@ -59,8 +59,9 @@ def write_review(result: Any, out_dir: Path) -> dict[str, str]:
     from serialkit.io import Annotation, write_annotated_musicxml
     from serialkit.render import RUNG_COLORS, render
 
+    labels = result.verdict.labels  # only what the gate verified is written
     annotations = {
-        r["id"]: Annotation(label=f"{r['form']}:{r['position']}",
+        r["id"]: Annotation(label=labels.get(r["id"]),
                             color=RUNG_COLORS.get(r["rung"]) if r["rung"] else None)
         for r in result.certificate["events"]
     }

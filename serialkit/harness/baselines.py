@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from serialkit.core.errors import PieceError
-from serialkit.core.piece import Event, fraction_str
+from serialkit.core.piece import Event, Tag, fraction_str
 from serialkit.harness.gate import final_gate
 from serialkit.harness.loop import Outcome
 from serialkit.harness.proposers.base import ProposedEvent, parse_proposal
@@ -14,7 +14,8 @@ from serialkit.harness.session import Session
 
 def _events(proposed: list[ProposedEvent], section: str, call_id: str,
             errors: list[str]) -> tuple[list[Event], list[dict[str, Any]]]:
-    """Proposed events as untagged piece events (the model's claims kept aside for the record)."""
+    """Proposed events as piece events carrying the model's claims (form, position, pitch class),
+    which the gate checks like the harness's trace."""
     events: list[Event] = []
     records: list[dict[str, Any]] = []
     counters: dict[str, int] = {}
@@ -23,7 +24,9 @@ def _events(proposed: list[ProposedEvent], section: str, call_id: str,
         counters[pe.voice] = k + 1
         ident = f"{pe.voice}-{section}-{k:02d}"
         try:
-            event = Event(ident, pe.voice, pe.onset, pe.duration, pe.midi, section=section, claimed_pc=pe.pc)
+            tag = None if pe.form is None or pe.position is None else Tag(pe.form, pe.position)
+            event = Event(ident, pe.voice, pe.onset, pe.duration, pe.midi, section=section, claimed_pc=pe.pc,
+                          tag=tag)
         except PieceError as exc:
             errors.append(f"{call_id} ({section}): {exc}")
             continue
@@ -49,7 +52,8 @@ def run_single(session: Session, soft_rules: bool) -> Outcome:
         events, records = _events(parsed.events, sec.id, call_id, outcome.errors)
         outcome.events += events
         outcome.certificates += records
-        outcome.sections.append({"id": sec.id, "attempts": 1, "complete": parsed.ok, "missing": []})
+        outcome.sections.append({"id": sec.id, "attempts": 1, "complete": parsed.ok, "readable": parsed.ok,
+                                 "missing": []})
     return outcome
 
 
@@ -80,7 +84,7 @@ def run_self_refine(session: Session) -> Outcome:
             outcome.errors += [f"{call_id} ({sec.id}): {e}" for e in parsed.errors]
             kept[sec.id] = _events(parsed.events, sec.id, call_id, outcome.errors)
             events = [e for evs, _ in kept.values() for e in evs]
-            verdict = final_gate(task, events, trace=False)
+            verdict = final_gate(task, events)
             mine = {e.id for e in kept[sec.id][0]}
             text = feedback_text(list(verdict.violations), mine)
             if not parsed.ok:
@@ -89,7 +93,8 @@ def run_self_refine(session: Session) -> Outcome:
                 break
             attempts += 1
             reply, call_id = session.call("refine", sec.id, attempts - 1, feedback=text)
-        outcome.sections.append({"id": sec.id, "attempts": attempts, "complete": parsed.ok, "missing": []})
+        outcome.sections.append({"id": sec.id, "attempts": attempts, "complete": parsed.ok,
+                                 "readable": parsed.ok, "missing": []})
     for events, records in kept.values():
         outcome.events += events
         outcome.certificates += records

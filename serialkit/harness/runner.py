@@ -63,12 +63,26 @@ class RunResult:
             "coverage": str(self.verdict.coverage),
             "notes": len(self.piece.events),
             "scheduled": len(self.task.all_slots()),
+            "delivered": self.verdict.delivered,
+            "complete": self.verdict.complete,
             "repairs": self.report["repairs"],
             "drops": len(self.report["drops"]),
             **self.usage.to_dict(),
             "wall_seconds": round(self.wall_seconds, 6),
             "outputs": dict(self.outputs),
         }
+
+
+def verified_labels(records: list[dict[str, Any]], verdict: Verdict) -> None:
+    """Write the gate's verified label into every certificate record (``form``, ``position``;
+    None where the gate accepted no label); what the writer claimed stays in ``claimed``."""
+    for record in records:
+        label = verdict.labels.get(record["id"])
+        if label is None:
+            record["form"] = record["position"] = None
+        else:
+            form, _, position = label.rpartition(":")
+            record["form"], record["position"] = form, int(position)
 
 
 def run(task: Task | str | Path, variant: str = "harness", proposer: str | Proposer = "stochastic",
@@ -95,8 +109,10 @@ def run(task: Task | str | Path, variant: str = "harness", proposer: str | Propo
         if out_dir is not None:
             raise exc.with_run_dir(str(write_errored(Path(out_dir), transcript_text(session)))) from None
         raise
-    verdict = final_gate(task, outcome.events, trace=outcome.trace)
+    unreadable = [s["id"] for s in outcome.sections if s.get("readable") is False]
+    verdict = final_gate(task, outcome.events, unreadable=unreadable)
     released = verdict.passed(mode)
+    verified_labels(outcome.certificates, verdict)
     piece = task.frame(tuple(sorted(outcome.events, key=lambda e: (e.onset, e.voice, e.id))))
     certificate = build_certificate(session, outcome.certificates, released, mode)
     report = build_report(session, verdict, released, mode, outcome)

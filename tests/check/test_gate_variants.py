@@ -1,0 +1,172 @@
+"""One gate for every variant: raw candidates with one wrong claim, a missing section or a
+transposed statement are never released and the failure is named; exported labels are the gate's."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from serialkit.core.rows import RowForm
+from serialkit.harness import load_task, run
+from serialkit.harness.proposers.base import Reply, Request, extract_json
+from serialkit.harness.proposers.stochastic import StochasticProposer
+
+Mutation = Callable[[Request, list[dict[str, Any]]], list[dict[str, Any]] | None]
+
+
+class Mutating:
+    """A clean writer whose answers one mutation spoils (None: the call fails)."""
+
+    name = "mutating"
+    model: str | None = "clean-then-spoiled"
+
+    def __init__(self, mutate: Mutation, seed: int = 1) -> None:
+        self.inner = StochasticProposer(seed=seed, profile="clean")
+        self.mutate = mutate
+
+    def propose(self, request: Request) -> Reply:
+        reply = self.inner.propose(request)
+        assert reply.text is not None
+        events = self.mutate(request, extract_json(reply.text)["events"])
+        if events is None:
+            return Reply(None, reply.usage, error="HTTP 500 from the server")
+        return Reply(json.dumps({"section": request.section, "events": events}), reply.usage)
+
+
+def clean(request: Request, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return events
+
+
+def mislabel(request: Request, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The writer's habit from the issue: RI1:7's pitch claimed as position 8 (one note)."""
+    if request.section == "B":
+        target = next(e for e in events if e["voice"] == "vc" and e["position"] == 7)
+        target["position"] = 8
+    return events
+
+
+def lose_section_b(request: Request, events: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    return None if request.section == "B" else events
+
+
+def transpose_vn_in_a(request: Request, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The violin's statement in A written a minor third up and labelled accordingly."""
+    if request.section == "A":
+        for e in events:
+            if e["voice"] == "vn":
+                form = RowForm.parse(e["form"])
+                e["form"] = RowForm(form.type, (form.n + 3) % 12).label
+                e["midi"] += 3
+                e["pc"] = e["midi"] % 12
+    return events
+
+
+def test_the_clean_writer_is_released_by_every_variant() -> None:
+    for variant in ("raw", "soft-rules", "self-refine"):
+        result = run("duo-berg", variant=variant, proposer=Mutating(clean))
+        assert result.released, (variant, result.verdict.violations)
+        assert result.verdict.complete and result.verdict.delivered == result.verdict.scheduled == 48
+
+
+@pytest.mark.parametrize("variant", ["raw", "soft-rules", "self-refine"])
+def test_one_mislabelled_position_is_not_released(variant: str) -> None:
+    result = run("duo-berg", variant=variant, proposer=Mutating(mislabel))
+    assert not result.released and not result.verdict.relaxed
+    failures = result.report["failures"]
+    row = [f for f in failures if f["code"] == "ROW" and f["tags"] == "claims"]
+    assert len(row) == 1 and "tagged RI8:8" in row[0]["message"], failures
+    # the wrong claim is not exported as a label: the certificate keeps it only as a claim
+    record = next(r for r in result.certificate["events"] if r["id"] in row[0]["event_ids"])
+    assert record["claimed"] == "RI8:8" and record["form"] is None and record["position"] is None
+
+
+@pytest.mark.parametrize("mode", ["strict", "relaxed"])
+def test_a_missing_section_is_never_released(mode: str) -> None:
+    result = run("duo-berg", variant="raw", proposer=Mutating(lose_section_b), mode=mode)
+    assert not result.released and not result.verdict.strict and not result.verdict.relaxed
+    messages = [f["message"] for f in result.report["failures"] if f["code"] == "SECTION"]
+    assert messages == ["section B: the reply could not be read"]
+    assert result.verdict.delivered == 24 and result.verdict.scheduled == 48
+    assert {s["section"] for s in result.verdict.short} == {"B"}
+
+
+def test_a_transposed_statement_fails_strict_and_names_the_schedule() -> None:
+    result = run("duo-berg", variant="raw", proposer=Mutating(transpose_vn_in_a))
+    assert not result.released
+    sched = [f for f in result.report["failures"] if f["code"] == "SCHED"]
+    assert sched and all("schedules P0" in f["message"] for f in sched)
+    # the transposed statement is complete (its claims are right), so nothing else is short
+    assert result.verdict.delivered == result.verdict.scheduled
+
+
+def test_run_report_says_delivered_of_scheduled_and_which_statements_are_short() -> None:
+    def drop_two(request: Request, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if request.section == "A":
+            return [e for e in events if not (e["voice"] == "vc" and e["position"] in (3, 4))]
+        return events
+
+    strict = run("duo-berg", variant="raw", proposer=Mutating(drop_two))
+    relaxed = run("duo-berg", variant="raw", proposer=Mutating(drop_two), mode="relaxed")
+    assert not strict.released and relaxed.released
+    verdict = strict.report["verdict"]
+    assert (verdict["delivered"], verdict["scheduled"], verdict["complete"]) == (46, 48, False)
+    assert verdict["short"] == [{"section": "A", "voice": "vc", "statement": 1, "form": "I5", "missing": [3, 4]}]
+    assert [f["code"] for f in strict.report["failures"]] == ["COMPLETE"]
+    from serialkit.harness.schemas import validation_errors
+
+    assert validation_errors("run-report", strict.report) == []
+
+
+def _annotated_labels(path: Path) -> list[str]:
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(path).getroot()
+    return [f.text or "" for f in root.iter("fingering")]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(variant=st.sampled_from(["harness", "raw", "self-refine", "soft-rules"]), seed=st.integers(0, 40),
+       mode=st.sampled_from(["strict", "relaxed"]))
+def test_released_runs_export_only_the_gates_labels(variant: str, seed: int, mode: str,
+                                                    tmp_path_factory: pytest.TempPathFactory) -> None:
+    from serialkit.cli.generate import write_review
+
+    out = tmp_path_factory.mktemp("run")
+    result = run("duo-berg", variant=variant, seed=seed, out_dir=out, mode=mode)
+    labels = dict(result.verdict.labels)
+    exported = {r["id"]: (None if r["form"] is None else f"{r['form']}:{r['position']}")
+                for r in result.certificate["events"]}
+    # the certificate's labels are the gate's, released or not
+    assert exported == {k: labels.get(k) for k in exported}
+    if not result.released:
+        assert not (out / "score.musicxml").exists()
+        return
+    assert all(v is not None for v in labels.values())
+    written = write_review(result, out)
+    assert "annotated" in written
+    assert sorted(_annotated_labels(out / "annotated.musicxml")) == sorted(v for v in labels.values() if v)
+
+
+def test_a_raw_candidate_claiming_the_wrong_position_is_caught_on_every_task() -> None:
+    for name in ("trio-schoenberg", "quartet-webern"):
+        task = load_task(name)
+        first = task.sections[0].id
+        voice = task.voice_ids[0]
+
+        def spoil(request: Request, events: list[dict[str, Any]], first: str = first,
+                  voice: str = voice) -> list[dict[str, Any]]:
+            if request.section == first:
+                e = next(x for x in events if x["voice"] == voice and x["position"] == 5)
+                e["position"] = 6
+            return events
+
+        result = run(task, variant="raw", proposer=Mutating(spoil))
+        assert not result.released
+        assert any(f["code"] == "ROW" and f["tags"] == "claims" for f in result.report["failures"])
