@@ -1,4 +1,4 @@
-"""Ground-truth generator for row-form inference: seeded synthetic pieces in eight texture families.
+"""Ground-truth generator for row-form inference: seeded synthetic pieces in eleven texture families.
 
 Every family returns a :class:`Synth`: an untagged :class:`Piece` plus the truth — the label each
 note must get, the statements written, and the notes that are deliberately wrong. Used by the
@@ -212,6 +212,107 @@ def pivots(seed: int, statements: int = 8, voices: int = 2) -> Synth:
     return w.done("pivots")
 
 
+def _chord_sizes(rng: random.Random, end_size: int, start_size: int) -> list[int]:
+    """Chord sizes summing to 12: the first ``start_size`` notes, the last ``end_size`` notes."""
+    middle = 12 - end_size - start_size
+    sizes = [start_size]
+    while middle > 0:
+        s = min(rng.choice((1, 2, 3, 3, 4)), middle)
+        sizes.append(s)
+        middle -= s
+    sizes.append(end_size)
+    return sizes
+
+def _ambiguous(forms: dict[RowForm, tuple[int, ...]], pcs: tuple[int, ...], sizes: list[int]) -> bool:
+    """Would another form spell the same succession of chords (then no order can decide)?"""
+    bounds = [sum(sizes[:i]) for i in range(len(sizes) + 1)]
+    spans = list(zip(bounds, bounds[1:], strict=False))
+    sets = [frozenset(pcs[a:b]) for a, b in spans]
+    return any(seq != pcs and all(frozenset(seq[a:b]) == x for (a, b), x in zip(spans, sets, strict=True))
+               for seq in forms.values())
+
+
+def invariant_chords(seed: int, statements: int = 12) -> Synth:
+    """Rows stated as chords where one statement's last chord and the next one's first chord
+    hold the same pitch classes (an invariant segment: P then R, I then RI, or any form pair
+    sharing the segment), sounding one after the other: time order decides which is which."""
+    w = _Writer(random.Random(seed), _row(seed), 2)
+    forms = w.row.forms()
+    onset = Fraction(0)
+    form = w.form()
+    start = w.rng.choice((1, 2, 3, 4))
+    for _ in range(statements):
+        pcs = forms[form]
+        nxt_size = w.rng.choice((3, 4))
+        sizes = _chord_sizes(w.rng, nxt_size, start)
+        while _ambiguous(forms, pcs, sizes):  # no other form may spell the same chords
+            sizes = _chord_sizes(w.rng, nxt_size, start)
+        ids = []
+        pos = 0
+        voice = w.rng.randrange(2)
+        for s in sizes:
+            ioi = w.ioi()
+            for p in w.rng.sample(range(pos, pos + s), s):
+                ids.append(w.note(voice, onset, ioi, pcs[p], (form, p), spread=True))
+            onset += ioi
+            pos += s
+        w.statements.append((form, ids))
+        tail = set(pcs[12 - nxt_size:])
+        options = [f for f in ALL_FORMS if set(forms[f][:nxt_size]) == tail and forms[f] != pcs]
+        form = w.rng.choice(options)
+        start = nxt_size
+    return w.done("invariant_chords")
+
+def pivot_voice_change(seed: int, statements: int = 10, voices: int = 3) -> Synth:
+    """A statement ends on a pitch class in one voice; the next begins on it in another voice
+    while the first voice strikes it again (a repeat of the end), so the pivot moves voices."""
+    w = _Writer(random.Random(seed), _row(seed), voices)
+    forms = w.row.forms()
+    onset = Fraction(0)
+    form = w.form()
+    voice = w.rng.randrange(voices)
+    for _ in range(statements):
+        ids = []
+        for pos, pc in enumerate(forms[form]):
+            ioi = w.ioi()
+            if pos == 0 and w.statements:  # the pivot: the old voice repeats, the new one begins
+                old = voice
+                voice = w.rng.choice([v for v in range(voices) if v != old])
+                last_form = w.statements[-1][0]
+                w.note(old, onset, ioi, pc, (last_form, 11))
+            ids.append(w.note(voice, onset, ioi, pc, (form, pos)))
+            onset += ioi
+        w.statements.append((form, ids))
+        form = w.rng.choice([f for f in ALL_FORMS if forms[f][0] == forms[form][11]])
+    return w.done("pivot_voice_change")
+
+def piano_hands(seed: int, statements: int = 12) -> Synth:
+    """A piano part: each statement's notes split between the two hands (staves of one part) at
+    random, and a quarter of its adjacent pairs struck together, one note in each hand."""
+    rng = random.Random(seed)
+    w = _Writer(rng, _row(seed), 2)
+    w.voices = [Voice("P1/1/1", low=60, high=84), Voice("P1/2/1", low=36, high=59)]
+    onset = Fraction(0)
+    for _ in range(statements):
+        form = w.form()
+        pcs = w.row.form(form)
+        ids = []
+        pos = 0
+        while pos < 12:
+            ioi = w.ioi()
+            if pos < 11 and rng.random() < 0.25:  # a dyad across the hands
+                hands = rng.sample((0, 1), 2)
+                for p, h in zip((pos, pos + 1), hands, strict=True):
+                    ids.append(w.note(h, onset, ioi, pcs[p], (form, p), spread=True))
+                pos += 2
+            else:
+                ids.append(w.note(rng.randrange(2), onset, ioi, pcs[pos], (form, pos), spread=True))
+                pos += 1
+            onset += ioi
+        w.statements.append((form, ids))
+    return w.done("piano_hands")
+
+
 def wrong_notes(seed: int, rate: float | None = None, base: Callable[[int], Synth] | None = None) -> Synth:
     """A clean texture with ``rate`` of its notes changed to another pitch class (never the
     pitch class of the note itself or of its neighbours in its voice: that would be a repeat)."""
@@ -282,6 +383,9 @@ FAMILIES: dict[str, Callable[[int], Synth]] = {
     "repeats": repeats,
     "elided": elided,
     "pivots": pivots,
+    "invariant_chords": invariant_chords,
+    "pivot_voice_change": pivot_voice_change,
+    "piano_hands": piano_hands,
     "wrong_notes": wrong_notes,
 }
 CLEAN = tuple(f for f in FAMILIES if f != "wrong_notes")

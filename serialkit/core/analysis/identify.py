@@ -3,7 +3,9 @@
 Candidates come from two places: the catalogued row classes whose short segments the music
 holds (``shortlist``), and runs of twelve distinct pitch classes in a voice or in the texture
 (the opening aggregate; named from the catalogue when it knows them, else taken as P0 as first
-stated). A quick first reading (whole statements only) ranks them all; the best few are analysed
+stated). Where statements sound as chords, an uncatalogued row is read from the succession of
+sets that fill each aggregate (``aggregates``), and none is proposed when the chords cannot decide
+between rows. A quick first reading (whole statements only) ranks them all; the best few are analysed
 in full and the one explaining the most notes wins (ties — coverages within two points — go to the
 more complete statements, then to a catalogued row). The runner-up and its coverage are kept so
 the user can see the decision. When even the winner explains most notes only in fragments, no row
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from serialkit.core.analysis.aggregates import propose
 from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.pipeline import first_reading
 from serialkit.core.errors import RowError
@@ -180,15 +183,18 @@ def _candidates(piece: Piece, events: Sequence[Event]) -> list[Candidate]:
 
     trial = piece.with_events(events)
     keys: dict[tuple[int, ...], Row] = {}
-    plain: list[Row] = []
+    windows: list[tuple[int, ...]] = []
     for window in _windows(events, piece):
         key = catalog.interval_key(window)
         if catalog.identify(window):
             keys.setdefault(key, Row(window))
-        elif len(plain) < PLAIN and key not in {catalog.interval_key(r.pcs) for r in plain}:
-            plain.append(Row(window))
+        elif len(windows) < PLAIN and key not in {catalog.interval_key(r) for r in windows}:
+            windows.append(window)
+    proposal = propose(events, windows, catalog.interval_key)
+    plain = [Row(r) for r in proposal.rows]
     for key, pcs in shortlist(trial):
         keys.setdefault(key, Row(pcs))
+    keys = {key: row for key, row in keys.items() if proposal.fits(row.pcs)}
     out = []
     for row in keys.values():
         entry, also = _entry_for(row, piece)

@@ -14,6 +14,10 @@ statements, the later ones place single notes and record the readings a note cou
 6. ``reread_unexplained_stretches`` — a statement near several unexplained notes is dropped and its
    stretch searched again; the new reading stays if it explains more.
 7. ``index_owners`` — from here on single notes move: every note's readings are indexed.
+   ``split_shared_chords`` — a note two statements share whose pitch class sounds again before the
+   second goes on is two notes: the second statement begins on the later one.
+   ``put_statements_in_time_order`` — two statements holding one pitch class out of time order
+   (an invariant segment sounding twice) swap those notes: the ending statement takes the earlier.
 8. ``prefer_new_positions`` — a note read as a repeat that another statement holds as a position
    is that position (the pivot between two statements).
 9. ``split_shared_repeats`` — ``x | x`` across a boundary is two notes, not one shared note.
@@ -30,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from serialkit.core.analysis.index import EventIndex
+from serialkit.core.analysis.order import put_statements_in_time_order, split_shared_chords
 from serialkit.core.analysis.pairs import rechoose_overlapping_pairs, reread_unexplained_stretches
 from serialkit.core.analysis.passing import learn_voice_passing
 from serialkit.core.analysis.pivots import (
@@ -80,6 +85,8 @@ STEPS: tuple[Step, ...] = (
     rechoose_overlapping_pairs,
     reread_unexplained_stretches,
     index_owners,
+    split_shared_chords,
+    put_statements_in_time_order,
     prefer_new_positions,
     split_shared_repeats,
     give_repeats_to_statements_missing_them,

@@ -1,0 +1,135 @@
+"""Time order between statements: two statements that hold the same pitch classes at their
+boundary (an invariant segment sounding twice, one chord after the other) take the notes in time
+order — the ending statement the earlier notes, the beginning one the later."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from serialkit.core.analysis.chains import HORIZON
+from serialkit.core.analysis.index import EventIndex
+from serialkit.core.analysis.state import Assignment, Found
+
+
+def _later_twin(a: Assignment, x: int, t: int, q: int) -> int | None:
+    """A later note of ``x``'s pitch class that no statement holds as a position, sounding before
+    the rest of statement ``t`` (which begins at position ``q`` on ``x``): the note ``t`` should
+    begin on instead of sharing ``x`` — in the voice ``t`` goes on in, if one is."""
+    ix, owners = a.ix, a.owners
+    rest = sorted((r, e) for r, e in a.found[t].slots.items() if r > q and len(owners.get(e, ())) == 1)
+    after = ix.sl[rest[0][1]] if rest else ix.sl[x] + HORIZON  # the rest of ``t``, past shared notes
+    pc = ix.pc[x]
+    lst, lsl = ix.by_pc[pc], ix.by_pc_sl[pc]
+    twins: list[int] = []
+    for idx in range(bisect_right(lsl, ix.sl[x]), len(lst)):
+        if lsl[idx] > after or (twins and lsl[idx] > ix.sl[twins[0]]):
+            break
+        y = lst[idx]
+        if all(a.found[r].slots.get(k) != y for r, k in owners.get(y, ())):
+            twins.append(y)
+    if not twins:
+        return None
+    going_on = [y for y in twins if rest and ix.voice[y] == ix.voice[rest[0][1]]]
+    return (going_on or twins)[0]
+
+
+def _hand_back_repeats(a: Assignment, x: int, s: int, p: int, t: int) -> None:
+    """Repeats ``t`` read of its first note that strike ``x`` again in ``x``'s own voice repeat
+    the end of ``s`` (the voice that ended ``s`` repeats its note while ``t`` begins elsewhere)."""
+    ix = a.ix
+    g, f = a.found[t], a.found[s]
+    for e, k in list(g.repeats):
+        if ix.pc[e] == ix.pc[x] and ix.voice[e] == ix.voice[x] and ix.vrank[e] == ix.vrank[x] + 1:
+            g.repeats.remove((e, k))
+            f.repeats.append((e, p))
+            a.owners[e] = [(s, p)]
+
+
+def split_shared_chords(a: Assignment) -> Assignment:
+    """A note shared by two statements (an elision: it ends one and begins the next) whose pitch
+    class sounds again before the second statement goes on is two notes, not one: the second
+    statement begins on the later one (a chord of an invariant segment struck twice; a pivot that
+    moves to another voice while the first repeats it)."""
+    owners = a.owners
+    for x in sorted(e for e, held in owners.items() if len(held) == 2):
+        (s, p), (t, q) = sorted(owners[x], key=lambda o: -o[1])
+        f, g = a.found[s], a.found[t]
+        if f.slots.get(p) != x or g.slots.get(q) != x or p < q:
+            continue
+        y = _later_twin(a, x, t, q)
+        if y is None:
+            continue
+        for r, _ in owners.get(y, ()):
+            a.found[r].repeats[:] = [(e, j) for e, j in a.found[r].repeats if e != y]
+        g.slots[q] = y
+        owners[x] = [(s, p)]
+        owners[y] = [(t, q)]
+        _hand_back_repeats(a, x, s, p, t)
+    return a
+
+
+def _disorder(ix: EventIndex, f: Found, g: Found) -> tuple[int, int, int]:
+    """(notes out of order inside ``f`` and ``g``, voices they use plus changes of voice between
+    successive positions, notes of ``f`` sounding after notes of ``g``)."""
+    sl, voice = ix.sl, ix.voice
+    inside = changes = 0
+    for h in (f, g):
+        held = [e for _, e in sorted(h.slots.items())]
+        for i, e in enumerate(held):
+            x = sl[e]
+            inside += sum(1 for o in held[i + 1 :] if sl[o] < x)
+        changes += sum(1 for u, w in zip(held, held[1:], strict=False) if voice[u] != voice[w])
+        changes += len({voice[e] for e in held})
+    later = [sl[e] for e in g.slots.values()]
+    crossing = sum(1 for e in f.slots.values() for y in later if sl[e] > y)
+    return inside, changes, crossing
+
+
+def _crossed(a: Assignment, f: Found, g: Found) -> list[tuple[int, int]]:
+    """Positions (in ``f``, in ``g``) holding one pitch class where ``f``'s note sounds later."""
+    ix = a.ix
+    where = {ix.pc[e]: q for q, e in g.slots.items()}
+    out = []
+    for p, x in f.slots.items():
+        q = where.get(ix.pc[x])
+        if q is not None and ix.sl[x] > ix.sl[g.slots[q]]:
+            if len(a.owners.get(x, ())) == 1 and len(a.owners.get(g.slots[q], ())) == 1:
+                out.append((p, q))
+    return out
+
+
+def _swap(f: Found, g: Found, pairs: list[tuple[int, int]]) -> None:
+    for p, q in pairs:
+        f.slots[p], g.slots[q] = g.slots[q], f.slots[p]
+
+
+def _untangle(a: Assignment, s: int, t: int) -> None:
+    f, g = a.found[s], a.found[t]
+    pairs = _crossed(a, f, g)
+    if not pairs:
+        return
+    before = _disorder(a.ix, f, g)
+    _swap(f, g, pairs)
+    after = _disorder(a.ix, f, g)
+    if after[0] > before[0] or after[1] > before[1] or after[2] >= before[2]:
+        _swap(f, g, pairs)  # no better: back
+        return
+    for p, q in pairs:
+        a.owners[f.slots[p]], a.owners[g.slots[q]] = [(s, p)], [(t, q)]
+
+
+def put_statements_in_time_order(a: Assignment) -> Assignment:
+    """Two overlapping statements holding the same pitch classes out of time order — the one that
+    begins first holding the later notes (an invariant segment struck twice, read crossed) —
+    swap those notes when that leaves no note more out of order inside either statement, no more
+    changes of voice, and fewer notes of the earlier statement sounding after notes of the later."""
+    sl = a.ix.sl
+    live = [(min(sl[e] for e in f.slots.values()), max(sl[e] for e in f.slots.values()), s)
+            for s, f in enumerate(a.found) if f.slots]
+    live.sort()
+    for i, (_, end, s) in enumerate(live):
+        for begin, _, t in live[i + 1 :]:
+            if begin > end:
+                break
+            _untangle(a, s, t)
+    return a
