@@ -16,7 +16,7 @@ from serialkit.harness.tasks import Slot
 from serialkit.harness.verify import Candidate, Verifier
 
 COMPLETE_PER_STATEMENT = 3  # notes the deterministic completion may write per scheduled statement
-REASKS = 2  # extra section calls per section for replies that brought nothing usable, and for holes
+REASKS = 0  # extra section calls beyond the attempt budget K (none: re-asks stay within K)
 
 
 @dataclass
@@ -117,7 +117,8 @@ class Harness:
             missing = self._missing(section)
             if not missing:
                 break
-            if used >= self.task.attempts:  # the budget is spent: complete, and re-ask only what is left
+            if used >= self.task.attempts - 1 and calls:
+                # before the last call: complete what the ladder can, ask only for what is left
                 completed += self._completion(section, calls)
                 if not self._missing(section):
                     break
