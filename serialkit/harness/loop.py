@@ -328,8 +328,9 @@ class Harness:
             if hi - lo < shortest:
                 self._make_room([cand.slot], need_steps=shortest)
                 lo, hi = self.ver.window(cand.slot)
-            if hi - lo >= shortest:
-                askable.append(cand)
+            askable.append(cand)
+        # making room for one note may have moved another's neighbours: windows are read once more
+        askable = [c for c in askable if (w := self.ver.window(c.slot))[1] - w[0] >= shortest]
         if not askable:
             return pending
         items = [self._patch_item(c) for c in askable]

@@ -153,16 +153,21 @@ def extract_json(text: str) -> Any:
         except json.JSONDecodeError:
             continue
     decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
     for match in re.finditer(r"\{", text):
         try:
             value, _ = decoder.raw_decode(text, match.start())
         except json.JSONDecodeError:
             continue
         if isinstance(value, dict):
-            return value
+            if "events" in value:
+                return value
+            found.append(value)
     salvaged = _salvage(text)
     if salvaged is not None:
         return salvaged
+    if found:
+        return found[0]
     raise ValueError("no JSON object found in the reply")
 
 
