@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -13,6 +14,9 @@ from serialkit.harness.repair import RepairContext, RungSpec, ladder, rewrite_se
 from serialkit.harness.session import Session
 from serialkit.harness.tasks import Slot
 from serialkit.harness.verify import Candidate, Verifier
+
+COMPLETE_PER_STATEMENT = 3  # notes the deterministic completion may write per scheduled statement
+REASKS = 0  # extra section calls beyond the attempt budget K (none: re-asks stay within K)
 
 
 @dataclass
@@ -32,20 +36,47 @@ def event_id(slot: Slot) -> str:
     return f"{slot.voice}-{slot.section}-{slot.index:02d}"
 
 
-def _match(pe: ProposedEvent, slots: tuple[Slot, ...], cursor: int) -> int | None:
-    """Lockstep: the scheduled slot at or after the cursor that a proposed event claims."""
-    if pe.form is None and pe.position is None:
-        return cursor if cursor < len(slots) else None
+def align(proposed: list[ProposedEvent], slots: tuple[Slot, ...]) -> list[int | None]:
+    """Bind a voice's proposed events (in time order) to its scheduled slots, in order, each slot at
+    most once: the binding that agrees best with what was sounded and claimed. A note scores 3 on a
+    slot whose pitch class it sounds and whose form and position it claims, 2 on one whose pitch
+    class it sounds, 1 on one it claims (or any slot when it claims nothing). So a model that lost
+    its place (a position off by one, two neighbours swapped, a note left out and the rest claimed
+    one too low) is bound by what it sang, and a transposed statement by what it claimed. Unbound
+    events (None) are dropped as ORDER."""
+    n, m = len(proposed), len(slots)
     scheduled = {s.form for s in slots}
-    for j in range(cursor, len(slots)):
-        s = slots[j]
-        if (pe.form is None or s.form == pe.form) and (pe.position is None or s.position == pe.position):
-            return j
-    if pe.form is not None and pe.form not in scheduled and pe.position is not None:
-        for j in range(cursor, len(slots)):  # drifted form: bind by order position
-            if slots[j].position == pe.position:
-                return j
-    return None
+
+    def score(pe: ProposedEvent, slot: Slot) -> int:
+        if pe.form is None and pe.position is None:
+            claim = True
+        elif pe.form is not None and pe.form not in scheduled:  # a drifted form: its order position
+            claim = pe.position == slot.position
+        else:
+            claim = (pe.form is None or pe.form == slot.form) and (pe.position is None or pe.position == slot.position)
+        return (2 if pe.midi % 12 == slot.pc else 0) + (1 if claim else 0)
+
+    best = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            here = score(proposed[i], slots[j])
+            take = here + best[i + 1][j + 1] if here else -1
+            best[i][j] = max(take, best[i + 1][j], best[i][j + 1])
+    out: list[int | None] = []
+    i = j = 0
+    while i < n:
+        if j < m:
+            here = score(proposed[i], slots[j])
+            if here and best[i][j] == here + best[i + 1][j + 1]:
+                out.append(j)
+                i, j = i + 1, j + 1
+                continue
+            if best[i][j] == best[i][j + 1]:
+                j += 1
+                continue
+        out.append(None)
+        i += 1
+    return out
 
 
 class Harness:
@@ -60,6 +91,7 @@ class Harness:
         first_batch = next((i for i, r in enumerate(self.rungs) if r.batch), len(self.rungs))
         self.immediate, self.later = self.rungs[:first_batch], self.rungs[first_batch:]
         self.outcome = Outcome([], trace=True)
+        self.complete_holes = True
 
     def run(self) -> Outcome:
         """Write, verify and repair every section in order, replanning up to the budget."""
@@ -73,45 +105,98 @@ class Harness:
         return [s for v in self.task.voice_ids for s in self.task.slots(section, v) if not self.ver.filled(s)]
 
     def _section(self, section: str) -> None:
-        attempts = 0
-        for attempt in range(1, self.task.attempts + 1):
+        """Ask for the section, then for what is still missing, up to the attempt budget; a reply
+        that brought nothing usable (an endpoint failure, an empty or unreadable answer) does not use
+        up an attempt but is asked again in a changed form (a new attempt number, a replan of what
+        is missing), within ``REASKS`` extra calls. Holes left after the attempts are completed by
+        the ladder (serialkit's rewrite and reflow), and asked for again within the same budget."""
+        used = calls = 0
+        completed: list[str] = []
+        budget = self.task.attempts + REASKS
+        while calls < budget:
             missing = self._missing(section)
             if not missing:
                 break
-            attempts = attempt
-            total = sum(len(self.task.slots(section, v)) for v in self.task.voice_ids)
-            fields: dict[str, Any] = {"soft_rules": True}
-            trial = None
-            if 2 < attempt and len(missing) < total:
-                # late attempts re-propose every voice that still has gaps, kept only if better
-                trial = (self.ver.snapshot(), len(missing))
-                gaps = {s.voice for s in missing}
-                for cand in [k.cand for k in self.ver.kept.values()]:
-                    if cand.voice in gaps and cand.slot.section == section:
-                        self.ver.remove(cand.id)
-                missing = self._missing(section)
-            if len(missing) < total:
-                self._make_room(missing)
-                fields["missing"] = tuple(self._missing_payload(missing))
-                fields["context"] = tuple(self._context(section))
-            reply, call_id = self.session.call("section", section, attempt, **fields)
-            parsed = parse_proposal(reply, self.task)
-            self.outcome.errors += [f"{call_id} ({section}, attempt {attempt}): {e}" for e in parsed.errors]
-            pending = self._bind(parsed.events, section, attempt, call_id)
-            self._finish(pending, section, attempt)
-            if trial is not None and len(self._missing(section)) > trial[1]:
-                self.ver.restore(trial[0])
-        # the deterministic completion may write at most one note per scheduled statement, never
-        # a section the proposer did not write: the candidate stays the model's
-        holes = self._missing(section)
-        statements = sum(len(self.task.blueprint.forms_for(section, v)) for v in self.task.voice_ids)
-        completed = ([event_id(s) for s in holes if self._complete(s, attempts)]
-                     if len(holes) <= statements and len({s.statement for s in holes}) == len(holes) else [])
+            if used >= self.task.attempts - 1 and calls:
+                # before the last call: complete what the ladder can, ask only for what is left
+                completed += self._completion(section, calls)
+                if not self._missing(section):
+                    break
+            calls += 1
+            if self._attempt(section, calls, late=used >= 2):
+                used += 1
+        if self._missing(section):
+            completed += self._completion(section, calls)
         left = self._missing(section)
         self.outcome.sections.append({
-            "id": section, "attempts": attempts, "complete": not left,
+            "id": section, "attempts": calls, "complete": not left,
             "missing": [f"{s.voice} {s.label}" for s in left], "completed": completed,
         })
+
+    def _attempt(self, section: str, attempt: int, late: bool) -> bool:
+        """One section call; True when the reply was usable (it could be read)."""
+        missing = self._missing(section)
+        total = sum(len(self.task.slots(section, v)) for v in self.task.voice_ids)
+        fields: dict[str, Any] = {"soft_rules": True}
+        trial = None
+        if late and len(missing) < total:
+            # late attempts re-propose every voice that still has gaps, kept only if better
+            trial = (self.ver.snapshot(), len(missing))
+            gaps = {s.voice for s in missing}
+            for cand in [k.cand for k in self.ver.kept.values()]:
+                if cand.voice in gaps and cand.slot.section == section:
+                    self.ver.remove(cand.id)
+            missing = self._missing(section)
+        if len(missing) < total:
+            self._make_room(missing)
+            missing = self._feasible(section, missing)
+            fields["missing"] = tuple(self._missing_payload(missing))
+            fields["context"] = tuple(self._context(section))
+        reply, call_id = self.session.call("section", section, attempt, **fields)
+        parsed = parse_proposal(reply, self.task)
+        self.outcome.errors += [f"{call_id} ({section}, attempt {attempt}): {e}" for e in parsed.errors]
+        pending = self._bind(parsed.events, section, attempt, call_id)
+        self._finish(pending, section, attempt)
+        if trial is not None and len(self._missing(section)) > trial[1]:
+            self.ver.restore(trial[0])
+        return bool(parsed.events)
+
+    def _completion(self, section: str, attempt: int) -> list[str]:
+        """The deterministic completion may write at most one note per scheduled statement, never a
+        section the proposer did not write: the candidate stays the model's."""
+        if not self.complete_holes:
+            return []
+        holes = self._missing(section)
+        statements = sum(len(self.task.blueprint.forms_for(section, v)) for v in self.task.voice_ids)
+        per = Counter((s.voice, s.statement) for s in holes)
+        if len(holes) > COMPLETE_PER_STATEMENT * statements or max(per.values(), default=0) > COMPLETE_PER_STATEMENT:
+            return []
+        return [event_id(s) for s in holes if self._complete(s, attempt)]
+
+    def _feasible(self, section: str, missing: list[Slot]) -> list[Slot]:
+        """Never ask for a note in a window too short to hold it: a run of missing slots whose free
+        window cannot hold them at the shortest duration gives the model the neighbouring kept notes
+        of its voice to write again, until it can (the model then writes the run afresh)."""
+        shortest = max(self.task.texture.min_duration, self.task.texture.grid)
+        for _ in range(4 * len(self.task.voice_ids) * 12):
+            runs: dict[tuple[str, Fraction, Fraction], list[Slot]] = {}
+            for slot in missing:
+                runs.setdefault((slot.voice, *self.ver.window(slot)), []).append(slot)
+            short = next(((k, v) for k, v in runs.items() if k[2] - k[1] < len(v) * shortest), None)
+            if short is None:
+                return missing
+            (_voice, lo, hi), slots = short
+            before, after = self.ver.neighbours(slots[0])[0], self.ver.neighbours(slots[-1])[1]
+            sec = self.task.section(section)
+            options = [e for e in (before, after) if e is not None and self.ver.kept[e].cand.slot.section == section]
+            if not options:
+                return [s for s in missing if s not in slots] if hi - lo < len(slots) * shortest and (
+                    lo, hi) == (sec.start, sec.end) else missing
+            # give back the neighbour on the side with less room (the longer note first on a tie)
+            eid = max(options, key=lambda e: self.ver.kept[e].cand.duration)
+            self.ver.remove(eid)
+            missing = self._missing(section)
+        return missing
 
     def _complete(self, slot: Slot, attempt: int, widen: int = 4) -> bool:
         """After the attempt budget: write a still-missing note deterministically (the rewrite rung
@@ -158,14 +243,11 @@ class Harness:
         pending: list[Candidate] = []
         for voice in self.task.voice_ids:
             slots = self.task.slots(section, voice)
-            cursor = 0
             mine = sorted((p for p in proposed if p.voice == voice), key=lambda p: p.onset)
-            for k, pe in enumerate(mine):
-                j = _match(pe, slots, cursor)
+            for k, (pe, j) in enumerate(zip(mine, align(mine, slots), strict=True)):
                 if j is None:
                     self._drop(None, section, voice, attempt, ["ORDER"], pe)
                     continue
-                cursor = j + 1
                 slot = slots[j]
                 if self.ver.filled(slot):
                     continue
@@ -239,10 +321,25 @@ class Harness:
         return reflow_pushing(self.ctx, base, midis)
 
     def _patch(self, pending: list[Candidate], section: str, attempt: int) -> list[Candidate]:
-        items = [self._patch_item(c) for c in pending]
-        reply, call_id = self.session.call("patch", section, attempt, soft_rules=True, patches=tuple(items))
-        parsed = parse_proposal(reply, self.task)
-        self.outcome.errors += [f"{call_id} ({section}, patch): {e}" for e in parsed.errors]
+        shortest = max(self.task.texture.min_duration, self.task.texture.grid)
+        askable = []
+        for cand in pending:  # never ask for a note in a window too short to hold it
+            lo, hi = self.ver.window(cand.slot)
+            if hi - lo < shortest:
+                self._make_room([cand.slot], need_steps=shortest)
+                lo, hi = self.ver.window(cand.slot)
+            askable.append(cand)
+        # making room for one note may have moved another's neighbours: windows are read once more
+        askable = [c for c in askable if (w := self.ver.window(c.slot))[1] - w[0] >= shortest]
+        if not askable:
+            return pending
+        items = [self._patch_item(c) for c in askable]
+        for ask in range(2):  # an unusable reply is asked again once, in a changed form (attempt number)
+            reply, call_id = self.session.call("patch", section, attempt + ask, soft_rules=True, patches=tuple(items))
+            parsed = parse_proposal(reply, self.task)
+            self.outcome.errors += [f"{call_id} ({section}, patch): {e}" for e in parsed.errors]
+            if parsed.events:
+                break
         by_id = {pe.id: pe for pe in parsed.events if pe.id}
         still = []
         for cand in pending:

@@ -102,6 +102,16 @@ def _place(ver: Verifier, notes: list[_Note], left: Fraction, right: Fraction,
     return out
 
 
+def _octaves(ver: Verifier, cand: Candidate) -> tuple[int, ...]:
+    """A kept note's own pitch first, then its pitch class in the voice's other octaves (nearest
+    first): a dense texture may leave a note no place between its neighbours in its old octave."""
+    voice = ver.task.voice(cand.voice)
+    assert voice.low is not None and voice.high is not None
+    others = sorted((m for m in range(voice.low, voice.high + 1) if m % 12 == cand.midi % 12 and m != cand.midi),
+                    key=lambda m: (abs(m - cand.midi), m))
+    return (cand.midi, *others)
+
+
 def reflow(ctx: RepairContext, cand: Candidate, midis: Sequence[int], widest: int = 48, pushes: bool = False,
            rung: str = "rewrite") -> Candidate | None:
     """Place ``cand`` (a note for an empty slot, with the pitches it may take) by re-placing up to
@@ -119,8 +129,9 @@ def reflow(ctx: RepairContext, cand: Candidate, midis: Sequence[int], widest: in
         run_after = after[:k]
         left = before[len(before) - k - 1].end if len(before) > k else sec.start
         right = after[k].onset if len(after) > k else sec.end
-        notes = [_Note(c, (c.midi,), True, cache=cache) for c in run_before]
-        notes += [_Note(cand, midis, False, pushes, cache)] + [_Note(c, (c.midi,), True, cache=cache) for c in run_after]
+        notes = [_Note(c, _octaves(ver, c), True, cache=cache) for c in run_before]
+        notes += [_Note(cand, midis, False, pushes, cache)] + [_Note(c, _octaves(ver, c), True, cache=cache)
+                                                               for c in run_after]
         for note in notes:  # the run is re-placed: its old spans must not block itself
             if note.cand.id in ver.kept:
                 ver.kept[note.cand.id].cand = note.cand.changed("retime", duration=Fraction(0))

@@ -71,7 +71,7 @@ def test_certificates_are_sound(task_seed: int, seed: int, profile: str) -> None
         assert str(record["onset"]) == str(event.onset) and str(record["duration"]) == str(event.duration)
         assert set(record["calls"]) <= {x["call_id"] for x in result.report["calls"]}
         # a note no proposer call wrote can only come from the deterministic rewrite rung
-        assert record["calls"] or record["rungs"] == ["rewrite"]
+        assert record["calls"] or record["rungs"][:1] == ["rewrite"]
         assert record["rung"] == (record["rungs"][-1] if record["rungs"] else None)
 
 

@@ -153,14 +153,44 @@ def extract_json(text: str) -> Any:
         except json.JSONDecodeError:
             continue
     decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
     for match in re.finditer(r"\{", text):
         try:
             value, _ = decoder.raw_decode(text, match.start())
         except json.JSONDecodeError:
             continue
         if isinstance(value, dict):
-            return value
+            if "events" in value:
+                return value
+            found.append(value)
+    salvaged = _salvage(text)
+    if salvaged is not None:
+        return salvaged
+    if found:
+        return found[0]
     raise ValueError("no JSON object found in the reply")
+
+
+def _salvage(text: str) -> dict[str, Any] | None:
+    """The complete events of an answer cut off mid-JSON: every whole object of its ``events`` list
+    (the cut one is lost). None when there is no such list or no whole event in it."""
+    match = re.search(r'"events"\s*:\s*\[', text)
+    if match is None:
+        return None
+    decoder = json.JSONDecoder()
+    events = []
+    pos = match.end()
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(text) or text[pos] != "{":
+            break
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            break
+        events.append(value)
+    return {"events": events, "truncated": True} if events else None
 
 
 def to_time(value: Any, what: str) -> Fraction:
@@ -194,6 +224,8 @@ def parse_proposal(reply: Reply, task: Task) -> Parsed:
     voices = set(task.voice_ids)
     events: list[ProposedEvent] = []
     errors: list[str] = []
+    if data.get("truncated") is True and "section" not in data:
+        errors.append(f"answer cut off mid-JSON: read the {len(data['events'])} whole events before the cut")
     for i, item in enumerate(data["events"]):
         try:
             events.append(_event(item, voices))
@@ -202,13 +234,20 @@ def parse_proposal(reply: Reply, task: Task) -> Parsed:
     return Parsed(events, errors, True)
 
 
+def _number(value: Any) -> Any:
+    """An integer written as a string (``"60"``) read as the integer; anything else unchanged."""
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+        return int(value)
+    return value
+
+
 def _event(item: Any, voices: set[str]) -> ProposedEvent:
     if not isinstance(item, dict):
         raise ValueError("not an object")
     voice = str(item["voice"])
     if voice not in voices:
         raise ValueError(f"unknown voice {voice!r}")
-    midi = item["midi"]
+    midi = _number(item["midi"])
     if isinstance(midi, bool) or not isinstance(midi, int | float) or midi != int(midi):
         raise ValueError(f"midi {midi!r} is not an integer")
     onset = to_time(item["onset"], "onset")
@@ -216,10 +255,10 @@ def _event(item: Any, voices: set[str]) -> ProposedEvent:
     if onset < 0 or duration <= 0:
         raise ValueError(f"onset {onset} / duration {duration} out of range")
     form = RowForm.parse(str(item["form"])) if item.get("form") is not None else None
-    position = item.get("position")
+    position = _number(item.get("position"))
     if position is not None and (isinstance(position, bool) or not isinstance(position, int) or not 0 <= position <= 11):
         raise ValueError(f"position {position!r} is not in 0..11")
-    pc = item.get("pc")
+    pc = _number(item.get("pc"))
     if pc is not None and (isinstance(pc, bool) or not isinstance(pc, int)):
         raise ValueError(f"pc {pc!r} is not an integer")
     ident = item.get("id")
