@@ -145,13 +145,16 @@ def _report(
     source: Path,
     marks: Marks,
     found: Identification | None = None,
+    rules: str | None = None,
 ) -> dict[str, Any]:
     """The check report (``serialkit check --json``) for the labelled piece, with noteheads."""
     from serialkit.check import check_piece
+    from serialkit.check.profiles import profile_for
     from serialkit.io.noteheads import piece_noteheads
 
+    profile = profile_for(rules, task_bound=piece.blueprint is not None)
     report = check_piece(
-        piece, row=row, convention=convention, source=str(source), analysis=analysis
+        piece, row=row, convention=convention, source=str(source), analysis=analysis, profile=profile
     )
     heads = tuple(notehead_entries(piece_noteheads(piece), marks))
     ident = None if found is None else found.to_dict()
@@ -169,12 +172,15 @@ def annotate_score(
     out: str | os.PathLike[str] | None = None,
     label_style: str = "fingering",
     colour_by: str = "form",
+    rules: str | None = None,
 ) -> Annotated:
     """Label every note of a score with its row form and order position.
 
     The row is ``row``, else the score's own, else (with ``identify``) the one found in it.
     With ``out`` the labelled score is written there (MusicXML or MEI, by extension). The
-    report is the check report plus ``noteheads``: every notehead's place, label and colour.
+    report is the check report plus ``noteheads``: every notehead's place, label and colour;
+    ``rules`` is the rule profile of its verdict (``serialkit.check.profiles``; default
+    ``analysis``, or ``generation`` for a piece with a blueprint).
     """
     source = Path(score)
     if out is not None and Path(out).resolve() == source.resolve():
@@ -187,6 +193,6 @@ def annotate_score(
     the_row, found = _row_for(piece, source, row, identify)
     analysis = analyze(piece, the_row, cast(Convention, conv))
     marks = note_annotations(analysis, colour_by)
-    report = _report(piece, the_row, conv, analysis, source, marks, found)
+    report = _report(piece, the_row, conv, analysis, source, marks, found, rules)
     written = write_annotated(source, piece, marks, Path(out), label_style) if out is not None else None
     return Annotated(piece, the_row, conv, analysis, marks, report, written)

@@ -24,6 +24,7 @@ from serialkit.core.predicates import (
 from serialkit.core.rows import Row, _check_convention, pc_name, position_label
 
 if TYPE_CHECKING:
+    from serialkit.check.profiles import Profile
     from serialkit.core.analysis import Analysis, Identification
 
 __all__ = ["CheckReport", "check_piece", "claims_violations", "require_row"]
@@ -52,6 +53,12 @@ class CheckReport:
     """Per-notehead places, labels and colours (``serialkit annotate``); None: not computed."""
     identification: Mapping[str, Any] | None = None
     """Which catalogue row ``--identify`` found, and the runner-up; None: the row was given."""
+    observations: tuple[Violation, ...] = ()
+    """Findings the profile reports without counting them against the verdict (COLL, CROSS and
+    RANGE under ``analysis``)."""
+    profile: Mapping[str, Any] | None = None
+    """The rule profile the verdict follows (name, violations, observations, rules); None: every
+    predicate as a violation (the library default)."""
 
     @property
     def strict(self) -> bool:
@@ -107,6 +114,9 @@ class CheckReport:
             data["noteheads"] = [dict(n) for n in self.noteheads]
         if self.identification is not None:
             data["identification"] = dict(self.identification)
+        if self.profile is not None:
+            data["profile"] = dict(self.profile)
+            data["observations"] = [v.to_dict() for v in self.observations]
         return data
 
 
@@ -214,6 +224,7 @@ def check_piece(
     source: str | None = None,
     plugins: bool = True,
     analysis: Analysis | None = None,
+    profile: Profile | None = None,
 ) -> CheckReport:
     """Check a piece against every hard predicate and return the full report.
 
@@ -226,15 +237,20 @@ def check_piece(
     on the inferred labels; tagged pieces on their own tags, with ORDER re-run over each voice's
     runs of one form (ignoring declared statement ids), and in both cases every note the inferred
     statements cannot explain is a ROW violation.
+    With a ``profile`` (``serialkit.check.profiles``) its allowances replace ``rules``, its
+    observed codes (COLL, CROSS, RANGE under ``analysis``) go to ``observations`` instead of the
+    verdict, and codes it does not name are not reported.
     Without a row and without tags only the predicates that need no tags run (COLL, PC, RANGE,
     CROSS); the report's ``notes`` say so.
     """
+    if profile is not None:
+        rules = profile.rules
     conv = _check_convention(convention or piece.convention)
     the_row = Row.parse(row) if row is not None else piece.row
-    found = None
+    identified = None
     if the_row is None and identify:
-        found = _identify(piece)
-        the_row = found.row
+        identified = _identify(piece)
+        the_row = identified.row
     if the_row is not None:
         piece = piece.copy(row=the_row, convention=conv)
     elif conv != piece.convention:
@@ -281,7 +297,16 @@ def check_piece(
         )
     checked += [code for code, *_ in extra if code not in checked]
     strict_only = STRICT_ONLY | {code for code, _fn, only, _tags in extra if only}
-    verdict = Verdict(_dedupe(violations), tuple(checked), tuple(notes), frozenset(strict_only))
+    found = _dedupe(violations)
+    observed: tuple[Violation, ...] = ()
+    if profile is not None:
+        observed = tuple(v for v in found if v.code in profile.observed)
+        found = tuple(v for v in found if profile.judges(v.code))
+        checked = [c for c in checked if profile.judges(c)]
+        if profile.observed:
+            notes.append(f"{', '.join(profile.observed)}: reported as observations under the "
+                         f"{profile.name} profile, not as violations")
+    verdict = Verdict(found, tuple(checked), tuple(notes), frozenset(strict_only))
     if analysis is not None:
         labels: dict[str, str | None] = analysis.labels()
         statements = tuple(s.to_dict() for s in analysis.statements)
@@ -306,7 +331,9 @@ def check_piece(
         voices=piece.voice_ids,
         rules=rules,
         analysed=analysis is not None,
-        identification=None if found is None else found.to_dict(),
+        identification=None if identified is None else identified.to_dict(),
+        observations=observed,
+        profile=None if profile is None else profile.to_dict(),
     )
 
 

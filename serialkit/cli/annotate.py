@@ -45,6 +45,9 @@ def register(cli: Any) -> None:
                    "place, label and colour) here; '-' prints it.")
 @click.option("--label-style", type=click.Choice(["fingering", "lyric"]), default="fingering",
               help="Where labels go: fingering (per notehead, survives chords) or lyric.")
+@click.option("--rules", "rules_spec", metavar="PROFILE",
+              help="Rule profile of the report's verdict: analysis (default for a score), generation, "
+                   "or predicate codes such as ROW,ORDER.")
 @click.option("--colour-by", "colour_by", type=click.Choice(["form", "statement"]), default="form",
               help="Colour notes by form type (P/I/R/RI) or by row statement.")
 def annotate(
@@ -55,6 +58,7 @@ def annotate(
     out: Path | None,
     json_path: Path | None,
     label_style: str,
+    rules_spec: str | None,
     colour_by: str,
 ) -> None:
     """Label every note of SCORE with its row form and order position (unexplained notes in red).
@@ -72,7 +76,7 @@ def annotate(
         raise SerialkitError(f"{json_path}: refusing to overwrite the source score with the report")
     result = annotate_score(
         score, row_spec, identify=identify, convention=convention, out=out,
-        label_style=label_style, colour_by=colour_by,
+        label_style=label_style, colour_by=colour_by, rules=rules_spec,
     )
     to_stdout = json_path is not None and str(json_path) == "-"
     if json_path is not None:

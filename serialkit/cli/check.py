@@ -59,6 +59,13 @@ def register(cli: Any) -> None:
 @click.option("--repeats", is_flag=True, help="Allow a note to be re-struck at once within a statement.")
 @click.option("--oscillation", type=click.IntRange(min=0), default=0, show_default=True, help="Extra notes allowed when alternating two adjacent order positions.")
 @click.option("--max-crossing", default="1/10", show_default=True, metavar="N/D", callback=_exact, help="Largest share of noteheads allowed in voice crossings.")
+@click.option("--rules", "rules_spec", metavar="PROFILE",
+              help="analysis (default for a score: real-score idioms allowed; COLL, CROSS, RANGE as "
+                   "observations), generation (default for a task-bound candidate: every rule), or "
+                   "predicate codes such as ROW,ORDER.")
+@click.option("--task", "task_spec", metavar="TASK",
+              help="Judge PIECE as a candidate of this task (file or bundled name) with the one "
+                   "gate `serialkit generate` uses: claims, inferred reading, sections, completeness.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the JSON check report to this file.")
 @click.option("--show", type=click.IntRange(min=0), default=40, show_default=True, help="Violations listed in the text output.")
 @click.option("--json", "as_json", is_flag=True, help="Print the check report as JSON.")
@@ -72,6 +79,8 @@ def check(
     repeats: bool,
     oscillation: int,
     max_crossing: Fraction,
+    rules_spec: str | None,
+    task_spec: str | None,
     report_path: Path | None,
     show: int,
     as_json: bool,
@@ -88,6 +97,7 @@ def check(
       serialkit check score.musicxml --row webern-op21 --relaxed --json
     """
     from serialkit.check import check_piece
+    from serialkit.check.profiles import profile_for
     from serialkit.core.predicates import Rules
     from serialkit.io.atomic import atomic_write
 
@@ -95,9 +105,26 @@ def check(
         raise click.BadParameter("must be at most 1", param_hint="--max-crossing")
     piece = read_piece(piece_path)
     rules = Rules(tolerance, repeats, oscillation, max_crossing)
+    task = None
+    if task_spec is not None:
+        from serialkit.harness import load_task
+        from serialkit.harness.gate import rules_for
+
+        task = load_task(task_spec)
+        rules = rules_for(task)
+        piece = task.frame(piece.events)
+    task_bound = task is not None or piece.blueprint is not None
+    if task_bound and rules_spec not in (None, "generation"):
+        raise click.UsageError(f"--rules {rules_spec}: a task-bound candidate is judged by the generation "
+                               "rules of the gate (drop --rules, or check the score without its task)")
+    profile = profile_for(rules_spec, rules, task_bound=task_bound)
     row = Row.parse(row_spec) if row_spec else None
-    report = check_piece(piece, row=row, convention=convention, rules=rules, identify=identify, source=str(piece_path))
+    report = check_piece(piece, row=row, convention=convention, identify=identify, source=str(piece_path),
+                         profile=profile)
     data = report.to_dict()
+    passed = report.passed(mode)
+    if task_bound and (row is not None or piece.row is not None):
+        passed = _gate(piece, row, convention, profile.rules, data, mode)
     data["mode"] = mode
     if report_path is not None:
         import json
@@ -107,7 +134,26 @@ def check(
         echo_json(data)
     else:
         _print_text(piece, data, mode, show)
-    raise SystemExit(EXIT_OK if report.passed(mode) else EXIT_FAIL)
+    raise SystemExit(EXIT_OK if passed else EXIT_FAIL)
+
+
+def _gate(piece: Piece, row: Row | None, convention: str | None, rules: Any, data: dict[str, Any],
+          mode: str) -> bool:
+    """Judge a task-bound candidate with the one gate and put its verdict into the report."""
+    from serialkit.check.gate import gate_candidate
+
+    framed = piece.copy(row=row or piece.row, convention=convention or piece.convention)
+    verdict = gate_candidate(framed, rules)
+    checked = list(dict.fromkeys([*data["checked"], *verdict.counts()]))
+    data.update(
+        strict=verdict.strict, relaxed=verdict.relaxed, counts={c: verdict.counts().get(c, 0) for c in checked},
+        violations=[{k: v.get(k) for k in ("code", "event_ids", "message", "location", "tags")}
+                    for v in verdict.violations],
+        labels=dict(verdict.labels), gate=verdict.to_dict(),
+    )
+    data["checked"] = checked
+    data["notes"] = [*data["notes"], *verdict.notes]
+    return verdict.passed(mode)
 
 
 def _verdict_word(ok: bool) -> str:
@@ -130,7 +176,9 @@ def _print_text(piece: Piece, data: dict[str, Any], mode: str, show: int) -> Non
             click.echo(f"  {data['identification']['summary']}")
     counts = data["counts"]
     checked = " ".join(f"{code} {n}" for code, n in counts.items())
-    click.echo(f"  checked: {checked}")
+    profile = data.get("profile") or {}
+    rules = f" ({profile['name']} rules)" if profile.get("name") else ""
+    click.echo(f"  checked{rules}: {checked}")
     click.echo(
         f"strict: {_verdict_word(data['strict'])}   relaxed: {_verdict_word(data['relaxed'])}"
         f"   (exit status follows {mode})"
@@ -145,5 +193,13 @@ def _print_text(piece: Piece, data: dict[str, Any], mode: str, show: int) -> Non
             click.echo(f"         {v['message']}")
         if len(violations) > show:
             click.echo(f"  … and {len(violations) - show} more (use --json for all)")
+    observations = data.get("observations") or []
+    if observations:
+        click.echo(f"{len(observations)} observation{'s' if len(observations) != 1 else ''} "
+                   "(reported, not violations):")
+        for v in observations[:show]:
+            click.echo(f"  {v['code']:<6} {v['location']}: {v['message']}")
+        if len(observations) > show:
+            click.echo(f"  … and {len(observations) - show} more (use --json for all)")
     for note in data["notes"]:
         click.echo(f"note: {note}")

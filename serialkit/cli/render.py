@@ -34,6 +34,9 @@ from serialkit.cli._common import echo_json
     "--format", "fmt", type=click.Choice(["svg", "png", "pdf", "html"]),
     help="Output format when the file name does not say it.",
 )
+@click.option("--rules", "rules_spec", metavar="PROFILE",
+              help="Rule profile when the checker runs (--row, or a JSON piece): analysis (default for "
+                   "a score), generation, or predicate codes such as ROW,ORDER.")
 @click.option("--blind", is_flag=True, help="No colours, labels, titles or revealing metadata.")
 @click.option("--scale", type=int, default=40, show_default=True, help="Verovio scale (percent).")
 @click.option("--page-width", type=int, default=2100, show_default=True, help="Page width (MEI units x10).")
@@ -46,6 +49,7 @@ def render_command(
     row: str | None,
     convention: str,
     fmt: str | None,
+    rules_spec: str | None,
     blind: bool,
     scale: int,
     page_width: int,
@@ -69,7 +73,7 @@ def render_command(
         click.echo("note: --blind ignores --report, --certificate and --row", err=True)
     result = render(
         score, out, report=report, certificate=certificate, blind=blind, scale=scale,
-        page_width=page_width, row=row, convention=convention, fmt=fmt,
+        page_width=page_width, row=row, convention=convention, fmt=fmt, rules=rules_spec,
     )
     if result.missing:
         shown = ", ".join(result.missing[:5]) + (" ..." if len(result.missing) > 5 else "")

@@ -50,7 +50,7 @@ class Locator:
     """Bar and beat of a time point for one piece: arithmetic under one meter, a bisection over
     the bars otherwise. Build it once (``Piece.locator()``) and ask it many times."""
 
-    __slots__ = ("piece", "bars", "onsets", "length")
+    __slots__ = ("piece", "bars", "onsets", "length", "_names")
 
     def __init__(self, piece: Piece, end: Fraction | None = None) -> None:
         self.piece = piece
@@ -63,6 +63,7 @@ class Locator:
         else:
             self.bars = piece.measures or derive_bars(piece, piece.end if end is None else end)
         self.onsets = [b.onset for b in self.bars]
+        self._names: dict[str, str] | None = None
 
     def locate(self, onset: Fraction) -> tuple[str, Fraction]:
         """(bar number, 1-based beat in quarter notes)."""
@@ -76,10 +77,29 @@ class Locator:
         bar = self.bars[k]
         return bar.number, onset - bar.onset + 1
 
+    def voice_name(self, event: Event) -> str:
+        """The voice as the score names it (``Horn 2 in F``; ``Harp, staff 6`` where two staves
+        share a name), else ``voice v1``."""
+        if self._names is None:
+            named = [v.name for v in self.piece.voices if v.name]
+            self._names = {v.id: v.name for v in self.piece.voices if v.name and named.count(v.name) == 1}
+        name = self._names.get(event.voice)
+        if name is not None:
+            return name
+        voice = next((v for v in self.piece.voices if v.id == event.voice), None)
+        if voice is not None and voice.name and event.source is not None and event.source.staff is not None:
+            return f"{voice.name}, staff {event.source.staff}"
+        return f"voice {event.voice}"
+
     def describe(self, event: Event) -> str:
-        """``voice v1, bar 3, beat 2`` plus the source part/measure when known."""
+        """``Horn 2 in F, bar 25, beat 2`` (each thing once); the file's own bar number and the
+        line are added when they tell something more."""
         bar, beat = self.locate(event.onset)
-        text = f"voice {event.voice}, bar {bar}, beat {_beat_text(beat)}"
-        if event.source is not None and event.source.part is not None:
-            text += f" ({event.source.describe()})"
-        return text
+        text = f"{self.voice_name(event)}, bar {bar}, beat {_beat_text(beat)}"
+        src = event.source
+        extra = []
+        if src is not None and src.measure is not None and src.measure != bar:
+            extra.append(f"bar {src.measure} in the file")
+        if src is not None and src.line is not None:
+            extra.append(f"line {src.line}")
+        return f"{text} ({', '.join(extra)})" if extra else text

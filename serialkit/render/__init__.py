@@ -78,25 +78,29 @@ def marks_for(
     certificate: JsonInput = None,
     row: str | None = None,
     convention: str = "relative",
+    rules: str | None = None,
 ) -> Marks:
-    """Note marks from a report and/or certificate, or from running the checker with ``row``."""
+    """Note marks from a report and/or certificate, or from running the checker with ``row``
+    under the rule profile ``rules`` (default ``analysis``: only its violations are marked)."""
     report_data, report_where = _json(report, "check report")
     cert_data, cert_where = _json(certificate, "certificate")
     if report_data is None and row is not None:
-        report_data, report_where = _check(score_path, row, convention), f"check of {score_path}"
+        report_data, report_where = _check(score_path, row, convention, rules), f"check of {score_path}"
     where = cert_where if cert_data is not None else report_where
     marks = build_marks(report_data, cert_data, where)
     return marks
 
 
-def _check(score_path: str | Path, row: str, convention: str) -> Mapping[str, Any]:
+def _check(score_path: str | Path, row: str, convention: str, rules: str | None = None) -> Mapping[str, Any]:
     """Run the project's checker on the score (labels every note) and return its report."""
     from serialkit.check import check_piece
+    from serialkit.check.profiles import profile_for
     from serialkit.core.rows import Row, _check_convention
     from serialkit.io import read_score
 
     piece = read_score(score_path)
-    report = check_piece(piece, row=Row.parse(row), convention=_check_convention(convention))
+    profile = profile_for(rules, task_bound=piece.blueprint is not None)
+    report = check_piece(piece, row=Row.parse(row), convention=_check_convention(convention), profile=profile)
     data: Mapping[str, Any] = report.to_dict()
     return data
 
@@ -151,6 +155,7 @@ def render(
     row: str | None = None,
     convention: str = "relative",
     fmt: str | None = None,
+    rules: str | None = None,
 ) -> RenderResult:
     """Engrave a score to SVG, PNG, PDF or an HTML review page (format: ``fmt`` or the suffix)."""
     if Path(score_path).is_dir():
@@ -158,19 +163,19 @@ def render(
 
         with run_inputs(Path(score_path), report, certificate) as found:
             return render(found.score, out_path, found.report, found.certificate, blind, scale,
-                          page_width, row, convention, fmt)
+                          page_width, row, convention, fmt, rules)
     if Path(score_path).suffix.lower() == ".json":
         from serialkit.render.rundir import piece_inputs
 
-        with piece_inputs(Path(score_path), _json(report, "check report")[0], row) as found:
+        with piece_inputs(Path(score_path), _json(report, "check report")[0], row, rules) as found:
             return render(found.score, out_path, found.report, certificate, blind, scale,
-                          page_width, None, convention, fmt)
+                          page_width, None, convention, fmt, rules)
     fmt = output_format(out_path, fmt)
     if not 1 <= scale <= 1000:
         raise RenderInputError(f"--scale {scale} is out of range 1..1000")
     if not 100 <= page_width <= 100000:
         raise RenderInputError(f"--page-width {page_width} is out of range 100..100000")
-    marks = Marks() if blind else marks_for(score_path, report, certificate, row, convention)
+    marks = Marks() if blind else marks_for(score_path, report, certificate, row, convention, rules)
     pages, infos, drawn = engrave_pages(score_path, marks, blind, scale, page_width)
     if fmt == "html":
         from serialkit.io.atomic import atomic_write

@@ -57,19 +57,22 @@ def run_inputs(run_dir: Path, report: Any = None, certificate: Any = None) -> It
 
 
 @contextlib.contextmanager
-def piece_inputs(path: Path, report: Any = None, row: str | None = None) -> Iterator[RunInputs]:
+def piece_inputs(path: Path, report: Any = None, row: str | None = None,
+                 rules: str | None = None) -> Iterator[RunInputs]:
     """A serialkit JSON piece engraved through a temporary MusicXML file.
 
     Without a report, the piece is checked (with ``row``, else its own row and tags) so the
     render shows its labels and violations.
     """
     from serialkit.check import check_piece
+    from serialkit.check.profiles import profile_for
     from serialkit.io import load_piece, write_musicxml
 
     piece = load_piece(path)
     if report is None and (row is not None or piece.row is not None
                            or any(e.tag is not None for e in piece.events)):
-        report = check_piece(piece, row=row).to_dict()
+        profile = profile_for(rules, task_bound=piece.blueprint is not None)
+        report = check_piece(piece, row=row, profile=profile).to_dict()
     with tempfile.TemporaryDirectory(prefix="serialkit-render-") as tmp:
         score = Path(tmp) / f"{path.stem}.musicxml"
         write_musicxml(piece, score)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 from serialkit.core.rows import RowForm
 from serialkit.harness import load_task, run
@@ -170,3 +171,25 @@ def test_a_raw_candidate_claiming_the_wrong_position_is_caught_on_every_task() -
         result = run(task, variant="raw", proposer=Mutating(spoil))
         assert not result.released
         assert any(f["code"] == "ROW" and f["tags"] == "claims" for f in result.report["failures"])
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(variant=st.sampled_from(["harness", "raw", "self-refine", "soft-rules"]), seed=st.integers(0, 40))
+def test_serialkit_check_on_a_candidate_gives_the_runs_verdict(variant: str, seed: int,
+                                                                tmp_path_factory: pytest.TempPathFactory) -> None:
+    from click.testing import CliRunner
+
+    from serialkit.cli import cli
+
+    out = tmp_path_factory.mktemp("run")
+    result = run("duo-berg", variant=variant, seed=seed, out_dir=out)
+    for extra in (["--task", "duo-berg"], []):  # the candidate carries its blueprint: task-bound either way
+        done = CliRunner().invoke(cli, ["check", str(out / "candidate.json"), "--json", *extra])
+        assert done.exit_code == (0 if result.verdict.strict else 1), done.stderr
+        data = json.loads(done.stdout)
+        Draft202012Validator(json.loads((Path(__file__).parents[2] / "schemas" / "report.schema.json")
+                                        .read_text("utf-8"))).validate(data)
+        assert (data["strict"], data["relaxed"]) == (result.verdict.strict, result.verdict.relaxed)
+        assert data["gate"]["delivered"] == result.verdict.delivered
+        assert data["labels"] == dict(result.verdict.labels)

@@ -79,7 +79,7 @@ def check_collisions(piece: Piece | Columns, tolerance: Fraction = Fraction(0)) 
             Violation(
                 "COLL",
                 (a.id, b.id),
-                f"{pc_name(a.midi)} sounds in voices {a.voice} and {b.voice} at once "
+                f"{pc_name(a.midi)} sounds in {cols.locator.voice_name(a)} and {cols.locator.voice_name(b)} at once "
                 f"(overlap {_q(overlap)} quarter)",
                 cols.where(i),
             )

@@ -64,13 +64,16 @@ class Rules:
     share before they collide. ``immediate_repeats``: a note may be re-struck at once within a
     statement. ``oscillation_window``: how many extra notes may alternate between two adjacent
     order positions (3 4 3 4 has two extra notes). ``max_crossing_share``: the largest share of
-    noteheads allowed to sit in a voice crossing.
+    noteheads allowed to sit in a voice crossing. ``octave_repeats``: with ``immediate_repeats``,
+    the repeat may sound in another octave (a doubling or a re-strike an octave away, common in
+    real scores).
     """
 
     tolerance: Fraction = Fraction(0)
     immediate_repeats: bool = False
     oscillation_window: int = 0
     max_crossing_share: Fraction = Fraction(1, 10)
+    octave_repeats: bool = False
 
     def __post_init__(self) -> None:
         for name in ("tolerance", "max_crossing_share"):
@@ -99,6 +102,7 @@ class Rules:
             "immediate_repeats": self.immediate_repeats,
             "oscillation_window": self.oscillation_window,
             "max_crossing_share": str(self.max_crossing_share),
+            "octave_repeats": self.octave_repeats,
         }
 
 

@@ -201,6 +201,7 @@ def order_and_row(
     stmts = tagged_statements(cols) if statements is None else statements
     tags, midi = cols.tags, cols.midi
     window, repeats = rules.oscillation_window, rules.immediate_repeats
+    octaves = repeats and rules.octave_repeats
     table = None if row is None else _FormTable(row, cols.piece.convention)
     row_bad: list[int] = []
     out: list[Violation] = []
@@ -240,7 +241,7 @@ def order_and_row(
                 if pcs & bit:
                     problem = f"{pc_name(m)} ({tag.label}) recurs before the statement completes"
                 top, extra = q, 0
-            elif q == prev_pos and m == prev_midi:
+            elif q == prev_pos and (m == prev_midi or (octaves and c == prev_midi % 12)):
                 if not repeats:
                     problem = f"{tag.label} is struck again at once (repeats are not allowed)"
             elif (

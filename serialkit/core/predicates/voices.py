@@ -29,7 +29,7 @@ def check_range(piece: Piece | Columns) -> list[Violation]:
             Violation(
                 "RANGE",
                 (cols.ids[i],),
-                f"MIDI {m} ({pc_name(m)}) is {side} voice {voices[v].id}'s range "
+                f"MIDI {m} ({pc_name(m)}) is {side} the range of {cols.locator.voice_name(cols.events[i])} "
                 f"{low[v] if low[v] >= 0 else '-'}..{high[v] if high[v] <= 127 else '-'} (limit {edge})",
                 cols.where(i),
             )

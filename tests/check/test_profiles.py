@@ -1,0 +1,141 @@
+"""Rule profiles: ``analysis`` for existing scores, ``generation`` for candidates, or chosen codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from serialkit.check import check_piece
+from serialkit.check.profiles import OBSERVED, RulesError, profile_for
+from serialkit.cli import cli
+from serialkit.core.piece import Event, Piece, Tag, Voice
+from serialkit.core.predicates import Rules, check_order
+from serialkit.core.rows import Row, RowForm
+from tests.strategies import row_statement_pieces
+
+OP21 = "webern-op21-i-mm1-25.mei"
+OP27 = "webern-op27-ii-mm1-11.mei"
+
+
+def _check(*args: str) -> tuple[int, dict[str, object], str]:
+    result = CliRunner().invoke(cli, ["check", *args, "--json"], catch_exceptions=False)
+    data = json.loads(result.stdout) if result.stdout.strip() else {}
+    if data:
+        schema = json.loads((Path(__file__).parents[2] / "schemas" / "report.schema.json").read_text("utf-8"))
+        Draft202012Validator(schema).validate(data)
+    return result.exit_code, data, result.stderr
+
+
+def test_op21_under_analysis_names_only_the_unexplained_note(corpus: Path) -> None:
+    code, data, _ = _check(str(corpus / OP21), "--identify")
+    assert code == 1 and data["profile"]["name"] == "analysis"  # type: ignore[index]
+    violations = data["violations"]
+    assert isinstance(violations, list)
+    assert [(v["code"], v["location"]) for v in violations] == [("ROW", "Horn 2 in F, bar 25, beat 2 (line 1837)")]
+    assert "unexplained" in violations[0]["message"]
+    observed = {o["code"] for o in data["observations"]}  # type: ignore[union-attr]
+    assert observed == {"COLL", "CROSS"} and data["relaxed"] is False
+
+
+def test_op21_under_generation_keeps_todays_findings(corpus: Path) -> None:
+    code, data, _ = _check(str(corpus / OP21), "--identify", "--rules", "generation")
+    assert code == 1 and data["profile"]["name"] == "generation"  # type: ignore[index]
+    counts = data["counts"]
+    assert counts == {"ROW": 1, "ORDER": 3, "COLL": 4, "PC": 0, "RANGE": 0, "CROSS": 1, "SCHED": 0}
+    assert data["observations"] == []
+    # each location names the instrument as the score does, and each thing once
+    for v in data["violations"]:  # type: ignore[union-attr]
+        assert v["location"].count("bar ") == 1 and "P4/4/1" not in v["location"]
+        assert "/" not in v["message"].split(":")[-1] or v["code"] != "COLL"
+
+
+@pytest.mark.parametrize("rules", [None, "generation"])
+def test_op27_passes_both_profiles(corpus: Path, rules: str | None) -> None:
+    args = [str(corpus / OP27), "--identify"] + (["--rules", rules] if rules else [])
+    code, data, _ = _check(*args)
+    assert code == 0 and data["strict"] is True and data["violations"] == []
+
+
+def test_chosen_codes_run_only_those(corpus: Path) -> None:
+    code, data, _ = _check(str(corpus / OP21), "--identify", "--rules", "ROW,order")
+    assert code == 1 and set(data["counts"]) == {"ROW", "ORDER"}  # type: ignore[arg-type]
+    assert data["counts"] == {"ROW": 1, "ORDER": 3}
+
+
+@pytest.mark.parametrize("spec", ["nonsense", "ROW,BOGUS", ","])
+def test_unknown_rules_are_bad_input(fixtures: Path, spec: str) -> None:
+    result = CliRunner().invoke(cli, ["check", str(fixtures / "pieces" / "clean-piece.json"), "--rules", spec])
+    assert result.exit_code == 2
+    assert "--rules" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_task_bound_candidate_refuses_the_analysis_profile(fixtures: Path) -> None:
+    result = CliRunner().invoke(cli, ["check", str(fixtures / "pieces" / "demo-piece.json"), "--rules", "analysis"])
+    assert result.exit_code == 2 and "task-bound" in result.stderr
+
+
+def test_annotate_follows_the_profile(corpus: Path, tmp_path: Path) -> None:
+    for rules, codes in ((None, {"ROW"}), ("generation", {"ROW", "ORDER", "COLL", "CROSS"})):
+        report = tmp_path / f"{rules}.json"
+        args = ["annotate", str(corpus / OP21), "--identify", "--json", str(report)]
+        result = CliRunner().invoke(cli, args + (["--rules", rules] if rules else []), catch_exceptions=False)
+        assert result.exit_code in (0, 1), result.stderr
+        data = json.loads(report.read_text(encoding="utf-8"))
+        assert {v["code"] for v in data["violations"]} == codes
+
+
+@pytest.mark.slow
+def test_render_paints_only_the_profiles_violations(corpus: Path, tmp_path: Path) -> None:
+    from serialkit.render import render
+
+    analysis = render(corpus / OP21, tmp_path / "a.svg", row="webern-op21")
+    generation = render(corpus / OP21, tmp_path / "g.svg", row="webern-op21", rules="generation")
+    painted = {f.code for f in analysis.findings if f.kind == "violation"}
+    assert painted == {"ROW"}  # the one unexplained note; no collision or crossing painted red
+    assert {f.code for f in generation.findings if f.kind == "violation"} == {"ROW", "ORDER", "COLL", "CROSS"}
+
+
+def test_profile_for_defaults_and_errors() -> None:
+    assert profile_for(None).name == "analysis"
+    assert profile_for(None, task_bound=True).name == "generation"
+    analysis = profile_for("analysis", Rules(oscillation_window=2))
+    assert analysis.rules.immediate_repeats and analysis.rules.octave_repeats
+    assert analysis.rules.oscillation_window >= 2 and analysis.observed == OBSERVED
+    assert not analysis.judges("COLL") and analysis.judges("ROW") and analysis.runs("CROSS")
+    picked = profile_for(" row, Sched ")
+    assert picked.codes == ("ROW", "SCHED") and not picked.judges("ORDER")
+    with pytest.raises(RulesError, match="unknown predicate BOGUS"):
+        profile_for("ROW,BOGUS")
+
+
+def test_an_octave_doubling_is_a_repeat_only_when_octaves_are_allowed() -> None:
+    row = Row.parse("0 1 2 3 4 5 6 7 8 9 10 11")
+    p0 = RowForm("P", 0)
+    events = [Event(f"n{k}", "v", k, 1, 60 + k, tag=Tag(p0, k)) for k in range(4)]
+    events.append(Event("dbl", "v", 3, 1, 75, tag=Tag(p0, 3)))  # E-flat doubled an octave up
+    piece = Piece(tuple(events), voices=(Voice("v"),), row=row)
+    assert check_order(piece, Rules(immediate_repeats=True))
+    assert not check_order(piece, Rules(immediate_repeats=True, octave_repeats=True))
+    assert check_order(piece, Rules(octave_repeats=True))  # octaves widen repeats, never allow them alone
+
+
+@settings(max_examples=40, deadline=None)
+@given(piece=row_statement_pieces(max_voices=3, max_statements=2), shift=st.integers(-3, 3))
+def test_analysis_never_finds_more_than_generation(piece: Piece, shift: int) -> None:
+    # the analysis profile only widens allowances and moves COLL/CROSS/RANGE to observations
+    events = [e.copy(midi=e.midi + shift) if k % 7 == 3 else e for k, e in enumerate(piece.events)]
+    piece = piece.with_events(events)
+    analysis = check_piece(piece, profile=profile_for("analysis"), plugins=False)
+    generation = check_piece(piece, profile=profile_for("generation"), plugins=False)
+    keys = {(v.code, v.event_ids) for v in generation.violations}
+    assert {(v.code, v.event_ids) for v in analysis.violations} <= keys
+    assert {(v.code, v.event_ids) for v in analysis.observations} <= keys
+    assert all(v.code in OBSERVED for v in analysis.observations)
+    if generation.strict:
+        assert analysis.strict
