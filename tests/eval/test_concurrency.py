@@ -4,6 +4,8 @@ rate limits, Retry-After, budgets, progress, status and several models."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -175,3 +177,27 @@ rpm = 600
     assert b > 2 * a  # model-b costs three times as much per token
     text = (tmp_path / "r.md").read_text()
     assert "Models side by side" in text and "model-a strict" in text and "model-b USD/run" in text
+
+
+def test_status_of_a_running_experiment_from_its_files(tmp_path: Path) -> None:
+    bank, tasks = _bank(tmp_path, MONO[:2])
+    run_dir = tmp_path / "run"
+    snapshots: list[dict[str, Any]] = []
+    seen: list[dict[str, Any]] = []
+    with FakeOpenAI(tasks, ["ok"], reply_delay=0.3) as server:
+        worker = threading.Thread(target=run_eval, args=(_config(bank, server, runs=3, concurrency=4), run_dir),
+                                  kwargs={"status_every": 0.1, "on_status": snapshots.append})
+        worker.start()
+        while worker.is_alive():
+            if (run_dir / "status.json").exists():
+                seen.append(experiment_status(run_dir))
+            time.sleep(0.05)
+        worker.join()
+    running = [s for s in seen if s["state"] == "running"]
+    assert running and max(s["requests_in_flight"] for s in running) >= 2
+    assert any(s["eta"] is not None and s["done"] > 0 for s in running)
+    assert all(s["planned"] == 6 for s in seen)
+    final = experiment_status(run_dir)
+    assert final["state"] == "finished" and final["done"] == 6 and final["requests_in_flight"] == 0
+    assert final["prompt_tokens"] > 0 and final["cost"] is None  # test-model has no price
+    assert snapshots[-1]["state"] == "finished" and snapshots[-1]["done"] == 6
