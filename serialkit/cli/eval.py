@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 from pathlib import Path
@@ -45,48 +46,80 @@ def eval_group() -> None:
               help="Comma-separated conditions.")
 @click.option("--runs", type=int, default=3, show_default=True, help="Runs per task and variant.")
 @click.option("--proposer", default="stochastic", show_default=True)
-@click.option("--model", default=None, help="Model name (remote proposers).")
+@click.option("--model", "model_names", multiple=True,
+              help="Model name (remote proposers); repeat for several models in one experiment.")
+@click.option("--models", "models_file", type=click.Path(dir_okay=False), default=None,
+              help="Models TOML: [[model]] entries with name, base_url, rpm, tpm, concurrency, prices.")
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint.")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
               help="Extra proposer option (JSON value or string); repeatable.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--tasks", "task_patterns", default=None, metavar="GLOB,...",
               help="Only tasks whose name or family matches (e.g. 'canon,mono-line-0[12]').")
-@click.option("-o", "--out", "out", required=True, type=click.Path(file_okay=False), help="RUN_DIR.")
-@click.option("--jobs", "-j", type=int, default=1, show_default=True, help="Runs in parallel.")
+@click.option("-o", "--output", "--out", "out", required=True, type=click.Path(file_okay=False),
+              help="RUN_DIR.")
+@click.option("--jobs", "-j", type=int, default=1, show_default=True,
+              help="Runs in parallel (local proposers: processes).")
+@click.option("--concurrency", type=int, default=None,
+              help="Requests in flight per remote model, across runs (default: --jobs).")
+@click.option("--rpm", type=int, default=None, help="Requests per minute per remote model.")
+@click.option("--tpm", type=int, default=None, help="Tokens per minute per remote model.")
+@click.option("--max-cost", type=float, default=None, metavar="USD",
+              help="Stop starting runs once this invocation has spent this much (needs prices).")
+@click.option("--max-tokens", type=int, default=None,
+              help="Stop starting runs once this invocation has used this many tokens.")
 @click.option("--executor", type=click.Choice(["auto", "process", "thread"]), default="auto",
               show_default=True, help="Processes for local proposers, threads for remote (auto).")
 @click.option("--resume", is_flag=True, help="Continue RUN_DIR, skipping finished runs.")
 @click.option("--rate-limit", default=None, metavar="R/s", help="At most R run starts per second.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def run_cmd(bank: str, variants: str, runs: int, proposer: str, model: str | None,
-            base_url: str | None, options: tuple[str, ...], seed: int, task_patterns: str | None,
-            out: str, jobs: int,
-            executor: str, resume: bool, rate_limit: str | None, as_json: bool) -> None:
-    """Run BANK ("builtin" or a directory of task files) under each variant, RUNS times."""
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON line per finished run, then the summary as one JSON line.")
+def run_cmd(bank: str, variants: str, runs: int, proposer: str, model_names: tuple[str, ...],
+            models_file: str | None, base_url: str | None, options: tuple[str, ...], seed: int,
+            task_patterns: str | None, out: str, jobs: int, concurrency: int | None, rpm: int | None,
+            tpm: int | None, max_cost: float | None, max_tokens: int | None, executor: str, resume: bool,
+            rate_limit: str | None, as_json: bool) -> None:
+    """Run BANK ("builtin" or a directory of task files) under each variant, RUNS times, per model."""
+    from serialkit.eval.models import ModelSpec, load_models
     from serialkit.eval.runner import EvalConfig, run_eval
 
     proposer_options = parse_options(options)
     patterns = tuple(p.strip() for p in (task_patterns or "").split(",") if p.strip())
+    models: tuple[ModelSpec, ...] = ()
+    if models_file:
+        if model_names:
+            raise click.UsageError("give --model or --models, not both")
+        models = load_models(models_file, proposer if proposer != "stochastic" else "openai")
+    elif len(model_names) > 1:
+        models = tuple(ModelSpec(name, proposer, base_url) for name in model_names)
     config = EvalConfig(bank=bank, tasks=patterns, variants=_variants(variants), runs=runs, proposer=proposer,
-                        model=model, base_url=base_url, proposer_options=proposer_options,
-                        seed=seed, jobs=jobs, rate_limit=_rate(rate_limit), executor=executor)
+                        model=model_names[0] if len(model_names) == 1 else None, base_url=base_url,
+                        proposer_options=proposer_options, seed=seed, jobs=jobs, rate_limit=_rate(rate_limit),
+                        executor=executor, models=models, concurrency=concurrency, rpm=rpm, tpm=tpm,
+                        max_cost=max_cost, max_tokens=max_tokens)
+    show = _StatusLine() if is_tty() and not as_json else None
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        if is_tty():
-            summary = _with_bar(config, out, resume)
-        else:
-            summary = run_eval(config, out, resume=resume)
+        summary = run_eval(config, out, resume=resume, on_run=_json_line if as_json else None,
+                           on_status=show.update if show else None)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if show:
+            show.close()
     if as_json:
-        echo_json(summary.to_dict())
+        click.echo(json.dumps({"event": "summary", **summary.to_dict()}, ensure_ascii=False, default=str))
     else:
+        cost = "" if summary.cost is None else f", ${summary.cost:.4f}"
         click.echo(f"{summary.planned} runs planned: {summary.skipped} already done, "
-                   f"{summary.finished} finished now, {len(summary.errors)} errored "
+                   f"{summary.finished} finished now, {len(summary.errors)} errored; "
+                   f"{summary.prompt_tokens + summary.completion_tokens} tokens{cost} "
                    f"({summary.seconds:.1f} s) → {Path(out) / 'runs.jsonl'}")
         for err in summary.errors[:10]:
             click.echo(f"  errored {err['key']}: {err['error']}", err=True)
+    if summary.budget:
+        click.echo(f"stopped at the {summary.stopped}; finished runs are saved; continue with --resume",
+                   err=True)
+        sys.exit(EXIT_BUDGET)
     if summary.stopped:
         click.echo(f"stopped: {summary.stopped}; fix the endpoint and continue with --resume", err=True)
     elif summary.errors:
@@ -98,17 +131,68 @@ def run_cmd(bank: str, variants: str, runs: int, proposer: str, model: str | Non
     sys.exit(EXIT_BAD_INPUT if summary.errors else EXIT_OK)
 
 
-def _with_bar(config: Any, out: str, resume: bool) -> Any:
-    from serialkit.eval.bank import load_bank
-    from serialkit.eval.runner import plan_runs, run_eval
-    from serialkit.eval.store import RunStore
+EXIT_BUDGET = 3
 
-    total = len(plan_runs(load_bank(config.bank), config))
-    done = len(RunStore(out).records()) if resume else 0
-    with click.progressbar(length=total, label="runs", file=sys.stderr, show_pos=True,
-                           show_eta=True) as bar:
-        bar.update(min(done, total))
-        return run_eval(config, out, resume=resume, progress=bar.update)
+
+def _json_line(record: dict[str, Any]) -> None:
+    usage = record.get("usage") or {}
+    line = {"event": "run", **{k: record.get(k) for k in ("key", "task", "variant", "run", "model")}}
+    if "error" in record:
+        line.update(errored=True, error=record["error"])
+    else:
+        line.update({k: record.get(k) for k in ("released", "strict", "relaxed", "cost", "wall_seconds")})
+        line.update(calls=usage.get("calls"), prompt_tokens=usage.get("prompt_tokens"),
+                    completion_tokens=usage.get("completion_tokens"))
+    click.echo(json.dumps(line, ensure_ascii=False, default=str))
+
+
+def status_text(s: dict[str, Any]) -> str:
+    """One line: runs done/total, in flight, tokens, cost, errored, ETA."""
+    cost = "" if s.get("cost") is None else f" · ${s['cost']:.4f}"
+    eta = "" if s.get("eta") is None else f" · ETA {_clock(s['eta'])}"
+    return (f"runs {s['done']}/{s['planned']} · in flight {s.get('runs_in_flight', 0)} runs, "
+            f"{s.get('requests_in_flight', 0)} requests · tokens "
+            f"{int(s['prompt_tokens']):,} in / {int(s['completion_tokens']):,} out{cost} · "
+            f"errored {s['errored']}{eta}")
+
+
+def _clock(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+class _StatusLine:
+    """The status line on a terminal (stderr), rewritten in place."""
+
+    def __init__(self) -> None:
+        self.width = 0
+
+    def update(self, snap: dict[str, Any]) -> None:
+        text = status_text(snap)
+        click.echo("\r" + text.ljust(self.width), nl=False, err=True)
+        self.width = len(text)
+
+    def close(self) -> None:
+        if self.width:
+            click.echo("", err=True)
+
+
+@eval_group.command("status")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status_cmd(run_dir: str, as_json: bool) -> None:
+    """Runs done/total, requests in flight, tokens, cost, errored runs and ETA of RUN_DIR
+    (running or stopped), from its files."""
+    from serialkit.eval.runner import experiment_status
+
+    status = experiment_status(run_dir)
+    if as_json:
+        echo_json(status)
+        return
+    click.echo(f"{run_dir}: {status['state']}" + (f" ({status['stopped']})" if status.get("stopped") else ""))
+    click.echo(status_text(status))
+    for model, row in sorted(status["by_model"].items()):
+        click.echo(f"  {model}: {row['done']} runs, {row['released']} released")
 
 
 @eval_group.command("report")

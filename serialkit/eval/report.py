@@ -70,11 +70,27 @@ def tables(s: dict[str, Any]) -> list[tuple[str, Table]]:
             [[v, _fmt(s["corpus"][v]["mmd"]), _fmt(s["corpus"][v]["kl"]),
               str(s["corpus"][v]["samples"]), str(s["corpus"][v]["reference_samples"])] for v in vs],
         )))
-    out.append(("Cost per run (mean)", (
-        ["variant", *COST_FIELDS, "wall_seconds"],
-        [[v, *(_est(s["cost"][v][k], digits=1 if k != "seconds" else 3) for k in (*COST_FIELDS, "wall_seconds"))]
+    out.append(("Cost per run (mean; USD from the price table, where the model has a price)", (
+        ["variant", *COST_FIELDS, "wall_seconds", "USD"],
+        [[v, *(_est(s["cost"][v][k], digits=1 if k != "seconds" else 3) for k in (*COST_FIELDS, "wall_seconds")),
+          _est(s["cost"][v].get("usd", {}), digits=4)]
          for v in vs],
     )))
+    models = s.get("models") or {}
+    if models:
+        names = sorted({m for row in models.values() for m in row})
+        out.append(("Models side by side: strict delivery, relaxed delivery, USD per run, errored runs "
+                    "(95 % CI clustered by task family)", (
+            ["variant", *(f"{m} {what}" for m in names for what in ("strict", "relaxed", "USD/run", "errored"))],
+            [[variant, *(cell for m in names for cell in _model_cells(s, row.get(m)))]
+             for variant, row in models.items()],
+        )))
+        if s.get("authorship"):
+            out.append(("Authorship by model: share of released notes the model wrote (95 % CI)", (
+                ["variant", *names],
+                [[variant, *(_est(s["authorship"].get(row.get(m, ""), {}), True) for m in names)]
+                 for variant, row in models.items()],
+            )))
     fams = sorted(s["by_family"])
     out.append(("Strict delivery by task family", (
         ["family", *vs],
@@ -82,6 +98,13 @@ def tables(s: dict[str, Any]) -> list[tuple[str, Table]]:
          for f in fams],
     )))
     return out
+
+
+def _model_cells(s: dict[str, Any], condition: str | None) -> list[str]:
+    if condition is None:
+        return ["–"] * 4
+    return [_est(s["delivery"][condition]["strict"], True), _est(s["delivery"][condition]["relaxed"], True),
+            _est(s["cost"][condition].get("usd", {}), digits=4), str(s.get("errored", {}).get(condition, 0))]
 
 
 def plots(s: dict[str, Any]) -> dict[str, bytes]:

@@ -1,4 +1,12 @@
-"""The experiment runner: tasks × variants × runs through the harness, resumable and concurrent."""
+"""The experiment runner: tasks × variants × runs × models through the harness, resumable and concurrent.
+
+Local proposers run whole runs in parallel (``--jobs``, processes). Remote ones (``openai``) run
+each run in a worker thread and share one :class:`~serialkit.harness.proposers.openai.Endpoint` per
+model: an asyncio loop over the async client that keeps up to ``--concurrency`` requests in flight
+across runs under the model's ``--rpm``/``--tpm`` limits. Each run stays deterministic given its
+transcript. A budget (``--max-cost``, ``--max-tokens``) stops starting runs once reached; runs in
+flight finish and are recorded, and ``--resume`` goes on from there.
+"""
 
 from __future__ import annotations
 
@@ -22,19 +30,22 @@ from serialkit import __version__
 from serialkit.core.errors import SerialkitError, TaskError
 from serialkit.eval.bank import BankTask, load_bank
 from serialkit.eval.metrics import piece_metrics
-from serialkit.eval.store import MANIFEST, RunDirError, RunStore, run_key
+from serialkit.eval.models import ModelSpec, with_prices
+from serialkit.eval.store import MANIFEST, STATUS, RunDirError, RunStore, run_key
 from serialkit.harness.proposers.errors import EndpointError
 from serialkit.io.atomic import atomic_write
 
 VARIANTS: tuple[str, ...] = ("raw", "harness", "self-refine", "soft-rules")
 PREDICATE_CODES: tuple[str, ...] = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED")
 TASKS_DIR = "tasks"
-HARNESS_FIELDS = ("proposer", "model", "mode", "coverage", "notes", "scheduled", "repairs", "drops")
+HARNESS_FIELDS = ("proposer", "model", "mode", "coverage", "notes", "scheduled", "repairs", "drops",
+                  "authorship")
+REMOTE = frozenset({"openai"})
 
 
 @dataclass(frozen=True)
 class EvalConfig:
-    """What to run: the bank, conditions, repetitions, proposer and how fast."""
+    """What to run: the bank, conditions, repetitions, models and how fast."""
 
     bank: str = "builtin"
     tasks: tuple[str, ...] = ()  # glob patterns on task name or family; empty = all
@@ -46,8 +57,15 @@ class EvalConfig:
     proposer_options: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
     jobs: int = 1
-    rate_limit: float | None = None  # run starts per second (remote endpoints)
+    rate_limit: float | None = None  # run starts per second
     executor: str = "auto"  # "process", "thread" or "auto" (threads for remote proposers)
+    models: tuple[ModelSpec, ...] = ()  # several models; empty = (proposer, model, base_url)
+    concurrency: int | None = None  # requests in flight per remote model (default: jobs)
+    rpm: int | None = None  # requests per minute per remote model (unless its entry says)
+    tpm: int | None = None  # tokens per minute per remote model
+    max_cost: float | None = None  # USD this invocation may spend
+    max_tokens: int | None = None  # tokens this invocation may spend
+    window: float = 60.0  # the rate limits' window in seconds (tests shorten it)
 
     def __post_init__(self) -> None:
         if self.runs < 1:
@@ -60,6 +78,17 @@ class EvalConfig:
             raise TaskError(f"--rate-limit must be positive, not {self.rate_limit}")
         if self.executor not in ("auto", "process", "thread"):
             raise TaskError(f"unknown executor {self.executor!r} (process, thread, auto)")
+        for name in ("concurrency", "rpm", "tpm", "max_tokens"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise TaskError(f"--{name.replace('_', '-')} must be at least 1, not {value}")
+        if self.max_cost is not None and self.max_cost <= 0:
+            raise TaskError(f"--max-cost must be positive, not {self.max_cost}")
+
+    def model_specs(self) -> tuple[ModelSpec, ...]:
+        """The experiment's models (one from proposer/model/base_url when none are listed)."""
+        models = self.models or (ModelSpec(self.model, self.proposer, self.base_url),)
+        return with_prices(models)
 
 
 @dataclass(frozen=True)
@@ -77,13 +106,15 @@ class RunSpec:
     seed: int
     proposer_options: dict[str, Any]
     bars: int | None
+    endpoint: int = 0  # index of its model in ``EvalConfig.model_specs()``
 
 
 @dataclass(frozen=True)
 class EvalSummary:
     """What a call to :func:`run_eval` did. ``errors`` are the runs that errored (the model
     server failed, or the run crashed): not recorded as delivered or undelivered, run again by
-    ``--resume``; ``stopped`` says why no further runs were started (a fatal endpoint error)."""
+    ``--resume``; ``stopped`` says why no further runs were started (a fatal endpoint error, or
+    ``budget: …``)."""
 
     planned: int
     skipped: int
@@ -93,6 +124,12 @@ class EvalSummary:
     seconds: float
     run_dir: str
     stopped: str | None = None
+    budget: bool = False
+    requests: int = 0
+    peak_in_flight: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -116,24 +153,26 @@ def select_tasks(tasks: Sequence[BankTask], patterns: Sequence[str]) -> list[Ban
 
 
 def plan_runs(tasks: Sequence[BankTask], config: EvalConfig) -> list[RunSpec]:
-    """All runs in a stable order: run index, then task, then variant (early stops stay balanced)."""
+    """All runs in a stable order: run index, task, variant, model (early stops stay balanced)."""
     tasks = select_tasks(tasks, config.tasks)
-    options = dict(config.proposer_options)
-    if config.model:
-        options.setdefault("model", config.model)
-    if config.base_url:
-        options.setdefault("base_url", config.base_url)
+    models = config.model_specs()
     specs = []
     for run in range(config.runs):
         for task in tasks:
             for variant in config.variants:
-                specs.append(RunSpec(
-                    key=run_key(task.name, variant, run, config.proposer, config.model),
-                    task=task.name, family=task.family, task_path=str(task.path),
-                    variant=variant, run=run, proposer=config.proposer, model=config.model,
-                    seed=run_seed(config.seed, task.name, run), proposer_options=options,
-                    bars=task.bars,
-                ))
+                for index, m in enumerate(models):
+                    options = {**config.proposer_options, **m.options}
+                    if m.name:
+                        options.setdefault("model", m.name)
+                    if m.base_url:
+                        options.setdefault("base_url", m.base_url)
+                    specs.append(RunSpec(
+                        key=run_key(task.name, variant, run, m.proposer, m.name),
+                        task=task.name, family=task.family, task_path=str(task.path),
+                        variant=variant, run=run, proposer=m.proposer, model=m.name,
+                        seed=run_seed(config.seed, task.name, run), proposer_options=options,
+                        bars=task.bars, endpoint=index,
+                    ))
     return specs
 
 
@@ -155,15 +194,16 @@ def _violation_counts(verdict: Any) -> dict[str, int]:
     return counts
 
 
-def execute(spec: RunSpec, out_dir: str) -> dict[str, Any]:
-    """Run one task under one variant; write its outputs to ``out_dir``; return its record."""
+def execute(spec: RunSpec, out_dir: str, shared: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run one task under one variant; write its outputs to ``out_dir``; return its record.
+    ``shared`` are proposer options that cannot be pickled (an endpoint shared by runs)."""
     from serialkit.harness import load_task, run  # the harness is imported in the worker
 
     start_time = time.time()
     started = time.perf_counter()
     task = load_task(spec.task_path)
     result = run(task, variant=spec.variant, proposer=spec.proposer,
-                 proposer_options=dict(spec.proposer_options), seed=spec.seed, out_dir=out_dir)
+                 proposer_options={**spec.proposer_options, **(shared or {})}, seed=spec.seed, out_dir=out_dir)
     wall = time.perf_counter() - started
     piece = _get(result, "piece")
     verdict = _get(result, "verdict")
@@ -183,6 +223,8 @@ def execute(spec: RunSpec, out_dir: str) -> dict[str, Any]:
     if callable(to_record):
         extra = to_record()
         record["harness"] = {k: extra[k] for k in HARNESS_FIELDS if k in extra}
+        if "authorship" in extra:
+            record["authorship"] = extra["authorship"]
     if piece is not None:
         if not (out / "candidate.json").exists():  # the harness writes the candidate piece itself
             atomic_write(out / "candidate.json", json.dumps(piece.to_dict(), ensure_ascii=False))
@@ -205,9 +247,9 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _attempt(spec: RunSpec, tmp: str) -> dict[str, Any]:
+def _attempt(spec: RunSpec, tmp: str, shared: dict[str, Any] | None = None) -> dict[str, Any]:
     try:
-        return execute(spec, tmp)
+        return execute(spec, tmp, shared)
     except EndpointError as exc:  # the model server failed: errored, not a verdict
         return {"key": spec.key, "error": str(exc), "endpoint": exc.to_dict()}
     except SerialkitError as exc:
@@ -217,7 +259,7 @@ def _attempt(spec: RunSpec, tmp: str) -> dict[str, Any]:
 
 
 class RateLimiter:
-    """At most ``rate`` starts per second (a token bucket of size 1), thread-safe."""
+    """At most ``rate`` run starts per second (a token bucket of size 1), thread-safe."""
 
     def __init__(self, rate: float | None) -> None:
         self.interval = 1.0 / rate if rate else 0.0
@@ -243,7 +285,13 @@ def _check_names(config: EvalConfig) -> None:
     for variant in config.variants:
         if variant not in known:
             raise TaskError(f"unknown variant {variant!r} (known: {', '.join(known)})")
-    registry("proposers").get(config.proposer)
+    for m in config.model_specs():
+        registry("proposers").get(m.proposer)
+    if config.max_cost is not None:
+        unpriced = [m.name or m.proposer for m in config.model_specs() if not m.priced]
+        if unpriced:
+            raise TaskError(f"--max-cost: no price for {', '.join(unpriced)}; give input_price and "
+                            "output_price in a --models file (or SERIALKIT_PRICES), or use --max-tokens")
 
 
 def _pin_tasks(tasks: Sequence[BankTask], root: Path) -> list[BankTask]:
@@ -261,21 +309,106 @@ def _pin_tasks(tasks: Sequence[BankTask], root: Path) -> list[BankTask]:
     return pinned
 
 
-def _manifest(config: EvalConfig, tasks: Sequence[BankTask]) -> dict[str, Any]:
+def _manifest(config: EvalConfig, tasks: Sequence[BankTask], planned: int) -> dict[str, Any]:
     return {
         "serialkit": __version__,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "config": {k: v for k, v in asdict(config).items() if k not in ("jobs",)},
+        "models": [asdict(m) for m in config.model_specs()],
+        "planned": planned,
         "tasks": [{"name": t.name, "family": t.family, "path": f"{TASKS_DIR}/{t.path.name}"} for t in tasks],
     }
 
 
+class Monitor:
+    """What an experiment is doing right now: runs done, requests in flight, tokens, cost, ETA.
+    Written to ``RUN_DIR/status.json`` (for ``eval status``) and shown by the CLI."""
+
+    def __init__(self, store: RunStore, planned: int, done: int, models: tuple[ModelSpec, ...],
+                 endpoints: dict[int, Any]) -> None:
+        self.store = store
+        self.planned = planned
+        self.done_before = done
+        self.models = models
+        self.endpoints = endpoints
+        self.finished = 0
+        self.errored = 0
+        self.running = 0
+        self.tokens = [0, 0]  # prompt, completion of runs recorded now (local proposers)
+        self.cost_local = 0.0
+        self.started = time.monotonic()
+        self.state = "running"
+        self.stopped: str | None = None
+        self._lock = threading.Lock()
+
+    def spent(self) -> tuple[int, int, float | None]:
+        """(prompt tokens, completion tokens, USD or None) spent by this invocation so far."""
+        prompt, completion = self.tokens
+        cost: float | None = self.cost_local
+        for index, endpoint in self.endpoints.items():
+            stats = endpoint.stats.to_dict()
+            prompt += stats["prompt_tokens"]
+            completion += stats["completion_tokens"]
+            c = self.models[index].cost(stats["prompt_tokens"], stats["completion_tokens"])
+            cost = None if c is None or cost is None else cost + c
+        return prompt, completion, cost
+
+    def add(self, record: dict[str, Any], remote: bool) -> None:
+        with self._lock:
+            if "error" in record:
+                self.errored += 1
+                return
+            self.finished += 1
+            if not remote:
+                usage = record.get("usage", {})
+                self.tokens[0] += int(usage.get("prompt_tokens", 0))
+                self.tokens[1] += int(usage.get("completion_tokens", 0))
+                if record.get("cost") is not None:
+                    self.cost_local += float(record["cost"])
+
+    def snapshot(self) -> dict[str, Any]:
+        """The status as JSON-ready data."""
+        prompt, completion, cost = self.spent()
+        elapsed = time.monotonic() - self.started
+        done = self.done_before + self.finished
+        left = max(0, self.planned - done)
+        eta = elapsed / self.finished * left if self.finished and self.state == "running" else None
+        requests = in_flight = peak = 0
+        for endpoint in self.endpoints.values():
+            stats = endpoint.stats.to_dict()
+            requests += stats["requests"]
+            in_flight += stats["in_flight"]
+            peak = max(peak, stats["peak_in_flight"])
+        return {
+            "state": self.state, "stopped": self.stopped, "pid": os.getpid(),
+            "updated": datetime.now(UTC).isoformat(timespec="seconds"),
+            "planned": self.planned, "done": done, "finished_now": self.finished, "errored": self.errored,
+            "runs_in_flight": self.running, "requests": requests, "requests_in_flight": in_flight,
+            "peak_requests_in_flight": peak, "prompt_tokens": prompt, "completion_tokens": completion,
+            "cost": None if cost is None else round(cost, 6), "elapsed": round(elapsed, 1),
+            "eta": None if eta is None else round(eta, 1),
+        }
+
+    def write(self) -> dict[str, Any]:
+        snap = self.snapshot()
+        try:
+            atomic_write(self.store.root / STATUS, json.dumps(snap, indent=2))
+        except OSError:
+            pass  # the status file is a convenience; the records are what count
+        return snap
+
+
 def run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], *, resume: bool = False,
-             progress: Callable[[int], None] | None = None) -> EvalSummary:
+             progress: Callable[[int], None] | None = None,
+             on_run: Callable[[dict[str, Any]], None] | None = None,
+             on_status: Callable[[dict[str, Any]], None] | None = None,
+             status_every: float = 1.0) -> EvalSummary:
     """Run every planned run not yet recorded in ``run_dir``; records are appended as runs finish.
 
     Without ``resume`` the directory must not hold records yet. Ctrl-C stops new runs, records the
     ones in flight and returns with ``interrupted=True``; a kill loses at most the runs in flight.
+    ``on_run`` gets each finished (or errored) run's record; ``on_status`` a status snapshot every
+    ``status_every`` seconds (also written to ``RUN_DIR/status.json``).
     """
     started = time.perf_counter()
     store = RunStore(run_dir)
@@ -283,21 +416,24 @@ def run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], *, resume: boo
     if existing and not resume:
         raise RunDirError(f"{store.root}: already holds {len(existing)} runs; pass --resume to continue it")
     _check_names(config)
+    models = config.model_specs()
     tasks = _pin_tasks(select_tasks(load_bank(config.bank), config.tasks), store.root)
     store.root.mkdir(parents=True, exist_ok=True)
     store.repair()
     store.clean_tmp()
-    if not (store.root / MANIFEST).exists():
-        atomic_write(store.root / MANIFEST, json.dumps(_manifest(config, tasks), indent=2))
     specs = plan_runs(tasks, config)
+    if not (store.root / MANIFEST).exists():
+        atomic_write(store.root / MANIFEST, json.dumps(_manifest(config, tasks, len(specs)), indent=2))
     done = {r["key"] for r in existing}
     todo = [s for s in specs if s.key not in done]
+    endpoints = _endpoints(config, models, {s.endpoint for s in todo})
+    monitor = Monitor(store, len(specs), len(specs) - len(todo), models, endpoints)
     errors: list[dict[str, Any]] = []
-    finished = 0
     stop: list[str] = []
+    budget: list[bool] = []
 
     def record(spec: RunSpec, tmp: Path, result: dict[str, Any]) -> None:
-        nonlocal finished
+        remote = spec.endpoint in endpoints
         if "error" in result:
             endpoint = result.get("endpoint")
             errors.append({"key": spec.key, "error": result["error"],
@@ -308,37 +444,130 @@ def run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], *, resume: boo
             if endpoint and endpoint.get("fatal") and not stop:
                 stop.append(result["error"])  # every further run would fail the same way
         else:
+            usage = result.get("usage", {})
+            result["cost"] = models[spec.endpoint].cost(usage.get("prompt_tokens", 0),
+                                                        usage.get("completion_tokens", 0))
             result["dir"] = store.commit_dir(spec.key, tmp)
             result["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
             store.append(result)
-            finished += 1
+        monitor.add(result, remote)
         if progress is not None:
             progress(1)
+        if on_run is not None:
+            on_run(result)
+
+    def may_start() -> bool:
+        if stop:
+            return False
+        prompt, completion, cost = monitor.spent()
+        reason = None
+        if config.max_tokens is not None and prompt + completion >= config.max_tokens:
+            reason = f"budget: {prompt + completion} tokens spent (--max-tokens {config.max_tokens})"
+        elif config.max_cost is not None and cost is not None and cost >= config.max_cost:
+            reason = f"budget: ${cost:.4f} spent (--max-cost {config.max_cost:g})"
+        if reason:
+            stop.append(reason)
+            budget.append(True)
+            return False
+        return True
 
     limiter = RateLimiter(config.rate_limit)
     interrupted = False
-    threads = config.executor == "thread" or (config.executor == "auto" and config.proposer == "openai")
-    if config.jobs == 1:
-        try:
-            for spec in todo:
-                if stop:
-                    break
-                limiter.wait()
-                tmp = store.tmp_dir(spec.key, uuid.uuid4().hex[:8])
-                record(spec, tmp, _attempt(spec, str(tmp)))
-        except KeyboardInterrupt:
-            interrupted = True
-    else:
-        interrupted = _run_pool(todo, config.jobs, threads, limiter, store, record, stop)
+    remote = bool(endpoints)
+    threads = config.executor == "thread" or (config.executor == "auto" and remote)
+    workers = config.jobs
+    if remote:
+        workers = max(workers, sum(e.concurrency for e in endpoints.values()))
+    ticker = _Ticker(monitor, on_status, status_every)
+    try:
+        if workers == 1:
+            try:
+                for spec in todo:
+                    if not may_start():
+                        break
+                    limiter.wait()
+                    tmp = store.tmp_dir(spec.key, uuid.uuid4().hex[:8])
+                    monitor.running = 1
+                    record(spec, tmp, _attempt(spec, str(tmp), _shared(spec, endpoints)))
+                    monitor.running = 0
+            except KeyboardInterrupt:
+                interrupted = True
+        else:
+            interrupted = _run_pool(todo, workers, threads, limiter, store, record, may_start, endpoints,
+                                    monitor)
+    finally:
+        for endpoint in endpoints.values():
+            endpoint.close()
+        monitor.state = "interrupted" if interrupted else ("stopped" if stop else "finished")
+        monitor.stopped = stop[0] if stop else None
+        ticker.stop()
     store.clean_tmp()
-    return EvalSummary(len(specs), len(specs) - len(todo), finished, tuple(errors), interrupted,
+    prompt, completion, cost = monitor.spent()
+    snap = monitor.snapshot()
+    return EvalSummary(len(specs), len(specs) - len(todo), monitor.finished, tuple(errors), interrupted,
                        round(time.perf_counter() - started, 3), str(store.root),
-                       stop[0] if stop else None)
+                       stop[0] if stop else None, bool(budget), snap["requests"],
+                       snap["peak_requests_in_flight"], prompt, completion,
+                       None if cost is None else round(cost, 6))
+
+
+class _Ticker:
+    """Writes the status file (and calls back) every ``every`` seconds until stopped."""
+
+    def __init__(self, monitor: Monitor, callback: Callable[[dict[str, Any]], None] | None,
+                 every: float) -> None:
+        self.monitor = monitor
+        self.callback = callback
+        self.every = every
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="serialkit-status", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            snap = self.monitor.write()
+            if self.callback is not None:
+                self.callback(snap)
+            if self._done.wait(self.every):
+                return
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join(timeout=5)
+        snap = self.monitor.write()
+        if self.callback is not None:
+            self.callback(snap)
+
+
+def _endpoints(config: EvalConfig, models: tuple[ModelSpec, ...], used: set[int]) -> dict[int, Any]:
+    """One shared endpoint per remote model that has runs to do."""
+    out: dict[int, Any] = {}
+    if not any(m.proposer in REMOTE for m in models):
+        return out
+    from serialkit.harness.proposers.limits import Limits
+    from serialkit.harness.proposers.openai import Endpoint
+
+    for index, m in enumerate(models):
+        if m.proposer not in REMOTE or index not in used:
+            continue
+        options = {**config.proposer_options, **m.options}
+        limits = Limits(m.rpm or config.rpm, m.tpm or config.tpm, config.window)
+        out[index] = Endpoint(
+            m.base_url or config.base_url or options.get("base_url"),
+            concurrency=m.concurrency or config.concurrency or config.jobs, limits=limits,
+            timeout=float(options.get("timeout", 60.0)), max_retries=int(options.get("max_retries", 2)),
+        )
+    return out
+
+
+def _shared(spec: RunSpec, endpoints: dict[int, Any]) -> dict[str, Any] | None:
+    endpoint = endpoints.get(spec.endpoint)
+    return None if endpoint is None else {"endpoint": endpoint}
 
 
 def _run_pool(todo: Sequence[RunSpec], jobs: int, threads: bool, limiter: RateLimiter,
               store: RunStore, record: Callable[[RunSpec, Path, dict[str, Any]], None],
-              stop: list[str]) -> bool:
+              may_start: Callable[[], bool], endpoints: dict[int, Any], monitor: Monitor) -> bool:
     """Keep ``jobs`` runs in flight; the parent alone writes records. True when interrupted."""
     pool: cf.Executor
     if threads:
@@ -350,14 +579,15 @@ def _run_pool(todo: Sequence[RunSpec], jobs: int, threads: bool, limiter: RateLi
     interrupted = False
 
     def submit() -> bool:
-        if stop:
+        if not may_start():
             return False
         spec = next(pending, None)
         if spec is None:
             return False
         limiter.wait()
         tmp = store.tmp_dir(spec.key, uuid.uuid4().hex[:8])
-        flight[pool.submit(_attempt, spec, str(tmp))] = (spec, tmp)
+        flight[pool.submit(_attempt, spec, str(tmp), _shared(spec, endpoints))] = (spec, tmp)
+        monitor.running = len(flight)
         return True
 
     try:
@@ -367,6 +597,7 @@ def _run_pool(todo: Sequence[RunSpec], jobs: int, threads: bool, limiter: RateLi
             ready, _ = cf.wait(flight, return_when=cf.FIRST_COMPLETED)
             for future in ready:
                 spec, tmp = flight.pop(future)
+                monitor.running = len(flight)
                 record(spec, tmp, _result(spec, future))
                 if not interrupted:
                     submit()
@@ -380,6 +611,7 @@ def _run_pool(todo: Sequence[RunSpec], jobs: int, threads: bool, limiter: RateLi
             pass
     finally:
         pool.shutdown(wait=not interrupted, cancel_futures=True)
+        monitor.running = 0
     return interrupted
 
 
@@ -396,3 +628,63 @@ def load_records(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     if not store.path.exists():
         raise RunDirError(f"{store.root}: no {store.path.name} here; is this a run directory?")
     return store.records()
+
+
+def experiment_status(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """``eval status``: done/total, errored, tokens, cost and ETA of a running or stopped experiment,
+    from its files (records, error log, manifest and the runner's ``status.json``)."""
+    store = RunStore(run_dir)
+    manifest = store.read_manifest()
+    if manifest is None and not store.path.exists():
+        raise RunDirError(f"{store.root}: no {MANIFEST} or {store.path.name} here; is this a run directory?")
+    records = store.records() if store.path.exists() else []
+    errored = store.errored()
+    models = {(m.get("proposer"), m.get("name")): ModelSpec(**m) for m in (manifest or {}).get("models", [])}
+    prompt = sum(int(r.get("usage", {}).get("prompt_tokens", 0)) for r in records)
+    completion = sum(int(r.get("usage", {}).get("completion_tokens", 0)) for r in records)
+    cost: float | None = 0.0
+    for r in records:
+        c = r.get("cost")
+        if c is None:
+            m = models.get((r.get("proposer"), r.get("model")))
+            usage = r.get("usage", {})
+            c = m.cost(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)) if m else None
+        cost = None if c is None or cost is None else cost + float(c)
+    live = store.read_status() or {}
+    state = live.get("state", "stopped" if records else "not started")
+    if state == "running" and not _alive(live.get("pid")):
+        state = "stopped (the runner is gone)"
+    planned = int((manifest or {}).get("planned") or live.get("planned") or len(records))
+    planned = max(planned, int(live.get("planned") or 0))
+    running = state == "running"
+    return {
+        "run_dir": str(store.root), "state": state, "stopped": live.get("stopped"),
+        "planned": planned, "done": len(records), "errored": len(errored),
+        "runs_in_flight": live.get("runs_in_flight", 0) if running else 0,
+        "requests_in_flight": live.get("requests_in_flight", 0) if running else 0,
+        "prompt_tokens": prompt, "completion_tokens": completion,
+        "cost": None if cost is None else round(cost, 6),
+        "eta": live.get("eta") if running else None, "updated": live.get("updated"),
+        "by_model": _by_model(records),
+    }
+
+
+def _by_model(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for r in records:
+        row = out.setdefault(f"{r.get('proposer')}:{r.get('model') or '-'}", {"done": 0, "released": 0})
+        row["done"] += 1
+        row["released"] += bool(r.get("released"))
+    return out
+
+
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

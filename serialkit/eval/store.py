@@ -19,6 +19,7 @@ from serialkit.core.errors import SerialkitError
 RECORDS = "runs.jsonl"
 ERRORS = "errors.jsonl"
 MANIFEST = "manifest.json"
+STATUS = "status.json"
 RUNS_DIR = "runs"
 TMP_PREFIX = ".tmp-"
 
@@ -174,4 +175,13 @@ class RunStore:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise RunDirError(f"{path}: not valid JSON ({exc})") from exc
+        return data if isinstance(data, dict) else None
+
+    def read_status(self) -> dict[str, Any] | None:
+        """The runner's last ``status.json`` (None when absent or unreadable: it is rewritten often)."""
+        path = self.root / STATUS
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return None
         return data if isinstance(data, dict) else None

@@ -125,6 +125,13 @@ def summarize(records: Sequence[dict[str, Any]], reference: Sequence[Sequence[in
         }
         out["cost"][variant]["wall_seconds"] = _boot(
             rs, [float(r.get("wall_seconds", 0)) for r in rs], seed).to_dict()
+        priced = [r for r in rs if r.get("cost") is not None]
+        out["cost"][variant]["usd"] = _boot(priced, [float(r["cost"]) for r in priced], seed).to_dict()
+        authored = [r for r in rs if isinstance(r.get("authorship"), dict)
+                    and isinstance(r["authorship"].get("model_share"), int | float)]
+        if authored:
+            out.setdefault("authorship", {})[variant] = _boot(
+                authored, [float(r["authorship"]["model_share"]) for r in authored], seed).to_dict()
         if reference:
             lines = [r["metrics"]["pitch_line"] for r in withm if len(r["metrics"]["pitch_line"]) >= 2]
             out["corpus"][variant] = corpus_distance(lines, reference)
@@ -132,4 +139,17 @@ def summarize(records: Sequence[dict[str, Any]], reference: Sequence[Sequence[in
             fam = [r for r in rs if r["family"] == family]
             if fam:
                 out["by_family"].setdefault(family, {})[variant] = sum(bool(r.get("strict")) for r in fam) / len(fam)
+    out["models"] = side_by_side(records, variants)
     return out
+
+
+def side_by_side(records: Sequence[dict[str, Any]], conditions: Sequence[str]) -> dict[str, Any]:
+    """With several models: variant → model → its condition (``variant@model``), for the report's
+    side-by-side tables (empty with one model)."""
+    if not any("@" in c for c in conditions):
+        return {}
+    table: dict[str, dict[str, str]] = {}
+    for condition in conditions:
+        variant, _, model = condition.partition("@")
+        table.setdefault(variant, {})[model] = condition
+    return table

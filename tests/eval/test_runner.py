@@ -248,7 +248,10 @@ def test_a_corrupt_middle_record_names_file_and_line(tmp_path: Path) -> None:
 def test_task_selection_by_name_or_family(tmp_path: Path) -> None:
     proc = run_cli("eval", "run", "builtin", "--tasks", "mono-line,canon-0[12]", "--variants", "raw",
                    "--runs", "1", "-o", str(tmp_path / "run"), "--json")
-    assert json.loads(proc.stdout)["planned"] == 7
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [line["event"] for line in lines] == ["run"] * 7 + ["summary"]  # one line per finished run
+    assert lines[-1]["planned"] == 7 and lines[-1]["finished"] == 7
+    assert {line["task"] for line in lines[:-1]} == {f"mono-line-0{i}" for i in range(1, 6)} | {"canon-01", "canon-02"}
     names = {r["task"] for r in RunStore(tmp_path / "run").records()}
     assert names == {f"mono-line-0{i}" for i in range(1, 6)} | {"canon-01", "canon-02"}
     assert sorted(p.stem for p in (tmp_path / "run" / "tasks").iterdir()) == sorted(names)

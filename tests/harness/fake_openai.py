@@ -25,6 +25,11 @@ from serialkit.harness.proposers.stochastic import StochasticProposer
 from serialkit.harness.tasks import Task
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # the listen backlog: many clients connect at once
+
+
 def _fingerprint(payload: dict[str, Any]) -> str:
     keys = ("row", "section", "span", "meter", "convention", "voices")
     return json.dumps([payload.get(k) for k in keys], sort_keys=True)
@@ -89,9 +94,7 @@ class FakeOpenAI:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.request_queue_size = 64
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property

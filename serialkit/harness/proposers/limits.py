@@ -1,11 +1,11 @@
 """Limits per endpoint: requests and tokens per window, pauses the server asks for.
 
-Every HTTP try (the SDK's own retries included) takes a reservation before it is sent. The
-reservations of one endpoint are kept in time order; a request waits until fewer than ``rpm``
-reservations lie within the last ``window`` seconds and the tokens reserved there leave room for
-its own (its prompt estimate plus the expected completion, settled to the real count once the
-reply is in). Each token comes back exactly one window after it was taken, so no window of that
-length — wherever it starts — holds more than the limit. A 429's ``Retry-After`` and
+Every HTTP try (the SDK's own retries included) takes a token before it is sent and holds it until
+one window after its answer came back (or its failure was seen). A request waits while ``rpm``
+tokens are held, or while the tokens held plus its own (its prompt estimate and the expected
+completion, settled to the real count once the reply is in) would pass ``tpm``. Since a token is
+held until a window after the server answered, no window of that length — wherever it starts, on
+the server's clock too — sees more requests than the limit. A 429's ``Retry-After`` and
 ``x-ratelimit-remaining-* = 0`` with ``x-ratelimit-reset-*`` pause the whole endpoint.
 """
 
@@ -14,14 +14,15 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
 from serialkit.core.errors import ProposerError
 
-#: guard against clock granularity between client and server: a token returns slightly late
+#: guard against clock granularity: a token comes back slightly late
 MARGIN = 0.01
+#: how often a waiting request looks again while every held token is still in flight
+POLL = 0.02
 
 
 @dataclass(frozen=True)
@@ -47,58 +48,81 @@ class Limits:
 
 
 class Reservation:
-    """One HTTP try's place in the window and the tokens it holds."""
+    """One HTTP try's token: when it was taken, when its answer came (None: in flight), its tokens."""
 
-    __slots__ = ("at", "tokens")
+    __slots__ = ("at", "done", "tokens")
 
     def __init__(self, at: float, tokens: int) -> None:
         self.at = at
+        self.done: float | None = None
         self.tokens = tokens
 
 
 class RateLimiter:
-    """Thread-safe; :meth:`reserve` returns how long to wait (sleep it, or ``await`` it)."""
+    """Thread-safe; :meth:`try_acquire` gives a token or the time to wait before asking again
+    (:meth:`acquire` sleeps, :meth:`acquire_async` awaits)."""
 
     def __init__(self, limits: Limits, clock: Any = time.monotonic) -> None:
         self.limits = limits
         self.clock = clock
-        self._log: deque[Reservation] = deque()
+        self._held: list[Reservation] = []
         self._lock = threading.Lock()
         self.paused_until = 0.0
         self.pauses = 0
+        self.waits = 0
 
-    def _forget(self, now: float) -> None:
-        horizon = now - self.limits.window - MARGIN
-        while self._log and self._log[0].at <= horizon:
-            self._log.popleft()
-
-    def reserve(self, tokens: int = 0) -> tuple[float, Reservation]:
-        """(seconds to wait, reservation) for one request expected to use ``tokens``."""
+    def try_acquire(self, tokens: int = 0) -> tuple[Reservation | None, float]:
+        """(token, 0) when the request may go now, else (None, seconds to wait before asking again)."""
         lim = self.limits
+        span = lim.window + MARGIN
         with self._lock:
             now = self.clock()
-            self._forget(now)
-            at = max(now, self.paused_until, self._log[-1].at if self._log else now)
-            span = lim.window + MARGIN
-            if lim.rpm is not None and len(self._log) >= lim.rpm:
-                at = max(at, self._log[-lim.rpm].at + span)
+            self._held = [r for r in self._held if r.done is None or r.done + span > now]
+            if now < self.paused_until:
+                return None, self.paused_until - now
+            releases = sorted(r.done + span for r in self._held if r.done is not None)
+            wait = 0.0
+            if lim.rpm is not None and len(self._held) >= lim.rpm:
+                # the earliest release that brings the count under the limit (or look again soon)
+                excess = len(self._held) - lim.rpm
+                wait = releases[excess] - now if excess < len(releases) else POLL
             if lim.tpm is not None:
+                held = sum(r.tokens for r in self._held)
                 need = min(tokens, lim.tpm)
-                held = sum(r.tokens for r in self._log if r.at > at - span)
-                for r in self._log:  # oldest first: wait until enough of them have left the window
-                    if held + need <= lim.tpm:
-                        break
-                    if r.at > at - span:
-                        held -= r.tokens
-                        at = max(at, r.at + span)
-            res = Reservation(at, tokens)
-            self._log.append(res)
-            return max(0.0, at - now), res
+                if held + need > lim.tpm:
+                    wait = max(wait, (releases[0] - now) if releases else POLL)
+            if wait > 0:
+                self.waits += 1
+                return None, max(wait, 0.001)
+            res = Reservation(now, tokens)
+            self._held.append(res)
+            return res, 0.0
 
-    def settle(self, res: Reservation, tokens: int) -> None:
-        """The real token count of a finished request."""
+    def acquire(self, tokens: int = 0) -> Reservation:
+        """A token, sleeping until one is free."""
+        while True:
+            res, wait = self.try_acquire(tokens)
+            if res is not None:
+                return res
+            time.sleep(min(wait, 1.0))
+
+    async def acquire_async(self, tokens: int = 0) -> Reservation:
+        """A token, awaiting until one is free."""
+        import asyncio
+
+        while True:
+            res, wait = self.try_acquire(tokens)
+            if res is not None:
+                return res
+            await asyncio.sleep(min(wait, 1.0))
+
+    def finish(self, res: Reservation, tokens: int | None = None) -> None:
+        """The try was answered (or failed) now: its token comes back one window later."""
         with self._lock:
-            res.tokens = tokens
+            if res.done is None:
+                res.done = self.clock()
+            if tokens is not None:
+                res.tokens = tokens
 
     def pause(self, seconds: float) -> None:
         """No request starts for ``seconds`` (the server asked)."""

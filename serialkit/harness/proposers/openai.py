@@ -97,35 +97,32 @@ class _CallState:
 _CALL: contextvars.ContextVar[_CallState | None] = contextvars.ContextVar("serialkit_openai_call", default=None)
 
 
-def _before(request: Any) -> float:
-    """Count the try, take its reservation; the seconds to wait before sending it."""
-    state = _CALL.get()
-    if state is None:
-        return 0.0
+def _count(state: _CallState) -> None:
     state.tries += 1
     if state.endpoint is not None:
         state.endpoint.stats.sent()
-    if state.limiter is None:
-        return 0.0
-    wait, res = state.limiter.reserve(state.tokens)
-    state.reservations.append(res)
-    return wait
 
 
 def _after(response: Any) -> None:
+    """The answer to the latest try: count it, give its token back, pause if the server asks."""
     state = _CALL.get()
     if state is None:
         return
     if state.endpoint is not None:
         state.endpoint.stats.answered(response.status_code)
     if state.limiter is not None:
+        if state.reservations:
+            state.limiter.finish(state.reservations[-1])
         state.limiter.observe(response.status_code, response.headers)
 
 
 def _sync_request_hook(request: Any) -> None:
-    wait = _before(request)
-    if wait > 0:
-        time.sleep(wait)
+    state = _CALL.get()
+    if state is None:
+        return
+    if state.limiter is not None:
+        state.reservations.append(state.limiter.acquire(state.tokens))
+    _count(state)
 
 
 def _sync_response_hook(response: Any) -> None:
@@ -133,13 +130,23 @@ def _sync_response_hook(response: Any) -> None:
 
 
 async def _async_request_hook(request: Any) -> None:
-    wait = _before(request)
-    if wait > 0:
-        await asyncio.sleep(wait)
+    state = _CALL.get()
+    if state is None:
+        return
+    if state.limiter is not None:
+        state.reservations.append(await state.limiter.acquire_async(state.tokens))
+    _count(state)
 
 
 async def _async_response_hook(response: Any) -> None:
     _after(response)
+
+
+def _release(state: _CallState) -> None:
+    """Tries that never got an answer (timeouts, broken connections) give their tokens back now."""
+    if state.limiter is not None:
+        for res in state.reservations:
+            state.limiter.finish(res)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -200,7 +207,8 @@ class Endpoint:
         self.base_url = _url(base_url)
         self.concurrency = concurrency
         self.limits = limits or Limits()
-        self.limiter = RateLimiter(self.limits) if self.limits.active else None
+        # always: without limits it still pauses the endpoint when the server asks (429, x-ratelimit-*)
+        self.limiter = RateLimiter(self.limits)
         self.timeout = timeout
         self.max_retries = max_retries
         self.stats = EndpointStats()
@@ -359,6 +367,7 @@ class OpenAIProposer:
                 raise self._error(exc, usage.tries) from None
             finally:
                 _CALL.reset(token)
+                _release(state)
             usage.tries += state.tries
             return self._reply(response, request, usage, started, state)
 
@@ -384,6 +393,7 @@ class OpenAIProposer:
                     raise self._error(exc, usage.tries) from None
                 finally:
                     _CALL.reset(token)
+                    _release(state)
                 usage.tries += state.tries
                 reply = self._reply(response, request, usage, started, state)
                 prompt, completion = usage.prompt_tokens, usage.completion_tokens
@@ -444,7 +454,7 @@ class OpenAIProposer:
         usage.prompt_tokens = int(getattr(counts, "prompt_tokens", 0) or estimate_tokens(prompt))
         usage.completion_tokens = int(getattr(counts, "completion_tokens", 0) or estimate_tokens(text or ""))
         if self._limiter is not None and state.reservations:
-            self._limiter.settle(state.reservations[-1], usage.prompt_tokens + usage.completion_tokens)
+            self._limiter.finish(state.reservations[-1], usage.prompt_tokens + usage.completion_tokens)
         if not isinstance(text, str):
             usage.status = "error"
             return Reply(None, usage, "the response has no message content")
