@@ -62,13 +62,22 @@ def musicxml_color(value: str) -> str:
 
 
 def insert_in_order(note: etree._Element, child: etree._Element) -> etree._Element:
-    """Insert ``child`` into ``note`` at its schema position (after all earlier siblings)."""
+    """Insert ``child`` into ``note`` at its schema position: before the first child that comes
+    later in the schema. The children are searched from the end (what is added — notations, a
+    notehead — belongs near it), back to the last one that does not come later."""
     rank = NOTE_ORDER[child.tag]
-    for i, existing in enumerate(note):
-        if isinstance(existing.tag, str) and NOTE_ORDER.get(existing.tag, -1) > rank:
-            note.insert(i, child)
-            return child
-    note.append(child)
+    later = None  # the earliest child seen so far that comes after ``child`` in the schema
+    for existing in note.iterchildren(reversed=True):
+        tag = existing.tag
+        if not isinstance(tag, str):
+            continue
+        if NOTE_ORDER.get(tag, -1) <= rank:
+            break
+        later = existing
+    if later is None:
+        note.append(child)
+    else:
+        later.addprevious(child)
     return child
 
 

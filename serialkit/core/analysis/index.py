@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
+from math import lcm
 
 from serialkit.core.piece import Event
 
@@ -27,7 +28,11 @@ class EventIndex:
         rank = {v: i for i, v in enumerate(voice_order)}
         for e in events:
             rank.setdefault(e.voice, len(rank))
-        ordered = sorted(events, key=lambda e: (e.onset, rank[e.voice], e.midi, e.id))
+        scale = lcm(*{e.onset.denominator for e in events}, *{e.duration.denominator for e in events})
+        tick = [e.onset.numerator * (scale // e.onset.denominator) for e in events]
+        order = sorted(range(len(events)), key=lambda i: (tick[i], rank[events[i].voice], events[i].midi, events[i].id))
+        ordered = [events[i] for i in order]
+        starts = [tick[i] for i in order]
         self.events: tuple[Event, ...] = tuple(ordered)
         self.n = len(ordered)
         self.voice_names: tuple[str, ...] = tuple(sorted(rank, key=rank.__getitem__))
@@ -35,12 +40,24 @@ class EventIndex:
         self.voice: list[int] = [rank[e.voice] for e in ordered]
         self.sl: list[int] = []
         self.slice_onsets: list[Fraction] = []
-        previous: Fraction | None = None
-        for e in ordered:
-            if e.onset != previous:
+        slice_ticks: list[int] = []
+        for e, t in zip(ordered, starts, strict=True):
+            if not slice_ticks or t != slice_ticks[-1]:
+                slice_ticks.append(t)
                 self.slice_onsets.append(e.onset)
-                previous = e.onset
-            self.sl.append(len(self.slice_onsets) - 1)
+            self.sl.append(len(slice_ticks) - 1)
+        self._voices()
+        self._chords()
+        self._repeat_windows(ordered, starts, slice_ticks, scale)
+        # learnt by a first reading: the extra cost of passing a row from voice u to voice v
+        self.strange: list[list[float]] | None = None
+        self.by_pc: list[list[int]] = [[] for _ in range(12)]
+        for i in range(self.n):
+            self.by_pc[self.pc[i]].append(i)
+        self.by_pc_sl: list[list[int]] = [[self.sl[i] for i in lst] for lst in self.by_pc]
+
+    def _voices(self) -> None:
+        """Each event's rank among its voice's onsets, and each voice's slices."""
         self.vrank: list[int] = [0] * self.n
         counters: dict[int, tuple[int, int]] = {}
         self.voice_sl: dict[int, list[int]] = {}
@@ -52,29 +69,29 @@ class EventIndex:
                 self.voice_sl.setdefault(v, []).append(self.sl[i])
             counters[v] = (self.sl[i], count)
             self.vrank[i] = count
-        # per (slice, voice) key ``slice * vkey + voice``: how many notes, and their pitch classes
-        self.vkey = len(rank) + 1
+
+    def _chords(self) -> None:
+        """Per (slice, voice) key ``slice * vkey + voice``: how many notes, and their pitch classes."""
+        self.vkey = len(self.voice_names) + 1
         self.sv_count: dict[int, int] = {}
         self.sv_mask: dict[int, int] = {}
         for i in range(self.n):
             key = self.sl[i] * self.vkey + self.voice[i]
             self.sv_count[key] = self.sv_count.get(key, 0) + 1
             self.sv_mask[key] = self.sv_mask.get(key, 0) | (1 << self.pc[i])
-        # a repeat must follow soon: the voice's next onset comes within the longer of the note's
-        # duration and one quarter note after it ends, and at most four quarter notes after
+
+    def _repeat_windows(self, ordered: Sequence[Event], starts: list[int], slice_ticks: list[int],
+                        scale: int) -> None:
+        """A repeat must follow soon: the voice's next onset comes within the longer of the note's
+        duration and one quarter note after it ends, and at most four quarter notes after."""
         self.repeat_ok: list[bool] = [False] * self.n
         for i in range(self.n):
             slices = self.voice_sl[self.voice[i]]
             if self.vrank[i] + 1 < len(slices):
-                e = ordered[i]
-                gap = self.slice_onsets[slices[self.vrank[i] + 1]] - (e.onset + e.duration)
-                self.repeat_ok[i] = gap <= min(max(e.duration, Fraction(1)), Fraction(4))
-        # learnt by a first reading: the extra cost of passing a row from voice u to voice v
-        self.strange: list[list[float]] | None = None
-        self.by_pc: list[list[int]] = [[] for _ in range(12)]
-        for i in range(self.n):
-            self.by_pc[self.pc[i]].append(i)
-        self.by_pc_sl: list[list[int]] = [[self.sl[i] for i in lst] for lst in self.by_pc]
+                d = ordered[i].duration
+                length = d.numerator * (scale // d.denominator)
+                gap = slice_ticks[slices[self.vrank[i] + 1]] - (starts[i] + length)
+                self.repeat_ok[i] = gap <= min(max(length, scale), 4 * scale)
 
     def ids(self, indices: Sequence[int]) -> tuple[str, ...]:
         """The event ids of some indices."""

@@ -68,33 +68,49 @@ def split_shared_chords(a: Assignment) -> Assignment:
     return a
 
 
-def _disorder(ix: EventIndex, f: Found, g: Found) -> tuple[int, int, int]:
-    """(notes out of order inside ``f`` and ``g``, voices they use plus changes of voice between
-    successive positions, notes of ``f`` sounding after notes of ``g``)."""
-    sl, voice = ix.sl, ix.voice
-    inside = changes = 0
+def _voicing(ix: EventIndex, f: Found, g: Found) -> int:
+    """Voices ``f`` and ``g`` use, plus changes of voice between their successive positions."""
+    voice = ix.voice
+    count = 0
     for h in (f, g):
-        held = [e for _, e in sorted(h.slots.items())]
-        for i, e in enumerate(held):
-            x = sl[e]
-            inside += sum(1 for o in held[i + 1 :] if sl[o] < x)
-        changes += sum(1 for u, w in zip(held, held[1:], strict=False) if voice[u] != voice[w])
-        changes += len({voice[e] for e in held})
+        held = [voice[e] for _, e in sorted(h.slots.items())]
+        count += len(set(held)) + sum(1 for u, w in zip(held, held[1:], strict=False) if u != w)
+    return count
+
+
+def _disorder(ix: EventIndex, f: Found, g: Found) -> tuple[int, int]:
+    """(notes out of order inside ``f`` and ``g``, notes of ``f`` sounding after notes of ``g``)."""
+    sl = ix.sl
+    inside = 0
+    for h in (f, g):
+        held = [sl[e] for _, e in sorted(h.slots.items())]
+        for i, x in enumerate(held):
+            inside += sum(1 for o in held[i + 1 :] if o < x)
     later = [sl[e] for e in g.slots.values()]
     crossing = sum(1 for e in f.slots.values() for y in later if sl[e] > y)
-    return inside, changes, crossing
+    return inside, crossing
 
 
 def _crossed(a: Assignment, f: Found, g: Found) -> list[tuple[int, int]]:
     """Positions (in ``f``, in ``g``) holding one pitch class where ``f``'s note sounds later."""
-    ix = a.ix
-    where = {ix.pc[e]: q for q, e in g.slots.items()}
+    ix, owners = a.ix, a.owners
+    sl, pc = ix.sl, ix.pc
+    where = {pc[e]: q for q, e in g.slots.items()}
     out = []
     for p, x in f.slots.items():
-        q = where.get(ix.pc[x])
-        if q is not None and ix.sl[x] > ix.sl[g.slots[q]]:
-            if len(a.owners.get(x, ())) == 1 and len(a.owners.get(g.slots[q], ())) == 1:
+        q = where.get(pc[x])
+        if q is not None:
+            y = g.slots[q]
+            if sl[x] > sl[y] and len(owners.get(x, ())) == 1 and len(owners.get(y, ())) == 1:
                 out.append((p, q))
+    return out
+
+
+def _slices_by_pc(ix: EventIndex, f: Found) -> list[int]:
+    """Per pitch class, the slice of ``f``'s note (-1 where it has none)."""
+    out = [-1] * 12
+    for e in f.slots.values():
+        out[ix.pc[e]] = ix.sl[e]
     return out
 
 
@@ -108,10 +124,16 @@ def _untangle(a: Assignment, s: int, t: int) -> None:
     pairs = _crossed(a, f, g)
     if not pairs:
         return
+    voices = _voicing(a.ix, f, g)
+    _swap(f, g, pairs)
+    if _voicing(a.ix, f, g) > voices:
+        _swap(f, g, pairs)  # more voices or more changes of voice: back
+        return
+    _swap(f, g, pairs)
     before = _disorder(a.ix, f, g)
     _swap(f, g, pairs)
     after = _disorder(a.ix, f, g)
-    if after[0] > before[0] or after[1] > before[1] or after[2] >= before[2]:
+    if after[0] > before[0] or after[1] >= before[1]:
         _swap(f, g, pairs)  # no better: back
         return
     for p, q in pairs:
@@ -123,13 +145,19 @@ def put_statements_in_time_order(a: Assignment) -> Assignment:
     begins first holding the later notes (an invariant segment struck twice, read crossed) —
     swap those notes when that leaves no note more out of order inside either statement, no more
     changes of voice, and fewer notes of the earlier statement sounding after notes of the later."""
-    sl = a.ix.sl
+    ix = a.ix
+    sl = ix.sl
     live = [(min(sl[e] for e in f.slots.values()), max(sl[e] for e in f.slots.values()), s)
             for s, f in enumerate(a.found) if f.slots]
     live.sort()
+    at = {s: _slices_by_pc(ix, a.found[s]) for _, _, s in live}
     for i, (_, end, s) in enumerate(live):
+        mine = at[s]
         for begin, _, t in live[i + 1 :]:
             if begin > end:
                 break
-            _untangle(a, s, t)
+            theirs = at[t]
+            if any(x > y >= 0 for x, y in zip(mine, theirs, strict=True)):
+                _untangle(a, s, t)
+                mine, at[t] = _slices_by_pc(ix, a.found[s]), _slices_by_pc(ix, a.found[t])
     return a

@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
-from serialkit.core.analysis.chains import ELIDE, FREE, HORIZON, VOICE_MODE, build_chain
+from serialkit.core.analysis.chains import ELIDE, FREE, HORIZON, VOICE_MODE, Chain, build_chain
+from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.selection import MIN_FRAGMENT, MIN_STATEMENT, accept, may_start, select
 from serialkit.core.analysis.state import Assignment
 
 PLAIN = 0.3  # the dearest link an obvious statement may have (next note of the same voice)
+
+
+def _whole(ix: EventIndex, chain: Chain) -> Chain | None:
+    """The chain's first twelve links if they are positions 0–11 in order, each the next onset of
+    the same voice leaving at most one chord note behind (what follows — a note the next statement
+    may begin on — is left to later steps); None otherwise."""
+    evs = chain.evs[:12]
+    if len(evs) < 12 or chain.poss[:12] != list(range(12)) or any(chain.kinds[:12]):
+        return None
+    voice, vrank = ix.voice, ix.vrank
+    for k in range(1, 12):
+        a, b = evs[k - 1], evs[k]
+        if voice[a] != voice[b] or vrank[b] - vrank[a] > 1 or chain.costs[k] > PLAIN:
+            return None
+    if len(chain.evs) == 12:
+        return chain
+    whole = Chain(chain.form, chain.mode, chain.start, 0, evs, chain.poss[:12], chain.kinds[:12],
+                  chain.costs[:12], sum(1.0 - c for c in chain.costs[:12]), 12, 0)
+    return whole
 
 
 def take_obvious_statements(a: Assignment) -> Assignment:
@@ -26,8 +46,9 @@ def take_obvious_statements(a: Assignment) -> Assignment:
             if not near >> a.forms[form][1] & 1:
                 continue  # the voice does not go on to the form's second note
             chain = build_chain(ix, form, a.forms[form], i, 0, VOICE_MODE, claims)
-            if chain is not None and chain.distinct == 12 and len(chain.evs) == 12 and max(chain.costs) <= PLAIN:
-                found.append(chain)
+            whole = None if chain is None or chain.distinct != 12 else _whole(ix, chain)
+            if whole is not None:
+                found.append(whole)
         if len(found) == 1:
             accept(a, found[0])
     return a
