@@ -116,6 +116,7 @@ def _music21_export(path: Path, fmt: str) -> bytes:
         raise
     except Exception as exc:  # music21 raises many kinds of errors on malformed input
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first if len(first) <= 160 else first[:157] + "..."
         raise ScoreReadError(f"{path}: music21 could not read it as {name}: {first}") from None
     return bytes(out)
 
