@@ -8,7 +8,7 @@ from fractions import Fraction
 from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
-from serialkit.io._build import ScoreParts
+from serialkit.io._build import RawNote, ScoreParts
 
 MEI_NS = "http://www.music-encoding.org/ns/mei"
 XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
@@ -60,6 +60,7 @@ class State:
     alter_of: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     tie_targets: dict[str, str] = field(default_factory=dict)
     current: etree._Element | None = None
+    elements: list[tuple[etree._Element, RawNote]] = field(default_factory=list)
 
 
 def _key_sig(value: str | None) -> dict[str, int]:

@@ -8,7 +8,7 @@ from serialkit.plugins.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_readers(register: Register) -> None:
-    """MusicXML (.musicxml, .xml, .mxl), MEI and JSON pieces."""
+    """MusicXML (.musicxml, .xml, .mxl), MEI, MIDI, MuseScore, **kern, ABC and JSON pieces."""
     from serialkit.io.mei_read import read_mei
     from serialkit.io.musicxml_read import read_musicxml
 
@@ -23,6 +23,23 @@ def register_readers(register: Register) -> None:
     from serialkit.io.midi_read import is_midi, read_midi
 
     register("midi", read_midi, extensions=(".mid", ".midi"), sniff=is_midi, description="Standard MIDI File")
+    from serialkit.io.external import read_abc, read_kern, read_musescore
+
+    register(
+        "musescore",
+        read_musescore,
+        extensions=(".mscz", ".mscx"),
+        sniff=sniff.is_musescore,
+        description="MuseScore .mscz/.mscx, through MuseScore 3 (Debian package musescore3)",
+    )
+    register(
+        "kern", read_kern, extensions=(".krn", ".kern"), sniff=sniff.is_kern,
+        description="Humdrum **kern, through music21",
+    )
+    register(
+        "abc", read_abc, extensions=(".abc",), sniff=sniff.is_abc,
+        description="ABC notation (the first tune), through music21",
+    )
     register(
         "json",
         _read_json,

@@ -193,12 +193,17 @@ def write_annotated_musicxml(
 def _source_tree(source: Path) -> tuple[etree._ElementTree, str, str | None, Scan | None]:
     """The MusicXML tree to annotate; other formats (MEI, JSON) are first written as MusicXML."""
     from serialkit.io import score_format
+    from serialkit.io.external import VIA_MUSICXML, via_musicxml
+    from serialkit.io.safety import parse_xml
 
-    if score_format(source) == "musicxml":
+    fmt = score_format(source)
+    if fmt == "musicxml":
         return take_scan(source)
+    if fmt in VIA_MUSICXML:  # MuseScore, **kern, ABC: the MusicXML their reader read
+        where = f"{source} (as MusicXML)"
+        return parse_xml(via_musicxml(source, fmt), where), where, None, None
     from serialkit.io import read_score
     from serialkit.io.musicxml_write import musicxml_bytes
-    from serialkit.io.safety import parse_xml
 
     data = musicxml_bytes(read_score(source))
     return parse_xml(data, str(source)), str(source), None, None

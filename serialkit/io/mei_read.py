@@ -33,7 +33,7 @@ from serialkit.io._mei_defs import (
 )
 from serialkit.io.safety import parse_xml, read_bytes
 
-__all__ = ["MEI_NS", "XML_ID", "read_mei", "scan_mei"]
+__all__ = ["MEI_NS", "XML_ID", "read_mei", "scan_mei", "scan_mei_tree"]
 
 _ACCID = {
     "s": 1, "f": -1, "ss": 2, "x": 2, "ff": -2, "xs": 3, "sx": 3, "ts": 3, "tf": -3, "n": 0,
@@ -57,12 +57,18 @@ def read_mei(path: str | Path, limit: int | None = None) -> Piece:
 def scan_mei(path: Path, limit: int | None = None) -> ScoreParts:
     """Every notehead of an MEI file as the reader finds it, before ties are merged."""
     tree = parse_xml(read_bytes(path, limit), str(path))
+    return scan_mei_tree(tree, str(path)).parts
+
+
+def scan_mei_tree(tree: etree._ElementTree, where: str) -> State:
+    """Walk a parsed MEI tree: the reader's state, with every note element and its notehead."""
     root = tree.getroot()
     if local_name(root) not in ("mei", "music", "meiCorpus"):
         raise ScoreReadError(
-            f"{path}:{root.sourceline or 1}: root element <{local_name(root)}> is not MEI"
+            f"{where}:{root.sourceline or 1}: root element <{local_name(root)}> is not MEI"
         )
-    state = State(str(path))
+    path = where
+    state = State(where)
     state.existing = {v for el in root.iter() if (v := el.get(XML_ID))}
     state.ours = any(
         (el.text or "").strip() == "serialkit" and (parent := el.getparent()) is not None
@@ -76,7 +82,7 @@ def scan_mei(path: Path, limit: int | None = None) -> ScoreParts:
                 _walk(score, state)
             except DAMAGE as exc:
                 raise damaged(str(path), state.current, exc) from None
-    return state.parts
+    return state
 
 
 def _title(root: etree._Element) -> str | None:
@@ -331,21 +337,21 @@ def _note(
             j += 1
             nid = f"{base}-{j}"
     state.used.add(nid)
-    state.parts.notes.append(
-        RawNote(
-            id=nid,
-            part=lay.part,
-            staff=lay.staff,
-            voice=lay.voice,
-            measure=lay.number,
-            onset=lay.pos,
-            duration=dur,
-            midi=midi,
-            beat=lay.pos + 1,
-            line=line_of(note),
-            grace=grace,
-            tie_start=tie in ("i", "m"),
-            tie_stop=tie in ("m", "t"),
-            transposition=lay.info.trans_semi,
-        )
+    raw = RawNote(
+        id=nid,
+        part=lay.part,
+        staff=lay.staff,
+        voice=lay.voice,
+        measure=lay.number,
+        onset=lay.pos,
+        duration=dur,
+        midi=midi,
+        beat=lay.pos + 1,
+        line=line_of(note),
+        grace=grace,
+        tie_start=tie in ("i", "m"),
+        tie_stop=tie in ("m", "t"),
+        transposition=lay.info.trans_semi,
     )
+    state.parts.notes.append(raw)
+    state.elements.append((note, raw))

@@ -55,6 +55,14 @@ def _scan(path: Path, fmt: str) -> ScoreParts | None:
         from serialkit.io.mei_read import scan_mei
 
         return scan_mei(path)
+    from serialkit.io.external import VIA_MUSICXML, via_musicxml
+
+    if fmt in VIA_MUSICXML:
+        from serialkit.io.musicxml_read import scan_tree
+        from serialkit.io.safety import parse_xml
+
+        where = f"{path} (as MusicXML)"
+        return scan_tree(parse_xml(via_musicxml(path, fmt), where), where).parts
     return None
 
 
@@ -84,7 +92,9 @@ def read_noteheads(path: str | os.PathLike[str]) -> list[Notehead]:
     fmt = score_format(p)
     parts = _scan(p, fmt)
     if parts is None:
-        raise ScoreReadError(f"{p}: noteheads can be read from MusicXML, .mxl and MEI only, not {fmt}")
+        raise ScoreReadError(
+            f"{p}: noteheads can be read from MusicXML, .mxl, MEI, MuseScore, **kern and ABC, not {fmt}"
+        )
     return _from_parts(parts)
 
 

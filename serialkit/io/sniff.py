@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 
+from serialkit.core.errors import ScoreReadError
 from serialkit.io.safety import ascii_view, is_zip
 
 _ROOT = re.compile(rb"<(?!\?|!)([A-Za-z_][\w.\-]*:)?([A-Za-z_][\w.\-]*)")
+_BOM = b"\xef\xbb\xbf"
 
 
 def root_name(head: bytes) -> str | None:
@@ -17,9 +19,26 @@ def root_name(head: bytes) -> str | None:
     return match.group(2).decode("ascii", "replace") if match else None
 
 
+def is_mscz(head: bytes) -> bool:
+    """A compressed MuseScore file: a ZIP archive whose members include a ``.mscx`` score."""
+    return is_zip(head) and b".mscx" in head
+
+
+def is_mscx(head: bytes) -> bool:
+    """An uncompressed MuseScore file (root element ``<museScore>``)."""
+    return root_name(head) == "museScore"
+
+
+def is_musescore(head: bytes) -> bool:
+    """A MuseScore file, compressed (.mscz) or not (.mscx)."""
+    return is_mscz(head) or is_mscx(head)
+
+
 def is_musicxml(head: bytes) -> bool:
-    """MusicXML (partwise or timewise) or a ZIP archive (compressed MusicXML)."""
-    return is_zip(head) or root_name(head) in ("score-partwise", "score-timewise")
+    """MusicXML (partwise or timewise) or a ZIP archive (compressed MusicXML) that is not MuseScore's."""
+    if is_zip(head):
+        return not is_mscz(head)
+    return root_name(head) in ("score-partwise", "score-timewise")
 
 
 def is_mei(head: bytes) -> bool:
@@ -31,4 +50,50 @@ def is_mei(head: bytes) -> bool:
 
 def is_json(head: bytes) -> bool:
     """A JSON object."""
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
+    return head.lstrip(_BOM + b" \t\r\n")[:1] == b"{"
+
+
+def _text_lines(head: bytes) -> list[bytes]:
+    if b"\x00" in head[:4096]:
+        return []
+    return head.removeprefix(_BOM).splitlines()
+
+
+def is_kern(head: bytes) -> bool:
+    """A Humdrum file with at least one ``**kern`` spine (comments and reference records first)."""
+    for line in _text_lines(head):
+        if not line.strip() or line.startswith(b"!"):
+            continue
+        return line.startswith(b"**") and b"**kern" in line.split(b"\t")
+    return False
+
+
+_ABC_FIELD = re.compile(rb"^[A-Za-z]:")
+
+
+def is_abc(head: bytes) -> bool:
+    """An ABC tune: an ``X:`` reference line among header fields, and a ``K:`` key field."""
+    lines = [ln.strip() for ln in _text_lines(head)]
+    fields = [ln for ln in lines if _ABC_FIELD.match(ln)]
+    return any(ln.startswith(b"X:") for ln in fields) and any(ln.startswith(b"K:") for ln in fields)
+
+
+def sniff_format(data: bytes) -> str:
+    """The name of the reader for a score given as bytes (``musicxml``, ``mei``, ``musescore``,
+    ``midi``, ``json``, ``kern``, ``abc`` or a plugin reader's name), judged by content alone.
+
+    Raises ScoreReadError naming what the bytes look like when no reader claims them.
+    """
+    from serialkit.plugins import registry
+
+    head = data[: 1 << 16]
+    for entry in registry("readers"):
+        sniff = entry.meta.get("sniff")
+        if callable(sniff) and sniff(head):
+            return entry.name
+    root = root_name(head)
+    what = f"root element <{root}>" if root else "content"
+    raise ScoreReadError(
+        f"-:1: unknown score format ({what} is not MusicXML, MEI, MuseScore, MIDI, Humdrum **kern, "
+        "ABC or a JSON piece)"
+    )

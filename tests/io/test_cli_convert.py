@@ -63,8 +63,8 @@ def test_forced_formats(fixtures: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["convert", str(src), str(out), "--from", "mei", "--to", "musicxml"])
     assert result.exit_code == 0, result.stderr
     assert musicxml_errors(out) == []
-    bad = CliRunner().invoke(cli, ["convert", str(src), str(out), "--from", "abc"])
-    assert bad.exit_code == 2 and "unknown reader 'abc'" in bad.stderr
+    bad = CliRunner().invoke(cli, ["convert", str(src), str(out), "--from", "nosuchformat"])
+    assert bad.exit_code == 2 and "unknown reader 'nosuchformat'" in bad.stderr
 
 
 def test_readers_and_writers_are_registered_as_plugins() -> None:
