@@ -85,11 +85,13 @@ def tables(s: dict[str, Any]) -> list[tuple[str, Table]]:
             [[variant, *(cell for m in names for cell in _model_cells(s, row.get(m)))]
              for variant, row in models.items()],
         )))
-        if s.get("authorship"):
-            out.append(("Authorship by model: share of released notes the model wrote (95 % CI)", (
-                ["variant", *names],
-                [[variant, *(_est(s["authorship"].get(row.get(m, ""), {}), True) for m in names)]
-                 for variant, row in models.items()],
+        authorship = s.get("authorship") or {}
+        kinds = sorted({k for shares in authorship.values() for k in shares})
+        if kinds:
+            out.append(("Authorship by model: share of released notes by who wrote them (95 % CI)", (
+                ["variant", "model", *kinds],
+                [[variant, m, *(_est(authorship.get(row[m], {}).get(k, {}), True) for k in kinds)]
+                 for variant, row in models.items() for m in names if m in row],
             )))
     fams = sorted(s["by_family"])
     out.append(("Strict delivery by task family", (

@@ -127,11 +127,10 @@ def summarize(records: Sequence[dict[str, Any]], reference: Sequence[Sequence[in
             rs, [float(r.get("wall_seconds", 0)) for r in rs], seed).to_dict()
         priced = [r for r in rs if r.get("cost") is not None]
         out["cost"][variant]["usd"] = _boot(priced, [float(r["cost"]) for r in priced], seed).to_dict()
-        authored = [r for r in rs if isinstance(r.get("authorship"), dict)
-                    and isinstance(r["authorship"].get("model_share"), int | float)]
-        if authored:
-            out.setdefault("authorship", {})[variant] = _boot(
-                authored, [float(r["authorship"]["model_share"]) for r in authored], seed).to_dict()
+        shares = authorship_shares(rs)
+        if shares:
+            out.setdefault("authorship", {})[variant] = {
+                k: _boot([r for r, _ in pairs], [v for _, v in pairs], seed).to_dict() for k, pairs in shares.items()}
         if reference:
             lines = [r["metrics"]["pitch_line"] for r in withm if len(r["metrics"]["pitch_line"]) >= 2]
             out["corpus"][variant] = corpus_distance(lines, reference)
@@ -140,6 +139,22 @@ def summarize(records: Sequence[dict[str, Any]], reference: Sequence[Sequence[in
             if fam:
                 out["by_family"].setdefault(family, {})[variant] = sum(bool(r.get("strict")) for r in fam) / len(fam)
     out["models"] = side_by_side(records, variants)
+    return out
+
+
+def authorship_shares(records: Sequence[dict[str, Any]]) -> dict[str, list[tuple[dict[str, Any], float]]]:
+    """Per authorship share the runs carrying it (a record's ``authorship``: name → share of its
+    released notes, e.g. written unchanged by the model, retimed, patched, rewritten, reflowed)."""
+    out: dict[str, list[tuple[dict[str, Any], float]]] = {}
+    for r in records:
+        shares = r.get("authorship")
+        if isinstance(shares, dict) and isinstance(shares.get("shares"), dict):
+            shares = shares["shares"]
+        if not isinstance(shares, dict):
+            continue
+        for name, value in shares.items():
+            if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1:
+                out.setdefault(str(name), []).append((r, float(value)))
     return out
 
 

@@ -15,8 +15,10 @@ from click.testing import CliRunner
 
 from serialkit.cli import cli
 from serialkit.eval.bank import load_bank
+from serialkit.eval.report import tables
 from serialkit.eval.runner import EvalConfig, experiment_status, plan_runs, run_eval
 from serialkit.eval.store import RunStore
+from serialkit.eval.summary import summarize
 from serialkit.harness import load_task, run
 from tests.eval.helpers import small_bank
 from tests.harness.fake_openai import FakeOpenAI, max_in_window
@@ -63,7 +65,7 @@ def test_200_runs_keep_16_requests_in_flight_and_replay_byte_for_byte(tmp_path: 
     records = _unique_complete(run_dir, {s.key for s in plan_runs(load_bank(str(bank)), config)})
     assert sum(r["usage"]["calls"] for r in records) == len(server.received)
     # each run is deterministic given its transcript: replaying it rewrites every file byte for byte
-    for record in records[::5]:
+    for record in records:
         folder = run_dir / record["dir"]
         again = tmp_path / "replay" / folder.name
         task = load_task(str(run_dir / "tasks" / f"{record['task']}.json"))
@@ -177,6 +179,14 @@ rpm = 600
     assert b > 2 * a  # model-b costs three times as much per token
     text = (tmp_path / "r.md").read_text()
     assert "Models side by side" in text and "model-a strict" in text and "model-b USD/run" in text
+    # authorship shares, where run records carry them, side by side with their intervals
+    shares = {"model-a": {"unchanged": 0.9, "rewrite": 0.1}, "model-b": {"unchanged": 0.5, "rewrite": 0.5}}
+    authored = [{**r, "authorship": shares[r["model"]]} for r in records]
+    both = summarize(authored)
+    assert both["authorship"]["harness@model-a"]["unchanged"]["value"] == pytest.approx(0.9)
+    assert both["authorship"]["harness@model-b"]["rewrite"]["value"] == pytest.approx(0.5)
+    rows = dict(tables(both))["Authorship by model: share of released notes by who wrote them (95 % CI)"][1]
+    assert ["harness", "model-b", "50% [50, 50]", "50% [50, 50]"] in rows
 
 
 def test_status_of_a_running_experiment_from_its_files(tmp_path: Path) -> None:
