@@ -1,11 +1,11 @@
 """Harness against raw generation on the same tasks, seeds and independent checker.
 
-The stochastic proposer runs with the ``paper-raw`` error profile (about 13 % of raw candidates
-pass, as in the paper). The anchor is the raw baseline measured in the same run; the script prints
+The stochastic proposer runs with the ``paper-raw`` error profile (calibrated to about 13 % raw
+delivery under the earlier inferred-only gate; about 9 % under the one gate). The anchor is the raw baseline measured in the same run; the script prints
 strict and relaxed delivery, per-predicate pass rates, proposer calls and tokens per run and per
 released candidate, and checks the target: strict delivery >= 90 % with <= 64 calls per run.
 
-The target is checked on seeded generated tasks, where ``paper-raw`` gives about 13 % raw delivery;
+The target is checked on seeded generated tasks, where ``paper-raw`` gives about 9 % raw delivery;
 the eval engineer's 40-task bank is run too and its figures printed (raw passes more often there).
 
 Usage: python bench/bench_harness.py [--tasks N] [--seeds K] [--bank generated|builtin|both] [--all-variants]
@@ -22,7 +22,7 @@ from typing import Any
 from serialkit.harness import Task, load_task, run
 from serialkit.harness.bank import generate_tasks
 
-PREDICATES = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED")
+PREDICATES = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED", "SECTION", "EXTRA", "COMPLETE")
 TARGET_DELIVERY = 0.90
 TARGET_CALLS = 64
 

@@ -54,7 +54,7 @@ def register(cli: Any) -> None:
     help="Labelling convention (default: the piece's own, else relative).",
 )
 @click.option("--strict", "mode", flag_value="strict", default=True, help="Exit 1 unless every predicate passes (default).")
-@click.option("--relaxed", "mode", flag_value="relaxed", help="Exit 1 only for failures other than SCHED.")
+@click.option("--relaxed", "mode", flag_value="relaxed", help="Exit 1 only for failures other than SCHED (and, for a candidate, COMPLETE).")
 @click.option("--tolerance", default="0", show_default=True, metavar="N/D", callback=_exact, help="Overlap (quarter notes) allowed before same-pitch-class notes collide.")
 @click.option("--repeats", is_flag=True, help="Allow a note to be re-struck at once within a statement.")
 @click.option("--oscillation", type=click.IntRange(min=0), default=0, show_default=True, help="Extra notes allowed when alternating two adjacent order positions.")

@@ -81,7 +81,7 @@ def _summary(result: Any, out_dir: Path) -> None:
     click.echo(f"{state}: {result.task.name} ({result.variant}, {rec['proposer']}, seed {rec['seed']}) — "
                f"strict {'pass' if result.verdict.strict else 'FAIL'}, "
                f"relaxed {'pass' if result.verdict.relaxed else 'FAIL'}")
-    click.echo(f"notes {rec['notes']}/{rec['scheduled']} scheduled; repairs "
+    click.echo(f"notes {rec['notes']}, delivered {rec['delivered']} of {rec['scheduled']} scheduled; repairs "
                + (", ".join(f"{k} {v}" for k, v in rec["repairs"].items()) or "none")
                + f"; dropped {rec['drops']}")
     click.echo(f"proposer calls {rec['calls']}, tokens {rec['prompt_tokens']} in / "

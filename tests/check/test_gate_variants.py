@@ -193,3 +193,19 @@ def test_serialkit_check_on_a_candidate_gives_the_runs_verdict(variant: str, see
         assert (data["strict"], data["relaxed"]) == (result.verdict.strict, result.verdict.relaxed)
         assert data["gate"]["delivered"] == result.verdict.delivered
         assert data["labels"] == dict(result.verdict.labels)
+
+
+def test_generate_prints_delivered_of_scheduled_and_names_short_statements(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from serialkit.cli import cli
+
+    for variant in ("raw", "harness"):
+        done = CliRunner().invoke(cli, ["generate", "duo-berg", "-o", str(tmp_path / variant), "--variant", variant,
+                                        "--rate", "omission=0.2", "--seed", "2", "--no-review"])
+        run_report = json.loads((tmp_path / variant / "report.json").read_text("utf-8"))
+        verdict = run_report["verdict"]
+        assert f"delivered {verdict['delivered']} of 48 scheduled" in done.stdout
+        if variant == "raw":  # a fifth of the notes omitted: never complete, never strict
+            assert done.exit_code == 1 and not verdict["complete"] and verdict["short"]
+            assert "COMPLETE" in done.stdout
