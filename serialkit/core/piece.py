@@ -117,11 +117,12 @@ class Event:
             object.__setattr__(
                 self, "duration", as_fraction(self.duration, f"event {self.id}: duration")
             )
-        if self.onset < 0:
+        # the sign of a Fraction is its numerator's (comparing numerators is exact and cheap)
+        if self.onset.numerator < 0:
             raise PieceError(f"event {self.id}: onset {self.onset} is negative")
-        if self.duration < 0:
+        if self.duration.numerator < 0:
             raise PieceError(f"event {self.id}: duration {self.duration} is negative")
-        if self.duration == 0 and not self.grace:
+        if self.duration.numerator == 0 and not self.grace:
             raise PieceError(f"event {self.id}: duration is 0 but it is not a grace note")
         if isinstance(self.midi, bool) or not isinstance(self.midi, int) or not 0 <= self.midi <= 127:
             raise PieceError(f"event {self.id}: MIDI pitch {self.midi!r} is out of range 0..127")
