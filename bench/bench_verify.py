@@ -2,7 +2,9 @@
 
 Prints events/s for ``gate()`` (all seven predicates, strict and relaxed) and the ratio to a naive
 pairwise collision check (the anchor), run on a subset of the same piece in the same process.
-Target: >= 250,000 events/s. Usage: ``python bench/bench_verify.py [N_EVENTS] [--repeat K]``.
+The rate is judged per CPU-second of this process (the median of ``--repeat`` runs), so that other
+load on a shared machine counts little; the wall-clock rate is printed too. Target (issue 14):
+>= 500,000 events/s. Usage: ``python bench/bench_verify.py [N_EVENTS] [--repeat K]``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -32,7 +35,7 @@ from serialkit.core.predicates import (
 )
 from serialkit.core.rows import Row, RowForm
 
-TARGET = 250_000
+TARGET = 500_000
 VOICES = 8
 ROW = Row((9, 6, 7, 8, 4, 5, 11, 10, 2, 1, 0, 3))
 STEPS = [Fraction(1, 2), Fraction(1, 4), Fraction(1, 3), Fraction(1, 6), Fraction(1), Fraction(3, 2)]
@@ -106,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the figures; exit 1 when below the target."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("events", nargs="?", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs (best is reported)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs (the median is reported)")
     parser.add_argument("--anchor-size", type=int, default=3_000)
     args = parser.parse_args(argv)
 
@@ -116,18 +119,21 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(piece.sections)} sections in {time.perf_counter() - t0:.1f} s")
 
     rules = Rules()
-    best = best_cpu = float("inf")
+    walls: list[float] = []
+    cpus: list[float] = []
     verdict = None
     for _ in range(args.repeat):
         t, c = time.perf_counter(), time.process_time()
         verdict = gate(piece, rules)
-        best = min(best, time.perf_counter() - t)
-        best_cpu = min(best_cpu, time.process_time() - c)
+        walls.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
     assert verdict is not None
-    rate = len(piece.events) / best
-    print(f"gate (ROW ORDER COLL PC RANGE CROSS SCHED): {best:.2f} s wall, {best_cpu:.2f} s CPU, "
-          f"best of {args.repeat} -> {rate:,.0f} events/s ({len(piece.events) / best_cpu:,.0f} per "
-          f"CPU-second); load average {os.getloadavg()[0]:.1f}; counts {verdict.counts()}")
+    cpu = statistics.median(cpus)
+    rate = len(piece.events) / cpu
+    print(f"gate (ROW ORDER COLL PC RANGE CROSS SCHED): median of {args.repeat}: {cpu:.2f} s CPU -> "
+          f"{rate:,.0f} events per CPU-second ({statistics.median(walls):.2f} s wall, "
+          f"{len(piece.events) / statistics.median(walls):,.0f} events/s wall); load average "
+          f"{os.getloadavg()[0]:.1f}; counts {verdict.counts()}")
 
     parts = []
 
@@ -165,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{naive_s / max(sweep_s, 1e-9):,.0f}x faster)")
     print(f"ratio full gate / naive anchor (events/s): {rate / naive_rate:,.1f}x")
     ok = rate >= TARGET
-    print(f"target {TARGET:,} events/s: {'met' if ok else 'NOT met'}")
+    print(f"target {TARGET:,} events per CPU-second: {'met' if ok else 'NOT met'}")
     return 0 if ok else 1
 
 

@@ -18,6 +18,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from serialkit.core import rows
 from serialkit.core.errors import RowError
 from serialkit.core.rows import Convention, Row, RowForm, _check_convention
 
@@ -213,3 +214,10 @@ def identify(pcs: Sequence[int] | Row, convention: Convention = "relative") -> l
         if labels:
             matches.append(Match(entry, tuple(labels)))
     return matches
+
+
+def _named_row(name: str) -> Row:
+    return get(name).row
+
+
+rows.NAMED_ROWS.append(_named_row)  # ``Row.parse("webern-op21")`` looks names up here

@@ -1,245 +1,51 @@
-"""The piece model: events with exact Fraction time, voices, meter, sections, blueprint."""
+"""The piece model: events with exact Fraction time, voices, meter, sections, blueprint.
+
+The parts (``Event``, ``Voice``, ``Tag`` …) live in ``events.py`` and are importable from here too.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from serialkit.core.errors import PieceError
-from serialkit.core.rows import Convention, Row, RowForm, _check_convention, position_label
+from serialkit.core.events import (
+    Blueprint,
+    BlueprintEntry,
+    Event,
+    Measure,
+    Section,
+    Source,
+    Tag,
+    Time,
+    TimeSignature,
+    Voice,
+    _beat_text,
+    as_fraction,
+    fraction_str,
+)
+from serialkit.core.piece_json import piece_from_dict, piece_to_dict
+from serialkit.core.rows import Convention, Row, _check_convention
+from serialkit.core.timeline import Locator, derive_bars
 
-if TYPE_CHECKING:
-    from serialkit.core.timeline import Locator
-
-Time = Fraction
-
-
-def as_fraction(value: object, what: str = "time") -> Fraction:
-    """An exact Fraction from an int, a Fraction or a string like ``"3/2"`` (never a float)."""
-    if isinstance(value, bool):
-        raise PieceError(f"{what} must be a number, not {value!r}")
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, str):
-        try:
-            return Fraction(value.strip())
-        except (ValueError, ZeroDivisionError) as exc:
-            raise PieceError(f"{what} {value!r} is not an exact number like 3/2") from exc
-    if isinstance(value, float):
-        raise PieceError(f"{what} {value!r} is a float; write it as a fraction string like '3/2'")
-    raise PieceError(f"{what} must be a number or a fraction string, not {type(value).__name__}")
-
-
-def fraction_str(value: Fraction) -> str | int:
-    """JSON form of a Fraction: an int when whole, else ``"n/d"``."""
-    return int(value) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
-
-
-@dataclass(frozen=True, slots=True)
-class Tag:
-    """A note's row label: its form, its 0-based order position, and optionally its statement id."""
-
-    form: RowForm
-    position: int
-    statement: str | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.form, RowForm):
-            object.__setattr__(self, "form", RowForm.parse(self.form))
-        if not 0 <= self.position <= 11:
-            raise PieceError(f"order position must be in 0..11, not {self.position}")
-
-    @property
-    def label(self) -> str:
-        """``P0:3``."""
-        return position_label(self.form, self.position)
-
-
-@dataclass(frozen=True, slots=True)
-class Source:
-    """Where a note came from in its file: part, measure, staff, voice, beat, line."""
-
-    part: str | None = None
-    measure: str | None = None
-    staff: int | None = None
-    voice: str | None = None
-    beat: Fraction | None = None
-    line: int | None = None
-
-    def describe(self) -> str:
-        """Human form: ``part P1, bar 3, beat 2``."""
-        bits = []
-        if self.part is not None:
-            bits.append(f"part {self.part}")
-        if self.measure is not None:
-            bits.append(f"bar {self.measure}")
-        if self.staff is not None:
-            bits.append(f"staff {self.staff}")
-        if self.voice is not None:
-            bits.append(f"voice {self.voice}")
-        if self.beat is not None:
-            bits.append(f"beat {_beat_text(self.beat)}")
-        if self.line is not None:
-            bits.append(f"line {self.line}")
-        return ", ".join(bits)
-
-
-def _beat_text(beat: Fraction) -> str:
-    return str(beat.numerator) if beat.denominator == 1 else f"{beat.numerator}/{beat.denominator}"
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One notehead: id, voice, onset and duration in quarter notes, sounding MIDI pitch."""
-
-    id: str
-    voice: str
-    onset: Fraction
-    duration: Fraction
-    midi: int
-    section: str | None = None
-    tag: Tag | None = None
-    source: Source | None = None
-    grace: bool = False
-    tied_ids: tuple[str, ...] = ()
-    claimed_pc: int | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.id, str) or not self.id:
-            raise PieceError(f"event id must be a non-empty string, not {self.id!r}")
-        if not isinstance(self.onset, Fraction):
-            object.__setattr__(self, "onset", as_fraction(self.onset, f"event {self.id}: onset"))
-        if not isinstance(self.duration, Fraction):
-            object.__setattr__(
-                self, "duration", as_fraction(self.duration, f"event {self.id}: duration")
-            )
-        if self.onset < 0:
-            raise PieceError(f"event {self.id}: onset {self.onset} is negative")
-        if self.duration < 0:
-            raise PieceError(f"event {self.id}: duration {self.duration} is negative")
-        if self.duration == 0 and not self.grace:
-            raise PieceError(f"event {self.id}: duration is 0 but it is not a grace note")
-        if isinstance(self.midi, bool) or not isinstance(self.midi, int) or not 0 <= self.midi <= 127:
-            raise PieceError(f"event {self.id}: MIDI pitch {self.midi!r} is out of range 0..127")
-
-    @property
-    def pc(self) -> int:
-        """The sounding pitch class."""
-        return self.midi % 12
-
-    @property
-    def end(self) -> Fraction:
-        """Onset plus duration."""
-        return self.onset + self.duration
-
-    def copy(self, **changes: Any) -> Event:
-        """A changed copy."""
-        return replace(self, **changes)
-
-
-@dataclass(frozen=True, slots=True)
-class Voice:
-    """A voice (part/staff/voice key) with an optional register [low, high] in MIDI."""
-
-    id: str
-    name: str | None = None
-    low: int | None = None
-    high: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.low is not None and self.high is not None and self.low > self.high:
-            raise PieceError(f"voice {self.id}: range low {self.low} is above high {self.high}")
-
-
-@dataclass(frozen=True, slots=True)
-class TimeSignature:
-    """A meter that holds from bar index ``bar`` (0-based, counting a pickup bar) onward."""
-
-    numerator: int
-    denominator: int
-    bar: int = 0
-
-    def __post_init__(self) -> None:
-        if self.numerator <= 0 or self.denominator <= 0:
-            raise PieceError(f"time signature {self.numerator}/{self.denominator} is invalid")
-
-    @property
-    def bar_length(self) -> Fraction:
-        """Length of one bar in quarter notes."""
-        return Fraction(4 * self.numerator, self.denominator)
-
-
-@dataclass(frozen=True, slots=True)
-class Measure:
-    """A bar as it stands in the score: its number (as printed), onset and length."""
-
-    number: str
-    onset: Fraction
-    duration: Fraction
-
-
-@dataclass(frozen=True, slots=True)
-class Section:
-    """A named time span [start, end) of the piece."""
-
-    id: str
-    start: Fraction
-    end: Fraction
-
-    def __post_init__(self) -> None:
-        if self.end < self.start:
-            raise PieceError(f"section {self.id}: end {self.end} is before start {self.start}")
-
-
-@dataclass(frozen=True, slots=True)
-class BlueprintEntry:
-    """The forms scheduled, in order, for one voice in one section."""
-
-    section: str
-    voice: str
-    forms: tuple[RowForm, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Blueprint:
-    """The stored row-form schedule: for each section and voice, the forms in order."""
-
-    entries: tuple[BlueprintEntry, ...] = ()
-
-    def forms_for(self, section: str | None, voice: str) -> tuple[RowForm, ...]:
-        """The forms scheduled for a voice in a section (empty if none)."""
-        for entry in self.entries:
-            if entry.section == section and entry.voice == voice:
-                return entry.forms
-        return ()
-
-    def to_dict(self) -> list[dict[str, Any]]:
-        """JSON form."""
-        return [
-            {"section": e.section, "voice": e.voice, "forms": [f.label for f in e.forms]}
-            for e in self.entries
-        ]
-
-    @classmethod
-    def from_dict(cls, data: Sequence[Mapping[str, Any]]) -> Blueprint:
-        """From JSON form."""
-        entries = []
-        for i, item in enumerate(data):
-            try:
-                entries.append(
-                    BlueprintEntry(
-                        str(item["section"]),
-                        str(item["voice"]),
-                        tuple(RowForm.parse(f) for f in item["forms"]),
-                    )
-                )
-            except KeyError as exc:
-                raise PieceError(f"blueprint entry {i}: missing field {exc.args[0]!r}") from exc
-        return cls(tuple(entries))
+__all__ = [
+    "_beat_text",
+    "as_fraction",
+    "Blueprint",
+    "BlueprintEntry",
+    "Event",
+    "fraction_str",
+    "Measure",
+    "Piece",
+    "Section",
+    "Source",
+    "Tag",
+    "Time",
+    "TimeSignature",
+    "Voice",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,14 +121,10 @@ class Piece:
         """The bars: the explicit measures if given, else derived from meter and pickup."""
         if self.measures:
             return self.measures
-        from serialkit.core.timeline import derive_bars
-
         return derive_bars(self, self.end)
 
     def locator(self) -> Locator:
         """A bar/beat locator for this piece; build it once when asking about many events."""
-        from serialkit.core.timeline import Locator
-
         return Locator(self)
 
     def locate(self, onset: Fraction) -> tuple[str, Fraction]:
@@ -358,13 +160,9 @@ class Piece:
     # JSON -----------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (see ``schemas/piece.schema.json``)."""
-        from serialkit.core.piece_json import piece_to_dict
-
         return piece_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Piece:
         """Build and validate a piece from its JSON form; errors name the field."""
-        from serialkit.core.piece_json import piece_from_dict
-
-        return piece_from_dict(data)
+        return piece_from_dict(data, cls)

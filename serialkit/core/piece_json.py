@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from serialkit.core.errors import PieceError
-from serialkit.core.piece import (
+from serialkit.core.events import (
     Blueprint,
     Event,
     Measure,
-    Piece,
     Section,
     Source,
     Tag,
@@ -21,6 +20,9 @@ from serialkit.core.piece import (
     fraction_str,
 )
 from serialkit.core.rows import Row, RowForm, _check_convention
+
+if TYPE_CHECKING:
+    from serialkit.core.piece import Piece
 
 
 def event_to_dict(e: Event) -> dict[str, Any]:
@@ -139,7 +141,7 @@ def event_from_dict(d: Mapping[str, Any], where: str = "event") -> Event:
     )
 
 
-def piece_from_dict(data: Mapping[str, Any]) -> Piece:
+def piece_from_dict(data: Mapping[str, Any], cls: type[Piece]) -> Piece:
     """A validated piece from its JSON form."""
     if not isinstance(data, Mapping):
         raise PieceError(f"piece: expected a JSON object, got {type(data).__name__}")
@@ -182,7 +184,7 @@ def piece_from_dict(data: Mapping[str, Any]) -> Piece:
     )
     blueprint = Blueprint.from_dict(data["blueprint"]) if data.get("blueprint") else None
     row = Row.parse(data["row"]) if data.get("row") is not None else None
-    return Piece(
+    return cls(
         events=tuple(events),
         voices=voices,
         time_signatures=time_signatures or (TimeSignature(4, 4),),

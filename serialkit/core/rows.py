@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -350,10 +350,16 @@ def _note_at(token: str, index: int) -> int:
         raise RowError(f"{exc} (token {index + 1})") from None
 
 
-def _catalog_row(name: str) -> Row:
-    from serialkit.core.catalog import get  # a lazy import: catalog imports this module
+# Row names (``webern-op21``) are looked up in the catalogue, which builds on this module: it
+# registers its lookup here when imported (``serialkit.core`` imports it), so this module never
+# imports it back.
+NAMED_ROWS: list[Callable[[str], Row]] = []
 
-    return get(name).row
+
+def _catalog_row(name: str) -> Row:
+    if not NAMED_ROWS:
+        raise RowError(f"{name!r} is not a row, and no row catalogue is loaded to look it up")
+    return NAMED_ROWS[-1](name)
 
 
 def _inversion(pcs: Sequence[int]) -> tuple[int, ...]:

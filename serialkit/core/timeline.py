@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from serialkit.core.piece import Event, Measure, TimeSignature, _beat_text
+from serialkit.core.events import Event, Measure, TimeSignature, _beat_text
 
 if TYPE_CHECKING:
     from serialkit.core.piece import Piece

@@ -51,6 +51,14 @@ class ScoreParts:
     pickup: Fraction = Fraction(0)
     title: str | None = None
     warnings: list[str] = field(default_factory=list)
+    merged: tuple[int, list[list[RawNote]]] | None = None  # tie chains, for this many notes
+
+
+def tie_chains(parts: ScoreParts) -> list[list[RawNote]]:
+    """The noteheads grouped into tie chains (``_merge_ties``), computed once per reading."""
+    if parts.merged is None or parts.merged[0] != len(parts.notes):
+        parts.merged = (len(parts.notes), _merge_ties(parts.notes, parts.tie_links))
+    return parts.merged[1]
 
 
 def midi_of(step: str, alter: int, octave: int, where: str) -> int:
@@ -126,7 +134,7 @@ def build_piece(parts: ScoreParts, path: Path, fmt: str) -> Piece:
             raise ScoreReadError(f"{path}:{note.line or '?'}: note id {note.id!r} appears twice")
         seen.add(note.id)
     events: list[Event] = []
-    for chain in _merge_ties(parts.notes, parts.tie_links):
+    for chain in tie_chains(parts):
         first = chain[0]
         duration = first.duration if len(chain) == 1 else sum((n.duration for n in chain), Fraction(0))
         source = Source(first.part, first.measure, first.staff, first.voice, first.beat, first.line)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from operator import attrgetter
 
 from lxml import etree
 
@@ -14,7 +15,6 @@ from serialkit.io._build import (
     ScoreParts,
     damaged,
     decode_id,
-    line_of,
     midi_of,
     safe_id,
 )
@@ -61,6 +61,24 @@ class Pending:
 
 
 _ZERO = Fraction(0)
+_ONE = Fraction(1)
+# Fraction's numerator/denominator are Python-level properties over these slots (CPython).
+_SLOTTED = hasattr(_ONE, "_numerator")
+_NUM = attrgetter("_numerator" if _SLOTTED else "numerator")
+_DEN = attrgetter("_denominator" if _SLOTTED else "denominator")
+_SUMS: dict[tuple[int, int, int, int], Fraction] = {}
+
+
+def plus(a: Fraction, b: Fraction) -> Fraction:
+    """``a + b``, remembered: a score adds the same few durations to the same few positions
+    over and over, and a dict lookup is several times cheaper than a Fraction sum."""
+    key = (_NUM(a), _DEN(a), _NUM(b), _DEN(b))
+    found = _SUMS.get(key)
+    if found is None:
+        if len(_SUMS) >= 8192:
+            _SUMS.clear()
+        found = _SUMS[key] = a + b
+    return found
 
 
 class Walker:
@@ -77,10 +95,11 @@ class Walker:
         self.numbers: list[str] = []
         self.meters: dict[int, tuple[int, int]] = {}
         self.divisions = Fraction(1)
+        self.spelled: dict[tuple[str, str | None, str | None], int] = {}
         self.transpose: dict[int | None, int] = {}
         self.current: etree._Element | None = None
         self.homes: dict[tuple[str, str], int] = {}
-        self.durations: dict[tuple[str | None, Fraction], Fraction] = {}
+        self.durations: dict[tuple[str | None, int, int], Fraction] = {}
         self.exacts: dict[tuple[object, ...], Fraction] = {}
 
     def part(self, pid: str, part: etree._Element) -> None:
@@ -153,7 +172,8 @@ class Walker:
 
     def duration(self, text: str | None, child: etree._Element) -> Fraction:
         """A <duration> in quarter notes (exact), cached per text and divisions."""
-        key = (text, self.divisions)
+        divisions = self.divisions
+        key = (text, divisions.numerator, divisions.denominator)  # ints hash faster than a Fraction
         found = self.durations.get(key)
         if found is None:
             found = self.durations[key] = _duration(text, f"{self.where}:{child.sourceline}", self.divisions)
@@ -172,7 +192,7 @@ class Walker:
         onset: Fraction, dur: Fraction, k: int,
     ) -> RawNote:
         """A RawNote for one pitched <note>."""
-        here = f"{self.where}:{child.sourceline}"
+        line = child.sourceline
         nid = child.get("id")
         if nid and self.ours:
             nid = decode_id(nid)
@@ -182,17 +202,18 @@ class Walker:
         self.used.add(nid)
         pitch = fields.pitch
         assert pitch is not None
-        step, alter, octave = "", 0, None
+        step, alter_text, octave_text = "", None, None
         for sub in pitch:
             t = sub.tag
             if t == "step":
-                step = (sub.text or "").strip()
+                step = sub.text or ""
             elif t == "alter":
-                alter = round(_num(sub.text, here, "<alter>"))
+                alter_text = sub.text
             elif t == "octave":
-                octave = _int(sub.text, here, "<octave>")
-        if octave is None:
-            raise ScoreReadError(f"{here}: missing <octave>")
+                octave_text = sub.text
+        spelled = self.spelled.get((step, alter_text, octave_text))  # (pitch text) → MIDI
+        if spelled is None:
+            spelled = self.spelling(step, alter_text, octave_text, f"{self.where}:{line}")
         shift = self.transpose.get(fields.staff, self.transpose.get(None, 0)) if self.transpose else 0
         return RawNote(
             id=nid,
@@ -202,14 +223,23 @@ class Walker:
             measure=number,
             onset=onset,
             duration=dur,
-            midi=midi_of(step, alter, octave, here) + shift,
-            beat=onset + 1,
-            line=line_of(child),
+            midi=spelled + shift,
+            beat=plus(onset, _ONE),
+            line=line if isinstance(line, int) else None,
             grace=fields.grace,
             tie_start=fields.tie_start,
             tie_stop=fields.tie_stop,
             transposition=shift,
         )
+
+    def spelling(self, step: str, alter_text: str | None, octave_text: str | None, here: str) -> int:
+        """The MIDI number a <pitch>'s texts spell (remembered per texts; errors name ``here``)."""
+        alter = 0 if alter_text is None else round(_num(alter_text, here, "<alter>"))
+        if octave_text is None:
+            raise ScoreReadError(f"{here}: missing <octave>")
+        octave = _int(octave_text, here, "<octave>")
+        found = self.spelled[(step, alter_text, octave_text)] = midi_of(step.strip(), alter, octave, here)
+        return found
 
     def attributes(self, child: etree._Element, m_index: int) -> None:
         """Divisions, transposition and meter."""
@@ -226,6 +256,12 @@ class Walker:
         ts = _time_signature(child, here)
         if ts is not None and m_index not in self.meters:
             self.meters[m_index] = ts
+
+
+# The children of <note> that _NoteFields reads (any other child is skipped with one lookup).
+_FIELD = {name: i for i, name in enumerate(
+    ("pitch", "duration", "voice", "staff", "chord", "grace", "cue", "type", "dot", "time-modification",
+     "tie", "notations"))}
 
 
 class _NoteFields:
@@ -245,32 +281,34 @@ class _NoteFields:
         self.dots = 0
         self.actual = self.normal = "1"
         for sub in note:
-            t = sub.tag
-            if t == "pitch":
+            kind = _FIELD.get(sub.tag)
+            if kind is None:
+                continue
+            if kind == 0:
                 self.pitch = sub
-            elif t == "duration":
+            elif kind == 1:
                 self.duration = sub.text
-            elif t == "voice":
+            elif kind == 2:
                 self.voice = (sub.text or "1").strip()
-            elif t == "staff":
+            elif kind == 3:
                 self.staff = int(sub.text or 1)
-            elif t == "chord":
+            elif kind == 4:
                 self.chord = True
-            elif t == "grace":
+            elif kind == 5:
                 self.grace = True
-            elif t == "cue":
+            elif kind == 6:
                 self.cue = True
-            elif t == "type":
+            elif kind == 7:
                 self.type = (sub.text or "").strip()
-            elif t == "dot":
+            elif kind == 8:
                 self.dots += 1
-            elif t == "time-modification":
+            elif kind == 9:
                 self.tuplet = True
                 self.actual = sub.findtext("actual-notes") or "1"
                 self.normal = sub.findtext("normal-notes") or "1"
-            elif t == "tie":
+            elif kind == 10:
                 self._tie(sub.get("type"))
-            elif t == "notations":
+            else:
                 for tied in sub.iterfind("tied"):
                     self._tie(tied.get("type"))
 
@@ -334,8 +372,8 @@ class _Clock:
         self.seen: dict[Fraction, Fraction] | None = None
 
     def advance(self, file_dur: Fraction, exact: Fraction) -> None:
-        if self.seen is None and exact == file_dur:
-            self.pos = self.file_pos = self.pos + exact
+        if self.seen is None and (exact is file_dur or exact == file_dur):
+            self.pos = self.file_pos = plus(self.pos, exact)
             return
         if self.seen is None:
             self.seen = {}

@@ -14,7 +14,7 @@ from typing import Any
 from lxml import etree
 
 from serialkit.core.errors import ScoreWriteError
-from serialkit.io._build import RawNote, _merge_ties
+from serialkit.io._build import RawNote, tie_chains
 from serialkit.io.atomic import atomic_path
 from serialkit.io.musicxml_read import Scan, load_tree, scan_tree, take_scan
 from serialkit.io.safety import max_bytes, read_member
@@ -130,7 +130,7 @@ def annotate_tree(
         if raw.id in scan.assigned:
             el.set("id", raw.id)
     members: dict[str, list[str]] = {}
-    for chain in _merge_ties(scan.parts.notes, scan.parts.tie_links):
+    for chain in tie_chains(scan.parts):
         ids = [n.id for n in chain]
         for nid in ids:
             members[nid] = ids if nid == ids[0] else [nid]
@@ -139,9 +139,14 @@ def annotate_tree(
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         raise ScoreWriteError(f"{where}: annotations name notes that are not in the score: {shown}")
     label_fn = _label_fingering if label_style == "fingering" else _label_lyric
+    colours: dict[str, str] = {}  # a score uses a few colours: each is checked once
     for event_id, ann in annotations.items():
         ids = members.get(event_id, [event_id])
-        color = musicxml_color(ann.color) if ann.color else None
+        color = None
+        if ann.color:
+            color = colours.get(ann.color)
+            if color is None:
+                color = colours[ann.color] = musicxml_color(ann.color)
         if ann.label:
             label_fn(element[ids[0]], ann.label)
         if color:

@@ -96,7 +96,7 @@ def load_piece(path: str | os.PathLike[str], validate: bool = True) -> Piece:
     if validate:
         validate_piece_data(data, str(p))
     try:
-        piece = piece_from_dict(data)
+        piece = piece_from_dict(data, Piece)
     except PieceError as exc:
         raise PieceError(f"{p}: {exc}") from None
     meta = dict(piece.metadata)

@@ -10,7 +10,7 @@ from lxml import etree
 from serialkit.core.errors import PieceError, ScoreReadError
 from serialkit.core.piece import Measure, Piece, TimeSignature
 from serialkit.io._build import ScoreParts, build_piece
-from serialkit.io._musicxml_walk import Pending, Scan, Walker
+from serialkit.io._musicxml_walk import Pending, Scan, Walker, plus
 from serialkit.io.safety import is_zip, parse_xml, read_bytes, read_mxl
 
 __all__ = ["ROOTS", "Scan", "load_tree", "peek_scan", "read_musicxml", "scan_tree", "take_scan"]
@@ -166,6 +166,6 @@ def _finish(
         t += length
     for item in pending:
         note = item.note
-        note.onset += onsets[item.index]
+        note.onset = plus(note.onset, onsets[item.index])
         parts.notes.append(note)
         scan.elements.append((item.element, note))
