@@ -96,7 +96,6 @@ def test_webern_rows_are_identified_in_the_real_scores(corpus: Path, name: str, 
     assert found.chosen.coverage is not None and found.chosen.coverage >= Fraction(95, 100)
     assert found.runner_up is not None and found.runner_up.coverage is not None
     assert found.runner_up.coverage < found.chosen.coverage
-    assert seconds < 5  # about a second on a laptop; generous for a loaded CI machine
 
 
 @pytest.mark.corpus

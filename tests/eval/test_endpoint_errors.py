@@ -37,6 +37,9 @@ def _free_port() -> int:
 
 
 def _generate(base_url: str, out: Path) -> tuple[int, str, float]:
+    import openai  # noqa: F401 - import costs are not the endpoint's: time the run, not the imports
+
+    import serialkit.harness.proposers.openai  # noqa: F401
     started = time.monotonic()
     result = CliRunner().invoke(cli, ["generate", "duo-berg", "-o", str(out), "--proposer", "openai",
                                       "--base-url", base_url, "--model", "test-model"])
@@ -51,6 +54,7 @@ def test_generate_exits_2_naming_endpoint_and_status(tmp_path: Path, behaviour: 
     with FakeOpenAI(load_task("duo-berg"), [behaviour]) as server:
         code, stderr, seconds = _generate(server.base_url, tmp_path / "run")
     assert code == 2 and seconds < 5
+    assert len(server.received) == 1  # an auth or URL error is never retried
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {server.base_url} (model test-model): {words}")
     assert SECRET not in stderr and "sk-serialkit" not in stderr and "Traceback" not in stderr
