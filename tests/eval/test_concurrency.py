@@ -211,3 +211,14 @@ def test_status_of_a_running_experiment_from_its_files(tmp_path: Path) -> None:
     assert final["state"] == "finished" and final["done"] == 6 and final["requests_in_flight"] == 0
     assert final["prompt_tokens"] > 0 and final["cost"] is None  # test-model has no price
     assert snapshots[-1]["state"] == "finished" and snapshots[-1]["done"] == 6
+
+
+def test_a_server_without_json_schema_is_asked_in_prose_by_every_run(tmp_path: Path) -> None:
+    bank, tasks = _bank(tmp_path, MONO[:2])
+    with FakeOpenAI(tasks, ["no_schema"]) as server:
+        summary = run_eval(_config(bank, server, runs=2, concurrency=1), tmp_path / "run")
+        bodies = list(server.received)
+    assert summary.finished == 4 and not summary.errors
+    # the first request learns it; no later run asks for response_format again
+    assert "response_format" in bodies[0] and all("response_format" not in b for b in bodies[1:])
+    assert all(r["released"] for r in RunStore(tmp_path / "run").records())

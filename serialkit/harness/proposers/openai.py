@@ -212,6 +212,8 @@ class Endpoint:
         self.timeout = timeout
         self.max_retries = max_retries
         self.stats = EndpointStats()
+        #: False once the server refused JSON-schema output: every run asks in prose from then on
+        self.structured = True
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="serialkit-endpoint", daemon=True)
         self._thread.start()
@@ -308,7 +310,7 @@ class OpenAIProposer:
         self.seed = seed
         self.timeout = timeout
         self.max_retries = max_retries
-        self.structured = structured
+        self.structured = structured and (endpoint is None or endpoint.structured)
         self.max_tokens = max_tokens
         self._limiter = endpoint.limiter if endpoint is not None else (
             RateLimiter(limits) if limits is not None and limits.active else None)
@@ -408,6 +410,8 @@ class OpenAIProposer:
         if (self.structured and isinstance(exc, openai.BadRequestError)
                 and "response_format" in _server_message(exc)):
             self.structured = False
+            if self.endpoint is not None:
+                self.endpoint.structured = False
             return True
         return False
 
