@@ -10,6 +10,7 @@ from typing import Any
 from serialkit.core.piece import fraction_str
 from serialkit.harness.authorship import TIMING_RUNGS, author_of
 from serialkit.harness.model import Outcome, event_id
+from serialkit.harness.patch import Batch
 from serialkit.harness.proposers.base import ProposedEvent, parse_proposal
 from serialkit.harness.reflow import reflow, reflow_pushing, relax_section
 from serialkit.harness.repair import RepairContext, RungSpec, ladder, rewrite_segment, shift_run
@@ -132,7 +133,7 @@ class Harness:
         trial = None
         if late and len(missing) < total:
             # late attempts re-propose every voice that still has gaps, kept only if better
-            trial = (self.ver.snapshot(), len(missing))
+            trial = (self.ctx.checkpoint(), len(missing))
             gaps = {s.voice for s in missing}
             for cand in [k.cand for k in self.ver.kept.values()]:
                 if cand.voice in gaps and cand.slot.section == section:
@@ -152,7 +153,7 @@ class Harness:
             # the re-proposed voices are judged after the ladder's completion, as the old ones were
             completed = self._completion(section, attempt)
             if len(self._missing(section)) > trial[1]:
-                self.ver.restore(trial[0])
+                self.ctx.restore(trial[0])
             else:
                 self.completed += completed
         return bool(parsed.events)
@@ -266,8 +267,8 @@ class Harness:
         for rung in self.later:
             if not pending:
                 break
-            if rung.batch:
-                pending = self._patch(pending, section, attempt, rung.name)
+            if rung.batch:  # a model rung: one call for every pending note of the section
+                pending = rung.fn(pending, Batch(self, section, attempt))
                 continue
             still = []
             for cand in pending:
@@ -293,67 +294,6 @@ class Harness:
         if self.ctx.settle(reflow(self.ctx, base, midis)):
             return True
         return reflow_pushing(self.ctx, base, midis)
-
-    def _patch(self, pending: list[Candidate], section: str, attempt: int, rung: str = "patch") -> list[Candidate]:
-        shortest = max(self.task.texture.min_duration, self.task.texture.grid)
-        askable = []
-        for cand in pending:  # never ask for a note in a window too short to hold it
-            lo, hi = self.ver.window(cand.slot)
-            if hi - lo < shortest:
-                self._make_room([cand.slot], need_steps=shortest)
-                lo, hi = self.ver.window(cand.slot)
-            askable.append(cand)
-        # making room for one note may have moved another's neighbours: windows are read once more
-        askable = [c for c in askable if (w := self.ver.window(c.slot))[1] - w[0] >= shortest]
-        if not askable:
-            return pending
-        items = [self._patch_item(c, segment=rung == "segment") for c in askable]
-        for ask in range(2):  # an unusable reply is asked again once, in a changed form (attempt number)
-            reply, call_id = self.session.call("patch", section, attempt + ask, soft_rules=True, patches=tuple(items))
-            parsed = parse_proposal(reply, self.task)
-            self.outcome.errors += [f"{call_id} ({section}, patch): {e}" for e in parsed.errors]
-            if parsed.events:
-                break
-        by_id = {pe.id: pe for pe in parsed.events if pe.id}
-        still = []
-        for cand in pending:
-            pe = by_id.get(cand.id)
-            if pe is not None and pe.voice == cand.voice:
-                patched = cand.changed(rung, onset=pe.onset, duration=pe.duration, midi=pe.midi,
-                                       claimed_pc=pe.pc, calls=(*cand.calls, call_id), until=None)
-                if self._try_immediate(patched):
-                    continue
-            still.append(cand)
-        return still
-
-    def _patch_item(self, cand: Candidate, segment: bool = False) -> dict[str, Any]:
-        lo, hi = self.ver.window(cand.slot)
-        conflicts = [
-            {"voice": k.cand.voice, "midi": k.cand.midi, "onset": fraction_str(k.cand.onset),
-             "end": fraction_str(k.cand.end)}
-            for k in self.ver.kept.values()
-            if k.cand.voice != cand.voice and k.cand.midi % 12 == cand.slot.pc
-            and k.cand.onset < hi and k.cand.end > lo
-        ]
-        return {
-            "id": cand.id, "voice": cand.voice, "form": cand.slot.form.label, "position": cand.slot.position,
-            "pc": cand.slot.pc, "midi": cand.midi, "onset": fraction_str(cand.onset),
-            "duration": fraction_str(cand.duration), "window": [fraction_str(lo), fraction_str(hi)],
-            "problems": sorted(self.ver.problems(cand)), "conflicts": conflicts,
-        } | ({"segment": self._segment(cand.slot)} if segment else {})
-
-    def _segment(self, slot: Slot) -> list[dict[str, Any]]:
-        """The statement around a note, for the model's row-segment rewrite: each position's pitch
-        class and the note kept there (if any)."""
-        out = []
-        for s in self.task.slots(slot.section, slot.voice):
-            if s.statement != slot.statement:
-                continue
-            kept = self.ver.kept.get(event_id(s))
-            out.append({"position": s.position, "pc": s.pc,
-                        "kept": None if kept is None else {"midi": kept.cand.midi,
-                                                           "onset": fraction_str(kept.cand.onset)}})
-        return out
 
     def _make_room(self, missing: list[Slot], need_steps: Fraction | None = None) -> bool:
         """Shorten kept neighbours (by whole grid steps) until each run of missing slots has room."""

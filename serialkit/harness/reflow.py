@@ -186,15 +186,12 @@ def reflow_pushing(ctx: RepairContext, cand: Candidate, midis: Sequence[int]) ->
     notes of other voices stand in its way, then reflow each of those in its own voice; failing that,
     let the re-placed notes of its voice push such notes too (dense textures). Keeps the note and
     returns True, or leaves every note as it was and returns False."""
-    ver = ctx.verifier
     for push_all in (False, True, "all"):
-        state = ver.snapshot()
-        ctx.undo.clear()
+        state = ctx.checkpoint()
         if _push(ctx, cand, midis, push_all):
             ctx.undo.clear()
             return True
-        ver.restore(state)
-        ctx.undo.clear()
+        ctx.restore(state)
     return False
 
 
@@ -297,7 +294,7 @@ def relax_section(ctx: RepairContext, cand: Candidate, midis: Sequence[int], ite
         by_step.setdefault(s, set()).add(i)
     else:
         return False
-    state = ver.snapshot()
+    state = ctx.checkpoint()
     for c in notes:
         if c.id in ver.kept:
             ver.remove(c.id)
@@ -322,8 +319,7 @@ def relax_section(ctx: RepairContext, cand: Candidate, midis: Sequence[int], ite
     if all(not ver.problems(ver.kept[c.id].cand, crossing_ok=True) for c in notes):
         ctx.undo.clear()
         return True
-    ver.restore(state)
-    ctx.undo.clear()
+    ctx.restore(state)
     return False
 
 

@@ -29,9 +29,10 @@ def _timing_rungs(name: str) -> tuple[tuple[str, Rung], ...]:
 @dataclass
 class RepairContext:
     """What rungs may use: the verifier, the timing rungs of the ladder (registry order), and the
-    undo log of changes made to other notes. This is the one trial mechanism of the ladder: a trial
-    starts at a ``mark``; ``settle`` keeps its result (and the logged changes) if clean, or rolls
-    the changes back to the mark."""
+    undo log of changes made to other notes. This is the ladder's one trial mechanism: a one-note
+    trial starts at a ``mark`` and ``settle`` keeps its result (and the logged changes) if clean, or
+    rolls them back to the mark; a trial over many notes starts at a ``checkpoint`` and ends kept
+    or ``restore``d."""
 
     verifier: Verifier
     undo: list[tuple[str, Candidate]] = field(default_factory=list)
@@ -51,6 +52,17 @@ class RepairContext:
         for eid, before in reversed(self.undo[mark:]):
             self.verifier.kept[eid].cand = before
         del self.undo[mark:]
+
+    def checkpoint(self) -> Any:
+        """The whole kept state, for a trial that adds and removes notes (a re-proposed voice, a
+        pushing reflow, a relaxed section); the undo log starts afresh."""
+        self.undo.clear()
+        return self.verifier.snapshot()
+
+    def restore(self, state: Any) -> None:
+        """Return to a checkpoint (the trial failed)."""
+        self.verifier.restore(state)
+        self.undo.clear()
 
     def settle(self, fixed: Candidate | None, mark: int = 0, crossing_ok: bool = True) -> bool:
         """Keep ``fixed`` if it is clean (the changes it needed stay, the log is cleared); otherwise
@@ -346,7 +358,9 @@ LADDERS = ("serialkit", "paper")
 @dataclass(frozen=True)
 class RungSpec:
     """A registered rung: name, rank (ladder order), whether it runs once per section (batch: a
-    model call for every pending note of the section) and the ladders it belongs to."""
+    model call for every pending note of the section) and the ladders it belongs to. A rung is
+    called ``fn(candidate, problems, ctx)`` and returns the fixed candidate or None; a batched rung
+    ``fn(pending, batch)`` (``serialkit.harness.patch.Batch``) returns the notes still pending."""
 
     name: str
     rank: int
@@ -369,15 +383,3 @@ def ladder(name: str = "serialkit") -> list[RungSpec]:
         for e in ordered("repair_rungs")
     ]
     return [r for r in specs if name in r.ladders]
-
-
-def model_patch(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
-    """The batched model patch: the loop sends one patch call per section for every pending note
-    (``Harness._patch``); alone, on one note, it changes nothing."""
-    return None
-
-
-def model_segment(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
-    """The paper's rung 5, a model rewrite of the row segment: one batched call per section asking
-    the model to write the flagged notes again with their whole statement in view."""
-    return None
