@@ -43,7 +43,7 @@ def eval_group() -> None:
 @eval_group.command("run")
 @click.argument("bank", default="builtin")
 @click.option("--variants", default="raw,harness,self-refine,soft-rules", show_default=True,
-              help="Comma-separated conditions.")
+              help="Comma-separated conditions (also harness-paper: the harness on the paper's ladder).")
 @click.option("--runs", type=int, default=3, show_default=True, help="Runs per task and variant.")
 @click.option("--proposer", default="stochastic", show_default=True)
 @click.option("--model", "model_names", multiple=True,

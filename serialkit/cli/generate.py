@@ -84,6 +84,9 @@ def _summary(result: Any, out_dir: Path) -> None:
     click.echo(f"notes {rec['notes']}, delivered {rec['delivered']} of {rec['scheduled']} scheduled; repairs "
                + (", ".join(f"{k} {v}" for k, v in rec["repairs"].items()) or "none")
                + f"; dropped {rec['drops']}")
+    shares = rec["authorship"]
+    click.echo("authorship: " + ", ".join(f"{k} {v:.0%}" for k, v in shares.items() if v or k == "model")
+               + (f" (ladder {rec['ladder']})" if rec.get("ladder") else ""))
     click.echo(f"proposer calls {rec['calls']}, tokens {rec['prompt_tokens']} in / "
                f"{rec['completion_tokens']} out, {rec['seconds']:.2f} s")
     if not result.released:
@@ -120,8 +123,11 @@ def _list_tasks(ctx: click.Context, _param: Any, value: bool) -> None:
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1.")
 @click.option("--seed", type=int, default=None, help="Seed (default 0; a replay defaults to the recorded seed).")
 @click.option("--attempts", type=click.IntRange(1, 50), default=None, help="Override the task's attempt budget K.")
-@click.option("--variant", type=click.Choice(["harness", "raw", "self-refine", "soft-rules"]), default=None,
-              help="harness (default) or a baseline.")
+@click.option("--variant", type=click.Choice(["harness", "harness-paper", "raw", "self-refine", "soft-rules"]),
+              default=None, help="harness (default), harness-paper (= --ladder paper) or a baseline.")
+@click.option("--ladder", type=click.Choice(["serialkit", "paper"]), default=None,
+              help="The harness's repair ladder: serialkit (default; deterministic rewrite and reflow) or the "
+                   "paper's (trim, yield, retime, model patch, model row-segment rewrite).")
 @click.option("--strict/--relaxed", "strict", default=True, help="Release on the strict gate (default) or relaxed.")
 @click.option("--transcript", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Transcript to replay (with --proposer replay).")
@@ -138,7 +144,8 @@ def _list_tasks(ctx: click.Context, _param: Any, value: bool) -> None:
               help="List the bundled example tasks and exit.")
 @click.pass_context
 def generate(ctx: click.Context, task: str, out_dir: Path, proposer: str | None, model: str | None,
-             base_url: str | None, seed: int | None, attempts: int | None, variant: str | None, strict: bool,
+             base_url: str | None, seed: int | None, attempts: int | None, variant: str | None,
+             ladder: str | None, strict: bool,
              transcript: Path | None, profile: str | None, rates: tuple[str, ...], temperature: float | None,
              timeout: float | None, options: tuple[str, ...], review: bool, as_json: bool) -> None:
     """Generate a twelve-tone piece for TASK (a task JSON file or a bundled task name)."""
@@ -162,7 +169,8 @@ def generate(ctx: click.Context, task: str, out_dir: Path, proposer: str | None,
                                          temperature, timeout)
     proposer_options.update(parse_options(options))
     result = run(loaded, variant=variant or "harness", proposer=proposer, proposer_options=proposer_options,
-                 seed=0 if seed is None else seed, out_dir=out_dir, mode="strict" if strict else "relaxed")
+                 seed=0 if seed is None else seed, out_dir=out_dir, mode="strict" if strict else "relaxed",
+                 ladder=ladder)
     for name in ("annotated.musicxml", "review.html"):
         (out_dir / name).unlink(missing_ok=True)  # never leave an earlier run's review beside this one
     if review:

@@ -93,6 +93,15 @@ def tables(s: dict[str, Any]) -> list[tuple[str, Table]]:
                 [[variant, m, *(_est(authorship.get(row[m], {}).get(k, {}), True) for k in kinds)]
                  for variant, row in models.items() for m in names if m in row],
             )))
+    if s.get("authorship"):
+        from serialkit.harness.authorship import AUTHORS
+
+        out.append(("Authorship of released notes (mean share per released run, 95 % CI clustered by task family: "
+                    "model = as the model wrote it; timing = retimed, trimmed or yielded; patch = rewritten by the "
+                    "model; rewrite = pitch written by the harness; reflow = moved by reflow)", (
+            ["variant", *AUTHORS],
+            [[v, *(_est(s["authorship"][v].get(a, {}), True) for a in AUTHORS)] for v in vs if v in s["authorship"]],
+        )))
     fams = sorted(s["by_family"])
     out.append(("Strict delivery by task family", (
         ["family", *vs],

@@ -36,9 +36,11 @@ from serialkit.harness.proposers.errors import EndpointError
 from serialkit.io.atomic import atomic_write
 
 VARIANTS: tuple[str, ...] = ("raw", "harness", "self-refine", "soft-rules")
+# every variant in report order; ``harness-paper`` (the harness on the paper's ladder) runs when asked
+VARIANT_ORDER: tuple[str, ...] = ("raw", "harness", "harness-paper", "self-refine", "soft-rules")
 PREDICATE_CODES: tuple[str, ...] = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED")
 TASKS_DIR = "tasks"
-HARNESS_FIELDS = ("proposer", "model", "mode", "coverage", "notes", "scheduled", "repairs", "drops",
+HARNESS_FIELDS = ("proposer", "model", "mode", "coverage", "notes", "scheduled", "repairs", "drops", "ladder",
                   "authorship")
 REMOTE = frozenset({"openai"})
 
@@ -223,7 +225,7 @@ def execute(spec: RunSpec, out_dir: str, shared: dict[str, Any] | None = None) -
     if callable(to_record):
         extra = to_record()
         record["harness"] = {k: extra[k] for k in HARNESS_FIELDS if k in extra}
-        if "authorship" in extra:
+        if "authorship" in extra and record["released"]:  # shares of released notes only
             record["authorship"] = extra["authorship"]
     if piece is not None:
         if not (out / "candidate.json").exists():  # the harness writes the candidate piece itself

@@ -11,7 +11,7 @@ import numpy as np
 
 from serialkit.core.errors import SerialkitError
 from serialkit.eval.metrics import DEGENERACY_WEIGHTS, interval_histogram, line_features, pitch_line
-from serialkit.eval.runner import PREDICATE_CODES, VARIANTS
+from serialkit.eval.runner import PREDICATE_CODES, VARIANT_ORDER
 from serialkit.eval.stats import Estimate, cluster_bootstrap, kl_divergence, mmd
 
 COST_FIELDS = ("calls", "prompt_tokens", "completion_tokens", "seconds")
@@ -28,7 +28,7 @@ def with_conditions(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def variants_in(records: Sequence[dict[str, Any]]) -> list[str]:
     """Conditions present (see :func:`with_conditions`), canonical variant order first."""
     present = {(r["variant"], r.get("condition", r["variant"])) for r in records}
-    rank = {v: i for i, v in enumerate(VARIANTS)}
+    rank = {v: i for i, v in enumerate(VARIANT_ORDER)}
     return [c for _, c in sorted(present, key=lambda vc: (rank.get(vc[0], len(rank)), vc[1]))]
 
 

@@ -35,11 +35,15 @@ def register_proposers(register: Register) -> None:
 
 @hookimpl
 def register_repair_rungs(register: Register) -> None:
-    """The ladder, in explicit rank order: deterministic timing rungs first, then model, then rewrite."""
-    from serialkit.harness import repair
+    """The ladder, in explicit rank order: deterministic timing rungs first, then the model's
+    batched patch, then the paper's model row-segment rewrite or serialkit's deterministic rewrite.
+    ``ladders`` names the ladders a rung belongs to (``--ladder serialkit|paper``)."""
+    from serialkit.harness import patch, repair
 
-    register("trim", repair.trim_tail, rank=10)
-    register("yield", repair.yield_, rank=20)
-    register("retime", repair.retime, rank=30)
-    register("patch", repair.model_patch, rank=40, batch=True)
-    register("rewrite", repair.rewrite_segment, rank=50)
+    both = "serialkit paper"
+    register("trim", repair.trim_tail, rank=10, ladders=both)
+    register("yield", repair.yield_, rank=20, ladders=both)
+    register("retime", repair.retime, rank=30, ladders=both)
+    register("patch", patch.model_patch, rank=40, batch=True, ladders=both)
+    register("segment", patch.model_segment, rank=45, batch=True, ladders="paper")
+    register("rewrite", repair.rewrite_segment, rank=50, ladders="serialkit")

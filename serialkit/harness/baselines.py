@@ -7,7 +7,7 @@ from typing import Any
 from serialkit.core.errors import PieceError
 from serialkit.core.piece import Event, Tag, fraction_str
 from serialkit.harness.gate import final_gate
-from serialkit.harness.loop import Outcome
+from serialkit.harness.model import Outcome
 from serialkit.harness.proposers.base import ProposedEvent, parse_proposal
 from serialkit.harness.session import Session
 

@@ -9,6 +9,7 @@ from typing import Any
 from serialkit import __version__
 from serialkit.core.errors import ScoreWriteError
 from serialkit.core.piece import Piece
+from serialkit.harness.authorship import authorship
 from serialkit.harness.gate import Verdict
 from serialkit.harness.prompts import PROMPT_VERSION
 from serialkit.harness.session import Session
@@ -56,6 +57,10 @@ def build_report(session: Session, verdict: Verdict, released: bool, mode: str, 
     failures = [] if released else [
         {k: v.get(k) for k in ("code", "event_ids", "message", "location", "tags")} for v in verdict.violations
     ]
+    if outcome.trace:
+        authors = authorship(r.get("author", "model") for r in outcome.certificates)
+    else:  # a variant without repairs: every note as the model wrote it
+        authors = authorship("model" for _ in outcome.events)
     notes = []
     if not released and not failures:
         notes.append(f"the {mode} gate failed without a listed violation")
@@ -74,7 +79,9 @@ def build_report(session: Session, verdict: Verdict, released: bool, mode: str, 
         "verdict": verdict.to_dict(),
         "failures": failures,
         "sections": outcome.sections,
+        "ladder": getattr(outcome, "ladder", None),
         "repairs": dict(sorted(repairs.items())),
+        "authorship": authors,
         "drops": outcome.drops,
         "calls": session.calls,
         "usage": session.usage.to_dict(),

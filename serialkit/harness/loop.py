@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
-from serialkit.core.piece import Event, fraction_str
+from serialkit.core.piece import fraction_str
+from serialkit.harness.authorship import TIMING_RUNGS, author_of
+from serialkit.harness.model import Outcome, event_id
+from serialkit.harness.patch import Batch
 from serialkit.harness.proposers.base import ProposedEvent, parse_proposal
-from serialkit.harness.reflow import reflow, reflow_pushing
+from serialkit.harness.reflow import reflow, reflow_pushing, relax_section
 from serialkit.harness.repair import RepairContext, RungSpec, ladder, rewrite_segment, shift_run
 from serialkit.harness.session import Session
 from serialkit.harness.tasks import Slot
@@ -17,23 +20,6 @@ from serialkit.harness.verify import Candidate, Verifier
 
 COMPLETE_PER_STATEMENT = 3  # notes the deterministic completion may write per scheduled statement
 REASKS = 0  # extra section calls beyond the attempt budget K (none: re-asks stay within K)
-
-
-@dataclass
-class Outcome:
-    """What a variant produced: the events, whether they carry a trace, and what happened."""
-
-    events: list[Event]
-    trace: bool
-    certificates: list[dict[str, Any]] = field(default_factory=list)
-    sections: list[dict[str, Any]] = field(default_factory=list)
-    drops: list[dict[str, Any]] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-
-def event_id(slot: Slot) -> str:
-    """The id of the note that fills a slot: ``voice-section-index``."""
-    return f"{slot.voice}-{slot.section}-{slot.index:02d}"
 
 
 def align(proposed: list[ProposedEvent], slots: tuple[Slot, ...]) -> list[int | None]:
@@ -82,16 +68,21 @@ def align(proposed: list[ProposedEvent], slots: tuple[Slot, ...]) -> list[int | 
 class Harness:
     """One harness run over a task: verifier state, ladder and per-section bookkeeping."""
 
-    def __init__(self, session: Session, rungs: list[RungSpec] | None = None) -> None:
+    def __init__(self, session: Session, rungs: list[RungSpec] | None = None, ladder_name: str = "serialkit") -> None:
         self.session = session
         self.task = session.task
         self.ver = Verifier(self.task)
-        self.ctx = RepairContext(self.ver)
-        self.rungs = rungs if rungs is not None else ladder()
+        self.rungs = rungs if rungs is not None else ladder(ladder_name)
+        self.ctx = RepairContext(self.ver, timing=tuple((r.name, r.fn) for r in self.rungs
+                                                      if not r.batch and r.name in TIMING_RUNGS))
         first_batch = next((i for i, r in enumerate(self.rungs) if r.batch), len(self.rungs))
         self.immediate, self.later = self.rungs[:first_batch], self.rungs[first_batch:]
-        self.outcome = Outcome([], trace=True)
-        self.complete_holes = True
+        self.outcome = Outcome([], trace=True, ladder=ladder_name)
+        # serialkit's ladder goes beyond the paper's: it writes pitches (rewrite, the completion of
+        # holes) and re-places a voice's notes (reflow); the paper's ladder does neither
+        self.deterministic = ladder_name == "serialkit"
+        self.complete_holes = self.deterministic
+        self.completed: list[str] = []  # notes the completion wrote in the current section
 
     def run(self) -> Outcome:
         """Write, verify and repair every section in order, replanning up to the budget."""
@@ -111,7 +102,8 @@ class Harness:
         is missing), within ``REASKS`` extra calls. Holes left after the attempts are completed by
         the ladder (serialkit's rewrite and reflow), and asked for again within the same budget."""
         used = calls = 0
-        completed: list[str] = []
+        self.completed = []
+        completed = self.completed
         budget = self.task.attempts + REASKS
         while calls < budget:
             missing = self._missing(section)
@@ -141,7 +133,7 @@ class Harness:
         trial = None
         if late and len(missing) < total:
             # late attempts re-propose every voice that still has gaps, kept only if better
-            trial = (self.ver.snapshot(), len(missing))
+            trial = (self.ctx.checkpoint(), len(missing))
             gaps = {s.voice for s in missing}
             for cand in [k.cand for k in self.ver.kept.values()]:
                 if cand.voice in gaps and cand.slot.section == section:
@@ -157,8 +149,13 @@ class Harness:
         self.outcome.errors += [f"{call_id} ({section}, attempt {attempt}): {e}" for e in parsed.errors]
         pending = self._bind(parsed.events, section, attempt, call_id)
         self._finish(pending, section, attempt)
-        if trial is not None and len(self._missing(section)) > trial[1]:
-            self.ver.restore(trial[0])
+        if trial is not None:
+            # the re-proposed voices are judged after the ladder's completion, as the old ones were
+            completed = self._completion(section, attempt)
+            if len(self._missing(section)) > trial[1]:
+                self.ctx.restore(trial[0])
+            else:
+                self.completed += completed
         return bool(parsed.events)
 
     def _completion(self, section: str, attempt: int) -> list[str]:
@@ -211,12 +208,8 @@ class Harness:
             if hi - lo >= grid:
                 cand = Candidate(event_id(slot), slot, lo, min(hi - lo, 2 * grid), centre, slot.pc,
                                  None, ("rewrite",), max(attempt, 1), ())
-                fixed = rewrite_segment(cand, self.ver.problems(cand), self.ctx)
-                if fixed is not None and not self.ver.problems(fixed, crossing_ok=True):
-                    self.ctx.undo.clear()
-                    self.ver.add(fixed)
+                if self.ctx.settle(rewrite_segment(cand, self.ver.problems(cand), self.ctx)):
                     return True
-                self.ctx.rollback()
             if not self._make_room([slot], need_steps=hi - lo + grid):
                 break
         return self._reflow(slot, attempt, centre)
@@ -230,13 +223,9 @@ class Harness:
         lo, _ = self.ver.window(slot)
         cand = Candidate(event_id(slot), slot, lo, 2 * self.task.texture.grid, midis[0] if midis else centre,
                          slot.pc, None, ("rewrite",), max(attempt, 1), ())
-        fixed = reflow(self.ctx, cand, midis) if midis else None
-        if fixed is not None and not self.ver.problems(fixed, crossing_ok=True):
-            self.ctx.undo.clear()
-            self.ver.add(fixed)
+        if self.ctx.settle(reflow(self.ctx, cand, midis) if midis else None):
             return True
-        self.ctx.rollback()
-        return bool(midis) and reflow_pushing(self.ctx, cand, midis)
+        return bool(midis) and (reflow_pushing(self.ctx, cand, midis) or relax_section(self.ctx, cand, midis))
 
     def _bind(self, proposed: list[ProposedEvent], section: str, attempt: int, call_id: str) -> list[Candidate]:
         """Map proposed events onto slots in lockstep, verify each, and repair it or defer it."""
@@ -260,9 +249,10 @@ class Harness:
         return pending
 
     def _try_immediate(self, cand: Candidate) -> bool:
+        """The rungs before the first batched one, in registry order, on one note; kept if clean."""
         problems = self.ver.problems(cand)
         current = cand
-        mark = len(self.ctx.undo)
+        mark = self.ctx.mark()
         for rung in self.immediate:
             if not problems:
                 break
@@ -270,35 +260,23 @@ class Harness:
             if fixed is not None:
                 current = fixed
                 problems = self.ver.problems(current)
-        if problems:
-            for eid, before in reversed(self.ctx.undo[mark:]):
-                self.ver.kept[eid].cand = before
-            del self.ctx.undo[mark:]
-            return False
-        self.ctx.undo.clear()
-        self.ver.add(current)
-        return True
+        return self.ctx.settle(None if problems else current, mark, crossing_ok=False)
 
     def _finish(self, pending: list[Candidate], section: str, attempt: int) -> None:
         """The later rungs (model patch, rewrite, plugins) for notes the timing rungs could not fix."""
         for rung in self.later:
             if not pending:
                 break
-            if rung.batch:
-                pending = self._patch(pending, section, attempt)
+            if rung.batch:  # a model rung: one call for every pending note of the section
+                pending = rung.fn(pending, Batch(self, section, attempt))
                 continue
             still = []
             for cand in pending:
-                fixed = rung.fn(cand, self.ver.problems(cand), self.ctx)
-                if fixed is not None and not self.ver.problems(fixed, crossing_ok=True):
-                    self.ctx.undo.clear()
-                    self.ver.add(fixed)
-                else:
-                    self.ctx.rollback()
+                if not self.ctx.settle(rung.fn(cand, self.ver.problems(cand), self.ctx)):
                     still.append(cand)
             pending = still
         for cand in pending:
-            if not self._reflow_pending(cand):
+            if not (self.deterministic and self._reflow_pending(cand)):
                 self._drop(cand, section, cand.voice, attempt, sorted(self.ver.problems(cand)), None)
 
     def _reflow_pending(self, cand: Candidate) -> bool:
@@ -310,63 +288,12 @@ class Harness:
                        key=lambda m: (abs(m - cand.midi), m))
         if not midis or self.ver.filled(cand.slot):
             return False
-        base = cand.changed("rewrite", claimed_pc=cand.slot.pc, until=None) if midis[0] != cand.midi else \
-            cand.changed("retime", until=None)
-        fixed = reflow(self.ctx, base, midis)
-        if fixed is not None and not self.ver.problems(fixed, crossing_ok=True):
-            self.ctx.undo.clear()
-            self.ver.add(fixed)
+        # the scheduled pitch class written by the harness (rewrite) or the model's, moved (reflow)
+        base = cand.changed("rewrite", claimed_pc=cand.slot.pc, until=None) if cand.midi % 12 != cand.slot.pc \
+            else replace(cand, until=None)
+        if self.ctx.settle(reflow(self.ctx, base, midis)):
             return True
-        self.ctx.rollback()
         return reflow_pushing(self.ctx, base, midis)
-
-    def _patch(self, pending: list[Candidate], section: str, attempt: int) -> list[Candidate]:
-        shortest = max(self.task.texture.min_duration, self.task.texture.grid)
-        askable = []
-        for cand in pending:  # never ask for a note in a window too short to hold it
-            lo, hi = self.ver.window(cand.slot)
-            if hi - lo < shortest:
-                self._make_room([cand.slot], need_steps=shortest)
-                lo, hi = self.ver.window(cand.slot)
-            askable.append(cand)
-        # making room for one note may have moved another's neighbours: windows are read once more
-        askable = [c for c in askable if (w := self.ver.window(c.slot))[1] - w[0] >= shortest]
-        if not askable:
-            return pending
-        items = [self._patch_item(c) for c in askable]
-        for ask in range(2):  # an unusable reply is asked again once, in a changed form (attempt number)
-            reply, call_id = self.session.call("patch", section, attempt + ask, soft_rules=True, patches=tuple(items))
-            parsed = parse_proposal(reply, self.task)
-            self.outcome.errors += [f"{call_id} ({section}, patch): {e}" for e in parsed.errors]
-            if parsed.events:
-                break
-        by_id = {pe.id: pe for pe in parsed.events if pe.id}
-        still = []
-        for cand in pending:
-            pe = by_id.get(cand.id)
-            if pe is not None and pe.voice == cand.voice:
-                patched = cand.changed("patch", onset=pe.onset, duration=pe.duration, midi=pe.midi,
-                                       claimed_pc=pe.pc, calls=(*cand.calls, call_id), until=None)
-                if self._try_immediate(patched):
-                    continue
-            still.append(cand)
-        return still
-
-    def _patch_item(self, cand: Candidate) -> dict[str, Any]:
-        lo, hi = self.ver.window(cand.slot)
-        conflicts = [
-            {"voice": k.cand.voice, "midi": k.cand.midi, "onset": fraction_str(k.cand.onset),
-             "end": fraction_str(k.cand.end)}
-            for k in self.ver.kept.values()
-            if k.cand.voice != cand.voice and k.cand.midi % 12 == cand.slot.pc
-            and k.cand.onset < hi and k.cand.end > lo
-        ]
-        return {
-            "id": cand.id, "voice": cand.voice, "form": cand.slot.form.label, "position": cand.slot.position,
-            "pc": cand.slot.pc, "midi": cand.midi, "onset": fraction_str(cand.onset),
-            "duration": fraction_str(cand.duration), "window": [fraction_str(lo), fraction_str(hi)],
-            "problems": sorted(self.ver.problems(cand)), "conflicts": conflicts,
-        }
 
     def _make_room(self, missing: list[Slot], need_steps: Fraction | None = None) -> bool:
         """Shorten kept neighbours (by whole grid steps) until each run of missing slots has room."""
@@ -449,14 +376,14 @@ def certificates(ver: Verifier) -> list[dict[str, Any]]:
             "pc": cand.midi % 12, "form": cand.slot.form.label, "position": cand.slot.position,
             "statement": cand.slot.statement, "claimed": cand.claimed,
             "rung": cand.rungs[-1] if cand.rungs else None, "rungs": list(cand.rungs),
-            "attempts": cand.attempt, "calls": list(cand.calls),
+            "author": author_of(cand.rungs), "attempts": cand.attempt, "calls": list(cand.calls),
         })
     return out
 
 
-def run_harness(session: Session) -> Outcome:
-    """The full harness variant."""
-    harness = Harness(session)
+def run_harness(session: Session, ladder_name: str = "serialkit") -> Outcome:
+    """The full harness variant, on serialkit's ladder or the paper's."""
+    harness = Harness(session, ladder_name=ladder_name)
     outcome = harness.run()
     outcome.certificates = certificates(harness.ver)
     return outcome

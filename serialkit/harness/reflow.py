@@ -10,6 +10,7 @@ the range), then its old duration where that stays clean. The run widens until a
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import replace
 from fractions import Fraction
@@ -42,7 +43,7 @@ def _clean(ver: Verifier, cand: Candidate, kept: bool = False) -> bool:
 class _Note:
     """One note of the run: the kept candidate (or the new one) and the pitches it may take."""
 
-    def __init__(self, cand: Candidate, midis: Sequence[int], kept: bool, pushes: bool = False,
+    def __init__(self, cand: Candidate, midis: Sequence[int], kept: bool, pushes: bool | str = False,
                  cache: dict[tuple[str, Fraction, Fraction], int | None] | None = None) -> None:
         self.cand = cand
         self.midis = tuple(midis)
@@ -60,11 +61,17 @@ class _Note:
     def _fits(self, ver: Verifier, onset: Fraction, duration: Fraction) -> int | None:
         trials = [self.cand.changed("retime", onset=onset, duration=duration, midi=m) for m in self.midis]
         for trial in trials:
-            if (self.pushes or not ver.collisions(trial)) and not ver.crossing(trial):
+            if not ver.collisions(trial) and not ver.crossing(trial):
                 return trial.midi
+        if self.pushes:
+            for trial in trials:
+                if not ver.crossing(trial):
+                    return trial.midi
         for trial in trials:
             if _clean(ver, trial, self.kept):
                 return trial.midi
+        if self.pushes == "all":  # the last resort: crossed notes will be moved away too
+            return trials[0].midi if trials else None
         return None
 
 
@@ -113,7 +120,7 @@ def _octaves(ver: Verifier, cand: Candidate) -> tuple[int, ...]:
 
 
 def reflow(ctx: RepairContext, cand: Candidate, midis: Sequence[int], widest: int = 48, pushes: bool = False,
-           rung: str = "rewrite") -> Candidate | None:
+           rung: str = "reflow", push_all: bool | str = False) -> Candidate | None:
     """Place ``cand`` (a note for an empty slot, with the pitches it may take) by re-placing up to
     ``widest`` kept notes on each side of it in its voice and section; the neighbours' changes are
     logged in ``ctx.undo``. Returns the placed candidate (not yet kept), or None."""
@@ -129,9 +136,9 @@ def reflow(ctx: RepairContext, cand: Candidate, midis: Sequence[int], widest: in
         run_after = after[:k]
         left = before[len(before) - k - 1].end if len(before) > k else sec.start
         right = after[k].onset if len(after) > k else sec.end
-        notes = [_Note(c, _octaves(ver, c), True, cache=cache) for c in run_before]
-        notes += [_Note(cand, midis, False, pushes, cache)] + [_Note(c, _octaves(ver, c), True, cache=cache)
-                                                               for c in run_after]
+        notes = [_Note(c, _octaves(ver, c), True, push_all, cache=cache) for c in run_before]
+        notes += [_Note(cand, midis, False, push_all or pushes, cache)]
+        notes += [_Note(c, _octaves(ver, c), True, push_all, cache=cache) for c in run_after]
         for note in notes:  # the run is re-placed: its old spans must not block itself
             if note.cand.id in ver.kept:
                 ver.kept[note.cand.id].cand = note.cand.changed("retime", duration=Fraction(0))
@@ -162,9 +169,10 @@ def _commit(ctx: RepairContext, notes: list[_Note], placed: list[tuple[Fraction,
         while duration > grid and not _clean(ver, note.cand.changed("retime", onset=onset, duration=duration,
                                                                      midi=midi), kept):
             duration -= grid
-        rung = "retime" if kept else new_rung
         moved = note.cand if (onset, duration, midi) == (note.cand.onset, note.cand.duration, note.cand.midi) \
-            else note.cand.changed(rung, onset=onset, duration=duration, midi=midi)
+            else note.cand.changed("reflow", onset=onset, duration=duration, midi=midi)
+        if not kept and moved is not note.cand:
+            moved = moved.changed(new_rung)
         if kept:
             ctx.undo.append((note.cand.id, note.cand))
             ver.kept[note.cand.id].cand = moved
@@ -175,28 +183,144 @@ def _commit(ctx: RepairContext, notes: list[_Note], placed: list[tuple[Fraction,
 
 def reflow_pushing(ctx: RepairContext, cand: Candidate, midis: Sequence[int]) -> bool:
     """When no placement exists with the other voices fixed: place the note where only same-pitch-class
-    notes of other voices stand in its way, then reflow each of those in its own voice. Keeps the
-    note and returns True, or leaves every note as it was and returns False."""
-    ver = ctx.verifier
-    state = ver.snapshot()
-    ctx.undo.clear()
-    fixed = reflow(ctx, cand, midis, pushes=True)
-    if fixed is not None:
-        blockers = ver.collisions(fixed)
-        ver.add(fixed)
-        for blocker in blockers:
-            ver.remove(blocker.id)
-            moved = reflow(ctx, replace(blocker, until=None), (blocker.midi,), rung="retime")
-            if moved is None or ver.problems(moved, crossing_ok=True):
-                break
-            ver.add(moved)
-        else:
-            if not ver.problems(ver.kept[fixed.id].cand, crossing_ok=True):
-                ctx.undo.clear()
-                return True
-    ver.restore(state)
-    ctx.undo.clear()
+    notes of other voices stand in its way, then reflow each of those in its own voice; failing that,
+    let the re-placed notes of its voice push such notes too (dense textures). Keeps the note and
+    returns True, or leaves every note as it was and returns False."""
+    for push_all in (False, True, "all"):
+        state = ctx.checkpoint()
+        if _push(ctx, cand, midis, push_all):
+            ctx.undo.clear()
+            return True
+        ctx.restore(state)
     return False
 
 
-__all__ = ["reflow", "reflow_pushing"]
+def _push(ctx: RepairContext, cand: Candidate, midis: Sequence[int], push_all: bool | str) -> bool:
+    """One pushing reflow: ``push_all`` False (only the new note may collide), True (every re-placed
+    note of its voice may collide) or ``"all"`` (they may also cross: crossed notes move too)."""
+    ver = ctx.verifier
+    fixed = reflow(ctx, cand, midis, pushes=True, push_all=push_all)
+    if fixed is None:
+        return False
+    crossing = push_all == "all"
+    ver.add(fixed)
+    section = cand.slot.section
+    voice = [ver.kept[k].cand for k in ver.voice_order(cand.voice) if ver.kept[k].cand.slot.section == section]
+    blockers = {b.id: b for c in (voice if push_all else [fixed])
+                for b in ver.collisions(c) + (ver.crossing(c) if crossing else [])}
+    for blocker in blockers.values():
+        if blocker.id not in ver.kept:
+            continue
+        current = ver.kept[blocker.id].cand
+        ver.remove(current.id)
+        moved = reflow(ctx, replace(current, until=None), _octaves(ver, current), rung="reflow")
+        if moved is None or ver.problems(moved, crossing_ok=True):
+            return False
+        ver.add(moved)
+    touched = {cand.voice, *(b.voice for b in blockers.values())}
+    return not any(ver.problems(k.cand, crossing_ok=True) for k in list(ver.kept.values())
+                   if k.cand.voice in touched and k.cand.slot.section == section)
+
+
+
+
+def relax_section(ctx: RepairContext, cand: Candidate, midis: Sequence[int], iterations: int = 6000) -> bool:
+    """The last resort for dense textures, when no voice can make room with the others fixed: place
+    the note by re-placing every note of its section at once (all voices; order, pitch class and
+    voice kept, octave free), by min-conflicts search on the grid with one-step spans (two notes
+    meet only on the same step), then give each note back as much of its old duration as stays clean.
+    Keeps the note and returns True, or leaves every note as it was and returns False."""
+    ver = ctx.verifier
+    grid = ctx.grid
+    sec = ver.task.section(cand.slot.section)
+    steps = int((sec.end - sec.start) / grid)
+    order = {v: i for i, v in enumerate(ver.task.voice_ids)}
+    lines: dict[str, list[Candidate]] = {}
+    for voice in ver.task.voice_ids:
+        lines[voice] = [ver.kept[k].cand for k in ver.voice_order(voice) if ver.kept[k].cand.slot.section == sec.id]
+    mine = lines[cand.voice]
+    at = sum(1 for c in mine if c.slot.index < cand.slot.index)
+    lines[cand.voice] = [*mine[:at], cand, *mine[at:]]
+    notes = [replace(c, until=None) for v in ver.task.voice_ids for c in lines[v]]
+    lines = {v: [n for n in notes if n.voice == v] for v in lines}
+    if any(len(line) > steps for line in lines.values()):
+        return False
+    index = {c.id: i for i, c in enumerate(notes)}
+    options = [tuple(midis) if c.id == cand.id else _octaves(ver, c) for c in notes]
+    step = [min(steps - 1, max(0, int((c.onset - sec.start) // grid))) for c in notes]
+    midi = [o[0] for o in options]
+    crossed = set(ver.crossing_ids)
+    rng = random.Random(f"relax/{cand.id}")
+    neighbours = {}
+    for line in lines.values():
+        for k, c in enumerate(line):
+            neighbours[index[c.id]] = (index[line[k - 1].id] if k else None,
+                                       index[line[k + 1].id] if k + 1 < len(line) else None)
+    by_step: dict[int, set[int]] = {}
+    for i, s in enumerate(step):
+        by_step.setdefault(s, set()).add(i)
+
+    def cost(i: int, s: int, m: int) -> int:
+        prev, nxt = neighbours[i]
+        bad = (prev is not None and step[prev] >= s) + (nxt is not None and step[nxt] <= s)
+        for j in by_step.get(s, ()):
+            if j == i or notes[j].voice == notes[i].voice:
+                continue
+            if midi[j] % 12 == m % 12:
+                bad += 1
+            above = order[notes[j].voice] < order[notes[i].voice]
+            if (above and midi[j] < m) or (not above and midi[j] > m):
+                bad += 0 if notes[i].id in crossed and notes[j].id in crossed else 1
+        return bad
+
+    for _ in range(iterations):
+        conflicted = [i for i in range(len(notes)) if cost(i, step[i], midi[i])]
+        if not conflicted:
+            break
+        i = rng.choice(conflicted)
+        prev, nxt = neighbours[i]
+        lo = 0 if prev is None else max(0, step[prev] - 2)
+        hi = steps - 1 if nxt is None else min(steps - 1, step[nxt] + 2)
+        trials = [(cost(i, s, m), abs(s - step[i]), rng.random(), s, m) for s in range(lo, hi + 1) for m in options[i]
+                  if (s, m) != (step[i], midi[i])]
+        if not trials:
+            continue
+        if rng.random() < 0.2:  # a random step now and then: min-conflicts alone gets stuck
+            _, _, _, s, m = rng.choice(trials)
+        else:
+            _, _, _, s, m = min(trials)
+        by_step[step[i]].discard(i)
+        step[i], midi[i] = s, m
+        by_step.setdefault(s, set()).add(i)
+    else:
+        return False
+    state = ctx.checkpoint()
+    for c in notes:
+        if c.id in ver.kept:
+            ver.remove(c.id)
+    placed = []
+    for i, c in enumerate(notes):
+        onset = sec.start + step[i] * grid
+        if (onset, midi[i]) == (c.onset, c.midi) and c.id != cand.id:
+            moved = c.changed("reflow", duration=grid) if c.duration != grid else c
+        else:
+            moved = c.changed("reflow", onset=onset, duration=grid, midi=midi[i])
+        placed.append((c, moved))
+        ver.add(moved)
+    for i, (old, moved) in enumerate(placed):  # durations back, as long as they stay clean
+        _, nxt = neighbours[i]
+        limit = sec.end if nxt is None else sec.start + step[nxt] * grid
+        duration = _floor(min(max(old.duration, grid), limit - moved.onset), grid)
+        while duration > grid and ver.problems(moved.changed("reflow", duration=duration), crossing_ok=True):
+            duration -= grid
+        if duration != moved.duration:
+            ver.kept[moved.id].cand = moved.changed("reflow", duration=duration) if (
+                duration != old.duration or moved.onset != old.onset or moved.midi != old.midi) else old
+    if all(not ver.problems(ver.kept[c.id].cand, crossing_ok=True) for c in notes):
+        ctx.undo.clear()
+        return True
+    ctx.restore(state)
+    return False
+
+
+__all__ = ["reflow", "reflow_pushing", "relax_section"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cache
 from typing import Any
 
 from serialkit.harness.tasks import Slot
@@ -14,23 +15,64 @@ Problems = dict[str, list[Candidate]]
 Rung = Callable[[Candidate, Problems, "RepairContext"], "Candidate | None"]
 
 
+@cache
+def _timing_rungs(name: str) -> tuple[tuple[str, Rung], ...]:
+    """The rungs before the first batched (model) rung of a ladder: its deterministic timing rungs."""
+    out = []
+    for rung in ladder(name):
+        if rung.batch:
+            break
+        out.append((rung.name, rung.fn))
+    return tuple(out)
+
+
 @dataclass
 class RepairContext:
-    """What rungs may use: the verifier, and an undo log for changes made to other notes."""
+    """What rungs may use: the verifier, the timing rungs of the ladder (registry order), and the
+    undo log of changes made to other notes. This is the ladder's one trial mechanism: a one-note
+    trial starts at a ``mark`` and ``settle`` keeps its result (and the logged changes) if clean, or
+    rolls them back to the mark; a trial over many notes starts at a ``checkpoint`` and ends kept
+    or ``restore``d."""
 
     verifier: Verifier
     undo: list[tuple[str, Candidate]] = field(default_factory=list)
+    timing: tuple[tuple[str, Rung], ...] = field(default_factory=lambda: _timing_rungs("serialkit"))
 
     @property
     def grid(self) -> Fraction:
         """The task's onset grid."""
         return self.verifier.task.texture.grid
 
-    def rollback(self) -> None:
-        """Undo every change made to other notes since the log was last cleared."""
-        for eid, before in reversed(self.undo):
+    def mark(self) -> int:
+        """Where a trial starts in the undo log."""
+        return len(self.undo)
+
+    def rollback(self, mark: int = 0) -> None:
+        """Undo every change made to other notes since ``mark`` (default: the whole log)."""
+        for eid, before in reversed(self.undo[mark:]):
             self.verifier.kept[eid].cand = before
+        del self.undo[mark:]
+
+    def checkpoint(self) -> Any:
+        """The whole kept state, for a trial that adds and removes notes (a re-proposed voice, a
+        pushing reflow, a relaxed section); the undo log starts afresh."""
         self.undo.clear()
+        return self.verifier.snapshot()
+
+    def restore(self, state: Any) -> None:
+        """Return to a checkpoint (the trial failed)."""
+        self.verifier.restore(state)
+        self.undo.clear()
+
+    def settle(self, fixed: Candidate | None, mark: int = 0, crossing_ok: bool = True) -> bool:
+        """Keep ``fixed`` if it is clean (the changes it needed stay, the log is cleared); otherwise
+        roll back to ``mark``. True when kept."""
+        if fixed is not None and not self.verifier.problems(fixed, crossing_ok=crossing_ok):
+            self.undo.clear()
+            self.verifier.add(fixed)
+            return True
+        self.rollback(mark)
+        return False
 
 
 def trim_tail(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
@@ -296,45 +338,48 @@ def shift_run(ver: Verifier, slot: Slot, step: Fraction) -> bool:
     return True
 
 
-TIME_RUNGS: tuple[tuple[str, Rung], ...] = (("trim", trim_tail), ("yield", yield_), ("retime", retime))
-
-
 def apply_time_rungs(cand: Candidate, problems: Problems, ctx: RepairContext,
                      crossing_ok: bool = False) -> Candidate | None:
-    """Try the deterministic timing rungs in order; the first clean result wins."""
-    for _name, rung in TIME_RUNGS:
-        mark = len(ctx.undo)
+    """Try the ladder's deterministic timing rungs in registry order; the first clean result wins."""
+    for _name, rung in ctx.timing:
+        mark = ctx.mark()
         fixed = rung(cand, problems, ctx)
         if fixed is None:
             continue
         if not ctx.verifier.problems(fixed, crossing_ok=crossing_ok):
             return fixed
-        for eid, before in reversed(ctx.undo[mark:]):
-            ctx.verifier.kept[eid].cand = before
-        del ctx.undo[mark:]
+        ctx.rollback(mark)
     return None
+
+
+LADDERS = ("serialkit", "paper")
 
 
 @dataclass(frozen=True)
 class RungSpec:
-    """A registered rung: name, rank (ladder order) and whether it runs once per section (batch)."""
+    """A registered rung: name, rank (ladder order), whether it runs once per section (batch: a
+    model call for every pending note of the section) and the ladders it belongs to. A rung is
+    called ``fn(candidate, problems, ctx)`` and returns the fixed candidate or None; a batched rung
+    ``fn(pending, batch)`` (``serialkit.harness.patch.Batch``) returns the notes still pending."""
 
     name: str
     rank: int
     fn: Any
     batch: bool = False
+    ladders: frozenset[str] = frozenset({"serialkit"})
 
 
-def ladder() -> list[RungSpec]:
-    """The repair rungs from the plugin registry, in their explicit rank order."""
+def ladder(name: str = "serialkit") -> list[RungSpec]:
+    """The repair rungs of a ladder from the plugin registry, in their explicit rank order. A rung
+    registered without ``ladders`` belongs to serialkit's ladder only (the paper's is fixed)."""
+    from serialkit.core.errors import TaskError
     from serialkit.plugins import ordered
 
-    return [
-        RungSpec(e.name, int(e.meta["rank"]), e.load(), bool(e.meta.get("batch", False)))
+    if name not in LADDERS:
+        raise TaskError(f"unknown ladder {name!r} (known: {', '.join(LADDERS)})")
+    specs = [
+        RungSpec(e.name, int(e.meta["rank"]), e.load(), bool(e.meta.get("batch", False)),
+                 frozenset(str(e.meta.get("ladders", "serialkit")).split()))
         for e in ordered("repair_rungs")
     ]
-
-
-def model_patch(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
-    """Placeholder for the batched model-patch rung (the loop sends one patch call per section)."""
-    return None
+    return [r for r in specs if name in r.ladders]

@@ -18,13 +18,17 @@ from serialkit.harness.certificate import (
     write_outputs,
 )
 from serialkit.harness.gate import Verdict, final_gate
-from serialkit.harness.loop import Outcome, run_harness
+from serialkit.harness.loop import run_harness
+from serialkit.harness.model import Outcome
 from serialkit.harness.proposers.base import Proposer
 from serialkit.harness.proposers.errors import EndpointError
 from serialkit.harness.session import Session, Usage, make_proposer
 from serialkit.harness.tasks import Task, load_task
 
-VARIANTS = ("harness", "raw", "self-refine", "soft-rules")
+VARIANTS = ("harness", "harness-paper", "raw", "self-refine", "soft-rules")
+# ``harness-paper`` is the harness on the paper's ladder (``run(..., ladder="paper")``): trim, yield,
+# retime, model patch, model row-segment rewrite; no deterministic pitch writing, no reflow.
+LADDER_VARIANTS = {"harness": "serialkit", "harness-paper": "paper"}
 MODES = ("strict", "relaxed")
 
 
@@ -66,6 +70,8 @@ class RunResult:
             "delivered": self.verdict.delivered,
             "complete": self.verdict.complete,
             "repairs": self.report["repairs"],
+            "ladder": self.report.get("ladder"),
+            "authorship": self.report["authorship"]["shares"],
             "drops": len(self.report["drops"]),
             **self.usage.to_dict(),
             "wall_seconds": round(self.wall_seconds, 6),
@@ -87,8 +93,16 @@ def verified_labels(records: list[dict[str, Any]], verdict: Verdict) -> None:
 
 def run(task: Task | str | Path, variant: str = "harness", proposer: str | Proposer = "stochastic",
         proposer_options: dict[str, Any] | None = None, seed: int = 0, out_dir: str | Path | None = None,
-        mode: str = "strict") -> RunResult:
-    """Run one variant on one task with one proposer; write the run directory if ``out_dir``."""
+        mode: str = "strict", ladder: str | None = None) -> RunResult:
+    """Run one variant on one task with one proposer; write the run directory if ``out_dir``.
+    ``ladder`` (``serialkit`` or ``paper``) picks the harness's repair ladder; ``paper`` turns the
+    variant ``harness`` into ``harness-paper``."""
+    if ladder is not None and variant in LADDER_VARIANTS:
+        from serialkit.harness.repair import LADDERS
+
+        if ladder not in LADDERS:
+            raise TaskError(f"unknown ladder {ladder!r} (known: {', '.join(LADDERS)})")
+        variant = "harness-paper" if ladder == "paper" else "harness"
     if variant not in VARIANTS:
         raise TaskError(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
     if mode not in MODES:
@@ -98,8 +112,8 @@ def run(task: Task | str | Path, variant: str = "harness", proposer: str | Propo
     session = Session(task, make_proposer(proposer, proposer_options, seed), variant, seed)
     outcome: Outcome
     try:
-        if variant == "harness":
-            outcome = run_harness(session)
+        if variant in LADDER_VARIANTS:
+            outcome = run_harness(session, LADDER_VARIANTS[variant])
         elif variant == "self-refine":
             outcome = run_self_refine(session)
         else:

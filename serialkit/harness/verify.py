@@ -13,6 +13,16 @@ from serialkit.harness.tasks import Slot, Task
 # Problem codes the incremental verifier reports (the gate's codes plus WINDOW: outside the free
 # time window of its voice, i.e. overlapping its own neighbours or leaving its section).
 TIME_CODES = frozenset({"COLL", "CROSS", "WINDOW"})
+_INDEXED = True
+
+
+def use_interval_index(on: bool) -> bool:
+    """Switch the verifier's interval index on (default) or off (the linear scan over every kept
+    note, which gives the same answers: bench/bench_harness.py times both in one run). Returns the
+    previous setting."""
+    global _INDEXED
+    before, _INDEXED = _INDEXED, on
+    return before
 
 
 @dataclass(frozen=True)
@@ -47,15 +57,30 @@ class Candidate:
         return replace(self, rungs=rungs, **changes)
 
 
-@dataclass
 class Kept:
-    """A kept note: its candidate (as finally placed) and any later yields that shortened it."""
+    """A kept note: its candidate as finally placed. Assigning ``cand`` (a repair moving the note)
+    keeps the verifier's interval index up to date."""
 
-    cand: Candidate
+    __slots__ = ("_cand", "_owner")
+
+    def __init__(self, cand: Candidate, owner: Verifier | None = None) -> None:
+        self._cand = cand
+        self._owner = owner
+
+    @property
+    def cand(self) -> Candidate:
+        """The note as currently placed."""
+        return self._cand
+
+    @cand.setter
+    def cand(self, new: Candidate) -> None:
+        old, self._cand = self._cand, new
+        if self._owner is not None:
+            self._owner._moved(old, new)
 
     def event(self) -> Event:
         """The kept note as a piece event carrying its trace tag."""
-        c = self.cand
+        c = self._cand
         return Event(
             id=c.id, voice=c.voice, onset=c.onset, duration=c.duration, midi=c.midi,
             section=c.slot.section, tag=Tag(c.slot.form, c.slot.position, c.slot.statement),
@@ -65,18 +90,25 @@ class Kept:
 
 @dataclass
 class Verifier:
-    """The kept notes of a run, indexed for the checks a new event needs."""
+    """The kept notes of a run, indexed for the checks a new event needs: by pitch class, by schedule
+    order per voice, and by onset per voice (an interval index: the notes of other voices that
+    overlap a span are found in O(log n) plus the notes that start in reach of it)."""
 
     task: Task
     kept: dict[str, Kept] = field(default_factory=dict)
     _by_pc: dict[int, set[str]] = field(default_factory=dict)
     _order: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
     crossing_ids: set[str] = field(default_factory=set)
+    indexed: bool | None = None  # None: the module default (``use_interval_index``)
 
     def __post_init__(self) -> None:
+        if self.indexed is None:
+            self.indexed = _INDEXED
         self._voice_index = {v: i for i, v in enumerate(self.task.voice_ids)}
         self._section_index = {s.id: i for i, s in enumerate(self.task.sections)}
         self.crossing_budget = int(self.task.max_crossing_share * len(self.task.all_slots()))
+        self._starts: dict[str, list[tuple[Fraction, str]]] = {v: [] for v in self.task.voice_ids}
+        self._longest = Fraction(0)
 
     # bookkeeping ---------------------------------------------------------
     def _key(self, slot: Slot) -> tuple[int, int]:
@@ -84,12 +116,34 @@ class Verifier:
 
     def add(self, cand: Candidate) -> None:
         """Keep a candidate."""
-        self.kept[cand.id] = Kept(cand)
+        self.kept[cand.id] = Kept(cand, self)
         self._by_pc.setdefault(cand.midi % 12, set()).add(cand.id)
         bisect.insort(self._order.setdefault(cand.voice, []), (*self._key(cand.slot), cand.id))
+        self._index_add(cand)
         cross = self._crossing(cand)
         if cross:
             self.crossing_ids.update([cand.id, *(o.id for o in cross)])
+
+    def _index_add(self, cand: Candidate) -> None:
+        bisect.insort(self._starts.setdefault(cand.voice, []), (cand.onset, cand.id))
+        self._longest = max(self._longest, cand.duration)
+
+    def _index_remove(self, cand: Candidate) -> None:
+        starts = self._starts[cand.voice]
+        i = bisect.bisect_left(starts, (cand.onset, cand.id))
+        if i < len(starts) and starts[i] == (cand.onset, cand.id):
+            del starts[i]
+
+    def _moved(self, old: Candidate, new: Candidate) -> None:
+        """A kept note was changed in place (a repair): update the indexes."""
+        if old.onset != new.onset:
+            self._index_remove(old)
+            self._index_add(new)
+        else:
+            self._longest = max(self._longest, new.duration)
+        if old.midi % 12 != new.midi % 12:
+            self._by_pc.get(old.midi % 12, set()).discard(old.id)
+            self._by_pc.setdefault(new.midi % 12, set()).add(new.id)
 
     def voice_order(self, voice: str) -> list[str]:
         """Ids of a voice's kept notes in schedule order."""
@@ -97,9 +151,12 @@ class Verifier:
 
     def remove(self, event_id: str) -> None:
         """Forget a kept note."""
-        cand = self.kept.pop(event_id).cand
+        kept = self.kept.pop(event_id)
+        kept._owner = None
+        cand = kept.cand
         self._by_pc.get(cand.midi % 12, set()).discard(event_id)
         self._order[cand.voice].remove((*self._key(cand.slot), event_id))
+        self._index_remove(cand)
         self.crossing_ids.discard(event_id)
 
     def snapshot(self) -> Any:
@@ -110,8 +167,16 @@ class Verifier:
     def restore(self, state: Any) -> None:
         """Return to a snapshot."""
         kept, by_pc, order, crossing = state
-        self.kept = {k: Kept(c) for k, c in kept.items()}
+        for old in self.kept.values():
+            old._owner = None
+        self.kept = {k: Kept(c, self) for k, c in kept.items()}
         self._by_pc, self._order, self.crossing_ids = by_pc, order, crossing
+        self._starts = {v: [] for v in self.task.voice_ids}
+        for c in kept.values():
+            self._starts.setdefault(c.voice, []).append((c.onset, c.id))
+            self._longest = max(self._longest, c.duration)
+        for starts in self._starts.values():
+            starts.sort()
 
     def filled(self, slot: Slot) -> bool:
         """True if a note is kept for this slot."""
@@ -155,8 +220,28 @@ class Verifier:
         """The kept notes as events, in voice and slot order."""
         return [self.kept[k[2]].event() for v in self.task.voice_ids for k in self._order.get(v, [])]
 
+    def sounding(self, voice: str, onset: Fraction, end: Fraction) -> list[Candidate]:
+        """The kept notes of ``voice`` that overlap [onset, end): the interval index — the notes that
+        start before ``end`` and no earlier than ``onset`` minus the longest kept duration."""
+        starts = self._starts.get(voice, [])
+        first = bisect.bisect_left(starts, (onset - self._longest, ""))
+        last = bisect.bisect_left(starts, (end, ""))
+        out = []
+        for _start, eid in starts[first:last]:
+            other = self.kept[eid].cand
+            if other.end > onset and other.duration > 0:
+                out.append(other)
+        return out
+
     # checks ----------------------------------------------------------------
-    def _overlapping(self, cand: Candidate, ids: Any) -> list[Candidate]:
+    def _overlapping(self, cand: Candidate, pc: int | None = None) -> list[Candidate]:
+        """Kept notes of other voices overlapping ``cand`` (of pitch class ``pc`` when given), in
+        voice order, then onset."""
+        if self.indexed:
+            return [o for v in self.task.voice_ids if v != cand.voice
+                    for o in self.sounding(v, cand.onset, cand.end)
+                    if o.id != cand.id and (pc is None or o.midi % 12 == pc)]
+        ids = self._by_pc.get(pc, set()) if pc is not None else self.kept
         out = []
         for eid in ids:
             other = self.kept[eid].cand
@@ -164,13 +249,13 @@ class Verifier:
                 continue
             if min(other.end, cand.end) - max(other.onset, cand.onset) > 0:
                 out.append(other)
-        return out
+        return sorted(out, key=lambda o: (self._voice_index[o.voice], o.onset, o.id))
 
     def collisions(self, cand: Candidate) -> list[Candidate]:
         """Kept notes of other voices sounding the same pitch class for longer than the tolerance."""
         tol = self.task.tolerance
         return [
-            o for o in self._overlapping(cand, self._by_pc.get(cand.midi % 12, ()))
+            o for o in self._overlapping(cand, cand.midi % 12)
             if min(o.end, cand.end) - max(o.onset, cand.onset) > tol
         ]
 
@@ -181,7 +266,7 @@ class Verifier:
     def _crossing(self, cand: Candidate) -> list[Candidate]:
         mine = self._voice_index[cand.voice]
         out = []
-        for other in self._overlapping(cand, self.kept):
+        for other in self._overlapping(cand):
             theirs = self._voice_index[other.voice]
             if (theirs < mine and other.midi < cand.midi) or (theirs > mine and other.midi > cand.midi):
                 out.append(other)

@@ -11,7 +11,7 @@ from typing import Any
 from serialkit.core.errors import SerialkitError
 
 #: The repair rungs in ladder order; each gets its own colour.
-RUNGS: tuple[str, ...] = ("trim", "yield", "retime", "patch", "rewrite")
+RUNGS: tuple[str, ...] = ("trim", "yield", "retime", "patch", "segment", "rewrite", "reflow")
 
 #: Colours (Okabe–Ito based, distinguishable in print and for most colour-blind readers).
 VIOLATION_COLOR = "#d01c1c"
@@ -22,7 +22,9 @@ RUNG_COLORS: dict[str, str] = {
     "yield": "#009e73",
     "retime": "#e69f00",
     "patch": "#cc79a7",
+    "segment": "#a6568f",
     "rewrite": "#56b4e9",
+    "reflow": "#8c5a2b",
 }
 OTHER_RUNG_COLOR = "#5f6b7a"
 
@@ -194,6 +196,9 @@ def build_marks(
     entries: dict[str, Mapping[str, Any]] = {}
     if certificate is not None:
         entries = certificate_entries(certificate, where)
+        authors = [str(e["author"]) for e in entries.values() if e.get("author")]
+        if authors:  # who wrote the notes, as the certificate records it per note
+            facts["authorship"] = {a: authors.count(a) for a in dict.fromkeys(authors)}
         for eid, entry in entries.items():
             if eid not in labels or labels[eid] is None and eid not in unexplained:
                 label = _certificate_label(entry)

@@ -78,7 +78,15 @@ def _facts_html(marks: Marks) -> str:
         bits.append(f"coverage {_percent(facts['coverage'])}")
     labelled = sum(1 for m in marks.notes.values() if m.label)
     bits.append(f"{labelled} labelled notes")
-    return '<p id="sk-facts">' + escape(" · ".join(bits)) + "</p>"
+    out = '<p id="sk-facts">' + escape(" · ".join(bits)) + "</p>"
+    authors = facts.get("authorship")
+    if authors:
+        total = sum(authors.values())
+        names = {"model": "the model, unchanged", "timing": "retimed, trimmed or yielded", "patch": "patched by the model",
+                 "rewrite": "pitch written by the harness", "reflow": "moved by reflow", "other": "a plugin's rung"}
+        rows = "".join(f"<li>{escape(names.get(a, a))}: {n} ({n / total:.0%})</li>" for a, n in authors.items())
+        out += f'<h2>Who wrote the notes ({total})</h2><ul id="sk-authorship">{rows}</ul>'
+    return out
 
 
 def review_page(pages: Sequence[str], marks: Marks, blind: bool = False, title: str = "") -> str:

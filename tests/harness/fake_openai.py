@@ -193,3 +193,61 @@ def max_in_window(times: Sequence[float], window: float) -> int:
             j += 1
         best = max(best, i - j + 1)
     return best
+
+
+class HostileOpenAI(FakeOpenAI):
+    """The ``hostile`` server profile (issue 12): answers written by the stochastic proposer's
+    ``hostile`` profile (wrong statements, lost places, fences, prose, truncation, numbers as
+    strings, empty answers, repeated patches, replans outside their windows), plus the endpoint's
+    own habits: a 429 or 500 that clears on the next try (``transient``, with ``Retry-After: 0``),
+    and a request that gets an unusable answer (an empty message) every time it is asked unchanged
+    (``persistent``). A 5xx that never clears is an error of the environment, not this profile's."""
+
+    def __init__(self, task: Task | Sequence[Task], seed: int = 0, transient: float = 0.15,
+                 persistent: float = 0.08) -> None:
+        super().__init__(task, ["ok"])
+        self._writer = StochasticProposer(seed=seed, profile="hostile", rates={"transient": 0, "persistent": 0})
+        self.transient, self.persistent, self.seed = transient, persistent, seed
+        self._tries: dict[int, int] = {}
+        self.failed_tries = 0
+
+    def _answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any] | bytes, dict[str, str]]:
+        user = body["messages"][-1]["content"] if body.get("messages") else ""
+        key = zlib.crc32(user.encode())
+        with self._lock:
+            tries = self._tries[key] = self._tries.get(key, 0) + 1
+        draw = zlib.crc32(f"{self.seed}/{key}".encode()) / 2**32
+        if tries == 1 and draw < self.transient:
+            with self._lock:
+                self.failed_tries += 1
+            status = 429 if key % 2 else 500
+            return status, {"error": {"message": "rate limited" if status == 429 else "internal error"}}, {
+                "Retry-After": "0"}
+        payload = json.loads(user[user.rindex("REQUEST ") + len("REQUEST "):])
+        ident = json.dumps([payload.get("kind"), payload.get("section"), payload.get("attempt"),
+                            [m.get("slot") for m in payload.get("missing", ())],
+                            [p.get("id") for p in payload.get("patches", ())]])
+        if zlib.crc32(f"{self.seed}/{ident}".encode()) / 2**32 < self.persistent:
+            return self._message(body, "")
+        return super()._answer(path, body)
+
+    def _content(self, body: dict[str, Any], behaviour: str) -> str:
+        """The hostile writer's answer as it is: fenced, with prose, cut off, or empty."""
+        user = body["messages"][-1]["content"]
+        payload = json.loads(user[user.rindex("REQUEST ") + len("REQUEST "):])
+        task = self._tasks.get(_fingerprint(payload), self.task)
+        request = Request(
+            call_id=f"srv{zlib.crc32(user.encode())}", kind=payload["kind"], task=task,
+            section=payload["section"], attempt=payload["attempt"], missing=tuple(payload.get("missing", ())),
+            context=tuple(payload.get("keep", ())), patches=tuple(payload.get("patches", ())),
+        )
+        return self._writer.propose(request).text or ""
+
+    def _message(self, body: dict[str, Any], content: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+        with self._lock:
+            self.answered += 1
+            n = self.answered
+        message = {"role": "assistant", "content": content}
+        return 200, {"id": f"cmpl-{n}", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                     "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                     "usage": {"prompt_tokens": 100 + n, "completion_tokens": 50 + n}}, {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -168,3 +169,34 @@ def test_a_patch_call_that_keeps_failing_does_not_cause_abstention() -> None:
                 runs += 1
                 assert result.released, (task.name, seed, result.report["sections"])
     assert runs  # the constructed failure happened
+
+
+@pytest.mark.slow
+def test_openai_path_holds_up_against_the_hostile_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from tests.harness.fake_openai import HostileOpenAI
+
+    monkeypatch.setenv("SERIALKIT_API_KEY", "sk-serialkit-test")
+    tasks = [load_task(n) for n in ("duo-berg", "trio-schoenberg", "quartet-webern")]
+    released = 0
+    with HostileOpenAI(tasks, seed=3) as server:
+        for task in tasks:
+            options = {"base_url": server.base_url, "model": "hostile", "timeout": 5.0, "max_retries": 2}
+            result = run(task, proposer="openai", proposer_options=options, seed=3, out_dir=tmp_path / task.name)
+            released += result.released
+            assert result.usage.http_tries >= result.usage.calls
+            assert (tmp_path / task.name / "report.json").exists()
+    assert server.failed_tries > 0  # transient 429/500 happened and were retried
+    assert released >= 2
+
+
+def test_dense_hole_is_placed_by_relaxing_the_whole_section(monkeypatch: pytest.MonkeyPatch) -> None:
+    # dense-four-05, seed 2, hostile: the bassoon's statement is packed against the section's end and
+    # no single voice can make room; re-placing the section's notes together does
+    task = next(t for t in _bank("dense-four") if t.name == "dense-four-05")
+    result = run(task, seed=2, proposer_options={"profile": "hostile"})
+    assert result.released and result.report["authorship"]["counts"]["reflow"] > 0
+    from serialkit.harness import loop
+
+    monkeypatch.setattr(loop, "relax_section", lambda *args: False)
+    without = run(task, seed=2, proposer_options={"profile": "hostile"})
+    assert not without.verdict.strict and without.verdict.relaxed

@@ -1,0 +1,110 @@
+"""The model's rungs: one batched call per section for every note the rungs before could not fix.
+
+``patch`` (both ladders) shows the model each flagged note with its free window, its problems and the
+same-pitch-class notes in its way; ``segment`` (the paper's rung 5) asks again with the whole
+statement of each note in view. A note the model answers for is tried through the timing rungs and
+kept if clean; the others stay pending for the next rung. The harness never asks for a note in a
+window too short to hold it, and asks once more, in a changed form, when a reply brought nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from serialkit.core.piece import fraction_str
+from serialkit.harness.model import event_id
+from serialkit.harness.proposers.base import parse_proposal
+from serialkit.harness.tasks import Slot
+from serialkit.harness.verify import Candidate, Verifier
+
+
+@dataclass
+class Batch:
+    """What a batched rung needs: the running harness (its verifier, session, room-making and
+    one-note trial) and the section and attempt it works in."""
+
+    harness: Any
+    section: str
+    attempt: int
+
+
+def model_patch(pending: list[Candidate], batch: Batch) -> list[Candidate]:
+    """The batched model patch; returns the notes still pending."""
+    return ask_model(pending, batch, "patch")
+
+
+def model_segment(pending: list[Candidate], batch: Batch) -> list[Candidate]:
+    """The paper's model row-segment rewrite; returns the notes still pending."""
+    return ask_model(pending, batch, "segment")
+
+
+def ask_model(pending: list[Candidate], batch: Batch, rung: str) -> list[Candidate]:
+    """One patch call for the pending notes whose windows can hold a note (asked again once if the
+    reply is unusable); each answer goes through the one-note trial."""
+    harness, ver, task = batch.harness, batch.harness.ver, batch.harness.task
+    shortest = max(task.texture.min_duration, task.texture.grid)
+    for cand in pending:  # never ask for a note in a window too short to hold it
+        lo, hi = ver.window(cand.slot)
+        if hi - lo < shortest:
+            harness._make_room([cand.slot], need_steps=shortest)
+    # making room for one note may have moved another's neighbours: windows are read once more
+    askable = [c for c in pending if (w := ver.window(c.slot))[1] - w[0] >= shortest]
+    if not askable:
+        return pending
+    items = tuple(patch_item(ver, c, segment=rung == "segment") for c in askable)
+    for ask in range(2):  # an unusable reply is asked again once, in a changed form (attempt number)
+        reply, call_id = harness.session.call("patch", batch.section, batch.attempt + ask, soft_rules=True,
+                                              patches=items)
+        parsed = parse_proposal(reply, task)
+        harness.outcome.errors += [f"{call_id} ({batch.section}, {rung}): {e}" for e in parsed.errors]
+        if parsed.events:
+            break
+    by_id = {pe.id: pe for pe in parsed.events if pe.id}
+    still = []
+    for cand in pending:
+        pe = by_id.get(cand.id)
+        if pe is not None and pe.voice == cand.voice:
+            patched = cand.changed(rung, onset=pe.onset, duration=pe.duration, midi=pe.midi,
+                                   claimed_pc=pe.pc, calls=(*cand.calls, call_id), until=None)
+            if harness._try_immediate(patched):
+                continue
+        still.append(cand)
+    return still
+
+
+def patch_item(ver: Verifier, cand: Candidate, segment: bool = False) -> dict[str, Any]:
+    """What the model is shown of one flagged note."""
+    lo, hi = ver.window(cand.slot)
+    conflicts = [
+        {"voice": k.cand.voice, "midi": k.cand.midi, "onset": fraction_str(k.cand.onset),
+         "end": fraction_str(k.cand.end)}
+        for k in ver.kept.values()
+        if k.cand.voice != cand.voice and k.cand.midi % 12 == cand.slot.pc
+        and k.cand.onset < hi and k.cand.end > lo
+    ]
+    item = {
+        "id": cand.id, "voice": cand.voice, "form": cand.slot.form.label, "position": cand.slot.position,
+        "pc": cand.slot.pc, "midi": cand.midi, "onset": fraction_str(cand.onset),
+        "duration": fraction_str(cand.duration), "window": [fraction_str(lo), fraction_str(hi)],
+        "problems": sorted(ver.problems(cand)), "conflicts": conflicts,
+    }
+    if segment:
+        item["segment"] = statement_of(ver, cand.slot)
+    return item
+
+
+def statement_of(ver: Verifier, slot: Slot) -> list[dict[str, Any]]:
+    """The statement around a note, for the row-segment rewrite: each position's pitch class and
+    the note kept there (if any)."""
+    out = []
+    for s in ver.task.slots(slot.section, slot.voice):
+        if s.statement != slot.statement:
+            continue
+        kept = ver.kept.get(event_id(s))
+        out.append({"position": s.position, "pc": s.pc,
+                    "kept": None if kept is None else {"midi": kept.cand.midi, "onset": fraction_str(kept.cand.onset)}})
+    return out
+
+
+__all__ = ["Batch", "ask_model", "model_patch", "model_segment", "patch_item", "statement_of"]
