@@ -162,7 +162,8 @@ def _verdict_word(ok: bool) -> str:
 
 def _print_text(piece: Piece, data: dict[str, Any], mode: str, show: int) -> None:
     title = f" — {piece.title}" if piece.title else ""
-    voices = ", ".join(data["voices"])
+    names = {v.id: v.name for v in piece.voices if v.name}
+    voices = ", ".join(names.get(v, v) for v in data["voices"])  # as the score names them
     click.echo(f"{data['source']}{title}")
     click.echo(f"  {data['events']} events, {len(data['voices'])} voices ({voices})")
     if data["row"] is not None:
