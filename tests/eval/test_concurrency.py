@@ -179,6 +179,10 @@ rpm = 600
     assert b > 2 * a  # model-b costs three times as much per token
     text = (tmp_path / "r.md").read_text()
     assert "Models side by side" in text and "model-a strict" in text and "model-b USD/run" in text
+    # the harness records who wrote each released note; the report shows it per model
+    assert all(isinstance(r.get("authorship"), dict) for r in records if r["variant"] == "harness")
+    assert set(summary["authorship"]) >= {"harness@model-a", "harness@model-b"}
+    assert "Authorship by model" in text
     # authorship shares, where run records carry them, side by side with their intervals
     shares = {"model-a": {"unchanged": 0.9, "rewrite": 0.1}, "model-b": {"unchanged": 0.5, "rewrite": 0.5}}
     authored = [{**r, "authorship": shares[r["model"]]} for r in records]
