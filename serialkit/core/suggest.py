@@ -21,7 +21,6 @@ nothing wants is never confidently "corrected". Standard library only; consumes 
 from __future__ import annotations
 
 import bisect
-
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -467,7 +466,7 @@ def _candidates(
     it may be swapped with, and (a tagged note) its own form's pitch; with their local fit."""
     out: list[tuple[float, Suggestion]] = []
     t, x = event.onset, event.pc
-    tag = analysis.tags.get(event.id)
+    tag = event.tag if event.tag is not None else analysis.tags.get(event.id)
     for st in stmts:
         holes = [p for p in st.missing if st.fits(p, t)[0]]
         for p in holes:
