@@ -31,11 +31,15 @@ from serialkit.core.piece import Event, Piece
 from serialkit.core.rows import RowForm, pc_name, position_label
 
 __all__ = [
+    "DEFAULT_THRESHOLD",
     "MODELS",
+    "Applied",
+    "describe",
     "Edit",
     "NoteSuggestions",
     "Suggestion",
     "error_model",
+    "plan_repairs",
     "suggest",
 ]
 
@@ -309,6 +313,7 @@ def suggest(
     limit: int = 3,
     window: int = 96,
     whole: int = 400,
+    max_notes: int | None = None,
 ) -> tuple[NoteSuggestions, ...]:
     """Suggested corrections, best first per note, for every unexplained note, every tagged note
     a ROW or ORDER finding names (``findings``: Violation records or their dicts), and every note
@@ -319,6 +324,7 @@ def suggest(
     ``window`` notes either side of the change): a
     candidate is kept only when the changed notes are then explained and fewer notes are
     unexplained or missing; its weight is the error model's prior times the improvement.
+    ``max_notes``: suggest for at most this many reported notes (the first in score order).
     """
     from serialkit.core.analysis import analyze
 
@@ -333,6 +339,8 @@ def suggest(
         for eid in ids:
             if eid in events and eid not in reported:
                 reported[eid] = code
+    if max_notes is not None and len(reported) > max_notes:
+        reported = dict(list(reported.items())[:max_notes])
     order = sorted(piece.events, key=lambda e: (e.onset, e.voice, e.midi, e.id))
     index = {e.id: i for i, e in enumerate(order)}
     onsets = [e.onset for e in order]
@@ -592,3 +600,14 @@ def plan_repairs(
         applied.append(Applied(best, len(analysis.unexplained), len(after.unexplained)))
         current, analysis = changed, after
     return current, tuple(applied)
+
+
+def describe(candidate: Mapping[str, Any]) -> str:
+    """One line for a candidate's JSON form: ``D#3 (P5:7 of S11; accidental, 82%)``; a swap
+    names the other note too."""
+    where = str(candidate["label"]) + (f" of {candidate['statement']}" if candidate.get("statement") else "")
+    pitch = str(candidate["name"])
+    if candidate["model"] == "swap":
+        other = next(e for e in candidate["edits"] if e["event_id"] != candidate["event_id"])
+        pitch = f"{pitch}, and {other['after_name']} for {other['before_name']} ({other['event_id']})"
+    return f"{pitch} ({where}; {candidate['model']}, {float(candidate['confidence']):.0%})"
