@@ -294,15 +294,30 @@ def _holes(stmts: list[_Stmt]) -> list[tuple[_Stmt, int]]:
     return out
 
 
-def _badness(analysis: Analysis) -> int:
-    """Unexplained notes plus twice the holes inside statements (a statement missing a note between
-    two of its notes is stronger evidence of a wrong note than a note nothing explains, which may
-    be free): what a correction must reduce."""
+def _badness(analysis: Analysis, piece: Piece) -> int:
+    """Unexplained notes plus twice the holes in statements: what a correction must reduce.
+
+    A hole is a position missing between two found notes, or before the first / after the last
+    found note when the piece goes on long enough there to have held it (a statement an excerpt
+    cuts off at its start or end has no hole). A hole is stronger evidence of a wrong note than a
+    note nothing explains, which may be free."""
+    onsets = {e.id: e.onset for e in piece.events}
+    if not onsets:
+        return 0
+    start, end = min(onsets.values()), max(onsets.values())
     holes = 0
     for s in analysis.statements:
-        found = [p for p, e in enumerate(s.event_ids) if e is not None]
-        if found:
-            holes += sum(1 for p in range(found[0], found[-1]) if s.event_ids[p] is None)
+        found = [(p, onsets[e]) for p, e in enumerate(s.event_ids) if e is not None and e in onsets]
+        if len(found) < 2:
+            continue
+        first, last = found[0], found[-1]
+        holes += sum(1 for p in range(first[0], last[0]) if s.event_ids[p] is None)
+        ioi = max((last[1] - first[1]) / max(1, last[0] - first[0]), Fraction(1, 4))
+        lead, tail = first[0], 11 - last[0]
+        if lead and first[1] - start >= 4 * ioi * lead:
+            holes += lead
+        if tail and end - last[1] >= 4 * ioi * tail:
+            holes += tail
     return len(analysis.unexplained) + 2 * holes
 
 
@@ -387,7 +402,7 @@ def suggest(
                 continue
             member = e.id in st.events.values()
             add(_Cand(e.id, {e.id: midi}, model, 0.0 if member else 1.0 if e.voice in near else 0.3))
-    before_cache: dict[tuple[int, int], int] = {(0, len(order)): _badness(analysis)}
+    before_cache: dict[tuple[int, int], int] = {(0, len(order)): _badness(analysis, piece)}
     verified: dict[str, list[_Cand]] = {}
     for note, bucket in cands.items():
         for c in bucket.values():
@@ -398,12 +413,12 @@ def suggest(
                 lo_i, hi_i = max(0, min(ixs) - window), min(len(order), max(ixs) + window + 1)
             sub = piece.with_events(order[lo_i:hi_i])
             if (lo_i, hi_i) not in before_cache:
-                before_cache[(lo_i, hi_i)] = _badness(analyze(sub, analysis.row, analysis.convention))
+                before_cache[(lo_i, hi_i)] = _badness(analyze(sub, analysis.row, analysis.convention), sub)
             changed = sub.with_events(
                 e.copy(midi=c.edits[e.id]) if e.id in c.edits else e for e in sub.events
             )
             after = analyze(changed, analysis.row, analysis.convention)
-            gain = before_cache[(lo_i, hi_i)] - _badness(after)
+            gain = before_cache[(lo_i, hi_i)] - _badness(after, changed)
             tag = after.tags.get(note)
             if gain <= 0 or tag is None or any(after.tags.get(e) is None for e in c.edits):
                 continue
@@ -595,7 +610,7 @@ def plan_repairs(
             e.copy(midi=changes[e.id]) if e.id in changes else e for e in current.events
         )
         after = analyze(changed, row, convention)
-        if _badness(after) >= _badness(analysis):
+        if _badness(after, changed) >= _badness(analysis, current):
             continue
         applied.append(Applied(best, len(analysis.unexplained), len(after.unexplained)))
         current, analysis = changed, after
