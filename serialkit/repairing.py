@@ -226,11 +226,11 @@ def repair_score(
         fixed, applied = plan_repairs(bare, the_row, conv, threshold=threshold, only=allowed)
         repaired = _with_pitches(piece, fixed)
         after = check_piece(repaired, row=the_row, convention=conv, source=str(out or source)).to_dict()
-        bad = _newly_flagged(before, after, applied)
-        if not bad:
+        flagged = _newly_flagged(before, after, applied)
+        if not flagged:
             break
-        withdrawn += sorted(bad)
-        allowed = (allowed if allowed is not None else {e.id for e in piece.events}) - bad
+        withdrawn += sorted(flagged)
+        allowed = (allowed if allowed is not None else {e.id for e in piece.events}) - flagged
     changes = _changes(piece, applied)
     result = RepairResult(source, None if out is None else Path(out), changes, before, after, the_row,
                           dry_run, withdrawn=tuple(withdrawn))

@@ -126,3 +126,27 @@ def _restores(edits: tuple[object, ...], wanted: dict[str, int], eid: str, midi:
     if len(wanted) == 1:
         return midi == wanted[eid] and set(changes) == {eid}
     return changes == wanted
+
+
+EXERCISE_ROW = "C B G Ab Eb Db D Bb F# F E A"
+
+
+def exercise(seed: int, statements: int = 4) -> tuple[Piece, Row]:
+    """A correct one-voice exercise on ``EXERCISE_ROW``: forms chosen by ``seed``, each note
+    lasting until the next (so it passes every rule), in the octave above middle C."""
+    from fractions import Fraction
+
+    from serialkit.core.piece import Voice
+    from serialkit.core.rows import ALL_FORMS
+
+    rng = random.Random(seed)
+    row = Row.parse(EXERCISE_ROW)
+    events: list[Event] = []
+    onset = Fraction(0)
+    for _ in range(statements):
+        form = rng.choice(ALL_FORMS)
+        for pc in row.form(form):
+            length = rng.choice((Fraction(1), Fraction(1, 2), Fraction(1, 2), Fraction(3, 2)))
+            events.append(Event(f"n{len(events)}", "v1", onset, length, 60 + pc))
+            onset += length
+    return Piece(tuple(events), voices=(Voice("v1", low=55, high=80),)), row
