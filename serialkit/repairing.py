@@ -90,6 +90,8 @@ class RepairResult:
     review_path: Path | None = None
     withdrawn: tuple[str, ...] = field(default=())
     """Changes taken back because the gate found something new on the changed note."""
+    notes: tuple[str, ...] = field(default=())
+    """Why something was not done."""
 
     @property
     def passed(self) -> bool:
@@ -123,6 +125,7 @@ class RepairResult:
             "dry_run": self.dry_run,
             "changes": [c.to_dict() for c in self.changes],
             "withdrawn": list(self.withdrawn),
+            "notes": list(self.notes),
             "before": _verdict(self.before),
             "after": _verdict(self.after),
             "passed": self.passed,
@@ -222,6 +225,12 @@ def repair_score(
     allowed = _allowed(before, only, piece)
     bare = piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
     withdrawn: list[str] = []
+    notes: list[str] = []
+    unexplained = len(before.get("unexplained") or ())
+    if unexplained > max(4, len(piece.events) // 8):  # a wrong row, not wrong notes
+        notes.append(f"not repaired: {unexplained} of {len(piece.events)} notes are unexplained, "
+                     "more than wrong notes would leave (is the row right?)")
+        allowed = set()
     while True:
         fixed, applied = plan_repairs(bare, the_row, conv, threshold=threshold, only=allowed)
         repaired = _with_pitches(piece, fixed)
@@ -233,7 +242,7 @@ def repair_score(
         allowed = (allowed if allowed is not None else {e.id for e in piece.events}) - flagged
     changes = _changes(piece, applied)
     result = RepairResult(source, None if out is None else Path(out), changes, before, after, the_row,
-                          dry_run, withdrawn=tuple(withdrawn))
+                          dry_run, withdrawn=tuple(withdrawn), notes=tuple(notes))
     if dry_run:
         return result
     assert out is not None

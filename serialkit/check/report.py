@@ -302,6 +302,12 @@ def check_piece(
             "no row and no tags: only COLL, PC, RANGE and CROSS were checked "
             "(give --row ROW or --identify to check ROW, ORDER and SCHED)"
         )
+    if suggest and analysis is not None and _too_many(analysis):
+        suggest = False
+        notes.append(
+            f"no suggested corrections: {len(analysis.unexplained)} of {len(analysis.tags)} notes are "
+            "unexplained, more than wrong notes would leave (is the row right?)"
+        )
     checked += [code for code, *_ in extra if code not in checked]
     strict_only = STRICT_ONLY | {code for code, _fn, only, _tags in extra if only}
     found = _dedupe(violations)
@@ -346,7 +352,14 @@ def check_piece(
 
 
 SUGGEST_NOTES = 16
-"""At most this many reported notes get suggestions in one report (each costs analyses)."""
+"""At most this many reported notes get suggestions in one report."""
+SUGGEST_BUDGET = 48
+"""At most this many candidate corrections are verified in one report (each is one analysis)."""
+
+
+def _too_many(analysis: Analysis) -> bool:
+    """More notes unexplained than wrong notes would leave: a wrong row, not wrong notes."""
+    return len(analysis.unexplained) > max(4, len(analysis.tags) // 8)
 
 
 def _suggestions(piece: Piece, analysis: Analysis, verdict: Verdict) -> tuple[dict[str, Any], ...]:
@@ -357,7 +370,7 @@ def _suggestions(piece: Piece, analysis: Analysis, verdict: Verdict) -> tuple[di
     findings = [v for v in verdict.violations if v.code in ("ROW", "ORDER")]
     if own:  # a tagged note's finding is about its own claim
         bare = bare.with_events(e.copy(tag=own.get(e.id)) for e in bare.events)
-    found = suggest(bare, analysis, findings, max_notes=SUGGEST_NOTES)
+    found = suggest(bare, analysis, findings, max_notes=SUGGEST_NOTES, budget=SUGGEST_BUDGET)
     return tuple(n.to_dict() for n in found)
 
 

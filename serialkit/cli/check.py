@@ -195,7 +195,7 @@ def _print_text(piece: Piece, data: dict[str, Any], mode: str, show: int) -> Non
             code = click.style(f"{v['code']:<6}", fg="red")
             click.echo(f"  {code} {v['location']}  [{ids}]")
             click.echo(f"         {v['message']}")
-            for line in suggestion_lines(data, v["event_ids"]):
+            for line in suggestion_lines(data, v["event_ids"]) if v["code"] in ("ROW", "ORDER") else ():
                 click.echo(f"         {line}")
         if len(violations) > show:
             click.echo(f"  … and {len(violations) - show} more (use --json for all)")

@@ -132,6 +132,8 @@ def _print(data: dict[str, Any]) -> None:
             + (f" of {c['statement']}" if c["statement"] else "")
             + f"  [{c['rung']}; {c['model']}, {c['confidence']:.0%}]"
         )
+    for note in data["notes"]:
+        click.echo(f"  note: {note}")
     for eid in data["withdrawn"]:
         click.echo(f"  withdrawn: {eid} (the gate found something new on it)")
     if data["certificate"]:

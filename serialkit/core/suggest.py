@@ -329,6 +329,7 @@ def suggest(
     window: int = 96,
     whole: int = 400,
     max_notes: int | None = None,
+    budget: int | None = None,
 ) -> tuple[NoteSuggestions, ...]:
     """Suggested corrections, best first per note, for every unexplained note, every tagged note
     a ROW or ORDER finding names (``findings``: Violation records or their dicts), and every note
@@ -339,7 +340,9 @@ def suggest(
     ``window`` notes either side of the change): a
     candidate is kept only when the changed notes are then explained and fewer notes are
     unexplained or missing; its weight is the error model's prior times the improvement.
-    ``max_notes``: suggest for at most this many reported notes (the first in score order).
+    ``max_notes``: suggest for at most this many reported notes (the first in score order);
+    ``budget``: verify at most this many candidates (each is one analysis), those a statement's
+    hole supports first, then by the error model's prior.
     """
     from serialkit.core.analysis import analyze
 
@@ -404,29 +407,35 @@ def suggest(
             add(_Cand(e.id, {e.id: midi}, model, 0.0 if member else 1.0 if e.voice in near else 0.3))
     before_cache: dict[tuple[int, int], int] = {(0, len(order)): _badness(analysis, piece)}
     verified: dict[str, list[_Cand]] = {}
-    for note, bucket in cands.items():
-        for c in bucket.values():
-            ixs = [index[e] for e in c.edits]
-            if len(order) <= whole:  # row passing is learnt from the whole piece: analyse it all
-                lo_i, hi_i = 0, len(order)
-            else:
-                lo_i, hi_i = max(0, min(ixs) - window), min(len(order), max(ixs) + window + 1)
-            sub = piece.with_events(order[lo_i:hi_i])
-            if (lo_i, hi_i) not in before_cache:
-                before_cache[(lo_i, hi_i)] = _badness(analyze(sub, analysis.row, analysis.convention), sub)
-            changed = sub.with_events(
-                e.copy(midi=c.edits[e.id]) if e.id in c.edits else e for e in sub.events
-            )
-            after = analyze(changed, analysis.row, analysis.convention)
-            gain = before_cache[(lo_i, hi_i)] - _badness(after, changed)
-            tag = after.tags.get(note)
-            if gain <= 0 or tag is None or any(after.tags.get(e) is None for e in c.edits):
-                continue
-            c.form, c.position = tag.form, tag.position
-            c.statement = _statement_of(analysis, after, tag.statement)
-            c.weight = _PRIOR[c.model] * 4.0 ** min(gain, 4) * (1.0 + c.local)
-            c.reason = _reason(c, events[note], gain)
-            verified.setdefault(note, []).append(c)
+    queue = sorted(
+        (c for bucket in cands.values() for c in bucket.values()),
+        key=lambda c: (c.local <= 0, -_PRIOR[c.model] * (1.0 + c.local), index[c.note], c.key),
+    )
+    if budget is not None:
+        queue = queue[:budget]
+    for c in queue:
+        note = c.note
+        ixs = [index[e] for e in c.edits]
+        if len(order) <= whole:  # row passing is learnt from the whole piece: analyse it all
+            lo_i, hi_i = 0, len(order)
+        else:
+            lo_i, hi_i = max(0, min(ixs) - window), min(len(order), max(ixs) + window + 1)
+        sub = piece.with_events(order[lo_i:hi_i])
+        if (lo_i, hi_i) not in before_cache:
+            before_cache[(lo_i, hi_i)] = _badness(analyze(sub, analysis.row, analysis.convention), sub)
+        changed = sub.with_events(
+            e.copy(midi=c.edits[e.id]) if e.id in c.edits else e for e in sub.events
+        )
+        after = analyze(changed, analysis.row, analysis.convention)
+        gain = before_cache[(lo_i, hi_i)] - _badness(after, changed)
+        tag = after.tags.get(note)
+        if gain <= 0 or tag is None or any(after.tags.get(e) is None for e in c.edits):
+            continue
+        c.form, c.position = tag.form, tag.position
+        c.statement = _statement_of(analysis, after, tag.statement)
+        c.weight = _PRIOR[c.model] * 4.0 ** min(gain, 4) * (1.0 + c.local)
+        c.reason = _reason(c, events[note], gain)
+        verified.setdefault(note, []).append(c)
     out = []
     for eid in [e.id for e in piece.events if e.id in reported or e.id in verified]:
         found = sorted(verified.get(eid, []), key=lambda c: (-c.weight, c.key))
@@ -587,6 +596,8 @@ def plan_repairs(
     from serialkit.core.analysis import analyze
 
     allowed = None if only is None else set(only)
+    if allowed is not None and not allowed:
+        return piece, ()
     current = piece
     analysis = analyze(current, row, convention)
     applied: list[Applied] = []
