@@ -108,6 +108,7 @@ class RepairResult:
             "output": None if self.out is None else str(self.out),
             "row": list(self.row.pcs),
             "row_names": self.row.names(),
+            "profile": self.after.get("profile"),
             "threshold": DEFAULT_THRESHOLD,
             "events": [c.to_dict() for c in self.changes],
             "withdrawn": list(self.withdrawn),
@@ -192,15 +193,18 @@ def repair_score(
     dry_run: bool = False,
     threshold: float = DEFAULT_THRESHOLD,
     review: bool = True,
+    rules: str | None = None,
 ) -> RepairResult:
     """Repair a copy of ``score``: suggested pitch corrections the gate accepts, one at a time.
 
     ``only``: finding codes whose notes may change (``ROW``, ``ORDER``; default both). With
     ``dry_run`` nothing is written. Otherwise the repaired score goes to ``out`` (required; never
     the source) in the input's format, with ``<out stem>.certificate.json`` and (``review``)
-    ``<out stem>.review.html`` beside it.
+    ``<out stem>.review.html`` beside it. ``rules``: the rule profile the gate follows
+    (``analysis`` by default for a score without a task; see ``serialkit.check.profiles``).
     """
     from serialkit.check import check_piece
+    from serialkit.check.profiles import profile_for
 
     source = Path(score)
     if only is not None:
@@ -221,7 +225,8 @@ def repair_score(
     piece = read_any(source)
     conv = _check_convention(convention or piece.convention)
     the_row = _row(piece, row, identify, source)
-    before = check_piece(piece, row=the_row, convention=conv, source=str(source)).to_dict()
+    profile = profile_for(rules, task_bound=False)
+    before = check_piece(piece, row=the_row, convention=conv, source=str(source), profile=profile).to_dict()
     allowed = _allowed(before, only, piece)
     bare = piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
     withdrawn: list[str] = []
@@ -234,7 +239,8 @@ def repair_score(
     while True:
         fixed, applied = plan_repairs(bare, the_row, conv, threshold=threshold, only=allowed)
         repaired = _with_pitches(piece, fixed)
-        after = check_piece(repaired, row=the_row, convention=conv, source=str(out or source)).to_dict()
+        after = check_piece(repaired, row=the_row, convention=conv, source=str(out or source),
+                            profile=profile).to_dict()
         flagged = _newly_flagged(before, after, applied)
         if not flagged:
             break
@@ -256,7 +262,7 @@ def repair_score(
         wrong = [c.event_id for c in changes if got.get(c.event_id) != c.after]
         if wrong:
             raise ScoreWriteError(f"{target}: the written score does not carry the repair of {wrong[0]}")
-        after = check_piece(written, row=the_row, convention=conv, source=str(target)).to_dict()
+        after = check_piece(written, row=the_row, convention=conv, source=str(target), profile=profile).to_dict()
     except BaseException:
         target.unlink(missing_ok=True)
         raise

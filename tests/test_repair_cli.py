@@ -216,3 +216,21 @@ def test_repaired_score_opens_in_musescore_with_colours_and_labels(tmp_path: Pat
     # MuseScore reads the corrected pitches: the exported score passes the gate too
     code, text, _ = _run("check", str(exported), "--row", EXERCISE_ROW)
     assert code == 0, text
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name,row", [
+    ("webern-op21-i-mm1-25.mei", "A F# G G# E F B Bb D C# C Eb"),
+    ("webern-op27-ii-mm1-11.mei", "Eb B Bb D C# C F# E G F A Ab"),
+])
+def test_unmodified_webern_is_left_alone(corpus: Path, tmp_path: Path, name: str, row: str) -> None:
+    """Correct notes are never "corrected": 0 edits on the real excerpts (analysis profile)."""
+    src = corpus / name
+    digest = _sha(src)
+    out = tmp_path / name
+    code, text, _ = _run("repair", str(src), "--row", row, "-o", str(out), "--json", "--no-review")
+    data = json.loads(text)
+    assert data["changes"] == [] and data["withdrawn"] == []
+    assert _sha(src) == digest
+    assert _pitches(out) == _pitches(src)
+    assert code == (0 if data["after"]["relaxed"] else 1)

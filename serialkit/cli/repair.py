@@ -28,6 +28,9 @@ def register(cli: Any) -> None:
               help="The repaired score (one SCORE), or a folder for several scores or a folder of them.")
 @click.option("--only", "only", multiple=True, type=click.Choice(["ROW", "ORDER"]),
               help="Change only notes that findings of this code name (repeatable; default: ROW and ORDER).")
+@click.option("--rules", "rules_spec", metavar="PROFILE",
+              help="The rule profile the gate follows: analysis (default for a score: real-score idioms "
+                   "allowed; COLL, CROSS, RANGE as observations), generation, or codes such as ROW,ORDER.")
 @click.option("--dry-run", is_flag=True, help="Print the corrections; write nothing.")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=None,
               help="Confidence a suggestion needs before it is applied (default 0.6).")
@@ -40,6 +43,7 @@ def repair(
     convention: str | None,
     output: Path | None,
     only: tuple[str, ...],
+    rules_spec: str | None,
     dry_run: bool,
     threshold: float | None,
     no_review: bool,
@@ -81,6 +85,7 @@ def repair(
                 path, row_spec, identify=identify, convention=convention, out=target,
                 only=list(only) or None, dry_run=dry_run,
                 threshold=DEFAULT_THRESHOLD if threshold is None else threshold, review=not no_review,
+                rules=rules_spec,
             )
         except SerialkitError as exc:
             if not batch:
