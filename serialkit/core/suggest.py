@@ -433,7 +433,7 @@ def suggest(
             continue
         c.form, c.position = tag.form, tag.position
         c.statement = _statement_of(analysis, after, tag.statement)
-        c.weight = _PRIOR[c.model] * 4.0 ** min(gain, 4) * (1.0 + c.local)
+        c.weight = _PRIOR[c.model] * 4.0 ** min(gain, 24) * (1.0 + c.local)
         c.reason = _reason(c, events[note], gain)
         verified.setdefault(note, []).append(c)
     out = []
