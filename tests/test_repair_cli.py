@@ -62,6 +62,11 @@ def test_repair_puts_the_planted_error_right(tmp_path: Path, kind: str) -> None:
     assert {e["id"]: e["before"]["midi"] for e in cert["events"]} == {e: before[e] for e in changed}
     assert all(e["rung"] == "rewrite" and e["why"] and e["label"] for e in cert["events"])
     assert cert["source_sha256"] == digest and cert["after"]["relaxed"] is True
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "repair-certificate.schema.json")
+                        .read_text(encoding="utf-8"))
+    Draft202012Validator(schema).validate(cert)
     # the output passes the gate, as `serialkit check` runs it
     code, text, _ = _run("check", str(out), "--row", EXERCISE_ROW)
     assert code == 0, text
