@@ -154,7 +154,8 @@ def _report(
 
     profile = profile_for(rules, task_bound=piece.blueprint is not None)
     report = check_piece(
-        piece, row=row, convention=convention, source=str(source), analysis=analysis, profile=profile
+        piece, row=row, convention=convention, source=str(source), analysis=analysis, profile=profile,
+        suggest=True,
     )
     heads = tuple(notehead_entries(piece_noteheads(piece), marks))
     ident = None if found is None else found.to_dict()

@@ -59,6 +59,8 @@ class CheckReport:
     profile: Mapping[str, Any] | None = None
     """The rule profile the verdict follows (name, violations, observations, rules); None: every
     predicate as a violation (the library default)."""
+    suggestions: tuple[Mapping[str, Any], ...] | None = None
+    """Suggested corrections per reported note (``core.suggest``); None: not computed."""
 
     @property
     def strict(self) -> bool:
@@ -117,6 +119,8 @@ class CheckReport:
         if self.profile is not None:
             data["profile"] = dict(self.profile)
             data["observations"] = [v.to_dict() for v in self.observations]
+        if self.suggestions is not None:
+            data["suggestions"] = [dict(n) for n in self.suggestions]
         return data
 
 
@@ -225,11 +229,14 @@ def check_piece(
     plugins: bool = True,
     analysis: Analysis | None = None,
     profile: Profile | None = None,
+    suggest: bool = False,
 ) -> CheckReport:
     """Check a piece against every hard predicate and return the full report.
 
     ``analysis`` is one already computed for this piece's bare notes under the same row and
     convention (e.g. by ``serialkit annotate``); it is used instead of running the inference again.
+    ``suggest``: also propose a correction for every unexplained note and every ROW/ORDER finding
+    (``core.suggest``; the report's ``suggestions``).
 
     The row is ``row``, else the piece's own, else (with ``identify``) the one the analysis finds.
     With a row, the notes are labelled by ``core.analysis`` from their pitches alone, so a
@@ -295,6 +302,12 @@ def check_piece(
             "no row and no tags: only COLL, PC, RANGE and CROSS were checked "
             "(give --row ROW or --identify to check ROW, ORDER and SCHED)"
         )
+    if suggest and analysis is not None and _too_many(analysis):
+        suggest = False
+        notes.append(
+            f"no suggested corrections: {len(analysis.unexplained)} of {len(analysis.tags)} notes are "
+            "unexplained, more than wrong notes would leave (is the row right?)"
+        )
     checked += [code for code, *_ in extra if code not in checked]
     strict_only = STRICT_ONLY | {code for code, _fn, only, _tags in extra if only}
     found = _dedupe(violations)
@@ -334,7 +347,31 @@ def check_piece(
         identification=None if identified is None else identified.to_dict(),
         observations=observed,
         profile=None if profile is None else profile.to_dict(),
+        suggestions=_suggestions(piece, analysis, verdict) if suggest and analysis is not None else None,
     )
+
+
+SUGGEST_NOTES = 16
+"""At most this many reported notes get suggestions in one report."""
+SUGGEST_BUDGET = 48
+"""At most this many candidate corrections are verified in one report (each is one analysis)."""
+
+
+def _too_many(analysis: Analysis) -> bool:
+    """More notes unexplained than wrong notes would leave: a wrong row, not wrong notes."""
+    return len(analysis.unexplained) > max(4, len(analysis.tags) // 8)
+
+
+def _suggestions(piece: Piece, analysis: Analysis, verdict: Verdict) -> tuple[dict[str, Any], ...]:
+    from serialkit.core.suggest import suggest
+
+    bare = piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
+    own = {e.id: e.tag for e in piece.events if e.tag is not None}
+    findings = [v for v in verdict.violations if v.code in ("ROW", "ORDER")]
+    if own:  # a tagged note's finding is about its own claim
+        bare = bare.with_events(e.copy(tag=own.get(e.id)) for e in bare.events)
+    found = suggest(bare, analysis, findings, max_notes=SUGGEST_NOTES, budget=SUGGEST_BUDGET)
+    return tuple(n.to_dict() for n in found)
 
 
 def _label(tag: Tag | None) -> str | None:

@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "serialkit.cli.panel",
     "serialkit.cli.convert",
     "serialkit.cli.annotate",
+    "serialkit.cli.repair",
     "serialkit.cli.generate",
 )
 

@@ -19,6 +19,7 @@ from serialkit.check.annotate import (  # re-exported: the names this command ha
     write_annotated,
 )
 from serialkit.cli._common import EXIT_FAIL, EXIT_OK, echo_json
+from serialkit.cli._suggestions import suggestion_lines
 from serialkit.core.errors import SerialkitError
 
 __all__ = [
@@ -96,4 +97,7 @@ def annotate(
     found = result.report.get("identification")
     if found:
         click.echo(f"  {found['summary']}", err=to_stdout)
+    for note in result.report.get("suggestions") or ():
+        for line in suggestion_lines(result.report, [note["event_id"]]):
+            click.echo(f"  {note['event_id']} ({note['name']}, {note['finding']}): {line}", err=to_stdout)
     click.get_current_context().exit(EXIT_OK if unexplained == 0 else EXIT_FAIL)

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from serialkit.cli._common import EXIT_FAIL, EXIT_OK, echo_json
+from serialkit.cli._suggestions import suggestion_lines
 from serialkit.core.piece import Piece
 from serialkit.core.rows import Row
 
@@ -69,6 +70,7 @@ def register(cli: Any) -> None:
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the JSON check report to this file.")
 @click.option("--show", type=click.IntRange(min=0), default=40, show_default=True, help="Violations listed in the text output.")
 @click.option("--json", "as_json", is_flag=True, help="Print the check report as JSON.")
+@click.option("--suggest/--no-suggest", "suggest", default=True, show_default=True, help="Propose the note most likely meant for each unexplained note and ROW/ORDER finding.")
 def check(
     piece_path: Path,
     row_spec: str | None,
@@ -84,6 +86,7 @@ def check(
     report_path: Path | None,
     show: int,
     as_json: bool,
+    suggest: bool,
 ) -> None:
     """Check PIECE (a .json piece, MusicXML, .mxl or MEI) against the rules of twelve-tone writing.
 
@@ -120,7 +123,7 @@ def check(
     profile = profile_for(rules_spec, rules, task_bound=task_bound)
     row = Row.parse(row_spec) if row_spec else None
     report = check_piece(piece, row=row, convention=convention, identify=identify, source=str(piece_path),
-                         profile=profile)
+                         profile=profile, suggest=suggest)
     data = report.to_dict()
     passed = report.passed(mode)
     if task_bound and (row is not None or piece.row is not None):
@@ -192,6 +195,8 @@ def _print_text(piece: Piece, data: dict[str, Any], mode: str, show: int) -> Non
             code = click.style(f"{v['code']:<6}", fg="red")
             click.echo(f"  {code} {v['location']}  [{ids}]")
             click.echo(f"         {v['message']}")
+            for line in suggestion_lines(data, v["event_ids"]) if v["code"] in ("ROW", "ORDER") else ():
+                click.echo(f"         {line}")
         if len(violations) > show:
             click.echo(f"  … and {len(violations) - show} more (use --json for all)")
     observations = data.get("observations") or []

@@ -100,7 +100,8 @@ def _check(score_path: str | Path, row: str, convention: str, rules: str | None 
 
     piece = read_score(score_path)
     profile = profile_for(rules, task_bound=piece.blueprint is not None)
-    report = check_piece(piece, row=Row.parse(row), convention=_check_convention(convention), profile=profile)
+    report = check_piece(piece, row=Row.parse(row), convention=_check_convention(convention), profile=profile,
+                         suggest=True)
     data: Mapping[str, Any] = report.to_dict()
     return data
 

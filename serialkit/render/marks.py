@@ -43,6 +43,8 @@ class Finding:
     event_ids: tuple[str, ...]
     message: str
     location: str = ""
+    suggestion: str = ""
+    """The correction suggested for the finding's note (``core.suggest``), as one line."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (used by the review page)."""
@@ -53,6 +55,7 @@ class Finding:
             "event_ids": list(self.event_ids),
             "message": self.message,
             "location": self.location,
+            "suggestion": self.suggestion,
         }
 
 
@@ -236,21 +239,23 @@ def _read_report(
         raise RenderInputError(f"{where}: 'labels' must map event ids to labels")
     for eid, label in raw_labels.items():
         labels[str(eid)] = None if label in (None, "") else str(label)
+    suggested = _suggested(report, where)
     for i, v in enumerate(report.get("violations") or ()):
         if not isinstance(v, Mapping) or "code" not in v:
             raise RenderInputError(f"{where}: violations[{i}] has no 'code'")
         ids = tuple(str(e) for e in v.get("event_ids") or ())
         for eid in ids:
             codes.setdefault(eid, []).append(str(v["code"]))
+        hint = "; ".join(suggested[e] for e in ids if e in suggested) if v["code"] in ("ROW", "ORDER") else ""
         findings.append(
             Finding(len(findings), "violation", str(v["code"]), ids,
-                    str(v.get("message", "")), str(v.get("location") or ""))
+                    str(v.get("message", "")), str(v.get("location") or ""), hint)
         )
     for eid in report.get("unexplained") or ():
         unexplained.add(str(eid))
         findings.append(
             Finding(len(findings), "unexplained", "UNEXPLAINED", (str(eid),),
-                    "no row form explains this note", "")
+                    "no row form explains this note", "", suggested.get(str(eid), ""))
         )
     for i, amb in enumerate(report.get("ambiguities") or ()):
         if not isinstance(amb, Mapping) or "event_id" not in amb:
@@ -318,3 +323,18 @@ def _rung(entry: Mapping[str, Any] | None) -> str | None:
     if rung in (None, "", "none", "kept", "ok", False):
         return None
     return str(rung)
+
+
+def _suggested(report: Mapping[str, Any], where: str) -> dict[str, str]:
+    """Event id → the suggested correction as one line (the best two candidates)."""
+    from serialkit.core.suggest import describe
+
+    out: dict[str, str] = {}
+    for i, note in enumerate(report.get("suggestions") or ()):
+        try:
+            cands = [describe(c) for c in note["candidates"][:2]]
+            eid = str(note["event_id"])
+        except (KeyError, TypeError, StopIteration) as exc:
+            raise RenderInputError(f"{where}: suggestions[{i}] is malformed ({exc})") from exc
+        out[eid] = " or ".join(cands) if cands else "nothing plausible"
+    return out

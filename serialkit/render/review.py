@@ -54,7 +54,9 @@ def _findings_html(marks: Marks) -> str:
         items.append(
             f'<li><button type="button" class="sk-finding" data-index="{f.index}" '
             f'data-kind="{escape(f.kind)}" data-notes="{ids}">'
-            f'<span class="sk-code">{escape(f.code)}</span>{loc}{escape(f.message)}</button></li>'
+            f'<span class="sk-code">{escape(f.code)}</span>{loc}{escape(f.message)}'
+            + (f'<span class="sk-suggest">suggest: {escape(f.suggestion)}</span>' if f.suggestion else "")
+            + "</button></li>"
         )
     return '<ol id="sk-findings">' + "".join(items) + "</ol>"
 

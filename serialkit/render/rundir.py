@@ -72,7 +72,7 @@ def piece_inputs(path: Path, report: Any = None, row: str | None = None,
     if report is None and (row is not None or piece.row is not None
                            or any(e.tag is not None for e in piece.events)):
         profile = profile_for(rules, task_bound=piece.blueprint is not None)
-        report = check_piece(piece, row=row, profile=profile).to_dict()
+        report = check_piece(piece, row=row, profile=profile, suggest=True).to_dict()
     with tempfile.TemporaryDirectory(prefix="serialkit-render-") as tmp:
         score = Path(tmp) / f"{path.stem}.musicxml"
         write_musicxml(piece, score)

@@ -1,0 +1,639 @@
+"""Suggested corrections: for every note the analysis cannot explain, the note most likely meant.
+
+``suggest(piece, analysis)`` looks at each unexplained note (and each tagged note a ROW finding
+names) and asks which statement it most plausibly belongs to: a statement with an order position
+missing where the note stands in time, or a neighbouring note it may have been swapped with. Each
+candidate pitch is scored by an explicit model of how engraving and copying errors happen:
+
+- ``accidental``: an accidental dropped or added, the note a semitone off (same letter);
+- ``third``: the note written a line too high or low (a wrong clef line: three or four semitones);
+- ``step``: the note a line/space off by one step (a whole tone);
+- ``swap``: two neighbouring notes of a statement written in each other's place;
+- ``other``: any other pitch (rare; nearest octave).
+
+The suggested pitch stays in the note's octave region (the error model's interval, else the
+nearest octave). Confidence is the candidate's share of the evidence, with a fixed share kept for
+"the note is right as written" (a statement the excerpt cuts off, a free note), so a note that
+nothing wants is never confidently "corrected". Standard library only; consumes the public
+:class:`~serialkit.core.analysis.Analysis` result.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from serialkit.core.analysis.model import Analysis, Statement
+from serialkit.core.piece import Event, Piece
+from serialkit.core.rows import RowForm, pc_name, position_label
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "MODELS",
+    "Applied",
+    "describe",
+    "Edit",
+    "NoteSuggestions",
+    "Suggestion",
+    "error_model",
+    "plan_repairs",
+    "suggest",
+]
+
+MODELS = ("accidental", "third", "step", "swap", "other")
+"""The error models, most common first."""
+
+# How often each kind of error happens, relative to one another (engraving and copying habits).
+_PRIOR = {"accidental": 1.0, "third": 0.55, "step": 0.3, "swap": 0.8, "other": 0.05}
+# The weight kept for "the note is right as written" against the candidates of one note.
+_KEEP = 0.12
+# A candidate that only extends a statement past its first or last note found is weaker than one
+# that fills a hole between two notes of the statement.
+_OPEN_END = 0.35
+DEFAULT_THRESHOLD = 0.6
+"""The confidence a suggestion needs before ``repair`` applies it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """One pitch change: the event and its MIDI pitch before and after."""
+
+    event_id: str
+    before: int
+    after: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form with note names."""
+        return {
+            "event_id": self.event_id,
+            "before": self.before,
+            "after": self.after,
+            "before_name": _name(self.before),
+            "after_name": _name(self.after),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """The note most likely meant, the statement it completes, and why."""
+
+    event_id: str
+    midi: int
+    edits: tuple[Edit, ...]
+    model: str
+    confidence: float
+    form: RowForm
+    position: int
+    statement: str | None
+    reason: str
+
+    @property
+    def label(self) -> str:
+        """The label the note would get: ``P0:3``."""
+        return position_label(self.form, self.position)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (the check report's ``suggestions[].candidates`` entries)."""
+        return {
+            "event_id": self.event_id,
+            "midi": self.midi,
+            "name": _name(self.midi),
+            "model": self.model,
+            "confidence": round(self.confidence, 3),
+            "statement": self.statement,
+            "form": self.form.label,
+            "position": self.position,
+            "label": self.label,
+            "edits": [e.to_dict() for e in self.edits],
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class NoteSuggestions:
+    """The candidates for one reported note, best first (empty: nothing plausible)."""
+
+    event_id: str
+    midi: int
+    candidates: tuple[Suggestion, ...] = field(default=())
+    finding: str = "unexplained"
+
+    @property
+    def best(self) -> Suggestion | None:
+        """The top candidate, or None."""
+        return self.candidates[0] if self.candidates else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "event_id": self.event_id,
+            "midi": self.midi,
+            "name": _name(self.midi),
+            "finding": self.finding,
+            "candidates": [c.to_dict() for c in self.candidates],
+        }
+
+
+def _name(midi: int) -> str:
+    return f"{pc_name(midi)}{midi // 12 - 1}"
+
+
+def error_model(before: int, after: int) -> str:
+    """Which error model explains writing ``before`` where ``after`` was meant (same octave)."""
+    d = abs(after - before)
+    if d == 1:
+        return "accidental"
+    if d in (3, 4):
+        return "third"
+    if d == 2:
+        return "step"
+    return "other"
+
+
+def _nearest(midi: int, pc: int) -> int:
+    """The pitch of class ``pc`` in ``midi``'s octave region, by error model: ±1, ±3/±4, ±2,
+    else the nearest (a tritone goes down)."""
+    up = (pc - midi) % 12
+    if up == 0:
+        return midi
+    for step in (1, 3, 4, 2):
+        if up == step:
+            return _clamp(midi + step)
+        if up == 12 - step:
+            return _clamp(midi - step)
+    return _clamp(midi + up if up < 6 else midi - (12 - up))
+
+
+def _clamp(midi: int) -> int:
+    while midi > 127:
+        midi -= 12
+    while midi < 0:
+        midi += 12
+    return midi
+
+
+@dataclass
+class _Stmt:
+    """A statement's found positions with their onsets and voices."""
+
+    statement: Statement
+    pcs: tuple[int, ...]
+    onsets: dict[int, Fraction]
+    voices: dict[int, str]
+    events: dict[int, str]
+    ioi: Fraction
+
+    @property
+    def missing(self) -> list[int]:
+        return [p for p in range(12) if p not in self.onsets]
+
+    def window(self, p: int) -> tuple[Fraction | None, Fraction | None, int | None, int | None]:
+        """Onsets (and positions) of the nearest found positions before and after ``p``."""
+        before = max((q for q in self.onsets if q < p), default=None)
+        after = min((q for q in self.onsets if q > p), default=None)
+        return (
+            None if before is None else self.onsets[before],
+            None if after is None else self.onsets[after],
+            before,
+            after,
+        )
+
+    def fits(self, p: int, t: Fraction) -> tuple[bool, bool]:
+        """(the time ``t`` fits position ``p``, it fits between two found notes)."""
+        lo, hi, before, after = self.window(p)
+        if lo is not None and hi is not None:
+            return lo <= t <= hi, True
+        reach = self.ioi * 2
+        if lo is None and hi is not None and after is not None:
+            return hi - reach * (after - p) <= t <= hi, False
+        if hi is None and lo is not None and before is not None:
+            return lo <= t <= lo + reach * (p - before), False
+        return False, False
+
+    def neighbour_voices(self, p: int) -> set[str]:
+        _lo, _hi, before, after = self.window(p)
+        return {self.voices[q] for q in (before, after) if q is not None}
+
+
+def _statements(analysis: Analysis, events: Mapping[str, Event]) -> list[_Stmt]:
+    out = []
+    for s in analysis.statements:
+        pcs = analysis.row.form(s.form, analysis.convention)
+        onsets: dict[int, Fraction] = {}
+        voices: dict[int, str] = {}
+        ids: dict[int, str] = {}
+        for p, eid in enumerate(s.event_ids):
+            if eid is None or eid not in events:
+                continue
+            onsets[p] = events[eid].onset
+            voices[p] = events[eid].voice
+            ids[p] = eid
+        if len(onsets) < 2:
+            continue
+        times = sorted(onsets.values())
+        span = times[-1] - times[0]
+        ioi = span / (len(times) - 1) if span > 0 else Fraction(1)
+        out.append(_Stmt(s, pcs, onsets, voices, ids, max(ioi, Fraction(1, 4))))
+    return out
+
+
+def _voice_factor(stmt: _Stmt, p: int, voice: str) -> float:
+    if voice in stmt.neighbour_voices(p):
+        return 1.0
+    if voice in stmt.statement.voices:
+        return 0.6
+    return 0.3
+
+
+def _fit(stmt: _Stmt, p: int, t: Fraction, voice: str, spare: int) -> float:
+    """How well a note at ``t`` in ``voice`` fills position ``p`` (0: it does not)."""
+    fits, inside = stmt.fits(p, t)
+    if not fits:
+        return 0.0
+    weight = _voice_factor(stmt, p, voice) * (1.0 if inside else _OPEN_END)
+    # a hole among several: the note may be meant for another of them
+    weight /= max(1, spare)
+    if len(stmt.onsets) == 11:
+        weight *= 1.5  # it completes the statement
+    return weight
+
+
+_Key = tuple[tuple[str, int], ...]
+
+
+@dataclass
+class _Cand:
+    """A candidate correction before it is verified: the pitch changes and the model."""
+
+    note: str
+    edits: dict[str, int]
+    model: str
+    local: float = 0.0
+    weight: float = 0.0
+    form: RowForm | None = None
+    position: int = 0
+    statement: str | None = None
+    reason: str = ""
+
+    @property
+    def key(self) -> _Key:
+        return tuple(sorted(self.edits.items()))
+
+
+def _holes(stmts: list[_Stmt]) -> list[tuple[_Stmt, int]]:
+    """Order positions missing between two found notes of a statement."""
+    out = []
+    for st in stmts:
+        for p in st.missing:
+            lo, hi, _b, _a = st.window(p)
+            if lo is not None and hi is not None:
+                out.append((st, p))
+    return out
+
+
+def _badness(analysis: Analysis, piece: Piece) -> int:
+    """Unexplained notes plus twice the holes in statements: what a correction must reduce.
+
+    A hole is a position missing between two found notes, or before the first / after the last
+    found note when the piece goes on long enough there to have held it (a statement an excerpt
+    cuts off at its start or end has no hole). A hole is stronger evidence of a wrong note than a
+    note nothing explains, which may be free."""
+    onsets = {e.id: e.onset for e in piece.events}
+    if not onsets:
+        return 0
+    start, end = min(onsets.values()), max(onsets.values())
+    holes = 0
+    for s in analysis.statements:
+        found = [(p, onsets[e]) for p, e in enumerate(s.event_ids) if e is not None and e in onsets]
+        if len(found) < 2:
+            continue
+        first, last = found[0], found[-1]
+        holes += sum(1 for p in range(first[0], last[0]) if s.event_ids[p] is None)
+        ioi = max((last[1] - first[1]) / max(1, last[0] - first[0]), Fraction(1, 4))
+        lead, tail = first[0], 11 - last[0]
+        if lead and first[1] - start >= 4 * ioi * lead:
+            holes += lead
+        if tail and end - last[1] >= 4 * ioi * tail:
+            holes += tail
+    return len(analysis.unexplained) + 2 * holes
+
+
+def suggest(
+    piece: Piece,
+    analysis: Analysis,
+    findings: Iterable[Any] = (),
+    limit: int = 3,
+    window: int = 96,
+    whole: int = 400,
+    max_notes: int | None = None,
+    budget: int | None = None,
+) -> tuple[NoteSuggestions, ...]:
+    """Suggested corrections, best first per note, for every unexplained note, every tagged note
+    a ROW or ORDER finding names (``findings``: Violation records or their dicts), and every note
+    standing where a statement has a hole.
+
+    ``analysis`` is ``analyze(piece, row)`` of the piece's bare notes. Every candidate is verified
+    by analysing the piece again with the change made (a piece longer than ``whole`` notes: the
+    ``window`` notes either side of the change): a
+    candidate is kept only when the changed notes are then explained and fewer notes are
+    unexplained or missing; its weight is the error model's prior times the improvement.
+    ``max_notes``: suggest for at most this many reported notes (the first in score order);
+    ``budget``: verify at most this many candidates (each is one analysis), those a statement's
+    hole supports first, then by the error model's prior.
+    """
+    from serialkit.core.analysis import analyze
+
+    events = {e.id: e for e in piece.events}
+    stmts = _statements(analysis, events)
+    reported: dict[str, str] = {eid: "unexplained" for eid in analysis.unexplained if eid in events}
+    for v in findings:
+        code = v["code"] if isinstance(v, Mapping) else v.code
+        ids: Sequence[str] = v["event_ids"] if isinstance(v, Mapping) else v.event_ids
+        if code not in ("ROW", "ORDER"):
+            continue
+        for eid in ids:
+            if eid in events and eid not in reported:
+                reported[eid] = code
+    if max_notes is not None and len(reported) > max_notes:
+        reported = dict(list(reported.items())[:max_notes])
+    order = sorted(piece.events, key=lambda e: (e.onset, e.voice, e.midi, e.id))
+    index = {e.id: i for i, e in enumerate(order)}
+    onsets = [e.onset for e in order]
+    by_voice: dict[str, list[Event]] = piece.by_voice()
+    cands: dict[str, dict[_Key, _Cand]] = {}
+
+    def add(c: _Cand) -> None:
+        if any(not 0 <= m <= 127 or m == events[e].midi for e, m in c.edits.items()):
+            return
+        bucket = cands.setdefault(c.note, {})
+        old = bucket.get(c.key)
+        if old is None or c.local > old.local:
+            bucket[c.key] = c
+
+    for eid in reported:
+        event = events[eid]
+        for weight, s in _candidates(event, stmts, events, analysis, piece):
+            add(_Cand(eid, {e.event_id: e.after for e in s.edits}, s.model, weight))
+        for shift in (1, -1, 3, -3, 4, -4):
+            midi = event.midi + shift
+            add(_Cand(eid, {eid: midi}, error_model(event.midi, midi)))
+        voice = by_voice.get(event.voice, [])
+        k = next((i for i, e in enumerate(voice) if e.id == eid), -1)
+        for j in (k - 1, k + 1):
+            if 0 <= j < len(voice) and k >= 0:
+                other = voice[j]
+                if other.onset != event.onset and other.pc != event.pc:
+                    add(_Cand(eid, {eid: _nearest(event.midi, other.pc),
+                                    other.id: _nearest(other.midi, event.pc)}, "swap"))
+    for st, p in _holes(stmts):
+        lo, hi, _b, _a = st.window(p)
+        want = st.pcs[p]
+        near = st.neighbour_voices(p)
+        if lo is None or hi is None or _b is None or _a is None:
+            continue
+        first = bisect.bisect_left(onsets, lo)
+        last = bisect.bisect_right(onsets, hi)
+        for e in order[first:last]:
+            if e.id in reported or e.pc == want or e.id in (st.events[_b], st.events[_a]):
+                continue
+            midi = _nearest(e.midi, want)
+            model = error_model(e.midi, midi)
+            if model == "other":
+                continue
+            member = e.id in st.events.values()
+            add(_Cand(e.id, {e.id: midi}, model, 0.0 if member else 1.0 if e.voice in near else 0.3))
+    before_cache: dict[tuple[int, int], int] = {(0, len(order)): _badness(analysis, piece)}
+    verified: dict[str, list[_Cand]] = {}
+    queue = sorted(
+        (c for bucket in cands.values() for c in bucket.values()),
+        key=lambda c: (c.local <= 0, -_PRIOR[c.model] * (1.0 + c.local), index[c.note], c.key),
+    )
+    if budget is not None:
+        queue = queue[:budget]
+    for c in queue:
+        note = c.note
+        ixs = [index[e] for e in c.edits]
+        if len(order) <= whole:  # row passing is learnt from the whole piece: analyse it all
+            lo_i, hi_i = 0, len(order)
+        else:
+            lo_i, hi_i = max(0, min(ixs) - window), min(len(order), max(ixs) + window + 1)
+        sub = piece.with_events(order[lo_i:hi_i])
+        if (lo_i, hi_i) not in before_cache:
+            before_cache[(lo_i, hi_i)] = _badness(analyze(sub, analysis.row, analysis.convention), sub)
+        changed = sub.with_events(
+            e.copy(midi=c.edits[e.id]) if e.id in c.edits else e for e in sub.events
+        )
+        after = analyze(changed, analysis.row, analysis.convention)
+        gain = before_cache[(lo_i, hi_i)] - _badness(after, changed)
+        tag = after.tags.get(note)
+        if gain <= 0 or tag is None or any(after.tags.get(e) is None for e in c.edits):
+            continue
+        c.form, c.position = tag.form, tag.position
+        c.statement = _statement_of(analysis, after, tag.statement)
+        c.weight = _PRIOR[c.model] * 4.0 ** min(gain, 24) * (1.0 + c.local)
+        c.reason = _reason(c, events[note], gain)
+        verified.setdefault(note, []).append(c)
+    out = []
+    for eid in [e.id for e in piece.events if e.id in reported or e.id in verified]:
+        found = sorted(verified.get(eid, []), key=lambda c: (-c.weight, c.key))
+        total = sum(c.weight for c in found) + _KEEP_WEIGHT
+        chosen = tuple(_suggestion(c, events, c.weight / total) for c in found[:limit])
+        out.append(NoteSuggestions(eid, events[eid].midi, chosen, reported.get(eid, "hole")))
+    return tuple(out)
+
+
+_KEEP_WEIGHT = 4.0
+"""The weight of "the note is right as written": a candidate that only halves the trouble
+(one note fewer unexplained) at the likeliest prior never gets past half the confidence."""
+
+
+def _statement_of(analysis: Analysis, local: Analysis, sid: str | None) -> str | None:
+    """The statement of the whole analysis that a statement of a local re-analysis continues."""
+    if sid is None:
+        return None
+    mine = next((s for s in local.statements if s.id == sid), None)
+    if mine is None:
+        return None
+    members = set(mine.members)
+    best, most = None, 0
+    for s in analysis.statements:
+        shared = len(members & set(s.members))
+        if shared > most and analysis.row.form(s.form, analysis.convention) == local.row.form(
+            mine.form, local.convention
+        ):
+            best, most = s.id, shared
+    return best
+
+
+def _reason(c: _Cand, event: Event, gain: int) -> str:
+    assert c.form is not None
+    where = f"{c.form.label}:{c.position}" + (f" of {c.statement}" if c.statement else "")
+    after = c.edits[event.id]
+    if c.model == "swap":
+        other = next(e for e in c.edits if e != event.id)
+        what = f"swapped with {other}: {_name(event.midi)} → {_name(after)} reads as {where}"
+    else:
+        what = f"{_name(event.midi)} → {_name(after)} reads as {where}; {_MODEL_TEXT[c.model]}"
+    return f"{what} ({gain} fewer unexplained or missing notes)"
+
+
+def _suggestion(c: _Cand, events: Mapping[str, Event], confidence: float) -> Suggestion:
+    assert c.form is not None
+    edits = tuple(Edit(e, events[e].midi, m) for e, m in sorted(c.edits.items(), key=lambda x: x[0] != c.note))
+    return Suggestion(c.note, c.edits[c.note], edits, c.model, confidence, c.form, c.position,
+                      c.statement, c.reason)
+
+
+def _candidates(
+    event: Event,
+    stmts: list[_Stmt],
+    events: Mapping[str, Event],
+    analysis: Analysis,
+    piece: Piece,
+) -> list[tuple[float, Suggestion]]:
+    """Candidates from the statements around the note: the holes its time fits, the neighbours
+    it may be swapped with, and (a tagged note) its own form's pitch; with their local fit."""
+    out: list[tuple[float, Suggestion]] = []
+    t, x = event.onset, event.pc
+    tag = event.tag if event.tag is not None else analysis.tags.get(event.id)
+    for st in stmts:
+        holes = [p for p in st.missing if st.fits(p, t)[0]]
+        for p in holes:
+            want = st.pcs[p]
+            fit = _fit(st, p, t, event.voice, len(holes))
+            if fit <= 0 or want == x:
+                continue
+            after = _nearest(event.midi, want)
+            model = error_model(event.midi, after)
+            out.append((
+                fit,
+                Suggestion(event.id, after, (Edit(event.id, event.midi, after),), model, 0.0,
+                           st.statement.form, p, st.statement.id, ""),
+            ))
+        out += _swaps(event, st, events)
+    if tag is not None:  # a tagged note a finding names: its own form wants another pitch
+        want = analysis.row.form(tag.form, analysis.convention)[tag.position]
+        if want != x:
+            after = _nearest(event.midi, want)
+            out.append((
+                1.0,
+                Suggestion(event.id, after, (Edit(event.id, event.midi, after),),
+                           error_model(event.midi, after), 0.0, tag.form, tag.position,
+                           tag.statement, ""),
+            ))
+    return out
+
+
+def _swaps(event: Event, st: _Stmt, events: Mapping[str, Event]) -> list[tuple[float, Suggestion]]:
+    """The note has a pitch ``st`` is missing but stands where a neighbouring position is: the
+    two notes were written in each other's place."""
+    out: list[tuple[float, Suggestion]] = []
+    x = event.pc
+    for p in st.missing:
+        if st.pcs[p] != x:
+            continue
+        for q in (p - 1, p + 1):
+            if not 0 <= q < 12 or q not in st.events:
+                continue
+            other = events[st.events[q]]
+            if other.id == event.id or other.pc == x or other.onset == event.onset:
+                continue
+            onsets = dict(st.onsets)
+            onsets[q] = event.onset
+            onsets[p] = other.onset
+            ordered = [onsets[k] for k in sorted(onsets)]
+            if any(a > b for a, b in zip(ordered, ordered[1:], strict=False)):
+                continue
+            fit = (1.0 if event.voice == other.voice else 0.5) * (
+                1.0 if abs(event.onset - other.onset) <= st.ioi * 2 else 0.4)
+            mine = _nearest(event.midi, other.pc)
+            theirs = _nearest(other.midi, x)
+            out.append((
+                fit,
+                Suggestion(event.id, mine,
+                           (Edit(event.id, event.midi, mine), Edit(other.id, other.midi, theirs)),
+                           "swap", 0.0, st.statement.form, q, st.statement.id, ""),
+            ))
+    return out
+
+
+_MODEL_TEXT = {
+    "accidental": "a dropped or added accidental (a semitone)",
+    "third": "a note a line off (a third; a wrong clef line)",
+    "step": "a note a step off (a whole tone)",
+    "swap": "two notes written in each other's place",
+    "other": "no common copying error explains it",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """One correction a repair made: the suggestion and the notes unexplained before and after."""
+
+    suggestion: Suggestion
+    unexplained_before: int
+    unexplained_after: int
+
+
+def plan_repairs(
+    piece: Piece,
+    row: Any,
+    convention: Any = "relative",
+    threshold: float = DEFAULT_THRESHOLD,
+    max_edits: int = 64,
+    only: Iterable[str] | None = None,
+) -> tuple[Piece, tuple[Applied, ...]]:
+    """Apply the most confident suggestion, analyse again, and repeat while one reaches
+    ``threshold`` and each change leaves fewer notes unexplained or missing.
+
+    One correction at a time: a wrong note can leave correct notes around it unexplained, and
+    those must not be "corrected" once the wrong note is put right. ``only``: the notes (event
+    ids) that may change. Returns the corrected piece (tags not written) and what was applied.
+    """
+    from serialkit.core.analysis import analyze
+
+    allowed = None if only is None else set(only)
+    if allowed is not None and not allowed:
+        return piece, ()
+    current = piece
+    analysis = analyze(current, row, convention)
+    applied: list[Applied] = []
+    tried: set[tuple[tuple[str, int], ...]] = set()
+    while len(applied) < max_edits:
+        best: Suggestion | None = None
+        for note in suggest(current, analysis):
+            for cand in note.candidates[:1]:
+                key = tuple((e.event_id, e.after) for e in cand.edits)
+                if cand.confidence < threshold or key in tried:
+                    continue
+                if allowed is not None and any(e.event_id not in allowed for e in cand.edits):
+                    continue
+                if best is None or cand.confidence > best.confidence:
+                    best = cand
+        if best is None:
+            break
+        tried.add(tuple((e.event_id, e.after) for e in best.edits))
+        changes = {e.event_id: e.after for e in best.edits}
+        changed = current.with_events(
+            e.copy(midi=changes[e.id]) if e.id in changes else e for e in current.events
+        )
+        after = analyze(changed, row, convention)
+        if _badness(after, changed) >= _badness(analysis, current):
+            continue
+        applied.append(Applied(best, len(analysis.unexplained), len(after.unexplained)))
+        current, analysis = changed, after
+    return current, tuple(applied)
+
+
+def describe(candidate: Mapping[str, Any]) -> str:
+    """One line for a candidate's JSON form: ``D#3 (P5:7 of S11; accidental, 82%)``; a swap
+    names the other note too."""
+    where = str(candidate["label"]) + (f" of {candidate['statement']}" if candidate.get("statement") else "")
+    pitch = str(candidate["name"])
+    if candidate["model"] == "swap":
+        other = next(e for e in candidate["edits"] if e["event_id"] != candidate["event_id"])
+        pitch = f"{pitch}, and {other['after_name']} for {other['before_name']} ({other['event_id']})"
+    return f"{pitch} ({where}; {candidate['model']}, {float(candidate['confidence']):.0%})"

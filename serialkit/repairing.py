@@ -1,0 +1,439 @@
+"""Repairing an existing score: apply the suggested corrections the gate accepts, to a copy.
+
+``serialkit repair`` goes through :func:`repair_score`: the score is checked, the most confident
+suggested correction (``core.suggest``) is applied and the notes analysed again, one at a time
+(``core.suggest.plan_repairs``); the whole gate then checks the result and any change that brings
+a new finding onto a changed note is taken back. What remains is written in the input's format —
+MusicXML edited in place (pitch, accidental, colour and a label per changed note), MEI, or a JSON
+piece — with a certificate (each changed note before and after, and why) and a review page. The
+source file is never written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from serialkit.core.errors import RowError, ScoreWriteError, SerialkitError
+from serialkit.core.piece import Event, Piece
+from serialkit.core.rows import Row, _check_convention
+from serialkit.core.suggest import DEFAULT_THRESHOLD, Applied, plan_repairs
+
+__all__ = [
+    "FIXABLE",
+    "REPAIR_RUNG",
+    "Change",
+    "RepairResult",
+    "repair_score",
+    "score_files",
+]
+
+REPAIR_RUNG = "rewrite"
+"""The rung of the repair ladder a pitch correction belongs to (the harness's segment rewrite)."""
+RUNG_COLOUR = "#56B4E9"
+"""The review page's colour for the ``rewrite`` rung (``render.marks.RUNG_COLORS``)."""
+FIXABLE = ("ROW", "ORDER")
+"""The finding codes a pitch correction can fix (``--only``)."""
+SCORE_SUFFIXES = (".musicxml", ".xml", ".mxl", ".mei", ".json")
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One changed note: where, its pitch before and after, the rung, and why."""
+
+    event_id: str
+    location: str
+    before: int
+    after: int
+    label: str
+    statement: str | None
+    model: str
+    confidence: float
+    reason: str
+    rung: str = REPAIR_RUNG
+
+    def to_dict(self) -> dict[str, Any]:
+        """The certificate's entry (``render`` reads ``id``, ``rung`` and ``label``)."""
+        from serialkit.core.rows import pc_name
+
+        return {
+            "id": self.event_id,
+            "location": self.location,
+            "rung": self.rung,
+            "before": {"midi": self.before, "name": f"{pc_name(self.before)}{self.before // 12 - 1}"},
+            "after": {"midi": self.after, "name": f"{pc_name(self.after)}{self.after // 12 - 1}"},
+            "label": self.label,
+            "statement": self.statement,
+            "model": self.model,
+            "confidence": round(self.confidence, 3),
+            "why": self.reason,
+        }
+
+
+@dataclass
+class RepairResult:
+    """What ``repair_score`` did to one score."""
+
+    source: Path
+    out: Path | None
+    changes: tuple[Change, ...]
+    before: Mapping[str, Any]
+    after: Mapping[str, Any]
+    row: Row
+    dry_run: bool = False
+    certificate_path: Path | None = None
+    review_path: Path | None = None
+    withdrawn: tuple[str, ...] = field(default=())
+    """Changes taken back because the gate found something new on the changed note."""
+    notes: tuple[str, ...] = field(default=())
+    """Why something was not done."""
+
+    @property
+    def passed(self) -> bool:
+        """True when the repaired score passes the gate (relaxed: SCHED aside)."""
+        return bool(self.after.get("relaxed"))
+
+    def certificate(self) -> dict[str, Any]:
+        """The repair certificate: source (and its SHA-256), row, every changed note, verdicts."""
+        return {
+            "format": "serialkit-repair-certificate",
+            "version": 1,
+            "source": str(self.source),
+            "source_sha256": _sha256(self.source),
+            "output": None if self.out is None else str(self.out),
+            "row": list(self.row.pcs),
+            "row_names": self.row.names(),
+            "profile": self.after.get("profile"),
+            "threshold": DEFAULT_THRESHOLD,
+            "events": [c.to_dict() for c in self.changes],
+            "withdrawn": list(self.withdrawn),
+            "before": _verdict(self.before),
+            "after": _verdict(self.after),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form for ``repair --json``."""
+        return {
+            "source": str(self.source),
+            "output": None if self.out is None or self.dry_run else str(self.out),
+            "certificate": None if self.certificate_path is None else str(self.certificate_path),
+            "review": None if self.review_path is None else str(self.review_path),
+            "dry_run": self.dry_run,
+            "changes": [c.to_dict() for c in self.changes],
+            "withdrawn": list(self.withdrawn),
+            "notes": list(self.notes),
+            "before": _verdict(self.before),
+            "after": _verdict(self.after),
+            "passed": self.passed,
+        }
+
+
+def _verdict(report: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "strict": report.get("strict"),
+        "relaxed": report.get("relaxed"),
+        "counts": report.get("counts"),
+        "unexplained": len(report.get("unexplained") or ()),
+        "coverage": report.get("coverage"),
+    }
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 16), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def score_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The scores named: files as given, folders expanded to the scores in them (sorted; reports
+    and certificates a repair wrote are skipped)."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(
+                f for f in p.iterdir()
+                if f.is_file() and f.suffix.lower() in SCORE_SUFFIXES
+                and not f.name.endswith((".certificate.json", ".report.json", "summary.json"))
+            )
+            if not found:
+                raise SerialkitError(f"{p}: no scores (.musicxml, .xml, .mxl, .mei, .json) in this folder")
+            out += found
+        else:
+            out.append(p)
+    return out
+
+
+def read_any(path: Path) -> Piece:
+    """A piece from a JSON piece file or any score ``serialkit.io.read_score`` reads."""
+    if path.suffix.lower() == ".json":
+        from serialkit.io.jsonio import load_piece
+
+        return load_piece(path)
+    from serialkit.io import read_score
+
+    return read_score(path)
+
+
+def repair_score(
+    score: str | os.PathLike[str],
+    row: Row | str | None = None,
+    *,
+    identify: bool = False,
+    convention: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    only: Sequence[str] | None = None,
+    dry_run: bool = False,
+    threshold: float = DEFAULT_THRESHOLD,
+    review: bool = True,
+    rules: str | None = None,
+) -> RepairResult:
+    """Repair a copy of ``score``: suggested pitch corrections the gate accepts, one at a time.
+
+    ``only``: finding codes whose notes may change (``ROW``, ``ORDER``; default both). With
+    ``dry_run`` nothing is written. Otherwise the repaired score goes to ``out`` (required; never
+    the source) in the input's format, with ``<out stem>.certificate.json`` and (``review``)
+    ``<out stem>.review.html`` beside it. ``rules``: the rule profile the gate follows
+    (``analysis`` by default for a score without a task; see ``serialkit.check.profiles``).
+    """
+    from serialkit.check import check_piece
+    from serialkit.check.profiles import profile_for
+
+    source = Path(score)
+    if only is not None:
+        bad = [c for c in only if c not in FIXABLE]
+        if bad:
+            raise SerialkitError(f"--only {bad[0]}: a pitch correction fixes only {', '.join(FIXABLE)}")
+    if not dry_run:
+        if out is None:
+            raise SerialkitError(f"{source}: give -o/--output for the repaired score (or --dry-run)")
+        target = Path(out)
+        if target.exists() and target.resolve() == source.resolve():
+            raise SerialkitError(f"{target}: the output would overwrite the source; choose another path")
+        if target.suffix.lower() != source.suffix.lower():
+            raise SerialkitError(
+                f"{target}: the repaired score is written in the input's format ({source.suffix}); "
+                f"give an output ending {source.suffix}"
+            )
+    piece = read_any(source)
+    conv = _check_convention(convention or piece.convention)
+    the_row = _row(piece, row, identify, source)
+    profile = profile_for(rules, task_bound=False)
+    before = check_piece(piece, row=the_row, convention=conv, source=str(source), profile=profile).to_dict()
+    allowed = _allowed(before, only, piece)
+    bare = piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
+    withdrawn: list[str] = []
+    notes: list[str] = []
+    unexplained = len(before.get("unexplained") or ())
+    if unexplained > max(4, len(piece.events) // 8):  # a wrong row, not wrong notes
+        notes.append(f"not repaired: {unexplained} of {len(piece.events)} notes are unexplained, "
+                     "more than wrong notes would leave (is the row right?)")
+        allowed = set()
+    while True:
+        fixed, applied = plan_repairs(bare, the_row, conv, threshold=threshold, only=allowed)
+        repaired = _with_pitches(piece, fixed)
+        after = check_piece(repaired, row=the_row, convention=conv, source=str(out or source),
+                            profile=profile).to_dict()
+        flagged = _newly_flagged(before, after, applied)
+        if not flagged:
+            break
+        withdrawn += sorted(flagged)
+        allowed = (allowed if allowed is not None else {e.id for e in piece.events}) - flagged
+    changes = _changes(piece, applied)
+    result = RepairResult(source, None if out is None else Path(out), changes, before, after, the_row,
+                          dry_run, withdrawn=tuple(withdrawn), notes=tuple(notes))
+    if dry_run:
+        return result
+    assert out is not None
+    target = Path(out)
+    cert_path = target.with_name(target.name[: -len(target.suffix)] + ".certificate.json")
+    review_path = target.with_name(target.name[: -len(target.suffix)] + ".review.html") if review else None
+    _write_score(source, repaired, changes, target)
+    try:  # a claim is checked where it is made: the file written, read back, is what passes
+        written = read_any(target)
+        got = {e.id: e.midi for e in written.events}
+        wrong = [c.event_id for c in changes if got.get(c.event_id) != c.after]
+        if wrong:
+            raise ScoreWriteError(f"{target}: the written score does not carry the repair of {wrong[0]}")
+        after = check_piece(written, row=the_row, convention=conv, source=str(target), profile=profile).to_dict()
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
+    result.after = after
+    result.out, result.certificate_path = target, cert_path
+    from serialkit.io.atomic import atomic_write
+
+    atomic_write(cert_path, json.dumps(result.certificate(), indent=2, ensure_ascii=False) + "\n")
+    if review_path is not None:
+        from serialkit.render import render
+
+        render(target, review_path, report=dict(after), certificate=result.certificate(), fmt="html")
+        result.review_path = review_path
+    return result
+
+
+def _row(piece: Piece, row: Row | str | None, identify: bool, source: Path) -> Row:
+    if row is not None:
+        return Row.parse(row)
+    if piece.row is not None:
+        return piece.row
+    if identify:
+        from serialkit.core.analysis import identify as find_row
+
+        return find_row(piece).row
+    raise RowError(f"{source}: the score names no row; give --row ROW or --identify")
+
+
+def _allowed(report: Mapping[str, Any], only: Sequence[str] | None, piece: Piece) -> set[str] | None:
+    """The notes a repair may change under ``--only`` (None: any note)."""
+    if only is None or "ROW" in only:
+        return None  # ROW covers unexplained notes and notes standing in a statement's hole
+    return {e for v in report.get("violations") or () if v["code"] in only for e in v["event_ids"]}
+
+
+def _with_pitches(piece: Piece, fixed: Piece) -> Piece:
+    """``piece`` (with its own tags and sources) carrying ``fixed``'s pitches."""
+    midi = {e.id: e.midi for e in fixed.events}
+    return piece.with_events(
+        e.copy(midi=midi[e.id], claimed_pc=None if e.claimed_pc is None else midi[e.id] % 12)
+        if midi[e.id] != e.midi else e
+        for e in piece.events
+    )
+
+
+def _newly_flagged(before: Mapping[str, Any], after: Mapping[str, Any], applied: Sequence[Applied]) -> set[str]:
+    """Changed notes the gate flags now under a (code, notes) it did not flag before."""
+    changed = {e.event_id for a in applied for e in a.suggestion.edits}
+    old = {(v["code"], tuple(v["event_ids"])) for v in before.get("violations") or ()}
+    bad: set[str] = set()
+    for v in after.get("violations") or ():
+        if (v["code"], tuple(v["event_ids"])) in old:
+            continue
+        bad |= changed & set(v["event_ids"])
+    bad |= changed & set(after.get("unexplained") or ())
+    return bad
+
+
+def _changes(piece: Piece, applied: Sequence[Applied]) -> tuple[Change, ...]:
+    events = {e.id: e for e in piece.events}
+    locator = piece.locator()
+    out: dict[str, Change] = {}
+    for a in applied:
+        s = a.suggestion
+        for edit in s.edits:
+            first = out.get(edit.event_id)
+            before = first.before if first is not None else edit.before
+            event: Event = events[edit.event_id]
+            out[edit.event_id] = Change(
+                edit.event_id, locator.describe(event), before, edit.after,
+                s.label if edit.event_id == s.event_id else f"swap with {s.event_id}",
+                s.statement, s.model, s.confidence, s.reason,
+            )
+    return tuple(c for c in out.values() if c.before != c.after)
+
+
+def _write_score(source: Path, repaired: Piece, changes: Sequence[Change], out: Path) -> None:
+    """The repaired score in the input's format (nothing written when anything fails)."""
+    from serialkit.io.annotate import Annotation
+
+    suffix = source.suffix.lower()
+    notes = {c.event_id: Annotation(f"{c.rung} {c.label}", RUNG_COLOUR) for c in changes}
+    if suffix in (".musicxml", ".xml", ".mxl"):
+        _write_musicxml(source, {c.event_id: c for c in changes}, notes, out)
+    elif suffix == ".mei":
+        from serialkit.io.mei_write import write_mei
+
+        write_mei(repaired, out, annotations=notes)
+    elif suffix == ".json":
+        from serialkit.io.atomic import atomic_write
+
+        atomic_write(out, json.dumps(repaired.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        raise ScoreWriteError(f"{out}: cannot write {suffix or 'a file without an extension'}")
+
+
+_NATURAL = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
+_LETTERS = "CDEFGAB"
+_ACCIDENTAL_TEXT = {-2: "flat-flat", -1: "flat", 0: "natural", 1: "sharp", 2: "double-sharp"}
+_ODD = {("E", 1), ("B", 1), ("F", -1), ("C", -1)}
+
+
+def spell(target: int, step: str, model: str, habit: int) -> tuple[str, int, int]:
+    """(step, alter, octave) for the written MIDI pitch ``target``: a semitone error keeps the
+    letter (the accidental was dropped or added), a third moves the letter by two (a line), else
+    a natural, else the score's habit (``habit`` > 0 sharps, < 0 flats)."""
+    options = []
+    for letter in _LETTERS:
+        for octave in range(-1, 10):
+            alter = target - (12 * (octave + 1) + _NATURAL[letter])
+            if -1 <= alter <= 1:
+                options.append((letter, alter, octave))
+    index = _LETTERS.index(step) if step in _LETTERS else 0
+
+    def rank(opt: tuple[str, int, int]) -> tuple[int, int, int]:
+        letter, alter, _ = opt
+        distance = (_LETTERS.index(letter) - index) % 7
+        preferred = (model == "accidental" and distance == 0) or (model == "third" and distance in (2, 5))
+        odd = (letter, alter) in _ODD
+        wrong_way = alter != 0 and habit != 0 and (alter > 0) != (habit > 0)
+        return (0 if preferred and not odd else 1, int(odd), int(alter != 0) + int(wrong_way))
+
+    letter, alter, octave = min(options, key=rank)
+    return letter, alter, octave
+
+
+def _write_musicxml(source: Path, changes: Mapping[str, Change], notes: Mapping[str, Any], out: Path) -> None:
+    from lxml import etree
+
+    from serialkit.io._build import _merge_ties
+    from serialkit.io.annotate import _mxl_bytes, annotate_tree, insert_in_order, serialize
+    from serialkit.io.atomic import atomic_path
+    from serialkit.io.musicxml_read import take_scan
+
+    tree, where, member, scan = take_scan(source)
+    element = {raw.id: el for el, raw in scan.elements}
+    members: dict[str, list[str]] = {}
+    for chain in _merge_ties(scan.parts.notes, scan.parts.tie_links):
+        members[chain[0].id] = [n.id for n in chain]
+    habit = sum(1 if (a.text or "").strip().startswith("1") else -1
+                for a in scan.root.iter("alter") if (a.text or "").strip() not in ("", "0"))
+    for eid, change in changes.items():
+        ids = members.get(eid, [eid])
+        for k, nid in enumerate(ids):
+            if nid not in element:
+                raise ScoreWriteError(f"{where}: note {nid} of the repair is not in the score")
+            note = element[nid]
+            pitch = note.find("pitch")
+            if pitch is None:
+                raise ScoreWriteError(f"{where}: note {nid} has no <pitch> to correct")
+            step = (pitch.findtext("step") or "C").strip()
+            alter_text = (pitch.findtext("alter") or "0").strip()
+            octave = int((pitch.findtext("octave") or "4").strip())
+            written = 12 * (octave + 1) + _NATURAL.get(step, 0) + round(float(alter_text))
+            new_step, new_alter, new_octave = spell(written + change.after - change.before, step,
+                                                    change.model, habit)
+            for child in list(pitch):
+                pitch.remove(child)
+            etree.SubElement(pitch, "step").text = new_step
+            if new_alter:
+                etree.SubElement(pitch, "alter").text = str(new_alter)
+            etree.SubElement(pitch, "octave").text = str(new_octave)
+            old = note.find("accidental")
+            if old is not None:
+                note.remove(old)
+            if k == 0:
+                acc = etree.Element("accidental")
+                acc.text = _ACCIDENTAL_TEXT[new_alter]
+                insert_in_order(note, acc)
+    root = annotate_tree(tree, where, notes, "fingering", scan)
+    data = serialize(root, tree)
+    payload = _mxl_bytes(source if member else None, member, data) if out.suffix.lower() == ".mxl" else data
+    with atomic_path(out) as tmp:
+        tmp.write_bytes(payload)

@@ -1,0 +1,152 @@
+"""Suggested corrections (core.suggest): error models, planted errors restored, correct notes kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from serialkit.core.analysis import analyze
+from serialkit.core.piece import Piece, Tag
+from serialkit.core.predicates import Violation
+from serialkit.core.rows import Row
+from serialkit.core.suggest import DEFAULT_THRESHOLD, error_model, plan_repairs, suggest
+from tests.planted import Plant, evaluate, plant_errors
+from tests.synth import CLEAN, FAMILIES, one_voice
+
+WEBERN = {
+    "webern-op21-i-mm1-25.mei": "A F# G G# E F B Bb D C# C Eb",
+    "webern-op27-ii-mm1-11.mei": "Eb B Bb D C# C F# E G F A Ab",
+}
+
+
+def test_error_models() -> None:
+    assert error_model(60, 61) == "accidental"
+    assert error_model(61, 60) == "accidental"
+    assert error_model(60, 63) == "third"
+    assert error_model(60, 56) == "third"
+    assert error_model(60, 62) == "step"
+    assert error_model(60, 66) == "other"
+
+
+def _changed(before: Piece, after: Piece) -> dict[str, int]:
+    return {e.id: e.midi for e, o in zip(after.events, before.events, strict=True) if e.midi != o.midi}
+
+
+def _plant(kind: str) -> Plant:
+    synth = one_voice(3, statements=6)
+    return next(p for p in plant_errors(synth.piece, synth.row, "one_voice/3", 3, 5) if p.kind == kind)
+
+
+@pytest.mark.parametrize("kind", ["accidental", "third", "swap"])
+def test_planted_error_is_restored_by_the_top_suggestion(kind: str) -> None:
+    plant = _plant(kind)
+    analysis = analyze(plant.piece, plant.row)
+    found = {n.event_id: n for n in suggest(plant.piece, analysis)}
+    hit = [found[eid] for eid in plant.original if eid in found]
+    assert hit, "the planted note is reported"
+    best = hit[0].best
+    assert best is not None
+    assert {e.event_id: e.after for e in best.edits} == (
+        plant.original if kind == "swap" else {hit[0].event_id: plant.original[hit[0].event_id]}
+    )
+    assert best.model == kind
+    assert best.confidence >= DEFAULT_THRESHOLD
+    assert best.statement is not None and best.label.startswith(best.form.label + ":")
+    data = hit[0].to_dict()
+    assert data["candidates"][0]["edits"][0]["before"] == plant.piece.event(hit[0].event_id).midi
+
+
+@pytest.mark.parametrize("kind", ["accidental", "third", "swap"])
+def test_plan_repairs_restores_exactly_the_planted_notes(kind: str) -> None:
+    plant = _plant(kind)
+    fixed, applied = plan_repairs(plant.piece, plant.row)
+    assert _changed(plant.piece, fixed) == plant.original
+    assert len(applied) == 1 and applied[0].unexplained_after < applied[0].unexplained_before
+    assert not analyze(fixed, plant.row).unexplained
+
+
+def test_only_limits_the_notes_a_repair_may_change() -> None:
+    plant = _plant("accidental")
+    fixed, applied = plan_repairs(plant.piece, plant.row, only=["nobody"])
+    assert applied == () and fixed == plant.piece
+
+
+def test_a_tagged_note_a_row_finding_names_gets_its_forms_pitch() -> None:
+    synth = one_voice(1, statements=2)
+    first = synth.piece.events[0]
+    (form, position), = synth.truth[first.id]
+    wrong = synth.piece.with_events(
+        [first.copy(midi=first.midi + 1, tag=Tag(form, position)), *synth.piece.events[1:]]
+    )
+    finding = Violation("ROW", (first.id,), "wrong", "here")
+    bare = wrong.with_events(e.copy(tag=None) for e in wrong.events)
+    found = {n.event_id: n for n in suggest(wrong, analyze(bare, synth.row), [finding])}
+    assert [c.midi for c in found[first.id].candidates][:1] == [first.midi]
+
+
+@pytest.mark.slow
+def test_planted_sample_reaches_the_targets() -> None:
+    """A fixed sample (four families, three kinds): the top suggestion restores >= 90 %."""
+    outcomes = []
+    for family in ("one_voice", "distributed", "elided", "pivots"):
+        for seed in (0,):
+            synth = FAMILIES[family](seed)
+            outcomes += [evaluate(p, DEFAULT_THRESHOLD)
+                         for p in plant_errors(synth.piece, synth.row, family, 3, seed)]
+    top = sum(o.top for o in outcomes) / len(outcomes)
+    top3 = sum(o.top3 for o in outcomes) / len(outcomes)
+    print(f"\nplanted sample: {len(outcomes)} plants, top {top:.1%}, top three {top3:.1%}")
+    assert top >= 0.9 and top3 >= top
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.filter_too_much])
+@given(family=st.sampled_from(CLEAN), seed=st.integers(0, 10_000))
+def test_correct_pieces_are_never_corrected(family: str, seed: int) -> None:
+    """Property: a correct synthetic piece the analysis explains gets no edit. (Known limit: where
+    the analysis leaves correct notes unexplained — repeats seed 5587 — a repair can rewrite one.)"""
+    synth = FAMILIES[family](seed)
+    assume(not analyze(synth.piece, synth.row).unexplained)
+    fixed, applied = plan_repairs(synth.piece, synth.row)
+    assert applied == () and _changed(synth.piece, fixed) == {}
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["accidental", "third", "swap"]))
+def test_repairs_never_leave_more_trouble(seed: int, kind: str) -> None:
+    """Property: every applied correction leaves fewer notes unexplained or missing, and only
+    notes named by a suggestion change."""
+    synth = one_voice(seed, statements=5)
+    plant = next(p for p in plant_errors(synth.piece, synth.row, "p", 3, seed) if p.kind == kind)
+    before = analyze(plant.piece, plant.row)
+    fixed, applied = plan_repairs(plant.piece, plant.row)
+    after = analyze(fixed, plant.row)
+    assert len(after.unexplained) <= len(before.unexplained)
+    named = {e.event_id for a in applied for e in a.suggestion.edits}
+    assert set(_changed(plant.piece, fixed)) <= named
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", sorted(WEBERN))
+def test_unmodified_webern_gets_no_edit(corpus: Path, name: str) -> None:
+    from serialkit.io import read_score
+
+    piece = read_score(corpus / name)
+    fixed, applied = plan_repairs(piece, Row.parse(WEBERN[name]))
+    assert applied == ()
+    assert _changed(piece, fixed) == {}
+
+
+@pytest.mark.corpus
+def test_planted_errors_in_webern_op27(corpus: Path) -> None:
+    from serialkit.io import read_score
+
+    piece = read_score(corpus / "webern-op27-ii-mm1-11.mei")
+    row = Row.parse(WEBERN["webern-op27-ii-mm1-11.mei"])
+    outcomes = [evaluate(p, DEFAULT_THRESHOLD) for p in plant_errors(piece, row, "op27", 12, 1)]
+    top = sum(o.top for o in outcomes) / len(outcomes)
+    print(f"\nOp. 27 planted: top {top:.1%}")
+    assert top >= 0.6

@@ -1,0 +1,152 @@
+"""Planted engraving errors: realistic mistakes written into correct pieces, with the truth.
+
+Each :class:`Plant` is one error in one copy of a correct piece: an accidental dropped or added
+(a semitone), a note a line off (a third: three or four semitones), or two neighbouring notes of a
+statement swapped. ``planted_set`` plants them into the clean synthetic families of
+``tests/synth.py`` and into real scores; :func:`evaluate` runs the analysis and the suggestion
+engine on each and says whether the top (or a top-three) suggestion restores the original notes.
+Used by ``tests/core/test_suggest.py`` and ``bench/bench_suggest.py``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from serialkit.core.analysis import Analysis, analyze
+from serialkit.core.piece import Event, Piece
+from serialkit.core.rows import Row
+from serialkit.core.suggest import NoteSuggestions, suggest
+
+KINDS = ("accidental", "third", "swap")
+
+
+@dataclass
+class Plant:
+    """One planted error: the piece with it, and the original pitch of every changed note."""
+
+    source: str
+    kind: str
+    piece: Piece
+    row: Row
+    original: dict[str, int] = field(default_factory=dict)
+    """Changed event id → its original MIDI pitch."""
+
+
+@dataclass
+class Outcome:
+    """What the suggestion engine made of one plant."""
+
+    plant: Plant
+    reported: bool
+    top: bool
+    top3: bool
+    false_edits: int
+    """Confident suggestions (above the repair threshold) on notes that were not planted."""
+
+
+def plant_errors(piece: Piece, row: Row, source: str, count: int, seed: int,
+                 analysis: Analysis | None = None) -> Iterator[Plant]:
+    """``count`` single-error copies of a correct ``piece``, kinds in turn, notes drawn by ``seed``.
+
+    Swaps exchange the pitches of two notes holding neighbouring positions of one statement at
+    different times (from the analysis of the clean piece)."""
+    rng = random.Random(seed)
+    clean = analysis if analysis is not None else analyze(piece, row)
+    events = {e.id: e for e in piece.events}
+    pairs: list[tuple[str, str]] = []
+    for s in clean.statements:
+        ids = s.event_ids
+        for p in range(11):
+            a, b = ids[p], ids[p + 1]
+            if a is None or b is None or a in s.elided or b in s.elided:
+                continue
+            ea, eb = events[a], events[b]
+            if ea.onset != eb.onset and ea.pc != eb.pc:
+                pairs.append((a, b))
+    explained = [e for e in piece.events if clean.tags.get(e.id) is not None]
+    for k in range(count):
+        kind = KINDS[k % len(KINDS)]
+        if kind == "swap" and pairs:
+            a, b = rng.choice(pairs)
+            ea, eb = events[a], events[b]
+            new = _replace(piece, {a: _octave_near(ea.midi, eb.pc), b: _octave_near(eb.midi, ea.pc)})
+            yield Plant(source, kind, new, row, {a: ea.midi, b: eb.midi})
+            continue
+        if kind == "swap":
+            kind = "accidental"
+        e = rng.choice(explained)
+        shift = rng.choice((-1, 1)) if kind == "accidental" else rng.choice((-4, -3, 3, 4))
+        midi = e.midi + shift
+        if not 0 <= midi <= 127:
+            midi = e.midi - shift
+        yield Plant(source, kind, _replace(piece, {e.id: midi}), row, {e.id: e.midi})
+
+
+def _octave_near(midi: int, pc: int) -> int:
+    """The pitch of class ``pc`` nearest ``midi`` (a swap keeps each note in its register)."""
+    up = (pc - midi) % 12
+    return midi + up if up <= 6 else midi - (12 - up)
+
+
+def _replace(piece: Piece, midis: dict[str, int]) -> Piece:
+    events: list[Event] = [e.copy(midi=midis[e.id]) if e.id in midis else e for e in piece.events]
+    return piece.with_events(events)
+
+
+def evaluate(plant: Plant, threshold: float) -> Outcome:
+    """Analyse the planted piece, suggest, and compare with the original notes."""
+    analysis = analyze(plant.piece, plant.row)
+    found = suggest(plant.piece, analysis)
+    by_id: dict[str, NoteSuggestions] = {n.event_id: n for n in found}
+    wanted = dict(plant.original)
+    restored_top = restored3 = False
+    reported = any(eid in by_id for eid in wanted)
+    for eid in wanted:
+        note = by_id.get(eid)
+        if note is None:
+            continue
+        for rank, cand in enumerate(note.candidates[:3]):
+            if _restores(cand.edits, wanted, eid, cand.midi):
+                restored3 = True
+                if rank == 0:
+                    restored_top = True
+    false_edits = sum(
+        1 for n in found
+        if n.event_id not in wanted and n.best is not None and n.best.confidence >= threshold
+    )
+    return Outcome(plant, reported, restored_top, restored3, false_edits)
+
+
+def _restores(edits: tuple[object, ...], wanted: dict[str, int], eid: str, midi: int) -> bool:
+    """Every planted note the suggestion touches gets its original pitch back, and a swap's
+    suggestion restores both notes (a single planted note: its pitch)."""
+    changes = {e.event_id: e.after for e in edits}  # type: ignore[attr-defined]
+    if len(wanted) == 1:
+        return midi == wanted[eid] and set(changes) == {eid}
+    return changes == wanted
+
+
+EXERCISE_ROW = "C B G Ab Eb Db D Bb F# F E A"
+
+
+def exercise(seed: int, statements: int = 4) -> tuple[Piece, Row]:
+    """A correct one-voice exercise on ``EXERCISE_ROW``: forms chosen by ``seed``, each note
+    lasting until the next (so it passes every rule), in the octave above middle C."""
+    from fractions import Fraction
+
+    from serialkit.core.piece import Voice
+    from serialkit.core.rows import ALL_FORMS
+
+    rng = random.Random(seed)
+    row = Row.parse(EXERCISE_ROW)
+    events: list[Event] = []
+    onset = Fraction(0)
+    for _ in range(statements):
+        form = rng.choice(ALL_FORMS)
+        for pc in row.form(form):
+            length = rng.choice((Fraction(1), Fraction(1, 2), Fraction(1, 2), Fraction(3, 2)))
+            events.append(Event(f"n{len(events)}", "v1", onset, length, 60 + pc))
+            onset += length
+    return Piece(tuple(events), voices=(Voice("v1", low=55, high=80),)), row

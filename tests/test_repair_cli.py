@@ -1,0 +1,241 @@
+"""``serialkit repair``: planted errors put right in a copy, certificate, review page, batches."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from serialkit.cli import cli
+from serialkit.io import read_score, write_musicxml
+from tests.planted import EXERCISE_ROW, Plant, exercise, plant_errors
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _planted(tmp_path: Path, kind: str, seed: int = 2, suffix: str = ".musicxml") -> tuple[Path, Plant]:
+    piece, row = exercise(seed)
+    plant = next(p for p in plant_errors(piece, row, "exercise", 3, seed) if p.kind == kind)
+    path = tmp_path / f"{kind}{suffix}"
+    if suffix == ".json":
+        path.write_text(json.dumps(plant.piece.to_dict()), encoding="utf-8")
+    elif suffix == ".mei":
+        from serialkit.io.mei_write import write_mei
+
+        write_mei(plant.piece, path)
+    else:
+        write_musicxml(plant.piece, path)
+    return path, plant
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _pitches(path: Path) -> dict[str, int]:
+    from serialkit.repairing import read_any
+
+    return {e.id: e.midi for e in read_any(path).events}
+
+
+@pytest.mark.parametrize("kind", ["accidental", "third", "swap"])
+def test_repair_puts_the_planted_error_right(tmp_path: Path, kind: str) -> None:
+    src, plant = _planted(tmp_path, kind)
+    digest = _sha(src)
+    out = tmp_path / "fixed.musicxml"
+    code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "-o", str(out))
+    assert code == 0, text
+    assert _sha(src) == digest, "the source is byte-identical afterwards"
+    before, after = _pitches(src), _pitches(out)
+    changed = {eid: m for eid, m in after.items() if before[eid] != m}
+    assert changed == plant.original
+    cert = json.loads((tmp_path / "fixed.certificate.json").read_text(encoding="utf-8"))
+    assert {e["id"]: e["after"]["midi"] for e in cert["events"]} == changed
+    assert {e["id"]: e["before"]["midi"] for e in cert["events"]} == {e: before[e] for e in changed}
+    assert all(e["rung"] == "rewrite" and e["why"] and e["label"] for e in cert["events"])
+    assert cert["source_sha256"] == digest and cert["after"]["relaxed"] is True
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "repair-certificate.schema.json")
+                        .read_text(encoding="utf-8"))
+    Draft202012Validator(schema).validate(cert)
+    # the output passes the gate, as `serialkit check` runs it
+    code, text, _ = _run("check", str(out), "--row", EXERCISE_ROW)
+    assert code == 0, text
+    # changed notes carry the rung's colour and label; no other note does
+    from serialkit.io.annotate import read_annotations
+
+    marks = read_annotations(out)
+    labelled = {eid for eid, a in marks.items() if a.label}
+    coloured = {eid for eid, a in marks.items() if a.color}
+    assert labelled == set(changed)
+    assert {eid.split("-t")[0] for eid in coloured} == set(changed)  # tied continuations too
+    assert all(marks[e].label.startswith("rewrite ") for e in labelled)  # type: ignore[union-attr]
+    assert all(marks[e].color == "#56B4E9" for e in coloured)
+    html = (tmp_path / "fixed.review.html").read_text(encoding="utf-8")
+    assert "sk-rung-rewrite" in html or "rewrite" in html
+
+
+def test_repair_spells_a_dropped_accidental_with_the_same_letter(tmp_path: Path) -> None:
+    from lxml import etree
+
+    src, plant = _planted(tmp_path, "accidental")
+    out = tmp_path / "fixed.musicxml"
+    assert _run("repair", str(src), "--row", EXERCISE_ROW, "-o", str(out))[0] == 0
+    (eid,) = plant.original
+    steps = {}
+    for path in (src, out):
+        root = etree.parse(str(path)).getroot()
+        note = next(n for n in root.iter("note") if n.get("id") == eid)
+        steps[path] = (note.findtext("pitch/step"), note.findtext("pitch/alter"), note.findtext("accidental"))
+    assert steps[out][0] == steps[src][0], steps  # same letter: only the accidental changes
+    assert steps[out][2] in ("sharp", "flat", "natural")
+
+
+@pytest.mark.parametrize("suffix", [".json", ".mei"])
+def test_repair_writes_the_inputs_format(tmp_path: Path, suffix: str) -> None:
+    src, plant = _planted(tmp_path, "accidental", suffix=suffix)
+    digest = _sha(src)
+    out = tmp_path / f"fixed{suffix}"
+    code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "-o", str(out))
+    assert code == 0, text
+    assert _sha(src) == digest
+    before, after = _pitches(src), _pitches(out)
+    assert {e: m for e, m in after.items() if before[e] != m} == plant.original
+
+
+def test_dry_run_prints_the_edits_and_writes_nothing(tmp_path: Path) -> None:
+    src, plant = _planted(tmp_path, "third")
+    code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "--dry-run")
+    assert code == 0
+    assert "dry run: 1 note changed" in text and "[rewrite; third" in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["third.musicxml"]
+
+
+def test_only_order_leaves_unexplained_notes_alone(tmp_path: Path) -> None:
+    src, _plant = _planted(tmp_path, "accidental")
+    code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "--only", "ORDER", "--dry-run", "--json")
+    assert code == 1
+    assert json.loads(text)["changes"] == []
+
+
+def test_a_classroom_folder_gets_one_report_per_score_and_a_summary(tmp_path: Path) -> None:
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for kind in ("accidental", "third", "swap"):
+        _planted(folder, kind)
+    piece, _row = exercise(2)
+    write_musicxml(piece, folder / "correct.musicxml")
+    out = tmp_path / "fixed"
+    code, text, _ = _run("repair", str(folder), "--row", EXERCISE_ROW, "-o", str(out))
+    assert code == 0, text
+    names = sorted(p.name for p in out.iterdir())
+    for stem in ("accidental", "correct", "swap", "third"):
+        assert {f"{stem}.musicxml", f"{stem}.certificate.json", f"{stem}.review.html"} <= set(names)
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))["summary"]
+    assert summary == {"scores": 4, "errors": 0, "changed_notes": 4, "scores_changed": 3, "passed": 4,
+                       "dry_run": False}
+    assert "summary: 4 scores, 3 changed (4 notes), 4 pass the gate" in text
+    correct = json.loads((out / "correct.certificate.json").read_text(encoding="utf-8"))
+    assert correct["events"] == []
+
+
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.musicxml"
+    bad.write_text("<score-partwise><part-list>", encoding="utf-8")
+    out = tmp_path / "out.musicxml"
+    result = CliRunner().invoke(cli, ["repair", str(bad), "--row", EXERCISE_ROW, "-o", str(out)])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "bad.musicxml" in result.stderr
+    assert not out.exists()
+
+
+def test_the_output_may_not_be_the_source(tmp_path: Path) -> None:
+    src, _plant = _planted(tmp_path, "accidental")
+    digest = _sha(src)
+    result = CliRunner().invoke(cli, ["repair", str(src), "--row", EXERCISE_ROW, "-o", str(src)])
+    assert result.exit_code == 2 and "overwrite the source" in result.stderr
+    assert _sha(src) == digest
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["accidental", "third", "swap"]))
+def test_certificate_lists_exactly_the_changed_notes(tmp_path: Path, seed: int, kind: str) -> None:
+    """Property: whatever is repaired, the certificate names exactly the notes whose pitch differs
+    between source and output, the source is untouched, and the output passes the gate."""
+    folder = tmp_path / f"{kind}-{seed}"
+    folder.mkdir()
+    src, _plant = _planted(folder, kind, seed)
+    digest = _sha(src)
+    out = folder / "out.musicxml"
+    code, _text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "-o", str(out))
+    assert _sha(src) == digest
+    before, after = _pitches(src), _pitches(out)
+    cert = json.loads((folder / "out.certificate.json").read_text(encoding="utf-8"))
+    assert {e["id"] for e in cert["events"]} == {e for e in after if after[e] != before[e]}
+    assert (code == 0) == cert["after"]["relaxed"]
+    piece = read_score(out)
+    assert len(piece.events) == len(read_score(src).events)
+
+
+@pytest.mark.musescore
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_repaired_score_opens_in_musescore_with_colours_and_labels(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    from serialkit.io.annotate import notehead_annotations
+    from tests.conftest import require_program
+
+    exe = require_program("mscore3")
+    src, plant = _planted(tmp_path, "swap")
+    out = tmp_path / "fixed.musicxml"
+    assert _run("repair", str(src), "--row", EXERCISE_ROW, "-o", str(out))[0] == 0
+    exported = tmp_path / "exported.musicxml"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.run([exe, "-o", str(exported), str(out)], env=env, capture_output=True, text=True,
+                          timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+    def by_place(path: Path) -> dict[tuple[object, ...], tuple[str | None, str | None]]:
+        return {(raw.part, raw.onset, raw.midi): (ann.label, ann.color) for raw, ann in notehead_annotations(path)
+                if not raw.tie_stop}
+
+    ours, theirs = by_place(out), by_place(exported)
+    assert set(theirs) == set(ours)  # MuseScore drops ids: match by (part, onset, pitch)
+    marked = {k: v for k, v in theirs.items() if v != (None, None)}
+    assert marked == {k: v for k, v in ours.items() if v != (None, None)}
+    assert len(marked) == len(plant.original)
+    assert all(label and label.startswith("rewrite ") and (colour or "").upper() == "#56B4E9"
+               for label, colour in marked.values())
+    # MuseScore reads the corrected pitches: the exported score passes the gate too
+    code, text, _ = _run("check", str(exported), "--row", EXERCISE_ROW)
+    assert code == 0, text
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name,row", [
+    ("webern-op21-i-mm1-25.mei", "A F# G G# E F B Bb D C# C Eb"),
+    ("webern-op27-ii-mm1-11.mei", "Eb B Bb D C# C F# E G F A Ab"),
+])
+def test_unmodified_webern_is_left_alone(corpus: Path, tmp_path: Path, name: str, row: str) -> None:
+    """Correct notes are never "corrected": 0 edits on the real excerpts (analysis profile)."""
+    src = corpus / name
+    digest = _sha(src)
+    out = tmp_path / name
+    code, text, _ = _run("repair", str(src), "--row", row, "-o", str(out), "--json", "--no-review")
+    data = json.loads(text)
+    assert data["changes"] == [] and data["withdrawn"] == []
+    assert _sha(src) == digest
+    assert _pitches(out) == _pitches(src)
+    assert code == (0 if data["after"]["relaxed"] else 1)
