@@ -215,7 +215,7 @@ class _Converter:
         if local_name(el) == "staffDef":
             self._meter(el)
         clef = self._clef_of(el)
-        if clef is not None and clef != sd.clef:
+        if clef is not None:  # an explicit clef is written again even when it restates the last
             sd.clef = clef
             sd.changed.add("clef")
         key = el.get("key.sig")
@@ -313,9 +313,13 @@ class _Converter:
         etree.SubElement(encoding, "software").text = "serialkit"
         head.append(ident)
         part_list = etree.Element("part-list")
+        performers = [" ".join("".join(str(t) for t in r.itertext()).split())
+                      for r in self.mei.iter(NS + "perfRes", NS + "instrVoice")]
         for index, part in enumerate(self.parts.values()):
             sp = etree.SubElement(part_list, "score-part", id=part.id)
-            etree.SubElement(sp, "part-name").text = part.name or ""
+            if not part.name:  # an unlabelled staff: the header's instrument when it names one
+                part.name = performers[0] if len(performers) == 1 == len(self.parts) else f"Part {index + 1}"
+            etree.SubElement(sp, "part-name").text = part.name
             if part.abbr:
                 etree.SubElement(sp, "part-abbreviation").text = part.abbr
             declare_instrument(sp, part.id, part.name, index)
@@ -645,6 +649,7 @@ class _Converter:
         for ident in ids:
             self._flush(m, ident, ctx)
         holder_marks = self.marks.pop(_key_of(el), []) if is_chord else []
+        holder_marks += _slur_attr(el, ctx.part.id)
         written = [n for n in notes if n in self.raw_of]
         for k, note_el in enumerate(written):
             raw = self.raw_of[note_el]
@@ -689,6 +694,8 @@ class _Converter:
             shared = holder_marks if k == 0 else []
             if not is_chord:
                 own = self.marks.pop(_key_of(el), []) + own
+            elif note_el.get("slur"):
+                own = own + _slur_attr(note_el, ctx.part.id)
             beam = next((mk for mk in (own + shared) if mk[0] == "beam"), None)
             if beam is not None:
                 etree.SubElement(note, "beam", number="1").text = beam[1]
@@ -726,19 +733,16 @@ class _Converter:
             etree.SubElement(notations, "tied", type="stop")
         if tie[0]:
             etree.SubElement(notations, "tied", type="start")
-        slurs = ctx.part.slurs
+        slurs = ctx.part.slurs  # slur id -> number, while only one of its ends is written
         for kind, ident, extra in marks:
-            if kind == "slur-start":
-                used = set(slurs.values())
-                number = next(i for i in range(1, 100) if i not in used)
-                slurs[ident] = number
-                slur = etree.SubElement(notations, "slur", type="start", number=str(number))
+            if kind in ("slur-start", "slur-stop"):
+                number = slurs.pop(ident, None)
+                if number is None:  # the first end met (a cross-staff slur may stop first)
+                    used = set(slurs.values())
+                    number = slurs[ident] = next(i for i in range(1, 100) if i not in used)
+                slur = etree.SubElement(notations, "slur", type=kind[5:], number=str(number))
                 if extra in ("above", "below"):
                     slur.set("placement", extra)
-            elif kind == "slur-stop":
-                if ident in slurs:
-                    number = slurs.pop(ident)
-                    etree.SubElement(notations, "slur", type="stop", number=str(number))
             elif kind in ("tuplet-start", "tuplet-stop") and first:
                 tup = etree.SubElement(notations, "tuplet", type=kind.split("-")[1], number=ident)
                 if kind == "tuplet-start":
@@ -788,6 +792,18 @@ def _choose(el: etree._Element) -> etree._Element | None:
             if local_name(c) == wanted:
                 return c
     return children[0] if children else None
+
+
+def _slur_attr(el: etree._Element, part: str) -> list[tuple[str, str, str]]:
+    """Slurs written as ``@slur`` on a note or chord (``i1`` starts slur 1, ``t1`` ends it)."""
+    out = []
+    for token in (el.get("slur") or "").split():
+        kind, number = token[:1], token[1:] or "1"
+        if kind == "i":
+            out.append(("slur-start", f"@slur:{part}:{number}", el.get("curvedir") or ""))
+        elif kind == "t":
+            out.append(("slur-stop", f"@slur:{part}:{number}", ""))
+    return out
 
 
 def _is_grace(el: etree._Element) -> bool:
