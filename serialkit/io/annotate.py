@@ -112,19 +112,29 @@ def _label_lyric(note: etree._Element, label: str) -> None:
     insert_in_order(note, lyric)
 
 
-def _label_words(note: etree._Element, label: str) -> None:
-    """A ``<direction>`` with the label as words, just before the note (before its whole chord, so
-    the chord stays one), carrying the note's voice and staff."""
+def _label_words(first: etree._Element, note: etree._Element, label: str) -> None:
+    """A ``<direction>`` with the label as words, just before ``first`` (the first note of the
+    note's chord, so the chord stays one), on the note's staff."""
     direction = etree.Element("direction", placement="above")
-    words = etree.SubElement(etree.SubElement(direction, "direction-type"), "words")
+    words = etree.SubElement(etree.SubElement(direction, "direction-type"), "words", {"font-size": "7"})
     words.text = label
-    words.set("font-size", "7")
-    for tag in ("voice", "staff"):
-        value = note.findtext(tag)
-        if value:
-            etree.SubElement(direction, tag).text = value
-    _chord_of(note)[0].addprevious(direction)
-    direction.tail = note.tail
+    staff = note.findtext("staff")
+    if staff:
+        etree.SubElement(direction, "staff").text = staff
+    first.addprevious(direction)
+    direction.tail = first.tail
+
+
+def _chord_groups(notes: list[etree._Element]) -> list[list[etree._Element]]:
+    """The chords (and single notes) among ``notes``, each in document order: every note of a
+    part, so a note marked ``<chord/>`` joins the one before it."""
+    groups: list[list[etree._Element]] = []
+    for note in notes:
+        if groups and note.find("chord") is not None and note.getprevious() is groups[-1][-1]:
+            groups[-1].append(note)
+        else:
+            groups.append([note])
+    return groups
 
 
 def _chord_of(note: etree._Element) -> list[etree._Element]:
@@ -201,14 +211,12 @@ def annotate_tree(
         if color:
             for nid in ids:
                 _colour(element[nid], color)
-    done: set[etree._Element] = set()
-    for note in words:
-        if note in done:
-            continue
-        for member in _chord_of(note):  # in document order, so reading back pairs them again
-            done.add(member)
-            if member in words:
-                _label_words(member, words[member])
+    if words:
+        for group in _chord_groups(list(scan.root.iter("note"))):
+            for member in group:  # in document order, so reading back pairs them again
+                label = words.get(member)
+                if label is not None:
+                    _label_words(group[0], member, label)
     if not declares_instruments(scan.root):
         for index, sp in enumerate(scan.root.iterfind("part-list/score-part")):
             if sp.find("score-instrument") is None:

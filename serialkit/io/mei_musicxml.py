@@ -36,16 +36,18 @@ KEPT = (
     "key and time signatures and their changes",
     "transposition (trans.semi/trans.diat as <transpose>)",
     "part names, abbreviations, instruments (<score-instrument>, <midi-instrument>)",
+    "brackets, braces and lines around groups of parts (<staffGrp symbol> as <part-group>)",
     "ties, slurs and phrase marks, articulations, fermatas",
-    "dynamics, hairpins, text directions (<dir>), tempo marks",
+    "dynamics, hairpins, text directions (<dir>), tempo marks, octave lines (<octave startid endid>)",
     "lyrics (<verse>/<syl>), note colours, measure numbers, title and composer",
 )
 NOT_KEPT = (
-    "octave lines (<octave>), pedal marks, trills, mordents, turns, arpeggios, glissandi",
+    "hairpins and octave lines timed by tstamp/tstamp2, pedal marks, trills, mordents, turns,",
+    "arpeggios, glissandi",
     "beams drawn by <beamSpan> (notes keep their durations; programs beam them by meter)",
     "tremolo strokes (<bTrem>/<fTrem> notes are kept, their strokes are not)",
     "fingerings and harmonics already in the source, breath marks, rehearsal marks",
-    "bracket/brace groups (<staffGrp> symbols), system and page breaks, layout and fonts",
+    "groups of a single part's staves other than its brace, system and page breaks, layout and fonts",
     "editorial markup (<app>/<choice>: the lemma or first reading only)",
 )
 
@@ -315,7 +317,10 @@ class _Converter:
         part_list = etree.Element("part-list")
         performers = [" ".join("".join(str(t) for t in r.itertext()).split())
                       for r in self.mei.iter(NS + "perfRes", NS + "instrVoice")]
+        starts, stops = self._groups()
         for index, part in enumerate(self.parts.values()):
+            for group in starts.get(part.id, []):
+                part_list.append(group)
             sp = etree.SubElement(part_list, "score-part", id=part.id)
             if not part.name:  # an unlabelled staff: the header's instrument when it names one
                 part.name = performers[0] if len(performers) == 1 == len(self.parts) else f"Part {index + 1}"
@@ -323,9 +328,42 @@ class _Converter:
             if part.abbr:
                 etree.SubElement(sp, "part-abbreviation").text = part.abbr
             declare_instrument(sp, part.id, part.name, index)
+            for number in stops.get(part.id, []):
+                etree.SubElement(part_list, "part-group", type="stop", number=number)
         head.append(part_list)
         for k, el in enumerate(head):
             self.root.insert(k, el)
+
+    def _groups(self) -> tuple[dict[str, list[etree._Element]], dict[str, list[str]]]:
+        """``<part-group>`` starts (before a part) and stops (after one) for every bracketed,
+        braced or lined ``<staffGrp>`` of the first score definition that spans several parts."""
+        order = list(self.parts)
+        starts: dict[str, list[etree._Element]] = {}
+        stops: dict[str, list[str]] = {}
+        first = next((d for d in self.mei.iter(NS + "scoreDef")
+                      if not any(local_name(a) == "meiHead" for a in d.iterancestors())), None)
+        if first is None:
+            return starts, stops
+        number = 0
+        for grp in first.iter(NS + "staffGrp"):
+            symbol = grp.get("symbol")
+            parts = []
+            for sd in grp.iter(NS + "staffDef"):
+                staff = self.staves.get(_num(sd.get("n")) or 0)
+                if staff is not None and staff.part not in parts:
+                    parts.append(staff.part)
+            if symbol not in ("bracket", "brace", "line", "square") or len(parts) < 2:
+                continue
+            parts.sort(key=order.index)
+            number += 1
+            el = etree.Element("part-group", type="start", number=str(number))
+            if grp.get("label"):
+                etree.SubElement(el, "group-name").text = grp.get("label")
+            etree.SubElement(el, "group-symbol").text = symbol
+            etree.SubElement(el, "group-barline").text = "yes" if grp.get("barthru") == "true" else "no"
+            starts.setdefault(parts[0], []).append(el)
+            stops.setdefault(parts[-1], []).insert(0, str(number))
+        return starts, stops
 
     def _part_element(self, part: _Part) -> etree._Element:
         if part.element is None:
@@ -469,6 +507,13 @@ class _Converter:
             dt = etree.SubElement(direction, "direction-type")
             kind = "crescendo" if ctl.get("form") == "cres" else "diminuendo"
             etree.SubElement(dt, "wedge", type=kind, number="1")
+        elif name == "octave":
+            size = {"8": "8", "15": "15", "22": "22"}.get(ctl.get("dis") or "8", "8")
+            above = (ctl.get("dis.place") or "above") == "above"
+            direction.set("placement", "above" if above else "below")
+            dt = etree.SubElement(direction, "direction-type")
+            # 8va (above): the notes are printed an octave below their pitch, so the shift is "down"
+            etree.SubElement(dt, "octave-shift", type="down" if above else "up", size=size, number="1")
         else:
             return None
         return direction
@@ -496,17 +541,22 @@ class _Converter:
                 continue
             staff_n = _num((ctl.get("staff") or "").split()[0] if ctl.get("staff") else None)
             self.before.setdefault(start, []).append(_with_staff(direction, staff_n))
-            if name == "hairpin" and end:
+            if name in ("hairpin", "octave") and end:
                 stop = etree.Element("direction")
-                etree.SubElement(etree.SubElement(stop, "direction-type"), "wedge", type="stop", number="1")
+                dt = etree.SubElement(stop, "direction-type")
+                if name == "hairpin":
+                    etree.SubElement(dt, "wedge", type="stop", number="1")
+                else:
+                    size = {"8": "8", "15": "15", "22": "22"}.get(ctl.get("dis") or "8", "8")
+                    etree.SubElement(dt, "octave-shift", type="stop", size=size, number="1")
                 self.before.setdefault(f"after:{end}", []).append(_with_staff(stop, staff_n))
 
     def _timed(self, measure: etree._Element) -> list[tuple[Fraction, int, etree._Element, etree._Element]]:
         out = []
         unit = int(self.meter[1]) if self.meter and self.meter[1].isdigit() else 4
         for ctl in measure:
-            if ctl.get("startid") or not ctl.get("tstamp"):
-                continue
+            if ctl.get("startid") or not ctl.get("tstamp") or local_name(ctl) in ("hairpin", "octave"):
+                continue  # spans timed by tstamp/tstamp2 are not carried over (see NOT_KEPT)
             direction = self._direction(ctl)
             if direction is None:
                 continue
@@ -663,7 +713,8 @@ class _Converter:
                 etree.SubElement(note, "chord")
             pitch = etree.SubElement(note, "pitch")
             step = (note_el.get("pname") or note_el.get("pname.ges") or "c").upper()
-            octave = _num(note_el.get("oct") or note_el.get("oct.ges")) or 4
+            # MusicXML pitch is the true (gestural) octave; an octave line only shifts the display
+            octave = _num(note_el.get("oct.ges") or note_el.get("oct")) or 4
             etree.SubElement(pitch, "step").text = step
             alter = raw.midi - raw.transposition - midi_of(step, 0, octave, self.where)
             if alter:

@@ -194,3 +194,23 @@ def test_musescore_opens_op21_with_instruments_labels_and_written_horns(corpus: 
     )
     assert written == mine and all(r.transposition == -7 for r, _ in notehead_annotations(exported)
                                    if r.part in ("P3", "P4"))
+
+
+@pytest.mark.musescore
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_annotated_mscz_is_saved_by_musescore(fixtures: Path, tmp_path: Path) -> None:
+    require_program("mscore3")
+    src = fixtures / "scores" / "features.mscz"
+    piece = read_score(src)
+    marks = _marks(piece)
+    out = write_annotated_score(src, marks, tmp_path / "labelled.mscz")
+    again = read_score(out)
+    assert again.metadata["format"] == "musescore"
+    assert sorted((e.onset, e.midi) for e in again.events) == sorted((e.onset, e.midi) for e in piece.events)
+    from serialkit.io.external import via_musicxml
+
+    exported = tmp_path / "exported.musicxml"
+    exported.write_bytes(via_musicxml(out, "musescore"))
+    labels = collections.Counter(a.label for a in read_annotations(exported).values() if a.label)
+    assert labels == collections.Counter(a.label for a in marks.values())

@@ -144,3 +144,71 @@ def test_any_mei_serialkit_writes_converts_to_the_same_notes(data: st.DataObject
     assert key(b) == key(a)
     assert {e.id for e in b.events} == {e.id for e in a.events}
     assert [m.duration for m in b.measures] == [m.duration for m in a.measures]
+
+
+def test_convert_score_keeps_the_marks_and_write_score_rebuilds(corpus: Path, tmp_path: Path) -> None:
+    from serialkit.io import convert_score, write_score
+
+    src = corpus / SCORES[0]
+    piece = convert_score(src, tmp_path / "kept.musicxml")
+    kept = musicxml_counts(etree.parse(str(tmp_path / "kept.musicxml")).getroot())
+    assert kept == mei_counts(src)
+    write_score(piece, tmp_path / "rebuilt.musicxml")  # the piece model: notes, rhythm, meter only
+    rebuilt = etree.parse(str(tmp_path / "rebuilt.musicxml")).getroot()
+    assert musicxml_counts(rebuilt)["dynamics"] == 0 and declares_instruments(rebuilt)
+    convert_score(src, tmp_path / "again.mei")  # other targets are written from the piece
+    assert len(read_score(tmp_path / "again.mei").events) == len(piece.events)
+
+
+@pytest.mark.parametrize("name", ["features.musicxml", "features.mxl"])
+def test_verovios_mei_converts_to_the_same_notes(fixtures: Path, tmp_path: Path, name: str) -> None:
+    """An MEI written by another program (verovio's MusicXML import), not tuned against."""
+    import verovio
+
+    tk = verovio.toolkit()
+    assert tk.loadFile(str(fixtures / "scores" / name))
+    mei = tmp_path / "verovio.mei"
+    mei.write_text(tk.getMEI())
+    out = tmp_path / "back.musicxml"
+    out.write_bytes(mei_musicxml_bytes(mei))
+    a, b = read_score(mei), read_score(out)
+    assert sorted((e.onset, e.duration, e.midi, e.grace) for e in b.events) == sorted(
+        (e.onset, e.duration, e.midi, e.grace) for e in a.events
+    )
+    assert musicxml_schema().validate(etree.parse(str(out)))
+
+
+def test_bracketed_groups_of_parts_are_kept(corpus: Path) -> None:
+    root = mei_to_musicxml(corpus / SCORES[0])[0].getroot()
+    groups = root.findall("part-list/part-group[@type='start']")
+    assert [g.findtext("group-symbol") for g in groups] == ["bracket", "bracket", "bracket"]
+    assert len(root.findall("part-list/part-group[@type='stop']")) == 3
+    members = []
+    inside = False
+    for child in root.find("part-list"):
+        if child.tag == "part-group":
+            inside = child.get("type") == "start" and child.get("number") == "2"
+        elif inside:
+            members.append(child.findtext("part-name"))
+    assert members == ["Horn 1 in F", "Horn 2 in F"]
+
+
+def test_an_octave_line_shifts_the_display_not_the_pitch(tmp_path: Path) -> None:
+    src = tmp_path / "octave.mei"
+    src.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<mei xmlns="http://www.music-encoding.org/ns/mei" '
+        'meiversion="5.0"><music><body><mdiv><score><scoreDef meter.count="4" meter.unit="4"><staffGrp>'
+        '<staffDef n="1" lines="5" clef.shape="G" clef.line="2" label="Flute"/></staffGrp></scoreDef>'
+        '<section><measure n="1"><staff n="1"><layer n="1">'
+        '<note xml:id="a" pname="c" oct="6" oct.ges="7" dur="2"/><note xml:id="b" pname="d" oct="6" '
+        'oct.ges="7" dur="2"/></layer></staff><octave staff="1" dis="8" dis.place="above" startid="#a" '
+        'endid="#b"/></measure></section></score></mdiv></body></music></mei>\n'
+    )
+    out = tmp_path / "octave.musicxml"
+    out.write_bytes(mei_musicxml_bytes(src))
+    root = etree.parse(str(out)).getroot()
+    shifts = [(s.get("type"), s.get("size")) for s in root.iter("octave-shift")]
+    assert shifts == [("down", "8"), ("stop", "8")]
+    assert [n.findtext("pitch/octave") for n in root.iter("note")] == ["7", "7"]
+    assert [e.midi for e in read_score(out).events] == [e.midi for e in read_score(src).events] == [96, 98]
+    assert musicxml_schema().validate(root.getroottree())
