@@ -87,7 +87,7 @@ def test_identify_and_lyric_labels(tmp_path: Path) -> None:
     source = save_piece(_statement_piece(row, ["P0", "I5"]), tmp_path / "piece.json")
     out = tmp_path / "out.musicxml"
     code, stdout, err = _run("annotate", str(source), "--identify", "-o", str(out), "--json", "-",
-                             "--label-style", "lyric", "--colour-by", "statement")
+                             "--labels", "lyric", "--colour-by", "statement")
     assert code == 0, err
     data = json.loads(stdout)
     assert data["coverage"] == 1

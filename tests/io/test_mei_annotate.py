@@ -161,3 +161,28 @@ def test_annotating_any_mei_keeps_its_notes(data: st.DataObject, tmp_path: Path)
         (e.id, e.onset, e.duration, e.midi) for e in read.events
     ]
     assert len(_added(etree.parse(str(out)).getroot())) == len(marks)
+
+
+def test_prefixed_mei_with_comments_keeps_its_prefix_and_bytes(tmp_path: Path) -> None:
+    src = tmp_path / "prefixed.mei"
+    text = (
+        "<?xml version='1.0' encoding='utf-8'?>\r\n<!-- made by hand -->\r\n"
+        '<mei:mei xmlns:mei="http://www.music-encoding.org/ns/mei"><mei:music><mei:body><mei:mdiv>'
+        '<mei:score><mei:scoreDef meter.count="3" meter.unit="4"><mei:staffGrp>'
+        '<mei:staffDef n="1" lines="5" clef.shape="F" clef.line="4"/></mei:staffGrp></mei:scoreDef>'
+        "<mei:section><mei:measure n='1'><mei:staff n='1'><mei:layer n='1'>"
+        "<!-- a chord --><mei:chord dur='2' dots='1'><mei:note pname='c' oct='3'/>"
+        "<mei:note pname='e' oct='3' accid='f'/></mei:chord></mei:layer></mei:staff></mei:measure>"
+        "</mei:section></mei:score></mei:mdiv></mei:body></mei:music></mei:mei>\r\n"
+    )
+    src.write_bytes(text.encode())
+    piece = read_score(src)
+    for labels in ("words", "lyric", "fingering"):
+        out = write_annotated_mei(src, _labels(piece), tmp_path / f"{labels}.mei", labels)
+        data = out.read_bytes()
+        assert data.startswith(b"<?xml version='1.0' encoding='utf-8'?>\r\n<!-- made by hand -->")
+        assert b"<dir" not in data.replace(b"<mei:dir", b"") and b"<verse" not in data.replace(b"<mei:verse", b"")
+        root = etree.fromstring(data)
+        assert len(_added(root)) == 2
+        again = read_score(out)
+        assert [(e.id, e.midi, e.duration) for e in again.events] == [(e.id, e.midi, e.duration) for e in piece.events]
