@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 OUT ?= out/demo
 # Debian packages the tests use: MuseScore 3 (exported files open in notation software),
 # Chromium (review page), FluidSynth + GM soundfont (panel audio), rsvg-convert (PNG/PDF).
-SYSTEM_PKGS := musescore3 chromium fluidsynth fluid-soundfont-gm librsvg2-bin
+SYSTEM_PKGS := musescore3 chromium fluidsynth fluid-soundfont-gm librsvg2-bin lilypond
 
 .PHONY: all venv system-deps test lint typecheck demo bench clean
 

@@ -60,7 +60,7 @@ def run_serialkit(src: Path, out: Path) -> int:
         e.id: Annotation(f"P{i % 12}:{i % 12}", "#D62728" if i % 2 else "#1F77B4")
         for i, e in enumerate(piece.events)
     }
-    write_annotated_musicxml(src, labels, out)
+    write_annotated_musicxml(src, labels, out, label_style="fingering")  # the carrier music21 writes too
     return len(labels)
 
 

@@ -25,8 +25,10 @@ MEI = "{http://www.music-encoding.org/ns/mei}"
 
 
 def _fingerings(path: Path) -> list[str]:
-    root = etree.parse(str(path)).getroot()
-    return [f.text or "" for f in root.iter("fingering")]
+    """Every label the file carries, whatever the carrier (words by default)."""
+    from serialkit.io.annotate import read_annotations
+
+    return [a.label for a in read_annotations(path).values() if a.label]
 
 
 def _statement_piece(row: Row, forms: list[str], wrong: int | None = None) -> Piece:
@@ -74,7 +76,7 @@ def test_wrong_note_is_red_and_unlabelled_exit_1(tmp_path: Path) -> None:
     data = json.loads(stdout)
     assert data["unexplained"] == ["v1-0-4"]
     root = etree.parse(str(out)).getroot()
-    fings = list(root.iter(f"{MEI}fing"))
+    fings = [*root.iter(f"{MEI}fing"), *root.iter(f"{MEI}dir")]
     assert len(fings) == len(data["labels"]) - 1
     red = [n for n in root.iter(f"{MEI}note") if n.get("color") == UNEXPLAINED]
     assert len(red) == 1
@@ -85,7 +87,7 @@ def test_identify_and_lyric_labels(tmp_path: Path) -> None:
     source = save_piece(_statement_piece(row, ["P0", "I5"]), tmp_path / "piece.json")
     out = tmp_path / "out.musicxml"
     code, stdout, err = _run("annotate", str(source), "--identify", "-o", str(out), "--json", "-",
-                             "--label-style", "lyric", "--colour-by", "statement")
+                             "--labels", "lyric", "--colour-by", "statement")
     assert code == 0, err
     data = json.loads(stdout)
     assert data["coverage"] == 1

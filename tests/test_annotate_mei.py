@@ -41,12 +41,16 @@ def _note_midi(note: etree._Element) -> int:
 
 
 def _labels_on_notes(path: Path, style: str) -> dict[str, tuple[str, int, str | None]]:
-    """Event id → (label, MIDI of the labelled note, its colour), from <fing> or <verse>."""
+    """Event id → (label, MIDI of the labelled note, its colour), from <fing>/<dir> or <verse>."""
     root = etree.parse(str(path)).getroot()
     notes = {n.get(XML_ID): n for n in root.iter(f"{MEI}note") if n.get(XML_ID)}
     found: dict[str, tuple[str, int, str | None]] = {}
-    if style == "fingering":
-        pairs = [(notes[(f.get("startid") or "").lstrip("#")], f.text or "") for f in root.iter(f"{MEI}fing")]
+    if style in ("fingering", "words"):
+        pairs = [
+            (notes[(f.get("startid") or "").lstrip("#")], f.text or "")
+            for f in root.iter(f"{MEI}fing", f"{MEI}dir")
+            if f.get("startid")
+        ]
     else:
         pairs = [(v.getparent(), v.findtext(f"{MEI}syl") or "") for v in root.iter(f"{MEI}verse")]
     for note, label in pairs:

@@ -89,24 +89,21 @@ def notehead_entries(noteheads: list[Notehead], marks: Marks) -> list[dict[str, 
 
 
 def write_annotated(
-    source: Path, piece: Piece, marks: Marks, out: Path, label_style: str = "fingering"
+    source: Path, piece: Piece, marks: Marks, out: Path, labels: str = "words"
 ) -> Path:
-    """Write the labelled score: MusicXML (edits of the source) or MEI (labels as ``<fing>``)."""
+    """Write the labelled score in the format ``out`` names (``serialkit.io.write_annotated_score``):
+    MusicXML (the source edited in place, or an MEI source converted with everything an
+    engraver sees), MEI (an MEI source edited in place), MuseScore (.mscz/.mscx)."""
     from serialkit.io.annotate import Annotation
+    from serialkit.io.annotated import ANNOTATED_SUFFIXES, write_annotated_score
 
     annotations = {eid: Annotation(label=label, color=colour) for eid, (label, colour) in marks.items()}
-    suffix = out.suffix.lower()
-    if suffix in MUSICXML_SUFFIXES:
-        from serialkit.io.annotate import write_annotated_musicxml
-
-        return write_annotated_musicxml(source, annotations, out, label_style=label_style)
-    if suffix in MEI_SUFFIXES:
-        from serialkit.io.mei_write import write_mei
-
-        return write_mei(piece, out, annotations=annotations, label_style=label_style)
-    raise ScoreWriteError(
-        f"{out}: cannot write {suffix or 'a file without an extension'}; use .musicxml, .xml, .mxl or .mei"
-    )
+    if out.suffix.lower() not in ANNOTATED_SUFFIXES:
+        raise ScoreWriteError(
+            f"{out}: cannot write {out.suffix or 'a file without an extension'}; "
+            "use .musicxml, .xml, .mxl, .mei, .mscz or .mscx"
+        )
+    return write_annotated_score(source, annotations, out, labels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,9 +168,10 @@ def annotate_score(
     identify: bool = False,
     convention: str | None = None,
     out: str | os.PathLike[str] | None = None,
-    label_style: str = "fingering",
+    labels: str = "words",
     colour_by: str = "form",
     rules: str | None = None,
+    label_style: str | None = None,
 ) -> Annotated:
     """Label every note of a score with its row form and order position.
 
@@ -195,5 +193,6 @@ def annotate_score(
     analysis = analyze(piece, the_row, cast(Convention, conv))
     marks = note_annotations(analysis, colour_by)
     report = _report(piece, the_row, conv, analysis, source, marks, found, rules)
-    written = write_annotated(source, piece, marks, Path(out), label_style) if out is not None else None
+    carrier = label_style or labels  # label_style: the old name of ``labels``
+    written = write_annotated(source, piece, marks, Path(out), carrier) if out is not None else None
     return Annotated(piece, the_row, conv, analysis, marks, report, written)

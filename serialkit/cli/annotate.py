@@ -40,12 +40,16 @@ def register(cli: Any) -> None:
 @click.option("--convention", type=click.Choice(["relative", "absolute"]), default=None,
               help="Labelling convention (default: relative).")
 @click.option("-o", "--output", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="The labelled score: .musicxml, .xml, .mxl or .mei.")
+              help="The labelled score: .musicxml, .xml, .mxl, .mei (an MEI source edited in place), "
+                   ".mscz or .mscx.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the report (labels, statements, coverage, violations, every notehead's "
                    "place, label and colour) here; '-' prints it.")
-@click.option("--label-style", type=click.Choice(["fingering", "lyric"]), default="fingering",
-              help="Where labels go: fingering (per notehead, survives chords) or lyric.")
+@click.option("--labels", "labels", type=click.Choice(["words", "lyric", "fingering"]), default="words",
+              help="What carries each note's label: words (default; kept by MuseScore, LilyPond and "
+                   "verovio), lyric, or fingering. MEI: <dir>, <verse>, <fing>.")
+@click.option("--label-style", "label_style", type=click.Choice(["words", "lyric", "fingering"]), hidden=True,
+              default=None, help="Old name of --labels.")
 @click.option("--rules", "rules_spec", metavar="PROFILE",
               help="Rule profile of the report's verdict: analysis (default for a score), generation, "
                    "or predicate codes such as ROW,ORDER.")
@@ -58,7 +62,8 @@ def annotate(
     convention: str | None,
     out: Path | None,
     json_path: Path | None,
-    label_style: str,
+    labels: str,
+    label_style: str | None,
     rules_spec: str | None,
     colour_by: str,
 ) -> None:
@@ -77,7 +82,7 @@ def annotate(
         raise SerialkitError(f"{json_path}: refusing to overwrite the source score with the report")
     result = annotate_score(
         score, row_spec, identify=identify, convention=convention, out=out,
-        label_style=label_style, colour_by=colour_by, rules=rules_spec,
+        labels=label_style or labels, colour_by=colour_by, rules=rules_spec,
     )
     to_stdout = json_path is not None and str(json_path) == "-"
     if json_path is not None:

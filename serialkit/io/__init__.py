@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Annotation",
+    "convert_score",
     "from_music21",
     "is_valid_musicxml",
     "load_piece",
@@ -34,6 +35,7 @@ __all__ = [
     "to_music21",
     "validate_musicxml",
     "write_annotated_musicxml",
+    "write_annotated_score",
     "write_mei",
     "write_midi",
     "write_musicxml",
@@ -186,6 +188,27 @@ def write_score(piece: Piece, out_path: str | os.PathLike[str], *, format: str |
     return out
 
 
+def convert_score(
+    source: str | os.PathLike[str], out_path: str | os.PathLike[str], *,
+    in_format: str | None = None, out_format: str | None = None,
+) -> Piece:
+    """Convert a score file, keeping what the formats allow: MEI → MusicXML goes through the
+    engraving-faithful converter (clefs, transposition, dynamics, slurs, … kept); MuseScore,
+    **kern and ABC → MusicXML write the MusicXML their reader read; anything else is rebuilt
+    from the piece model. Returns the piece read."""
+    src, out = Path(source), Path(out_path)
+    piece = read_score(src, format=in_format)
+    fmt = in_format or piece.metadata.get("format")
+    target = out_format or ("musicxml" if out.suffix.lower() in (".musicxml", ".xml", ".mxl") else None)
+    if target == "musicxml" and fmt in ("mei", "musescore", "kern", "abc"):
+        from serialkit.io.annotate import write_annotated_musicxml
+
+        write_annotated_musicxml(src, {}, out)
+    else:
+        write_score(piece, out, format=out_format)
+    return piece
+
+
 def __getattr__(name: str) -> Any:
     """Lazy re-exports, so ``import serialkit.io`` stays light."""
     if name in ("load_piece", "save_piece"):
@@ -204,6 +227,10 @@ def __getattr__(name: str) -> Any:
         from serialkit.io import annotate
 
         return getattr(annotate, name)
+    if name == "write_annotated_score":
+        from serialkit.io.annotated import write_annotated_score
+
+        return write_annotated_score
     if name in ("write_musicxml", "write_mei", "write_midi"):
         from serialkit.io import writers
 

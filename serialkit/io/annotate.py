@@ -8,6 +8,7 @@ import re
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,15 @@ from lxml import etree
 
 from serialkit.core.errors import ScoreWriteError
 from serialkit.io._build import RawNote, tie_chains
+from serialkit.io._instruments import declare_instrument, declares_instruments
 from serialkit.io.atomic import atomic_path
 from serialkit.io.musicxml_read import Scan, load_tree, scan_tree, take_scan
 from serialkit.io.safety import max_bytes, read_member
 
-LABEL_STYLES = ("fingering", "lyric")
+LABEL_STYLES = ("lyric", "fingering", "words")
+DEFAULT_LABELS = "words"
+"""The label carrier that survives the most programs tested (see the README's table)."""
+_LABEL_TEXT = re.compile(r"^(RI|[PIR])\d+:\d+(/(RI|[PIR])\d+:\d+)*$")
 
 # The children of <note> in MusicXML 4.0 schema order.
 NOTE_ORDER = {
@@ -95,11 +100,59 @@ def _label_fingering(note: etree._Element, label: str) -> None:
 
 
 def _label_lyric(note: etree._Element, label: str) -> None:
-    numbers = [int(n) for ly in note.iterfind("lyric") if (n := ly.get("number", "")).isdigit()]
-    lyric = etree.Element("lyric", number=str(max(numbers, default=0) + 1), name="serialkit")
+    chord = _chord_of(note)
+    numbers = [
+        int(n) for c in chord for ly in c.iterfind("lyric")
+        if (n := ly.get("number", "")).isdigit() and ly.get("name") != "serialkit"
+    ]
+    index = chord.index(note) if note in chord else 0
+    lyric = etree.Element("lyric", number=str(max(numbers, default=0) + 1 + index), name="serialkit")
     etree.SubElement(lyric, "syllabic").text = "single"
     etree.SubElement(lyric, "text").text = label
     insert_in_order(note, lyric)
+
+
+def _label_words(first: etree._Element, note: etree._Element, label: str) -> None:
+    """A ``<direction>`` with the label as words, just before ``first`` (the first note of the
+    note's chord, so the chord stays one), on the note's staff."""
+    direction = etree.Element("direction", placement="above")
+    words = etree.SubElement(etree.SubElement(direction, "direction-type"), "words", {"font-size": "7"})
+    words.text = label
+    staff = note.findtext("staff")
+    if staff:
+        etree.SubElement(direction, "staff").text = staff
+    first.addprevious(direction)
+    direction.tail = first.tail
+
+
+def _chord_groups(notes: list[etree._Element]) -> list[list[etree._Element]]:
+    """The chords (and single notes) among ``notes``, each in document order: every note of a
+    part, so a note marked ``<chord/>`` joins the one before it."""
+    groups: list[list[etree._Element]] = []
+    for note in notes:
+        if groups and note.find("chord") is not None and note.getprevious() is groups[-1][-1]:
+            groups[-1].append(note)
+        else:
+            groups.append([note])
+    return groups
+
+
+def _chord_of(note: etree._Element) -> list[etree._Element]:
+    """The notes of the chord a note belongs to, in document order (the note alone if none)."""
+    first = note
+    while first.find("chord") is not None:
+        prev = first.getprevious()
+        while prev is not None and prev.tag != "note":
+            prev = prev.getprevious()
+        if prev is None:
+            break
+        first = prev
+    out = [first]
+    nxt = first.getnext()
+    while nxt is not None and nxt.tag == "note" and nxt.find("chord") is not None:
+        out.append(nxt)
+        nxt = nxt.getnext()
+    return out
 
 
 def _colour(note: etree._Element, color: str) -> None:
@@ -116,7 +169,7 @@ def annotate_tree(
     tree: etree._ElementTree,
     where: str,
     annotations: Mapping[str, Annotation],
-    label_style: str = "fingering",
+    label_style: str = DEFAULT_LABELS,
     scan: Scan | None = None,
 ) -> etree._Element:
     """Apply annotations to a parsed MusicXML tree; returns the (partwise) root to write."""
@@ -138,7 +191,7 @@ def annotate_tree(
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         raise ScoreWriteError(f"{where}: annotations name notes that are not in the score: {shown}")
-    label_fn = _label_fingering if label_style == "fingering" else _label_lyric
+    words: dict[etree._Element, str] = {}
     colours: dict[str, str] = {}  # a score uses a few colours: each is checked once
     for event_id, ann in annotations.items():
         ids = members.get(event_id, [event_id])
@@ -147,11 +200,27 @@ def annotate_tree(
             color = colours.get(ann.color)
             if color is None:
                 color = colours[ann.color] = musicxml_color(ann.color)
+        note = element[ids[0]]
         if ann.label:
-            label_fn(element[ids[0]], ann.label)
+            if label_style == "fingering":
+                _label_fingering(note, ann.label)
+            elif label_style == "words" or note.find("grace") is not None:
+                words[note] = ann.label  # lyrics never align with grace notes (LilyPond, MuseScore)
+            else:
+                _label_lyric(note, ann.label)
         if color:
             for nid in ids:
                 _colour(element[nid], color)
+    if words:
+        for group in _chord_groups(list(scan.root.iter("note"))):
+            for member in group:  # in document order, so reading back pairs them again
+                label = words.get(member)
+                if label is not None:
+                    _label_words(group[0], member, label)
+    if not declares_instruments(scan.root):
+        for index, sp in enumerate(scan.root.iterfind("part-list/score-part")):
+            if sp.find("score-instrument") is None:
+                declare_instrument(sp, sp.get("id", f"P{index + 1}"), sp.findtext("part-name"), index)
     return scan.root
 
 
@@ -171,7 +240,7 @@ def write_annotated_musicxml(
     source_path: str | os.PathLike[str],
     annotations: Mapping[str, Annotation],
     out_path: str | os.PathLike[str],
-    label_style: str = "fingering",
+    label_style: str = DEFAULT_LABELS,
 ) -> Path:
     """Copy a MusicXML/.mxl score to ``out_path`` with per-note labels and colours added.
 
@@ -204,6 +273,11 @@ def _source_tree(source: Path) -> tuple[etree._ElementTree, str, str | None, Sca
     fmt = score_format(source)
     if fmt == "musicxml":
         return take_scan(source)
+    if fmt == "mei":  # everything an engraver sees, not only the notes (see mei_musicxml)
+        from serialkit.io.mei_musicxml import mei_to_musicxml
+
+        tree, _ = mei_to_musicxml(source)
+        return tree, str(source), None, None
     if fmt in VIA_MUSICXML:  # MuseScore, **kern, ABC: the MusicXML their reader read
         where = f"{source} (as MusicXML)"
         return parse_xml(via_musicxml(source, fmt), where), where, None, None
@@ -244,19 +318,92 @@ def _mxl_bytes(source: Path | None, member: str | None, data: bytes) -> bytes:
 
 
 def notehead_annotations(path: str | os.PathLike[str]) -> list[tuple[RawNote, Annotation]]:
-    """Every pitched notehead of a MusicXML file with the label and colour it carries."""
+    """Every pitched notehead of a MusicXML file with the label and colour it carries: its
+    fingerings and lyrics, and label-like words (``P0:3``) standing at its part, staff and onset
+    (one per note of a chord, in order; all on the first note when the counts differ)."""
     tree, where, _ = load_tree(Path(path))
     scan = scan_tree(tree, where)
-    out = []
+    places = _words_by_place(scan)
+    at_place: dict[tuple[str, int, Fraction], list[etree._Element]] = {}
+    own: dict[etree._Element, list[str]] = {}
     for el, raw in scan.elements:
         texts = [f.text or "" for f in el.iterfind("notations/technical/fingering")]
         texts += [t.text or "" for t in el.iterfind("lyric/text")]
+        own[el] = texts
+        if not raw.tie_stop and not any(_LABEL_TEXT.match(t) for t in texts):
+            # words label the notes nothing else labels (never a tied continuation)
+            at_place.setdefault((raw.part, raw.staff, raw.onset), []).append(el)
+    out = []
+    for el, raw in scan.elements:
+        texts = list(own[el])
+        key = (raw.part, raw.staff, raw.onset)
+        words, notes = places.get(key, []), at_place.get(key, [])
+        if el in notes and len(words) == len(notes):
+            texts += [words[notes.index(el)]]
+        elif words and notes and el is notes[0]:
+            texts += words
         head = el.find("notehead")
         color = head.get("color") if head is not None and head.get("color") else el.get("color")
         out.append((raw, Annotation(" ".join(texts) or None, color)))
     return out
 
 
+def _words_by_place(scan: Scan) -> dict[tuple[str, int, Fraction], list[str]]:
+    """Label-like words of every direction, by (part, staff, onset), in document order.
+
+    A direction standing right before a note takes that note's onset (exact even where an
+    exporter rounded tuplet durations); otherwise the counted position, snapped to the nearest
+    note of the staff within a 64th."""
+    onset_of = {el: raw.onset for el, raw in scan.elements}
+    heard: dict[tuple[str, int], list[Fraction]] = {}
+    for _el, raw in scan.elements:
+        heard.setdefault((raw.part, raw.staff), []).append(raw.onset)
+    onsets = [m.onset for m in scan.parts.measures]
+    out: dict[tuple[str, int, Fraction], list[str]] = {}
+    for p_index, part in enumerate(scan.root.iterfind("part")):
+        pid = part.get("id") or f"P{p_index + 1}"
+        div = 1
+        for m_index, measure in enumerate(part.iterfind("measure")):
+            start = onsets[m_index] if m_index < len(onsets) else Fraction(0)
+            cursor = Fraction(0)
+            for child in measure:
+                tag = child.tag
+                if tag == "attributes":
+                    text = child.findtext("divisions")
+                    if text and text.strip().isdigit() and int(text) > 0:
+                        div = int(text)
+                elif tag == "note":
+                    if child.find("grace") is not None:
+                        continue
+                    dur = Fraction(int(child.findtext("duration") or 0), div)
+                    if child.find("chord") is not None:
+                        continue
+                    cursor += dur
+                elif tag in ("backup", "forward"):
+                    dur = Fraction(int(child.findtext("duration") or 0), div)
+                    cursor += dur if tag == "forward" else -dur
+                elif tag == "direction":
+                    texts = [(w.text or "").strip() for w in child.iterfind("direction-type/words")]
+                    texts = [t for t in texts if _LABEL_TEXT.match(t)]
+                    if not texts:
+                        continue
+                    staff = int(child.findtext("staff") or 1)
+                    nxt = child.getnext()
+                    while nxt is not None and nxt.tag == "direction":
+                        nxt = nxt.getnext()
+                    if nxt is not None and nxt in onset_of and child.find("offset") is None:
+                        when = onset_of[nxt]
+                    else:
+                        offset = child.findtext("offset")
+                        shift = offset.strip() if offset else ""
+                        when = start + cursor + (Fraction(int(shift), div) if shift.lstrip("-").isdigit() else 0)
+                        near = min(heard.get((pid, staff), []), key=lambda t: abs(t - when), default=None)
+                        if near is not None and abs(near - when) <= Fraction(1, 16):
+                            when = near
+                    out.setdefault((pid, staff, when), []).extend(texts)
+    return out
+
+
 def read_annotations(path: str | os.PathLike[str]) -> dict[str, Annotation]:
-    """Note id → the label (fingering or lyric text) and notehead colour a MusicXML file carries."""
+    """Note id → the label (fingering, lyric or words) and notehead colour a MusicXML file carries."""
     return {raw.id: ann for raw, ann in notehead_annotations(path)}

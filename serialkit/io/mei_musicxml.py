@@ -36,16 +36,18 @@ KEPT = (
     "key and time signatures and their changes",
     "transposition (trans.semi/trans.diat as <transpose>)",
     "part names, abbreviations, instruments (<score-instrument>, <midi-instrument>)",
+    "brackets, braces and lines around groups of parts (<staffGrp symbol> as <part-group>)",
     "ties, slurs and phrase marks, articulations, fermatas",
-    "dynamics, hairpins, text directions (<dir>), tempo marks",
+    "dynamics, hairpins, text directions (<dir>), tempo marks, octave lines (<octave startid endid>)",
     "lyrics (<verse>/<syl>), note colours, measure numbers, title and composer",
 )
 NOT_KEPT = (
-    "octave lines (<octave>), pedal marks, trills, mordents, turns, arpeggios, glissandi",
+    "hairpins and octave lines timed by tstamp/tstamp2, pedal marks, trills, mordents, turns,",
+    "arpeggios, glissandi",
     "beams drawn by <beamSpan> (notes keep their durations; programs beam them by meter)",
     "tremolo strokes (<bTrem>/<fTrem> notes are kept, their strokes are not)",
     "fingerings and harmonics already in the source, breath marks, rehearsal marks",
-    "bracket/brace groups (<staffGrp> symbols), system and page breaks, layout and fonts",
+    "groups of a single part's staves other than its brace, system and page breaks, layout and fonts",
     "editorial markup (<app>/<choice>: the lemma or first reading only)",
 )
 
@@ -215,7 +217,7 @@ class _Converter:
         if local_name(el) == "staffDef":
             self._meter(el)
         clef = self._clef_of(el)
-        if clef is not None and clef != sd.clef:
+        if clef is not None:  # an explicit clef is written again even when it restates the last
             sd.clef = clef
             sd.changed.add("clef")
         key = el.get("key.sig")
@@ -313,15 +315,55 @@ class _Converter:
         etree.SubElement(encoding, "software").text = "serialkit"
         head.append(ident)
         part_list = etree.Element("part-list")
+        performers = [" ".join("".join(str(t) for t in r.itertext()).split())
+                      for r in self.mei.iter(NS + "perfRes", NS + "instrVoice")]
+        starts, stops = self._groups()
         for index, part in enumerate(self.parts.values()):
+            for group in starts.get(part.id, []):
+                part_list.append(group)
             sp = etree.SubElement(part_list, "score-part", id=part.id)
-            etree.SubElement(sp, "part-name").text = part.name or ""
+            if not part.name:  # an unlabelled staff: the header's instrument when it names one
+                part.name = performers[0] if len(performers) == 1 == len(self.parts) else f"Part {index + 1}"
+            etree.SubElement(sp, "part-name").text = part.name
             if part.abbr:
                 etree.SubElement(sp, "part-abbreviation").text = part.abbr
             declare_instrument(sp, part.id, part.name, index)
+            for number in stops.get(part.id, []):
+                etree.SubElement(part_list, "part-group", type="stop", number=number)
         head.append(part_list)
         for k, el in enumerate(head):
             self.root.insert(k, el)
+
+    def _groups(self) -> tuple[dict[str, list[etree._Element]], dict[str, list[str]]]:
+        """``<part-group>`` starts (before a part) and stops (after one) for every bracketed,
+        braced or lined ``<staffGrp>`` of the first score definition that spans several parts."""
+        order = list(self.parts)
+        starts: dict[str, list[etree._Element]] = {}
+        stops: dict[str, list[str]] = {}
+        first = next((d for d in self.mei.iter(NS + "scoreDef")
+                      if not any(local_name(a) == "meiHead" for a in d.iterancestors())), None)
+        if first is None:
+            return starts, stops
+        number = 0
+        for grp in first.iter(NS + "staffGrp"):
+            symbol = grp.get("symbol")
+            parts = []
+            for sd in grp.iter(NS + "staffDef"):
+                staff = self.staves.get(_num(sd.get("n")) or 0)
+                if staff is not None and staff.part not in parts:
+                    parts.append(staff.part)
+            if symbol not in ("bracket", "brace", "line", "square") or len(parts) < 2:
+                continue
+            parts.sort(key=order.index)
+            number += 1
+            el = etree.Element("part-group", type="start", number=str(number))
+            if grp.get("label"):
+                etree.SubElement(el, "group-name").text = grp.get("label")
+            etree.SubElement(el, "group-symbol").text = symbol
+            etree.SubElement(el, "group-barline").text = "yes" if grp.get("barthru") == "true" else "no"
+            starts.setdefault(parts[0], []).append(el)
+            stops.setdefault(parts[-1], []).insert(0, str(number))
+        return starts, stops
 
     def _part_element(self, part: _Part) -> etree._Element:
         if part.element is None:
@@ -465,6 +507,13 @@ class _Converter:
             dt = etree.SubElement(direction, "direction-type")
             kind = "crescendo" if ctl.get("form") == "cres" else "diminuendo"
             etree.SubElement(dt, "wedge", type=kind, number="1")
+        elif name == "octave":
+            size = {"8": "8", "15": "15", "22": "22"}.get(ctl.get("dis") or "8", "8")
+            above = (ctl.get("dis.place") or "above") == "above"
+            direction.set("placement", "above" if above else "below")
+            dt = etree.SubElement(direction, "direction-type")
+            # 8va (above): the notes are printed an octave below their pitch, so the shift is "down"
+            etree.SubElement(dt, "octave-shift", type="down" if above else "up", size=size, number="1")
         else:
             return None
         return direction
@@ -492,17 +541,22 @@ class _Converter:
                 continue
             staff_n = _num((ctl.get("staff") or "").split()[0] if ctl.get("staff") else None)
             self.before.setdefault(start, []).append(_with_staff(direction, staff_n))
-            if name == "hairpin" and end:
+            if name in ("hairpin", "octave") and end:
                 stop = etree.Element("direction")
-                etree.SubElement(etree.SubElement(stop, "direction-type"), "wedge", type="stop", number="1")
+                dt = etree.SubElement(stop, "direction-type")
+                if name == "hairpin":
+                    etree.SubElement(dt, "wedge", type="stop", number="1")
+                else:
+                    size = {"8": "8", "15": "15", "22": "22"}.get(ctl.get("dis") or "8", "8")
+                    etree.SubElement(dt, "octave-shift", type="stop", size=size, number="1")
                 self.before.setdefault(f"after:{end}", []).append(_with_staff(stop, staff_n))
 
     def _timed(self, measure: etree._Element) -> list[tuple[Fraction, int, etree._Element, etree._Element]]:
         out = []
         unit = int(self.meter[1]) if self.meter and self.meter[1].isdigit() else 4
         for ctl in measure:
-            if ctl.get("startid") or not ctl.get("tstamp"):
-                continue
+            if ctl.get("startid") or not ctl.get("tstamp") or local_name(ctl) in ("hairpin", "octave"):
+                continue  # spans timed by tstamp/tstamp2 are not carried over (see NOT_KEPT)
             direction = self._direction(ctl)
             if direction is None:
                 continue
@@ -645,6 +699,7 @@ class _Converter:
         for ident in ids:
             self._flush(m, ident, ctx)
         holder_marks = self.marks.pop(_key_of(el), []) if is_chord else []
+        holder_marks += _slur_attr(el, ctx.part.id)
         written = [n for n in notes if n in self.raw_of]
         for k, note_el in enumerate(written):
             raw = self.raw_of[note_el]
@@ -658,7 +713,8 @@ class _Converter:
                 etree.SubElement(note, "chord")
             pitch = etree.SubElement(note, "pitch")
             step = (note_el.get("pname") or note_el.get("pname.ges") or "c").upper()
-            octave = _num(note_el.get("oct") or note_el.get("oct.ges")) or 4
+            # MusicXML pitch is the true (gestural) octave; an octave line only shifts the display
+            octave = _num(note_el.get("oct.ges") or note_el.get("oct")) or 4
             etree.SubElement(pitch, "step").text = step
             alter = raw.midi - raw.transposition - midi_of(step, 0, octave, self.where)
             if alter:
@@ -689,6 +745,8 @@ class _Converter:
             shared = holder_marks if k == 0 else []
             if not is_chord:
                 own = self.marks.pop(_key_of(el), []) + own
+            elif note_el.get("slur"):
+                own = own + _slur_attr(note_el, ctx.part.id)
             beam = next((mk for mk in (own + shared) if mk[0] == "beam"), None)
             if beam is not None:
                 etree.SubElement(note, "beam", number="1").text = beam[1]
@@ -726,19 +784,16 @@ class _Converter:
             etree.SubElement(notations, "tied", type="stop")
         if tie[0]:
             etree.SubElement(notations, "tied", type="start")
-        slurs = ctx.part.slurs
+        slurs = ctx.part.slurs  # slur id -> number, while only one of its ends is written
         for kind, ident, extra in marks:
-            if kind == "slur-start":
-                used = set(slurs.values())
-                number = next(i for i in range(1, 100) if i not in used)
-                slurs[ident] = number
-                slur = etree.SubElement(notations, "slur", type="start", number=str(number))
+            if kind in ("slur-start", "slur-stop"):
+                number = slurs.pop(ident, None)
+                if number is None:  # the first end met (a cross-staff slur may stop first)
+                    used = set(slurs.values())
+                    number = slurs[ident] = next(i for i in range(1, 100) if i not in used)
+                slur = etree.SubElement(notations, "slur", type=kind[5:], number=str(number))
                 if extra in ("above", "below"):
                     slur.set("placement", extra)
-            elif kind == "slur-stop":
-                if ident in slurs:
-                    number = slurs.pop(ident)
-                    etree.SubElement(notations, "slur", type="stop", number=str(number))
             elif kind in ("tuplet-start", "tuplet-stop") and first:
                 tup = etree.SubElement(notations, "tuplet", type=kind.split("-")[1], number=ident)
                 if kind == "tuplet-start":
@@ -788,6 +843,18 @@ def _choose(el: etree._Element) -> etree._Element | None:
             if local_name(c) == wanted:
                 return c
     return children[0] if children else None
+
+
+def _slur_attr(el: etree._Element, part: str) -> list[tuple[str, str, str]]:
+    """Slurs written as ``@slur`` on a note or chord (``i1`` starts slur 1, ``t1`` ends it)."""
+    out = []
+    for token in (el.get("slur") or "").split():
+        kind, number = token[:1], token[1:] or "1"
+        if kind == "i":
+            out.append(("slur-start", f"@slur:{part}:{number}", el.get("curvedir") or ""))
+        elif kind == "t":
+            out.append(("slur-stop", f"@slur:{part}:{number}", ""))
+    return out
 
 
 def _is_grace(el: etree._Element) -> bool:

@@ -32,7 +32,7 @@ _DUR = {"maxima": "maxima", "long": "long", "breve": "breve", "whole": "1", "hal
         "quarter": "4", "eighth": "8", "16th": "16", "32nd": "32", "64th": "64", "128th": "128",
         "256th": "256", "512th": "512", "1024th": "1024"}
 _ACCID = {-2: "ff", -1: "f", 0: "n", 1: "s", 2: "x"}
-LABEL_STYLES = ("fingering", "lyric")
+LABEL_STYLES = ("lyric", "fingering", "words")
 
 if TYPE_CHECKING:
     from serialkit.io.annotate import Annotation
@@ -44,13 +44,13 @@ def write_mei(
     piece_or_source: Piece | str | os.PathLike[str],
     out_path: str | os.PathLike[str],
     annotations: Marks | None = None,
-    label_style: str = "fingering",
+    label_style: str = "words",
 ) -> Path:
     """Write a Piece (or any readable score file) as MEI 5, atomically.
 
-    ``annotations`` maps event ids to an Annotation: the label becomes a ``<fing>`` pointing at
-    the note (``label_style="fingering"``) or a ``<verse>`` of the note (``"lyric"``); the colour
-    goes on the note and on every note tied to it.
+    ``annotations`` maps event ids to an Annotation: the label becomes a ``<dir>`` pointing at
+    the note (``label_style="words"``), a ``<fing>`` (``"fingering"``) or a ``<verse>`` of the
+    note (``"lyric"``); the colour goes on the note and on every note tied to it.
     """
     if label_style not in LABEL_STYLES:
         raise ScoreWriteError(f"label style {label_style!r} is not one of {', '.join(LABEL_STYLES)}")
@@ -77,7 +77,7 @@ def _sub(parent: etree._Element, tag: str, **attrs: str) -> etree._Element:
     return etree.SubElement(parent, _N + tag, {k.replace("_", "."): v for k, v in attrs.items()})
 
 
-def build_mei(piece: Piece, annotations: Marks | None = None, label_style: str = "fingering") -> etree._Element:
+def build_mei(piece: Piece, annotations: Marks | None = None, label_style: str = "words") -> etree._Element:
     """The <mei> element for a Piece, with labels and colours when ``annotations`` are given."""
     root = etree.Element(_N + "mei", nsmap={None: MEI_NS}, meiversion="5.0")  # type: ignore[dict-item]
     head = _sub(root, "meiHead")
@@ -149,10 +149,13 @@ def _measure(
                 labelled += [(note, label, n) for note, label in _layer(lay, items, marks)]
     for note, label, staff_n in labelled:
         if label_style == "lyric":
-            verse = _sub(note, "verse", n="1")
+            holder = note.getparent()
+            index = list(holder).index(note) if holder is not None and holder.tag == _N + "chord" else 0
+            verse = _sub(note, "verse", n=str(index + 1), type="serialkit")
             _sub(verse, "syl").text = label
         else:
-            _sub(m, "fing", startid="#" + (note.get(XML_ID) or ""), staff=staff_n).text = label
+            tag = "fing" if label_style == "fingering" else "dir"
+            _sub(m, tag, startid="#" + (note.get(XML_ID) or ""), staff=staff_n, type="serialkit").text = label
     return m
 
 

@@ -10,6 +10,7 @@ from lxml import etree
 
 from serialkit.core.piece import Event, Piece
 from serialkit.io._build import encode_id
+from serialkit.io._instruments import declare_instrument
 from serialkit.io._notate import (
     Bar,
     Item,
@@ -70,9 +71,10 @@ def build_score(piece: Piece) -> etree._Element:
     ident = etree.SubElement(root, "identification")
     etree.SubElement(etree.SubElement(ident, "encoding"), "software").text = "serialkit"
     part_list = etree.SubElement(root, "part-list")
-    for part in parts:
+    for index, part in enumerate(parts):
         sp = etree.SubElement(part_list, "score-part", id=part.id)
         etree.SubElement(sp, "part-name").text = part.name
+        declare_instrument(sp, part.id, part.name, index)
     used_ids = {e.id for e in piece.events}
     for part in parts:
         _write_part(root, part, bar_list, plans, div, used_ids, piece)

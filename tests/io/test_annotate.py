@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 import zipfile
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from lxml import etree
 
 from serialkit.core.errors import ScoreWriteError
-from serialkit.io import Annotation, read_score, write_annotated_musicxml
+from serialkit.io import Annotation, read_annotations, read_score, write_annotated_musicxml
 from serialkit.io.annotate import NOTE_ORDER, musicxml_color
 from serialkit.io.validate import musicxml_errors
 
@@ -40,9 +41,16 @@ def _strip(root: etree._Element, style: str) -> None:
     for ly in list(root.iter("lyric")):
         if ly.get("name") == "serialkit":
             ly.getparent().remove(ly)
+    for direction in list(root.iter("direction")):
+        if re.match(r"^(RI|[PIR])\d+:\d+$", direction.findtext("direction-type/words") or ""):
+            direction.getparent().remove(direction)
+    for sp in root.iterfind("part-list/score-part"):  # instruments declared where the source had none
+        for tag in ("score-instrument", "midi-instrument"):
+            for el in sp.findall(tag):
+                sp.remove(el)
 
 
-@pytest.mark.parametrize("style", ["fingering", "lyric"])
+@pytest.mark.parametrize("style", ["fingering", "lyric", "words"])
 def test_labels_colours_schema_valid(fixtures: Path, tmp_path: Path, style: str) -> None:
     src = fixtures / "scores" / "features.musicxml"
     piece = read_score(src)
@@ -58,8 +66,9 @@ def test_labels_colours_schema_valid(fixtures: Path, tmp_path: Path, style: str)
         assert note.find("notehead").get("color") == colour
         if style == "fingering":
             assert [f.text for f in note.iter("fingering")] == [ann[e.id].label]
-        else:
+        elif style == "lyric" and note.find("grace") is None:
             assert [t.text for t in note.iterfind("lyric/text")] == [ann[e.id].label]
+        assert read_annotations(out)[e.id].label == ann[e.id].label
         for member in e.tied_ids[1:]:
             assert notes[member].find("notehead").get("color") == colour
             assert notes[member].find(".//fingering") is None
@@ -72,10 +81,11 @@ def test_labels_colours_schema_valid(fixtures: Path, tmp_path: Path, style: str)
     ]
 
 
-def test_everything_else_unchanged(fixtures: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("style", ["fingering", "lyric", "words"])
+def test_everything_else_unchanged(fixtures: Path, tmp_path: Path, style: str) -> None:
     src = fixtures / "scores" / "features.musicxml"
     piece = read_score(src)
-    out = write_annotated_musicxml(src, _annotations(piece), tmp_path / "out.musicxml")
+    out = write_annotated_musicxml(src, _annotations(piece), tmp_path / "out.musicxml", label_style=style)
     before = etree.parse(str(src))
     after = etree.parse(str(out))
     assert after.docinfo.doctype == before.docinfo.doctype
@@ -96,8 +106,8 @@ def test_mxl_in_mxl_or_musicxml_out(fixtures: Path, tmp_path: Path) -> None:
     src = fixtures / "scores" / "features.mxl"
     piece = read_score(src)
     ann = {e.id: Annotation("x", "red") for e in piece.events}
-    mxl = write_annotated_musicxml(src, ann, tmp_path / "out.mxl")
-    plain = write_annotated_musicxml(src, ann, tmp_path / "out.musicxml")
+    mxl = write_annotated_musicxml(src, ann, tmp_path / "out.mxl", label_style="fingering")
+    plain = write_annotated_musicxml(src, ann, tmp_path / "out.musicxml", label_style="fingering")
     with zipfile.ZipFile(mxl) as zf:
         assert zf.namelist()[0] == "mimetype"
         assert "score/features.musicxml" in zf.namelist()
@@ -115,7 +125,8 @@ def test_mxl_in_mxl_or_musicxml_out(fixtures: Path, tmp_path: Path) -> None:
 def test_partial_annotations_and_tied_members(fixtures: Path, tmp_path: Path) -> None:
     src = fixtures / "scores" / "features.musicxml"
     out = write_annotated_musicxml(
-        src, {"cl-3": Annotation("P0:0", "#00f"), "hn-1": Annotation(None, "red")}, tmp_path / "o.xml"
+        src, {"cl-3": Annotation("P0:0", "#00f"), "hn-1": Annotation(None, "red")}, tmp_path / "o.xml",
+        label_style="fingering",
     )
     root = etree.parse(str(out)).getroot()
     notes = {n.get("id"): n for n in root.iter("note") if n.get("id")}
@@ -142,15 +153,16 @@ def test_mei_source_is_annotated_through_musicxml(corpus: Path, tmp_path: Path) 
     src = corpus / "webern-op21-i-mm1-25.mei"
     piece = read_score(src)
     ann = {e.id: Annotation(f"n{i}", "red") for i, e in enumerate(piece.events)}
-    out = write_annotated_musicxml(src, ann, tmp_path / "op21.musicxml")
+    out = write_annotated_musicxml(src, ann, tmp_path / "op21.musicxml", label_style="fingering")
     assert musicxml_errors(out) == []
     root = etree.parse(str(out)).getroot()
     notes = {n.get("id"): n for n in root.iter("note") if n.get("id")}
     for e in piece.events:
         assert [f.text for f in notes[e.id].iter("fingering")] == [ann[e.id].label]
-    again = read_score(out)
-    assert sorted((e.onset, e.duration, e.midi) for e in again.events) == sorted(
-        (e.onset, e.duration, e.midi) for e in piece.events
+    again = read_score(out)  # the same notes; bar 23 overfills a layer in the source, so
+    # MusicXML readers hear the bars after it one beat later (see tests/io/test_mei_musicxml.py)
+    assert sorted((e.id, e.duration, e.midi) for e in again.events) == sorted(
+        (e.id, e.duration, e.midi) for e in piece.events
     )
 
 
@@ -164,8 +176,8 @@ def test_annotating_after_reading_sees_a_changed_file(fixtures: Path, tmp_path: 
     with pytest.raises(ScoreWriteError, match="hn-2"):
         write_annotated_musicxml(src, {"hn-2": Annotation("x")}, tmp_path / "a.musicxml")
     read_score(src)
-    first = write_annotated_musicxml(src, {"horn-two": Annotation("x")}, tmp_path / "a.musicxml")
-    second = write_annotated_musicxml(src, {"horn-two": Annotation("y")}, tmp_path / "b.musicxml")
+    first = write_annotated_musicxml(src, {"horn-two": Annotation("x")}, tmp_path / "a.musicxml", "fingering")
+    second = write_annotated_musicxml(src, {"horn-two": Annotation("y")}, tmp_path / "b.musicxml", "fingering")
     assert first.read_text().count("<fingering>") == 1
     assert second.read_text().count("<fingering>") == 1  # the kept tree was not reused twice
     assert len(piece.events) == len(read_score(src).events)
@@ -178,7 +190,9 @@ def test_timewise_source_is_annotated_as_partwise(fixtures: Path, tmp_path: Path
     src = tmp_path / "timewise.xml"
     src.write_bytes(etree.tostring(_timewise(tree.getroot()), xml_declaration=True, encoding="UTF-8"))
     piece = read_score(src)
-    out = write_annotated_musicxml(src, {e.id: Annotation("L", "red") for e in piece.events}, tmp_path / "o.musicxml")
+    out = write_annotated_musicxml(
+        src, {e.id: Annotation("L", "red") for e in piece.events}, tmp_path / "o.musicxml", "fingering"
+    )
     assert etree.parse(str(out)).getroot().tag == "score-partwise"
     assert musicxml_errors(out) == []
     assert out.read_text().count("<fingering>L</fingering>") == len(piece.events)

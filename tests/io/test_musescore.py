@@ -42,7 +42,7 @@ def test_musescore_keeps_labels_and_colours(fixtures: Path, tmp_path: Path) -> N
         e.id: Annotation(f"P{i % 12}:{i % 12}", COLOURS[i % len(COLOURS)])
         for i, e in enumerate(piece.events)
     }
-    annotated = write_annotated_musicxml(src, ann, tmp_path / "annotated.musicxml")
+    annotated = write_annotated_musicxml(src, ann, tmp_path / "annotated.musicxml", label_style="fingering")
     exported = tmp_path / "exported.musicxml"
     _mscore(["-o", str(exported), str(annotated)])
     png = tmp_path / "exported.png"

@@ -1,0 +1,251 @@
+"""Annotated MEI, in place: the source tree with labels and colours added and nothing else changed.
+
+Labels are ``<dir startid>`` (``labels="words"``), ``<fing startid>`` (``"fingering"``) control
+events at the end of the note's measure, or a ``<verse><syl>`` inside the note (``"lyric"``; a
+chord's k-th note gets verse k+1 so each keeps its own); the colour is ``@color`` on the note and
+on every note tied to it. Notes without an ``xml:id`` get the id the reader gave them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from lxml import etree
+
+from serialkit.core.errors import ScoreWriteError
+from serialkit.io._build import _merge_ties, encode_id
+from serialkit.io._mei_defs import NS, XML_ID, local_name
+from serialkit.io.annotate import LABEL_STYLES, Annotation, musicxml_color
+from serialkit.io.atomic import atomic_path
+from serialkit.io.mei_read import scan_mei_tree
+from serialkit.io.safety import parse_xml, read_bytes
+
+__all__ = ["ADDED", "Edits", "annotate_mei_tree", "plan_mei_edits", "splice", "write_annotated_mei"]
+
+ADDED = "serialkit"
+"""The ``@type`` of every element the annotator adds (so a reader, or a second run, can find them)."""
+_DECL = re.compile(rb"^(\xef\xbb\xbf)?\s*<\?xml[^>]*\?>")
+
+
+def _staff_n(note: etree._Element) -> str | None:
+    if note.get("staff"):
+        return note.get("staff")
+    for anc in note.iterancestors():
+        if local_name(anc) == "staff":
+            return anc.get("n")
+    return None
+
+
+def _measure_of(note: etree._Element) -> etree._Element | None:
+    for anc in note.iterancestors():
+        if local_name(anc) == "measure":
+            return anc
+    return None
+
+
+def _chord_notes(note: etree._Element) -> list[etree._Element]:
+    parent = note.getparent()
+    if parent is not None and local_name(parent) == "chord":
+        return [n for n in parent.iter(NS + "note")]
+    return [note]
+
+
+@dataclass(slots=True)
+class Edits:
+    """What annotating adds to an MEI document, by element (document order of start tags):
+    attributes to set and children (markup) to append."""
+
+    attrs: dict[int, dict[str, str]] = field(default_factory=dict)
+    children: dict[int, list[bytes]] = field(default_factory=dict)
+
+    def set(self, index: int, name: str, value: str) -> None:
+        self.attrs.setdefault(index, {})[name] = value
+
+    def add(self, index: int, markup: bytes) -> None:
+        self.children.setdefault(index, []).append(markup)
+
+
+def _markup(prefix: str, tag: str, attrs: dict[str, str], text: str | None = None,
+            child: bytes | None = None) -> bytes:
+    name = f"{prefix}{tag}"
+    parts = "".join(f' {k}="{escape(v, {chr(34): "&quot;"})}"' for k, v in attrs.items())
+    body = escape(text) if text is not None else ""
+    inner = body.encode() + (child or b"")
+    return f"<{name}{parts}>".encode() + inner + f"</{name}>".encode()
+
+
+def plan_mei_edits(
+    tree: etree._ElementTree, where: str, annotations: Mapping[str, Annotation], labels: str = "words"
+) -> Edits:
+    """The attributes and children annotating adds (event ids as the MEI reader gives them)."""
+    if labels not in LABEL_STYLES:
+        raise ScoreWriteError(f"label carrier {labels!r} is not one of {', '.join(LABEL_STYLES)}")
+    state = scan_mei_tree(tree, where)
+    element = {raw.id: el for el, raw in state.elements}
+    missing = [k for k in annotations if k not in element]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise ScoreWriteError(f"{where}: annotations name notes that are not in the score: {shown}")
+    members: dict[str, list[str]] = {}
+    for chain in _merge_ties(state.parts.notes, state.parts.tie_links):
+        ids = [n.id for n in chain]
+        members[ids[0]] = ids
+    order = {el: i for i, el in enumerate(tree.getroot().iter(tag=etree.Element))}
+    edits = Edits()
+    for event_id, ann in annotations.items():
+        ids = members.get(event_id, [event_id])
+        note = element[ids[0]]
+        prefix = _prefix(note)
+        color = musicxml_color(ann.color) if ann.color else None
+        if color:
+            for nid in ids:
+                edits.set(order[element[nid]], "color", color)
+        if not ann.label:
+            continue
+        if labels == "lyric":
+            chord = _chord_notes(note)
+            taken = [int(v.get("n") or 1) for c in chord for v in c.iter(NS + "verse")
+                     if (v.get("n") or "1").isdigit()]
+            n = max(taken, default=0) + 1 + chord.index(note)
+            syl = _markup(prefix, "syl", {}, ann.label)
+            edits.add(order[note], _markup(prefix, "verse", {"n": str(n), "type": ADDED}, child=syl))
+            continue
+        ident = note.get(XML_ID)
+        if not ident:
+            ident = encode_id(event_id)
+            edits.set(order[note], "xml:id", ident)
+        measure = _measure_of(note)
+        if measure is None:
+            raise ScoreWriteError(f"{where}:{note.sourceline}: note {event_id} is not inside a <measure>")
+        attrs = {"startid": "#" + ident, "type": ADDED, "place": "above"}
+        staff = _staff_n(note)
+        if staff:
+            attrs["staff"] = staff
+        if color:
+            attrs["color"] = color
+        tag = "fing" if labels == "fingering" else "dir"
+        edits.add(order[measure], _markup(prefix, tag, attrs, ann.label))
+    return edits
+
+
+def _prefix(el: etree._Element) -> str:
+    prefix = el.prefix
+    return f"{prefix}:" if prefix else ""
+
+
+_TOKEN = re.compile(
+    rb"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<!DOCTYPE(?:[^\[>]|\[.*?\])*>"
+    rb"|</([^\s>]+)\s*>"
+    rb"|<([^\s/>!?]+)((?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*)(\s*)(/?)>",
+    re.S,
+)
+
+
+def splice(data: bytes, edits: Edits) -> bytes:
+    """The document's bytes with the edits made and every other byte as it was."""
+    out: list[tuple[int, int, bytes]] = []  # (start, end, replacement), in order
+    stack: list[tuple[int, int]] = []  # (element index, start of its start tag)
+    index = -1
+    for m in _TOKEN.finditer(data):
+        if m.group(2) is not None:  # a start tag
+            index += 1
+            attrs = edits.attrs.get(index)
+            kids = edits.children.get(index)
+            if attrs:
+                out.extend(_set_attrs(data, m, attrs))
+            if m.group(5):  # self-closing
+                if kids:
+                    indent = _indent_before(data, m.start())
+                    inner = b"".join(indent + b"    " + k for k in kids) + indent
+                    out.append((m.start(4), m.end(), b">" + inner + b"</" + m.group(2) + b">"))
+            else:
+                stack.append((index, m.start()))
+        elif m.group(1) is not None:  # an end tag
+            opened, at = stack.pop()
+            kids = edits.children.get(opened)
+            if kids:
+                indent = _indent_before(data, at)
+                pos = m.start()
+                ws = data[:pos]
+                trail = len(ws) - len(ws.rstrip())
+                inner = b"".join(indent + b"    " + k for k in kids)
+                out.append((pos - trail, pos - trail, inner))
+    out.sort(key=lambda t: (t[0], t[1]))
+    pieces = []
+    cursor = 0
+    for start, end, text in out:
+        pieces.append(data[cursor:start])
+        pieces.append(text)
+        cursor = end
+    pieces.append(data[cursor:])
+    return b"".join(pieces)
+
+
+def _indent_before(data: bytes, pos: int) -> bytes:
+    """The newline and indentation in front of the tag at ``pos`` (a newline alone if none)."""
+    line_start = data.rfind(b"\n", 0, pos)
+    lead = data[line_start + 1:pos] if line_start >= 0 else b""
+    return b"\n" + (lead if not lead.strip() else b"")
+
+
+def _set_attrs(data: bytes, m: re.Match[bytes], attrs: dict[str, str]) -> list[tuple[int, int, bytes]]:
+    out = []
+    block_start, block_end = m.start(3), m.end(3)
+    block = data[block_start:block_end]
+    for name, value in attrs.items():
+        quoted = b'"' + escape(value, {'"': "&quot;"}).encode() + b'"'
+        found = re.search(rb"(\s" + re.escape(name.encode()) + rb"\s*=\s*)(\"[^\"]*\"|'[^']*')", block)
+        if found:
+            out.append((block_start + found.start(2), block_start + found.end(2), quoted))
+        else:
+            out.append((block_end, block_end, b" " + name.encode() + b"=" + quoted))
+    return out
+
+
+def annotate_mei_tree(
+    tree: etree._ElementTree, where: str, annotations: Mapping[str, Annotation], labels: str = "words"
+) -> bytes:
+    """The annotated document for a parsed MEI tree, re-serialised by lxml (use
+    ``write_annotated_mei`` to keep the source's own bytes)."""
+    edits = plan_mei_edits(tree, where, annotations, labels)
+    data = etree.tostring(tree, encoding="UTF-8", xml_declaration=True)
+    return splice(bytes(data), edits)
+
+
+def write_annotated_mei(
+    source: str | os.PathLike[str],
+    annotations: Mapping[str, Annotation],
+    out_path: str | os.PathLike[str],
+    labels: str = "words",
+) -> Path:
+    """Copy an MEI file to ``out_path`` with labels and colours added and every other byte as it
+    was (declaration, comments, processing instructions, ids, attribute order, spacing).
+    Nothing is written when anything fails."""
+    src, out = Path(source), Path(out_path)
+    data = read_bytes(src)
+    tree = parse_xml(data, str(src))
+    edits = plan_mei_edits(tree, str(src), annotations, labels)
+    if _encoding(data) != "utf-8":
+        text = bytes(etree.tostring(tree, encoding="UTF-8", xml_declaration=True))
+        payload = splice(text, edits)
+    else:
+        payload = splice(data, edits)
+    with atomic_path(out) as tmp:
+        tmp.write_bytes(payload)
+    return out
+
+
+def _encoding(data: bytes) -> str:
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "utf-16"
+    match = _DECL.match(data)
+    if match:
+        enc = re.search(rb"encoding\s*=\s*[\"']([^\"']+)", match.group(0))
+        if enc:
+            return enc.group(1).decode("ascii", "replace").lower()
+    return "utf-8"
