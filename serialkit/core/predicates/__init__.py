@@ -33,13 +33,13 @@ from serialkit.core.predicates.tags import (
     order_and_row,
     tagged_statements,
 )
+from serialkit.core.predicates.time import TIME_CODES, Limits, check_time, note_faults
 from serialkit.core.predicates.voices import (
     check_crossings,
     check_range,
     crossed_noteheads,
     crossing_share,
 )
-from serialkit.core.predicates.time import TIME_CODES, Limits, check_time, note_faults
 from serialkit.core.timeline import Locator
 
 __all__ = [

@@ -73,7 +73,7 @@ def check_time(piece: Piece | Columns, limits: Limits) -> list[Violation]:
         stop = e.onset + e.duration
         if e.onset < 0 or (end is not None and stop > end):
             found["SPAN"].append(Violation(
-                "SPAN", (e.id,), f"the note sounds {_q(e.onset)}–{_q(stop)}, outside the piece (0–{_q(end or 0)})"
+                "SPAN", (e.id,), f"the note sounds {_q(e.onset)}–{_q(stop)}, outside the piece (0–{_q(Fraction(end or 0))})"
                 if end is not None else f"the note starts at {_q(e.onset)}, before the piece", cols.where(i)))
         else:
             section = e.section if e.section is not None else the_piece.section_of(e.onset)
