@@ -29,7 +29,8 @@ from serialkit.harness.authorship import AUTHORS
 from serialkit.harness.bank import generate_tasks
 from serialkit.harness.verify import use_interval_index
 
-PREDICATES = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED", "SECTION", "EXTRA", "COMPLETE")
+PREDICATES = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED", "SPAN", "GRID", "DUR", "MONO", "SECTION", "EXTRA",
+              "COMPLETE")
 TARGET_STRICT = 0.97
 TARGET_RELAXED = 0.99
 TARGET_CALLS = 12

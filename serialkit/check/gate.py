@@ -12,6 +12,9 @@ the tags their writer claimed (form, position, pitch class). The gate checks
   their pitches alone and checked by the same predicates (a note no statement explains fails ROW);
 * **sections**: every voice the blueprint schedules in a section has notes there and no
   section's reply was unreadable (both modes);
+* **time** (both modes, where the task's limits are given): SPAN (a note outside the piece or
+  its section's span), GRID (an onset off the task's grid), DUR (a duration outside the task's
+  shortest and longest note), MONO (two notes of one voice sounding together);
 * **completeness** (strict only): every scheduled statement is present with all twelve notes,
   counted on the verified labels (a harness drop leaves its place empty).
 
@@ -32,13 +35,14 @@ from fractions import Fraction
 from typing import Any
 
 from serialkit.core.piece import Piece, Tag
-from serialkit.core.predicates import Columns, Rules, tagged_statements
+from serialkit.core.predicates import Columns, Limits, Rules, check_time, tagged_statements
 from serialkit.core.rows import position_label
 
 __all__ = ["CODES", "RELAXED_IGNORES", "GateVerdict", "gate_candidate"]
 
-CODES = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED", "UNEXPLAINED", "SECTION", "EXTRA", "COMPLETE")
-"""Every code the gate reports: the seven predicates, UNEXPLAINED (no notes at all), SECTION (a
+CODES = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED", "SPAN", "GRID", "DUR", "MONO", "UNEXPLAINED",
+         "SECTION", "EXTRA", "COMPLETE")
+"""Every code the gate reports: the seven predicates, the four time predicates, UNEXPLAINED (no notes at all), SECTION (a
 missing or unreadable section), EXTRA (more statements in a voice and section than the blueprint
 schedules there) and COMPLETE (a scheduled statement short of notes)."""
 
@@ -121,9 +125,12 @@ def gate_candidate(
     *,
     unreadable: Iterable[str] = (),
     plugins: bool = True,
+    limits: Limits | None = None,
 ) -> GateVerdict:
     """Judge one candidate (a piece with row, sections and blueprint; notes with or without claimed
-    tags). ``unreadable`` names sections whose reply could not be read."""
+    tags). ``unreadable`` names sections whose reply could not be read. ``limits``: the task's
+    time limits (None: the piece's sections bound the notes and every voice is monophonic, with
+    no grid or duration limits)."""
     from serialkit.check.report import check_piece, claims_violations
     from serialkit.core.analysis import analyze
 
@@ -170,6 +177,7 @@ def gate_candidate(
         violations += [dict(v.to_dict(), tags="inferred") for v in inferred.violations]
         labels = {e.id: inferred.labels.get(e.id) for e in piece.events}
         accepted = analysis.tagged(bare)
+    violations += [dict(v.to_dict(), tags="time") for v in check_time(piece, limits or Limits())]
     violations += _sections(piece, unreadable)
     violations += _extra(piece if claimed else analysis.tagged(bare))
     if not piece.events:

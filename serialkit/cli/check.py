@@ -127,7 +127,7 @@ def check(
     data = report.to_dict()
     passed = report.passed(mode)
     if task_bound and (row is not None or piece.row is not None):
-        passed = _gate(piece, row, convention, profile.rules, data, mode)
+        passed = _gate(piece, row, convention, profile.rules, data, mode, task)
     data["mode"] = mode
     if report_path is not None:
         import json
@@ -141,12 +141,17 @@ def check(
 
 
 def _gate(piece: Piece, row: Row | None, convention: str | None, rules: Any, data: dict[str, Any],
-          mode: str) -> bool:
+          mode: str, task: Any = None) -> bool:
     """Judge a task-bound candidate with the one gate and put its verdict into the report."""
     from serialkit.check.gate import gate_candidate
 
     framed = piece.copy(row=row or piece.row, convention=convention or piece.convention)
-    verdict = gate_candidate(framed, rules)
+    limits = None
+    if task is not None:
+        from serialkit.harness.gate import limits_for
+
+        limits = limits_for(task)
+    verdict = gate_candidate(framed, rules, limits=limits)
     checked = list(dict.fromkeys([*data["checked"], *verdict.counts()]))
     data.update(
         strict=verdict.strict, relaxed=verdict.relaxed, counts={c: verdict.counts().get(c, 0) for c in checked},

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 AUTHORS: tuple[str, ...] = ("model", "timing", "patch", "rewrite", "reflow", "other")
-TIMING_RUNGS = frozenset({"trim", "yield", "retime"})
+TIMING_RUNGS = frozenset({"snap", "trim", "yield", "retime"})
 MODEL_RUNGS = frozenset({"patch", "segment"})
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import replace
 from fractions import Fraction
@@ -15,11 +16,27 @@ from serialkit.harness.proposers.base import ProposedEvent, parse_proposal
 from serialkit.harness.reflow import reflow, reflow_pushing, relax_section
 from serialkit.harness.repair import RepairContext, RungSpec, ladder, rewrite_segment, shift_run
 from serialkit.harness.session import Session
-from serialkit.harness.tasks import Slot
+from serialkit.harness.tasks import Slot, Task
 from serialkit.harness.verify import Candidate, Verifier
 
 COMPLETE_PER_STATEMENT = 3  # notes the deterministic completion may write per scheduled statement
 REASKS = 0  # extra section calls beyond the attempt budget K (none: re-asks stay within K)
+
+
+def snap(cand: Candidate, task: Task) -> Candidate:
+    """The snap rung: a proposed note put on the task's grid (nearest step) and its duration into the
+    task's shortest..longest note (whole grid steps), before it is verified — the gate rejects
+    off-grid onsets and out-of-range durations (GRID, DUR), so the harness never keeps one."""
+    tex = task.texture
+    grid = tex.grid
+    onset = max(Fraction(0), Fraction(math.floor(cand.onset / grid + Fraction(1, 2))) * grid)
+    end = Fraction(math.floor((cand.onset + cand.duration) / grid + Fraction(1, 2))) * grid
+    shortest = Fraction(math.ceil(tex.min_duration / grid)) * grid
+    longest = Fraction(math.floor(tex.max_duration / grid)) * grid
+    duration = min(max(end - onset, shortest), longest)
+    if (onset, duration) == (cand.onset, cand.duration):
+        return cand
+    return cand.changed("snap", onset=onset, duration=duration)
 
 
 def align(proposed: list[ProposedEvent], slots: tuple[Slot, ...]) -> list[int | None]:
@@ -244,6 +261,7 @@ class Harness:
                 until = next((q.onset for q in mine[k + 1:] if q.onset > pe.onset), None)
                 cand = Candidate(event_id(slot), slot, pe.onset, pe.duration, pe.midi, pe.pc, claimed,
                                  (), attempt, (call_id,), until)
+                cand = snap(cand, self.task)
                 if not self._try_immediate(cand):
                     pending.append(cand)
         return pending

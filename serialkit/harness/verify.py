@@ -8,10 +8,12 @@ from fractions import Fraction
 from typing import Any
 
 from serialkit.core.piece import Event, Tag
+from serialkit.core.predicates import Limits, note_faults
 from serialkit.harness.tasks import Slot, Task
 
 # Problem codes the incremental verifier reports (the gate's codes plus WINDOW: outside the free
-# time window of its voice, i.e. overlapping its own neighbours or leaving its section).
+# time window of its voice, i.e. overlapping its own neighbours (the gate's MONO) or leaving its
+# section (SPAN); GRID and DUR are the gate's own definitions, ``core.predicates.note_faults``).
 TIME_CODES = frozenset({"COLL", "CROSS", "WINDOW"})
 _INDEXED = True
 
@@ -109,6 +111,8 @@ class Verifier:
         self.crossing_budget = int(self.task.max_crossing_share * len(self.task.all_slots()))
         self._starts: dict[str, list[tuple[Fraction, str]]] = {v: [] for v in self.task.voice_ids}
         self._longest = Fraction(0)
+        tex = self.task.texture
+        self.limits = Limits(self.task.length, tex.grid, tex.min_duration, tex.max_duration)
 
     # bookkeeping ---------------------------------------------------------
     def _key(self, slot: Slot) -> tuple[int, int]:
@@ -286,6 +290,8 @@ class Verifier:
         lo, hi = self.free(cand)
         if cand.onset < lo or cand.end > hi or cand.duration <= 0:
             found["WINDOW"] = []
+        for code in note_faults(cand.onset, cand.duration, self.limits):
+            found[code] = []
         coll = self.collisions(cand)
         if coll:
             found["COLL"] = coll

@@ -54,10 +54,35 @@ def _statements(piece: Piece) -> list[list[Event]]:
 
 
 def reference_gate(piece: Piece, tolerance: Fraction = Fraction(0),
-                   max_crossing: Fraction = Fraction(1, 10)) -> tuple[bool, bool, set[str]]:
-    """(strict, relaxed, failed codes) of a candidate whose notes carry claimed tags."""
+                   max_crossing: Fraction = Fraction(1, 10), length: Fraction | None = None,
+                   grid: Fraction | None = None, min_duration: Fraction | None = None,
+                   max_duration: Fraction | None = None) -> tuple[bool, bool, set[str]]:
+    """(strict, relaxed, failed codes) of a candidate whose notes carry claimed tags; ``length``,
+    ``grid``, ``min_duration``, ``max_duration``: the task's time limits (SPAN, GRID, DUR; every
+    voice is monophonic: MONO)."""
     failed: set[str] = set()
     events = list(piece.events)
+    # SPAN: inside the piece (0..length, else the last section's end) and inside the note's section
+    end = length if length is not None else max((s.end for s in piece.sections), default=None)
+    for e in events:
+        if e.onset < 0 or (end is not None and e.onset + e.duration > end):
+            failed.add("SPAN")
+        for s in piece.sections:
+            if s.id == _section(piece, e) and not (s.start <= e.onset and e.onset + e.duration <= s.end):
+                failed.add("SPAN")
+    # GRID: onset a whole number of grid steps; DUR: min_duration <= duration <= max_duration
+    for e in events:
+        if grid is not None and (e.onset / grid).denominator != 1:
+            failed.add("GRID")
+        if (min_duration is not None and e.duration < min_duration) or (
+                max_duration is not None and e.duration > max_duration):
+            failed.add("DUR")
+    # MONO: no two notes of one voice sound together (touching is fine)
+    for i, a in enumerate(events):
+        for b in events[i + 1:]:
+            if a.voice == b.voice and a.duration > 0 and b.duration > 0 and (
+                    min(a.onset + a.duration, b.onset + b.duration) > max(a.onset, b.onset)):
+                failed.add("MONO")
     if not events:
         failed.add("UNEXPLAINED")
     claims = any(e.tag is not None for e in events)

@@ -10,10 +10,13 @@ from hypothesis import strategies as st
 from serialkit.harness import load_task
 from serialkit.harness.reflow import reflow, reflow_pushing
 from serialkit.harness.repair import RepairContext
-from serialkit.harness.tasks import Task
+from serialkit.harness.tasks import Task, task_from_dict
 from serialkit.harness.verify import Candidate, Verifier
 
-TASK = load_task("duo-berg")
+# duo-berg with notes up to a whole section long (the gate's DUR limit), so one violin note can
+# block a section
+TASK = task_from_dict({**load_task("duo-berg").to_dict(), "texture": {"min_duration": "1/2", "max_duration": "16",
+                                                                       "grid": "1/2"}})
 GRID = TASK.texture.grid
 
 

@@ -1,6 +1,7 @@
 """Hard predicates → Violation records, and the release gate (strict / relaxed).
 
-Codes: ROW, ORDER, COLL, PC, RANGE, CROSS, SCHED (DESIGN §4). Every ``check_*`` takes a
+Codes: ROW, ORDER, COLL, PC, RANGE, CROSS, SCHED (DESIGN §4); and, for a candidate bound to a
+task's time limits, SPAN, GRID, DUR and MONO (:func:`check_time`). Every ``check_*`` takes a
 :class:`~serialkit.core.piece.Piece` (or a prepared :class:`Columns` view) and returns a list of
 :class:`Violation`; :func:`gate` runs them all over one shared view and returns a :class:`Verdict`
 with ``strict`` and ``relaxed`` answers.
@@ -32,6 +33,7 @@ from serialkit.core.predicates.tags import (
     order_and_row,
     tagged_statements,
 )
+from serialkit.core.predicates.time import TIME_CODES, Limits, check_time, note_faults
 from serialkit.core.predicates.voices import (
     check_crossings,
     check_range,
@@ -43,8 +45,10 @@ from serialkit.core.timeline import Locator
 __all__ = [
     "CODES",
     "STRICT_ONLY",
+    "TIME_CODES",
     "UNTAGGED_CODES",
     "Columns",
+    "Limits",
     "Locator",
     "Rules",
     "TaggedStatement",
@@ -57,11 +61,13 @@ __all__ = [
     "check_range",
     "check_row",
     "check_schedule",
+    "check_time",
     "collision_pairs",
     "crossed_noteheads",
     "crossing_share",
     "gate",
     "naive_collision_pairs",
+    "note_faults",
     "order_and_row",
     "run_predicates",
     "tagged_statements",
