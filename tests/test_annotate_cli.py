@@ -55,7 +55,7 @@ def test_annotate_json_piece_labels_every_note(tmp_path: Path) -> None:
     row = Row.parse("C B G Ab Eb Db D Bb F# F E A")
     source = save_piece(_statement_piece(row, ["P0", "RI5", "I2"]), tmp_path / "piece.json")
     out, report = tmp_path / "out.musicxml", tmp_path / "report.json"
-    code, _, err = _run("annotate", str(source), "--row", str(row), "-o", str(out), "--json", str(report))
+    code, _, err = _run("annotate", str(source), "--row", str(row), "-o", str(out), "--report", str(report))
     assert code == 0, err
     data = json.loads(report.read_text())
     assert data["coverage"] == 1 and data["unexplained"] == []
@@ -71,7 +71,7 @@ def test_wrong_note_is_red_and_unlabelled_exit_1(tmp_path: Path) -> None:
     row = Row.parse("C B G Ab Eb Db D Bb F# F E A")
     source = save_piece(_statement_piece(row, ["P0", "P7"], wrong=4), tmp_path / "piece.json")
     out = tmp_path / "out.mei"
-    code, stdout, _ = _run("annotate", str(source), "--row", str(row), "-o", str(out), "--json", "-")
+    code, stdout, _ = _run("annotate", str(source), "--row", str(row), "-o", str(out), "--json")
     assert code == 1
     data = json.loads(stdout)
     assert data["unexplained"] == ["v1-0-4"]
@@ -86,8 +86,8 @@ def test_identify_and_lyric_labels(tmp_path: Path) -> None:
     row = Row.parse("webern-op24").transpose(3)
     source = save_piece(_statement_piece(row, ["P0", "I5"]), tmp_path / "piece.json")
     out = tmp_path / "out.musicxml"
-    code, stdout, err = _run("annotate", str(source), "--identify", "-o", str(out), "--json", "-",
-                             "--labels", "lyric", "--colour-by", "statement")
+    code, stdout, err = _run("annotate", str(source), "--identify", "-o", str(out), "--json",
+                             "--labels", "lyric", "--color-by", "statement")
     assert code == 0, err
     data = json.loads(stdout)
     assert data["coverage"] == 1
@@ -126,7 +126,7 @@ def test_unknown_output_format_and_missing_file(tmp_path: Path) -> None:
 def test_annotate_op21(corpus: Path, tmp_path: Path) -> None:
     out, report = tmp_path / "op21.musicxml", tmp_path / "op21.json"
     code, _, err = _run("annotate", str(corpus / "webern-op21-i-mm1-25.mei"), "--row", OP21_ROW,
-                        "-o", str(out), "--json", str(report))
+                        "-o", str(out), "--report", str(report))
     data = json.loads(report.read_text())
     assert code == (0 if not data["unexplained"] else 1), err
     labels = [v for v in data["labels"].values() if v]
@@ -142,7 +142,7 @@ def test_annotated_op21_opens_in_musescore_with_every_label(corpus: Path, tmp_pa
     mscore = require_program("mscore3")
     annotated, report = tmp_path / "op21.musicxml", tmp_path / "op21.json"
     code, _, err = _run("annotate", str(corpus / "webern-op21-i-mm1-25.mei"), "--row", OP21_ROW,
-                        "-o", str(annotated), "--json", str(report))
+                        "-o", str(annotated), "--report", str(report))
     assert code in (0, 1), err
     saved = tmp_path / "musescore.musicxml"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
@@ -185,7 +185,7 @@ def test_identify_on_the_webern_scores(corpus: Path, tmp_path: Path, name: str, 
     from serialkit.core import catalog
 
     out = tmp_path / "out.musicxml"
-    code, stdout, err = _run("annotate", str(corpus / name), "--identify", "-o", str(out), "--json", "-")
+    code, stdout, err = _run("annotate", str(corpus / name), "--identify", "-o", str(out), "--json")
     assert code in (0, 1), err
     data = json.loads(stdout)
     assert tuple(data["row"]) == catalog.get(expected).row.pcs

@@ -29,7 +29,7 @@ ACCID = {"ff": -2, "f": -1, "n": 0, "s": 1, "x": 2}
 
 
 def _annotate(source: Path, out: Path, row: str, *extra: str) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, ["annotate", str(source), "--row", row, "-o", str(out), "--json", "-", *extra])
+    result = CliRunner().invoke(cli, ["annotate", str(source), "--row", row, "-o", str(out), "--json", *extra])
     assert result.exit_code in (0, 1), result.stderr
     report: dict[str, Any] = json.loads(result.stdout)
     return report

@@ -66,7 +66,7 @@ def test_written_musicxml_noteheads_match_the_piece(piece: Piece, tmp_path_facto
 
 def test_fixture_noteheads_and_report_only_run(tmp_path: Path) -> None:
     report_path = tmp_path / "report.json"
-    result = CliRunner().invoke(cli, ["annotate", str(FIXTURE), "--row", ROW, "--json", str(report_path)])
+    result = CliRunner().invoke(cli, ["annotate", str(FIXTURE), "--row", ROW, "--report", str(report_path)])
     assert result.exit_code == 0, result.stderr
     assert list(tmp_path.iterdir()) == [report_path]  # no -o: the report only
     report = json.loads(report_path.read_text(encoding="utf-8"))

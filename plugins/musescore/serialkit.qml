@@ -2,7 +2,7 @@
 //  serialkit — label every note of the open score with its row form and order position
 //
 //  MuseScore 3 plugin. Exports the open score to MusicXML, runs
-//  `serialkit annotate SCORE --json REPORT`, and applies each notehead's label ("P0:3")
+//  `serialkit annotate SCORE --report REPORT`, and applies each notehead's label ("P0:3")
 //  and colour from the report's "noteheads" list to the open score, matching notes by
 //  (part, staff, voice, tick, pitch) because MuseScore drops note ids on export.
 //
@@ -91,7 +91,7 @@ MuseScore {
 
     // The words of the serialkit command line.
     function annotateWords(scorePath, reportPath) {
-        var words = [serialkitCommand, "annotate", scorePath, "--json", reportPath];
+        var words = [serialkitCommand, "annotate", scorePath, "--report", reportPath];
         var row = curScore.metaTag("serialkit-row") || envValue("SERIALKIT_ROW");
         if (row)
             words.push("--row", row);

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
 import click
 
 from serialkit import __version__
+from serialkit.cli._common import EXIT_BAD_INPUT, EXIT_OK, color_option, no_color_env
 from serialkit.core.errors import SerialkitError
 
 # Built-in command modules; each defines ``register(cli)``. Plugins add more through the
@@ -27,8 +29,22 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null so the interpreter's last flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 class SerialkitGroup(click.Group):
-    """A click group that maps every ``SerialkitError`` to a one-line message and exit code 2."""
+    """The root group: the one place errors become exit codes.
+
+    ``SerialkitError`` → its one-line message, exit 2; an operating-system error → one line naming
+    the file, exit 2 (never a traceback, never read as a musical verdict); a closed pipe (``| head``)
+    → quiet exit 0.
+    """
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -36,12 +52,34 @@ class SerialkitGroup(click.Group):
         except SerialkitError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except BrokenPipeError:
+            _quiet_stdout()
+            ctx.exit(EXIT_OK)
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+            ctx.exit(EXIT_BAD_INPUT)
 
 
 @click.group(cls=SerialkitGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="serialkit")
-def cli() -> None:
-    """Check, label, repair, generate and engrave twelve-tone music."""
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Check, label, repair, generate and engrave twelve-tone music.
+
+    Every command takes --color/--no-color; NO_COLOR=1 in the environment turns colour off.
+    Shell completion: eval "$(_SERIALKIT_COMPLETE=bash_source serialkit)" (zsh_source, fish_source).
+    """
+    if ctx.color is None and no_color_env():
+        ctx.color = False
+
+
+def _add_color_option(command: click.Command) -> None:
+    if not any(p.name == "color" for p in command.params):
+        command.params.append(color_option())
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _add_color_option(sub)
 
 
 def _load_commands() -> None:
@@ -55,6 +93,7 @@ def _load_commands() -> None:
     except SerialkitError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    _add_color_option(cli)
 
 
 _load_commands()

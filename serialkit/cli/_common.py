@@ -1,10 +1,25 @@
-"""Helpers shared by CLI commands: JSON output and exit codes."""
+"""The CLI's one vocabulary: shared options, JSON output, exit codes, colour and pipe habits.
+
+Every command takes its options from here, so the same name means the same thing everywhere:
+
+``-o/--output``   where the command writes (a file; a directory when it writes several files)
+``--json``        print JSON on standard output (a flag, never a file)
+``--report FILE`` also write the JSON report to FILE (``-`` is standard output)
+``--force``       write over an existing, non-empty output directory
+``-j/--jobs N``   work in N processes
+``--recursive``   look for scores in sub-folders of a folder given as input
+``--proposer``, ``--model``, ``--base-url``, ``-O/--option KEY=VALUE``  proposer choice and options
+``--color/--no-color``  colour on or off (default: on a terminal, unless ``NO_COLOR`` is set)
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -12,10 +27,32 @@ EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_BAD_INPUT = 2
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 
 def echo_json(data: Any) -> None:
     """Print JSON to stdout (sorted keys off, 2-space indent, UTF-8)."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def echo_json_line(data: Any) -> None:
+    """Print one JSON object on one line (JSON Lines, for one record per score)."""
+    click.echo(json.dumps(data, ensure_ascii=False, default=str))
+
+
+def json_text(data: Any) -> str:
+    """The JSON text of a report file."""
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def write_report(path: Path, data: Any) -> None:
+    """Write a JSON report to ``path`` atomically, or to standard output for ``-``."""
+    if str(path) == "-":
+        echo_json(data)
+        return
+    from serialkit.io.atomic import atomic_write
+
+    atomic_write(path, json_text(data))
 
 
 def is_tty() -> bool:
@@ -23,15 +60,75 @@ def is_tty() -> bool:
     return sys.stderr.isatty()
 
 
-def parse_options(items: tuple[str, ...] | list[str], flag: str = "--option") -> dict[str, Any]:
-    """``KEY=VALUE`` proposer options (the value read as JSON when it is JSON, else a string)."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint=flag)
-        try:
-            out[key.strip()] = json.loads(raw)
-        except json.JSONDecodeError:
-            out[key.strip()] = raw
-    return out
+def no_color_env() -> bool:
+    """True when the ``NO_COLOR`` convention (https://no-color.org) asks for no colour."""
+    return bool(os.environ.get("NO_COLOR"))
+
+
+# --- shared options --------------------------------------------------------------------------
+
+def output_option(help: str, *, required: bool = False, directory: bool = False,
+                  file_or_dir: bool = False, stdout: bool = False) -> Callable[[F], F]:
+    """``-o/--output``: a file (``-``: standard output where ``stdout``), or a directory where the
+    command writes several files."""
+    kind = click.Path(path_type=Path, dir_okay=directory or file_or_dir,
+                      file_okay=not directory or file_or_dir, allow_dash=stdout)
+    return click.option("-o", "--output", "output", type=kind, required=required, default=None,
+                        metavar="DIR" if directory else "PATH", help=help)
+
+
+def json_option(help: str = "Print JSON on standard output.") -> Callable[[F], F]:
+    """``--json``: a flag, everywhere."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def report_option(help: str = "Also write the JSON report to FILE ('-': standard output).") -> Callable[[F], F]:
+    """``--report FILE``: the JSON report as a file."""
+    return click.option("--report", "report_path", metavar="FILE", default=None,
+                        type=click.Path(dir_okay=False, path_type=Path, allow_dash=True), help=help)
+
+
+def force_option(help: str = "Write over an existing, non-empty output directory.") -> Callable[[F], F]:
+    """``--force``."""
+    return click.option("--force", is_flag=True, help=help)
+
+
+def jobs_option(default: int = 1, help: str = "Work in N processes.") -> Callable[[F], F]:
+    """``-j/--jobs N``."""
+    return click.option("-j", "--jobs", "jobs", type=click.IntRange(min=1), default=default,
+                        show_default=True, metavar="N", help=help)
+
+
+def recursive_option() -> Callable[[F], F]:
+    """``-r/--recursive``."""
+    return click.option("-r", "--recursive", is_flag=True,
+                        help="Also read scores in sub-folders of a folder given as input.")
+
+
+def proposer_options(proposer_default: str | None, proposer_help: str) -> Callable[[F], F]:
+    """``--proposer``, ``--model``, ``--base-url`` and repeatable ``-O/--option KEY=VALUE``."""
+    def deco(func: F) -> F:
+        func = click.option(
+            "-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
+            help="Proposer option, repeatable; VALUE is JSON or a string, a dotted KEY sets one "
+                 "entry (temperature=0.2, timeout=30, profile=paper-raw, rates.wrong_pc=0.01, "
+                 "transcript=run/transcript.jsonl).")(func)
+        func = click.option("--base-url", default=None, metavar="URL",
+                            help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1.")(func)
+        func = click.option("--model", default=None, help="Model name (remote proposers).")(func)
+        func = click.option("--proposer", default=proposer_default, show_default=proposer_default is not None,
+                            help=proposer_help)(func)
+        return func
+    return deco
+
+
+def _set_color(ctx: click.Context, _param: click.Parameter, value: bool | None) -> None:
+    if value is not None:
+        ctx.color = value
+
+
+def color_option() -> click.Option:
+    """``--color/--no-color`` (added to every command by the group)."""
+    return click.Option(["--color/--no-color"], default=None, expose_value=False, is_eager=True,
+                        callback=_set_color,
+                        help="Colour on or off (default: on a terminal unless NO_COLOR is set).")

@@ -1,8 +1,9 @@
-"""CLI: ``serialkit annotate SCORE -o OUT`` — label every note with its row form and order position."""
+"""CLI: ``serialkit annotate SCORE... -o OUT`` — label every note with its row form and order position."""
 
 from __future__ import annotations
 
-import json
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +19,36 @@ from serialkit.check.annotate import (  # re-exported: the names this command ha
     note_annotations,
     write_annotated,
 )
-from serialkit.cli._common import EXIT_FAIL, EXIT_OK, echo_json
+from serialkit.batch import (
+    UNREADABLE,
+    Outcome,
+    Source,
+    annotate_job,
+    is_batch,
+    output_paths,
+    run_batch,
+)
+from serialkit.cli._batch import gather, run_and_report
+from serialkit.cli._common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    echo_json,
+    jobs_option,
+    json_option,
+    output_option,
+    recursive_option,
+    report_option,
+    write_report,
+)
 from serialkit.cli._suggestions import suggestion_lines
 from serialkit.core.errors import SerialkitError
 
 __all__ = [
     "FORM_COLOURS", "MEI_SUFFIXES", "MUSICXML_SUFFIXES", "STATEMENT_COLOURS", "UNEXPLAINED",
-    "annotate", "note_annotations", "register", "write_annotated",
+    "annotate", "annotate_score", "note_annotations", "register", "write_annotated",
 ]
+
+TO_SUFFIX = {"musicxml": ".musicxml", "mxl": ".mxl", "mei": ".mei"}
 
 
 def register(cli: Any) -> None:
@@ -33,18 +56,32 @@ def register(cli: Any) -> None:
     cli.add_command(annotate)
 
 
+def _suffix_for(to: str | None) -> Any:
+    """The output extension of one source: ``--to``, else the source's own score format."""
+    def suffix(src: Source) -> str:
+        if to is not None:
+            return TO_SUFFIX[to]
+        own = Path(src.name).suffix.lower()
+        return own if own in MUSICXML_SUFFIXES + MEI_SUFFIXES else ".musicxml"
+    return suffix
+
+
 @click.command("annotate")
-@click.argument("score", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("inputs", nargs=-1, required=True, metavar="SCORE...",
+                type=click.Path(path_type=str, allow_dash=True))
 @click.option("--row", "row_spec", metavar="ROW", help="The row: numbers, note names or a catalog name (P0).")
 @click.option("--identify", is_flag=True, help="Find the row from the catalog or the opening aggregate.")
 @click.option("--convention", type=click.Choice(["relative", "absolute"]), default=None,
               help="Labelling convention (default: relative).")
-@click.option("-o", "--output", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="The labelled score: .musicxml, .xml, .mxl, .mei (an MEI source edited in place), "
-                   ".mscz or .mscx.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the report (labels, statements, coverage, violations, every notehead's "
-                   "place, label and colour) here; '-' prints it.")
+@output_option("The labelled score (.musicxml, .xml, .mxl, .mei — an MEI source edited in place —, .mscz "
+               "or .mscx; '-': standard output); for several "
+               "scores or a folder, a DIR that gets one labelled score per input.",
+               file_or_dir=True, stdout=True)
+@click.option("--to", "to", type=click.Choice(sorted(TO_SUFFIX)), default=None,
+              help="Output format when -o does not name it (-o DIR or -o -); default: the input's.")
+@report_option("Also write the report (labels, statements, coverage, violations, every notehead's "
+               "place, label and colour) to FILE ('-': standard output).")
+@json_option("Print the report as JSON (several scores: one JSON line each, then a summary line).")
 @click.option("--labels", "labels", type=click.Choice(["words", "lyric", "fingering"]), default="words",
               help="What carries each note's label: words (default; kept by MuseScore, LilyPond and "
                    "verovio), lyric, or fingering. MEI: <dir>, <verse>, <fing>.")
@@ -53,56 +90,88 @@ def register(cli: Any) -> None:
 @click.option("--rules", "rules_spec", metavar="PROFILE",
               help="Rule profile of the report's verdict: analysis (default for a score), generation, "
                    "or predicate codes such as ROW,ORDER.")
-@click.option("--colour-by", "colour_by", type=click.Choice(["form", "statement"]), default="form",
+@click.option("--color-by", "color_by", type=click.Choice(["form", "statement"]), default="form",
               help="Colour notes by form type (P/I/R/RI) or by row statement.")
+@recursive_option()
+@jobs_option(help="Annotate N scores at once (processes).")
 def annotate(
-    score: Path,
+    inputs: tuple[str, ...],
     row_spec: str | None,
     identify: bool,
     convention: str | None,
-    out: Path | None,
-    json_path: Path | None,
+    output: Path | None,
+    to: str | None,
+    report_path: Path | None,
+    as_json: bool,
     labels: str,
     label_style: str | None,
     rules_spec: str | None,
-    colour_by: str,
+    color_by: str,
+    recursive: bool,
+    jobs: int,
 ) -> None:
     """Label every note of SCORE with its row form and order position (unexplained notes in red).
 
-    Writes the labelled score (-o) and/or the JSON report (--json), whose "noteheads" list
-    locates every notehead by part, measure, staff, voice, onset and pitch.
+    Writes the labelled score (-o) and/or the report (--report FILE, --json), whose "noteheads"
+    list locates every notehead by part, measure, staff, voice, onset and pitch. Several scores
+    or folders go into -o DIR, one labelled score each, with one line per score and a summary.
+    Exit 0 every note explained, 1 some unexplained, 2 bad input (several scores: 2 if any was
+    unreadable, else 1 if any has unexplained notes).
     """
+    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
+
     if row_spec and identify:
         raise click.UsageError("give either --row or --identify, not both")
-    if out is None and json_path is None:
-        raise click.UsageError("give -o OUT (the labelled score), --json REPORT, or both")
-    if not score.is_file():
-        raise SerialkitError(f"{score}: no such file")
-    if json_path is not None and str(json_path) != "-" and json_path.resolve() == score.resolve():
-        raise SerialkitError(f"{json_path}: refusing to overwrite the source score with the report")
-    result = annotate_score(
-        score, row_spec, identify=identify, convention=convention, out=out,
-        labels=label_style or labels, colour_by=colour_by, rules=rules_spec,
-    )
-    to_stdout = json_path is not None and str(json_path) == "-"
-    if json_path is not None:
-        if to_stdout:
-            echo_json(result.report)
-        else:
-            from serialkit.io.atomic import atomic_write
+    if output is None and report_path is None and not as_json:
+        raise click.UsageError("give -o OUT (the labelled score), --report FILE, --json, or several")
+    stdouts = [x for x in (output, report_path) if x is not None and str(x) == "-"] + ([1] if as_json else [])
+    if len(stdouts) > 1:
+        raise click.UsageError("only one of -o -, --report - and --json can use standard output")
+    batch = is_batch(inputs)
+    if batch and output is not None and str(output) == "-":
+        raise click.UsageError("several scores need -o DIR, not -o -")
+    if report_path is not None:
+        ensure_writable_file(report_path)
+    options: dict[str, Any] = {"row": row_spec, "identify": identify, "convention": convention,
+                               "labels": label_style or labels, "colour_by": color_by, "rules": rules_spec}
+    if batch:
+        if output is not None:
+            ensure_output_dir(output)
+        sources = gather(inputs, recursive)
+        outputs = (output_paths(sources, output, _suffix_for(to)) if output is not None
+                   else [None] * len(sources))
+        code = run_and_report(annotate_job, sources, outputs, options, jobs=jobs, as_json=as_json,
+                              report_path=report_path, line=_line)
+        raise SystemExit(code)
+    if output is not None and str(output) != "-":
+        ensure_writable_file(output)
+    sources = gather(inputs, recursive)
+    with tempfile.TemporaryDirectory(prefix="serialkit-annotate-") as tmp:
+        target = output
+        if output is not None and str(output) == "-":
+            target = Path(tmp) / f"out{_suffix_for(to)(sources[0])}"
+        outcome = next(run_batch(annotate_job, sources, [target], options))
+        if outcome.status == UNREADABLE:
+            raise SerialkitError(str(outcome.error))
+        if output is not None and str(output) == "-" and target is not None:
+            sys.stdout.buffer.write(target.read_bytes())
+            sys.stdout.buffer.flush()
+    report = outcome.record["report"]
+    if report_path is not None:
+        write_report(report_path, report)
+    if as_json:
+        echo_json(report)
+    click.echo(_line(outcome), err=bool(stdouts))
+    if outcome.record.get("identification"):
+        click.echo(f"  {outcome.record['identification']}", err=bool(stdouts))
+    for note in report.get("suggestions") or ():
+        for line in suggestion_lines(report, [note["event_id"]]):
+            click.echo(f"  {note['event_id']} ({note['name']}, {note['finding']}): {line}", err=bool(stdouts))
+    raise SystemExit(EXIT_OK if outcome.status == "passed" else EXIT_FAIL)
 
-            atomic_write(json_path, json.dumps(result.report, indent=2, ensure_ascii=False, default=str) + "\n")
-    analysis = result.analysis
-    unexplained = len(analysis.unexplained)
-    click.echo(
-        f"{out or json_path}: {len(analysis.tags)} notes, {len(analysis.statements)} statements, "
-        f"coverage {float(analysis.coverage):.1%} ({unexplained} unexplained) against row {result.row.names()}",
-        err=to_stdout,
-    )
-    found = result.report.get("identification")
-    if found:
-        click.echo(f"  {found['summary']}", err=to_stdout)
-    for note in result.report.get("suggestions") or ():
-        for line in suggestion_lines(result.report, [note["event_id"]]):
-            click.echo(f"  {note['event_id']} ({note['name']}, {note['finding']}): {line}", err=to_stdout)
-    click.get_current_context().exit(EXIT_OK if unexplained == 0 else EXIT_FAIL)
+
+def _line(outcome: Outcome) -> str:
+    rec = outcome.record
+    where = rec["output"] or outcome.source
+    return (f"{where}: {rec['notes']} notes, {rec['statements']} statements, coverage "
+            f"{rec['coverage']:.1%} ({rec['unexplained']} unexplained) against row {rec['row']}")

@@ -8,12 +8,22 @@ from typing import Any
 
 import click
 
-from serialkit.cli._common import EXIT_FAIL, EXIT_OK, echo_json
+from serialkit.batch import run_batch
+from serialkit.cli._batch import gather, run_and_report
+from serialkit.cli._common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    echo_json,
+    jobs_option,
+    json_option,
+    output_option,
+    recursive_option,
+    report_option,
+    write_report,
+)
 from serialkit.cli._suggestions import suggestion_lines
-from serialkit.core.piece import Piece
+from serialkit.core.errors import SerialkitError
 from serialkit.core.rows import Row
-
-JSON_SUFFIXES = (".json",)
 
 
 def _exact(ctx: click.Context, param: click.Parameter, value: str) -> Fraction:
@@ -27,25 +37,14 @@ def _exact(ctx: click.Context, param: click.Parameter, value: str) -> Fraction:
     return result
 
 
-def read_piece(path: str | Path) -> Piece:
-    """A piece from a JSON piece file, or from any score ``serialkit.io.read_score`` reads."""
-    p = Path(path)
-    if p.suffix.lower() in JSON_SUFFIXES:
-        from serialkit.io.jsonio import load_piece
-
-        return load_piece(p)
-    from serialkit.io import read_score
-
-    return read_score(p)
-
-
 def register(cli: Any) -> None:
     """Add ``check`` to the CLI."""
     cli.add_command(check)
 
 
 @click.command("check")
-@click.argument("piece_path", metavar="PIECE", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("inputs", nargs=-1, required=True, metavar="SCORE...",
+                type=click.Path(path_type=str, allow_dash=True))
 @click.option("--row", "row_spec", metavar="ROW", help="The row (numbers, note names or a catalog name); default: the piece's own.")
 @click.option("--identify", is_flag=True, help="Find the row from the music when neither --row nor the piece gives one.")
 @click.option(
@@ -65,14 +64,21 @@ def register(cli: Any) -> None:
                    "observations), generation (default for a task-bound candidate: every rule), or "
                    "predicate codes such as ROW,ORDER.")
 @click.option("--task", "task_spec", metavar="TASK",
-              help="Judge PIECE as a candidate of this task (file or bundled name) with the one "
+              help="Judge SCORE as a candidate of this task (file or bundled name) with the one "
                    "gate `serialkit generate` uses: claims, inferred reading, sections, completeness.")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the JSON check report to this file.")
+@click.option("--from", "in_format", default=None, metavar="FORMAT",
+              help="Force the reader (musicxml, mei, midi, json) instead of sniffing the content.")
+@recursive_option()
+@jobs_option(help="Check N scores at once (processes).")
+@output_option("DIR: write each score's JSON check report there (NAME.json).", directory=True)
+@report_option("Also write the JSON check report to FILE ('-': standard output); for several "
+               "scores, every report and the summary.")
 @click.option("--show", type=click.IntRange(min=0), default=40, show_default=True, help="Violations listed in the text output.")
-@click.option("--json", "as_json", is_flag=True, help="Print the check report as JSON.")
-@click.option("--suggest/--no-suggest", "suggest", default=True, show_default=True, help="Propose the note most likely meant for each unexplained note and ROW/ORDER finding.")
+@json_option("Print the check report as JSON (several scores: one JSON line each, then a summary line).")
+@click.option("--suggest/--no-suggest", "suggest", default=True, show_default=True,
+              help="Propose the note most likely meant for each unexplained note and ROW/ORDER finding.")
 def check(
-    piece_path: Path,
+    inputs: tuple[str, ...],
     row_spec: str | None,
     identify: bool,
     convention: str | None,
@@ -83,95 +89,91 @@ def check(
     max_crossing: Fraction,
     rules_spec: str | None,
     task_spec: str | None,
+    in_format: str | None,
+    recursive: bool,
+    jobs: int,
+    output: Path | None,
     report_path: Path | None,
     show: int,
     as_json: bool,
     suggest: bool,
 ) -> None:
-    """Check PIECE (a .json piece, MusicXML, .mxl or MEI) against the rules of twelve-tone writing.
+    """Check SCORE (a .json piece, MusicXML, .mxl, MEI, MIDI; '-' for standard input) against the
+    rules of twelve-tone writing. Several scores or folders (--recursive for sub-folders) are
+    checked one by one, in --jobs processes, with one line each and a summary.
 
     Runs ROW, ORDER, COLL, PC, RANGE, CROSS and SCHED, labels every note with its row form and
     order position when a row is known, and prints the strict and relaxed verdicts.
-    Exit 0 pass, 1 violations, 2 bad input.
+    Exit 0 pass, 1 violations, 2 bad input (for several scores: 2 if any was unreadable, else 1
+    if any failed, else 0).
 
     \b
     Example:
       serialkit check fixtures/pieces/demo-piece.json
       serialkit check score.musicxml --row webern-op21 --relaxed --json
+      serialkit check ../shared/corpus/ --json --jobs 2
+      cat score.mei | serialkit check - --json
     """
-    from serialkit.check import check_piece
-    from serialkit.check.profiles import profile_for
+    from serialkit.batch import UNREADABLE, check_job, is_batch, output_paths
     from serialkit.core.predicates import Rules
-    from serialkit.io.atomic import atomic_write
+    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
 
     if max_crossing > 1:
         raise click.BadParameter("must be at most 1", param_hint="--max-crossing")
-    piece = read_piece(piece_path)
-    rules = Rules(tolerance, repeats, oscillation, max_crossing)
-    task = None
-    if task_spec is not None:
-        from serialkit.harness import load_task
-        from serialkit.harness.gate import rules_for
+    if as_json and report_path is not None and str(report_path) == "-":
+        raise click.UsageError("--json and --report - both print to standard output; give one")
+    if row_spec:
+        Row.parse(row_spec)  # a bad row is one error, not one per score
+    if rules_spec is not None and rules_spec != "generation":
+        from serialkit.check.profiles import profile_for
 
-        task = load_task(task_spec)
-        rules = rules_for(task)
-        piece = task.frame(piece.events)
-    task_bound = task is not None or piece.blueprint is not None
-    if task_bound and rules_spec not in (None, "generation"):
-        raise click.UsageError(f"--rules {rules_spec}: a task-bound candidate is judged by the generation "
-                               "rules of the gate (drop --rules, or check the score without its task)")
-    profile = profile_for(rules_spec, rules, task_bound=task_bound)
-    row = Row.parse(row_spec) if row_spec else None
-    report = check_piece(piece, row=row, convention=convention, identify=identify, source=str(piece_path),
-                         profile=profile, suggest=suggest)
-    data = report.to_dict()
-    passed = report.passed(mode)
-    if task_bound and (row is not None or piece.row is not None):
-        passed = _gate(piece, row, convention, profile.rules, data, mode, task)
-    data["mode"] = mode
+        profile_for(rules_spec)  # an unknown profile or code is one error, not one per score
     if report_path is not None:
-        import json
-
-        atomic_write(report_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        ensure_writable_file(report_path)
+    if output is not None:
+        ensure_output_dir(output)
+    sources = gather(inputs, recursive)
+    outputs = output_paths(sources, output, lambda _s: ".json") if output is not None else [None] * len(sources)
+    options = {"row": row_spec, "convention": convention, "rules": Rules(tolerance, repeats, oscillation, max_crossing),
+               "identify": identify, "mode": mode, "format": in_format, "rules_spec": rules_spec,
+               "task": task_spec, "suggest": suggest}
+    if is_batch(inputs):
+        code = run_and_report(check_job, sources, outputs, options, jobs=jobs, as_json=as_json,
+                              report_path=report_path, line=_line)
+        raise SystemExit(code)
+    outcome = next(run_batch(check_job, sources, outputs, options))
+    if outcome.status == UNREADABLE:
+        raise SerialkitError(str(outcome.error))
+    data = outcome.record
+    data.pop("output", None)
+    if report_path is not None:
+        write_report(report_path, data)
     if as_json:
         echo_json(data)
-    else:
-        _print_text(piece, data, mode, show)
-    raise SystemExit(EXIT_OK if passed else EXIT_FAIL)
+    elif report_path is None or str(report_path) != "-":
+        _print_text(outcome.title, data, mode, show, outcome.voice_names)
+    raise SystemExit(EXIT_OK if outcome.status == "passed" else EXIT_FAIL)
 
 
-def _gate(piece: Piece, row: Row | None, convention: str | None, rules: Any, data: dict[str, Any],
-          mode: str, task: Any = None) -> bool:
-    """Judge a task-bound candidate with the one gate and put its verdict into the report."""
-    from serialkit.check.gate import gate_candidate
-
-    framed = piece.copy(row=row or piece.row, convention=convention or piece.convention)
-    limits = None
-    if task is not None:
-        from serialkit.harness.gate import limits_for
-
-        limits = limits_for(task)
-    verdict = gate_candidate(framed, rules, limits=limits)
-    checked = list(dict.fromkeys([*data["checked"], *verdict.counts()]))
-    data.update(
-        strict=verdict.strict, relaxed=verdict.relaxed, counts={c: verdict.counts().get(c, 0) for c in checked},
-        violations=[{k: v.get(k) for k in ("code", "event_ids", "message", "location", "tags")}
-                    for v in verdict.violations],
-        labels=dict(verdict.labels), gate=verdict.to_dict(),
-    )
-    data["checked"] = checked
-    data["notes"] = [*data["notes"], *verdict.notes]
-    return verdict.passed(mode)
+def _line(outcome: Any) -> str:
+    """One score's line in a batch: verdict, violation counts, coverage."""
+    data = outcome.record
+    mode = data.get("mode", "strict")
+    counts = ", ".join(f"{code} {n}" for code, n in data["counts"].items() if n)
+    word = _verdict_word(outcome.status == "passed")
+    cov = f"; coverage {data['coverage']:.1%}" if data.get("coverage") is not None else ""
+    return f"{outcome.source}: {word} ({mode}) {len(data['violations'])} violations" + (
+        f" ({counts})" if counts else "") + cov
 
 
 def _verdict_word(ok: bool) -> str:
     return click.style("pass", fg="green", bold=True) if ok else click.style("FAIL", fg="red", bold=True)
 
 
-def _print_text(piece: Piece, data: dict[str, Any], mode: str, show: int) -> None:
-    title = f" — {piece.title}" if piece.title else ""
-    names = {v.id: v.name for v in piece.voices if v.name}
-    voices = ", ".join(names.get(v, v) for v in data["voices"])  # as the score names them
+def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: int,
+                names: dict[str, str] | None = None) -> None:
+    title = f" — {title_text}" if title_text else ""
+    voices = ", ".join((names or {}).get(v, v) for v in data["voices"])  # as the score names them
     click.echo(f"{data['source']}{title}")
     click.echo(f"  {data['events']} events, {len(data['voices'])} voices ({voices})")
     if data["row"] is not None:

@@ -1,50 +1,112 @@
-"""CLI: ``serialkit convert IN OUT`` between MusicXML, .mxl, MEI, MIDI and JSON pieces."""
+"""CLI: ``serialkit convert IN... -o OUT`` between MusicXML, .mxl, MEI, MIDI and JSON pieces."""
 
 from __future__ import annotations
 
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import click
 
-from serialkit.cli._common import echo_json
+from serialkit.batch import UNREADABLE, Outcome, convert_job, is_batch, output_paths, run_batch
+from serialkit.cli._batch import gather, run_and_report
+from serialkit.cli._common import (
+    echo_json,
+    jobs_option,
+    json_option,
+    output_option,
+    recursive_option,
+    report_option,
+    write_report,
+)
+from serialkit.core.errors import ScoreWriteError, SerialkitError
+
+
+def _writer_suffix(name: str) -> str:
+    from serialkit.plugins import registry
+
+    extensions = registry("writers").get(name).meta.get("extensions", ())
+    if not extensions:
+        raise ScoreWriteError(f"writer {name!r} names no file extension; give -o FILE")
+    return str(extensions[0])
 
 
 @click.command("convert")
-@click.argument("source", type=click.Path(dir_okay=False, path_type=Path), metavar="IN")
-@click.argument("out", type=click.Path(dir_okay=False, path_type=Path), metavar="OUT")
+@click.argument("inputs", nargs=-1, required=True, metavar="IN...",
+                type=click.Path(path_type=str, allow_dash=True))
+@output_option("OUT file (its extension picks the format: .musicxml .xml .mxl .mei .mid .midi .json; "
+               "'-': standard output, give --to); for several inputs or a folder, a DIR (give --to).",
+               required=True, file_or_dir=True, stdout=True)
 @click.option(
     "--from", "in_format", default=None, metavar="FORMAT",
     help="Force the input reader (musicxml, mei, midi, json) instead of sniffing the content.",
 )
 @click.option(
     "--to", "out_format", default=None, metavar="FORMAT",
-    help="Force the output writer (musicxml, mei, midi, json) instead of the OUT extension.",
+    help="Output format (musicxml, mei, midi, json) when -o does not name it (-o DIR, -o -).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
-def convert(source: Path, out: Path, in_format: str | None, out_format: str | None, as_json: bool) -> None:
-    """Convert a score: IN is MusicXML (.musicxml/.xml/.mxl), MEI, MIDI or a JSON piece; OUT's
-    extension picks the format (.musicxml .xml .mxl .mei .mid .midi .json)."""
-    from serialkit.io import read_score, write_score
+@recursive_option()
+@jobs_option(help="Convert N scores at once (processes).")
+@report_option("Also write the JSON summary to FILE ('-': standard output).")
+@json_option("Print a JSON summary (several scores: one JSON line each, then a summary line).")
+def convert(inputs: tuple[str, ...], output: Path, in_format: str | None, out_format: str | None,
+            recursive: bool, jobs: int, report_path: Path | None, as_json: bool) -> None:
+    """Convert scores: IN is MusicXML (.musicxml/.xml/.mxl), MEI, MIDI, a JSON piece, or '-' for
+    standard input; several inputs or folders (--recursive) go into -o DIR, one file each.
 
-    piece = read_score(source, format=in_format)
-    write_score(piece, out, format=out_format)
-    summary: dict[str, Any] = {
-        "in": str(source),
-        "out": str(out),
-        "format": piece.metadata.get("format"),
-        "events": len(piece.events),
-        "noteheads": sum(max(1, len(e.tied_ids)) for e in piece.events),
-        "voices": len(piece.voices),
-        "bars": len(piece.bar_list()),
-    }
+    \b
+    Examples:
+      serialkit convert score.mei -o score.musicxml
+      serialkit convert scores/ --recursive --to musicxml -o converted/ --jobs 2
+      cat score.mei | serialkit convert - --to musicxml -o - > score.musicxml
+    """
+    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
+
+    to_stdout = str(output) == "-"
+    options: dict[str, Any] = {"from": in_format, "to": out_format}
+    if report_path is not None:
+        ensure_writable_file(report_path)
+    if (to_stdout or is_batch(inputs)) and out_format is None:
+        raise click.UsageError("give --to FORMAT with -o - or with several inputs (-o DIR)")
+    if to_stdout and (as_json or (report_path is not None and str(report_path) == "-")):
+        raise click.UsageError("-o - and --json (or --report -) would both use standard output")
+    if is_batch(inputs):
+        if to_stdout:
+            raise click.UsageError("several inputs need -o DIR, not -o -")
+        assert out_format is not None
+        suffix = _writer_suffix(out_format)
+        ensure_output_dir(output)
+        sources = gather(inputs, recursive)
+        outputs = output_paths(sources, output, lambda _s: suffix)
+        code = run_and_report(convert_job, sources, list(outputs), options, jobs=jobs, as_json=as_json,
+                              report_path=report_path, line=_line)
+        raise SystemExit(code)
+    if not to_stdout:
+        ensure_writable_file(output)
+    sources = gather(inputs, recursive)
+    with tempfile.TemporaryDirectory(prefix="serialkit-convert-") as tmp:
+        target = Path(tmp) / f"out{_writer_suffix(out_format)}" if to_stdout and out_format else output
+        outcome = next(run_batch(convert_job, sources, [target], options))
+        if outcome.status == UNREADABLE:
+            raise SerialkitError(str(outcome.error))
+        if to_stdout:
+            sys.stdout.buffer.write(target.read_bytes())
+            sys.stdout.buffer.flush()
+            outcome.record["output"] = "-"
+    data = outcome.to_dict()
+    if report_path is not None:
+        write_report(report_path, data)
     if as_json:
-        echo_json(summary)
-    else:
-        click.echo(
-            f"wrote {out}: {summary['events']} events ({summary['noteheads']} noteheads), "
-            f"{summary['voices']} voices, {summary['bars']} bars"
-        )
+        echo_json(data)
+    elif not to_stdout:
+        click.echo(_line(outcome))
+
+
+def _line(outcome: Outcome) -> str:
+    rec = outcome.record
+    return (f"wrote {rec['output']}: {rec['events']} events ({rec['noteheads']} noteheads), "
+            f"{rec['voices']} voices, {rec['bars']} bars")
 
 
 def register(cli: Any) -> None:

@@ -11,14 +11,26 @@ from typing import Any
 
 import click
 
-from serialkit.cli._common import EXIT_BAD_INPUT, EXIT_OK, echo_json, is_tty, parse_options
+from serialkit.cli._common import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    echo_json,
+    force_option,
+    is_tty,
+    jobs_option,
+    json_option,
+    output_option,
+)
+
+ALL_VARIANTS = ("raw", "harness", "self-refine", "soft-rules")
 
 
-def _variants(value: str) -> tuple[str, ...]:
-    items = tuple(v.strip() for v in value.split(",") if v.strip())
-    if not items:
-        raise click.BadParameter("give at least one variant")
-    return items
+def _variants(values: tuple[str, ...]) -> tuple[str, ...]:
+    """``--variant`` values (repeatable, each may be a comma-separated list); default: all four."""
+    items = tuple(v.strip() for value in values for v in value.split(",") if v.strip())
+    if values and not items:
+        raise click.BadParameter("give at least one variant", param_hint="--variant")
+    return items or ALL_VARIANTS
 
 
 def _rate(value: str | None) -> float | None:
@@ -42,24 +54,29 @@ def eval_group() -> None:
 
 @eval_group.command("run")
 @click.argument("bank", default="builtin")
-@click.option("--variants", default="raw,harness,self-refine,soft-rules", show_default=True,
-              help="Comma-separated conditions (also harness-paper: the harness on the paper's ladder).")
-@click.option("--runs", type=int, default=3, show_default=True, help="Runs per task and variant.")
-@click.option("--proposer", default="stochastic", show_default=True)
+@click.option("--variant", "variant", multiple=True, metavar="NAME[,NAME...]",
+              help="Condition(s) to run, repeatable or comma-separated (default: raw, harness, "
+                   "self-refine, soft-rules; also harness-paper: the harness on the paper's ladder).")
+@click.option("--variants", "variants_alias", multiple=True, hidden=True)
+@click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True, help="Runs per task and variant.")
+@click.option("--proposer", default="stochastic", show_default=True,
+              help="stochastic (offline), openai, replay or a plugin's.")
 @click.option("--model", "model_names", multiple=True,
               help="Model name (remote proposers); repeat for several models in one experiment.")
 @click.option("--models", "models_file", type=click.Path(dir_okay=False), default=None,
               help="Models TOML: [[model]] entries with name, base_url, rpm, tpm, concurrency, prices.")
-@click.option("--base-url", default=None, help="OpenAI-compatible endpoint.")
-@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
-              help="Extra proposer option (JSON value or string); repeatable.")
+@click.option("--base-url", default=None, metavar="URL",
+              help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1.")
+@click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="Proposer option, repeatable; VALUE is JSON or a string, a dotted KEY sets one "
+                   "entry (temperature=0.2, timeout=30, profile=paper-raw, rates.wrong_pc=0.01).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--tasks", "task_patterns", default=None, metavar="GLOB,...",
               help="Only tasks whose name or family matches (e.g. 'canon,mono-line-0[12]').")
-@click.option("-o", "--output", "--out", "out", required=True, type=click.Path(file_okay=False),
-              help="RUN_DIR.")
-@click.option("--jobs", "-j", type=int, default=1, show_default=True,
-              help="Runs in parallel (local proposers: processes).")
+@output_option("RUN_DIR: runs.jsonl, manifest.json and one folder per run (refused if it has files in "
+               "it, unless --resume or --force).", required=True, directory=True)
+@force_option("Start over in RUN_DIR: its earlier runs are removed.")
+@jobs_option(help="Runs in parallel (local proposers: processes).")
 @click.option("--concurrency", type=int, default=None,
               help="Requests in flight per remote model, across runs (default: --jobs).")
 @click.option("--rpm", type=int, default=None, help="Requests per minute per remote model.")
@@ -72,17 +89,23 @@ def eval_group() -> None:
               show_default=True, help="Processes for local proposers, threads for remote (auto).")
 @click.option("--resume", is_flag=True, help="Continue RUN_DIR, skipping finished runs.")
 @click.option("--rate-limit", default=None, metavar="R/s", help="At most R run starts per second.")
-@click.option("--json", "as_json", is_flag=True,
-              help="One JSON line per finished run, then the summary as one JSON line.")
-def run_cmd(bank: str, variants: str, runs: int, proposer: str, model_names: tuple[str, ...],
-            models_file: str | None, base_url: str | None, options: tuple[str, ...], seed: int,
-            task_patterns: str | None, out: str, jobs: int, concurrency: int | None, rpm: int | None,
-            tpm: int | None, max_cost: float | None, max_tokens: int | None, executor: str, resume: bool,
-            rate_limit: str | None, as_json: bool) -> None:
+@json_option("One JSON line per finished run, then the summary as one JSON line.")
+def run_cmd(bank: str, variant: tuple[str, ...], variants_alias: tuple[str, ...], runs: int, proposer: str,
+            model_names: tuple[str, ...], models_file: str | None, base_url: str | None,
+            options: tuple[str, ...], seed: int, task_patterns: str | None, output: Path, force: bool,
+            jobs: int, concurrency: int | None, rpm: int | None, tpm: int | None, max_cost: float | None,
+            max_tokens: int | None, executor: str, resume: bool, rate_limit: str | None,
+            as_json: bool) -> None:
     """Run BANK ("builtin" or a directory of task files) under each variant, RUNS times, per model."""
     from serialkit.eval.models import ModelSpec, load_models
-    from serialkit.eval.runner import EvalConfig, run_eval
+    from serialkit.eval.runner import TASKS_DIR, EvalConfig, run_eval
+    from serialkit.eval.store import ERRORS, MANIFEST, RECORDS, RUNS_DIR
+    from serialkit.harness.proposers.options import parse_options
+    from serialkit.io.outputs import clear_outputs, run_dir
 
+    if resume and force:
+        raise click.UsageError("give either --resume or --force, not both")
+    out = str(output)
     proposer_options = parse_options(options)
     patterns = tuple(p.strip() for p in (task_patterns or "").split(",") if p.strip())
     models: tuple[ModelSpec, ...] = ()
@@ -92,7 +115,7 @@ def run_cmd(bank: str, variants: str, runs: int, proposer: str, model_names: tup
         models = load_models(models_file, proposer if proposer != "stochastic" else "openai")
     elif len(model_names) > 1:
         models = tuple(ModelSpec(name, proposer, base_url) for name in model_names)
-    config = EvalConfig(bank=bank, tasks=patterns, variants=_variants(variants), runs=runs, proposer=proposer,
+    config = EvalConfig(bank=bank, tasks=patterns, variants=_variants(variant + variants_alias), runs=runs, proposer=proposer,
                         model=model_names[0] if len(model_names) == 1 else None, base_url=base_url,
                         proposer_options=proposer_options, seed=seed, jobs=jobs, rate_limit=_rate(rate_limit),
                         executor=executor, models=models, concurrency=concurrency, rpm=rpm, tpm=tpm,
@@ -100,8 +123,12 @@ def run_cmd(bank: str, variants: str, runs: int, proposer: str, model_names: tup
     show = _StatusLine() if is_tty() and not as_json else None
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        summary = run_eval(config, out, resume=resume, on_run=_json_line if as_json else None,
-                           on_status=show.update if show else None)
+        with run_dir(output, force=force, resume=resume,
+                     hint="use --resume to continue it, or --force to start over"):
+            if force:
+                clear_outputs(output, (RECORDS, ERRORS, MANIFEST, RUNS_DIR, TASKS_DIR))
+            summary = run_eval(config, out, resume=resume, on_run=_json_line if as_json else None,
+                               on_status=show.update if show else None)
     finally:
         signal.signal(signal.SIGTERM, previous)
         if show:
@@ -197,16 +224,18 @@ def status_cmd(run_dir: str, as_json: bool) -> None:
 
 @eval_group.command("report")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False),
-              help="report.html (self-contained) or report.md (plots beside it).")
+@output_option("report.html (self-contained) or report.md (plots beside it).", required=True)
 @click.option("--reference", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Reference score (MusicXML, MEI or JSON piece) for corpus distance; repeatable.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-@click.option("--json", "as_json", is_flag=True, help="Also print the summary as JSON.")
-def report_cmd(run_dir: str, out: str, reference: tuple[str, ...], seed: int, as_json: bool) -> None:
+@json_option("Also print the summary as JSON.")
+def report_cmd(run_dir: str, output: Path, reference: tuple[str, ...], seed: int, as_json: bool) -> None:
     """Tables and plots of RUN_DIR: delivery, predicate pass rates, collisions, degeneracy, cost."""
     from serialkit.eval.report import write_report
+    from serialkit.io.outputs import ensure_writable_file
 
+    out = str(output)
+    ensure_writable_file(output)
     summary = write_report(run_dir, out, reference=reference, seed=seed)
     if as_json:
         echo_json(summary)
@@ -216,7 +245,7 @@ def report_cmd(run_dir: str, out: str, reference: tuple[str, ...], seed: int, as
 
 @eval_group.command("bank")
 @click.argument("bank", default="builtin")
-@click.option("--json", "as_json", is_flag=True)
+@json_option("Print the task list as JSON.")
 def bank_cmd(bank: str, as_json: bool) -> None:
     """List the tasks of BANK by family (validated through the harness)."""
     from serialkit.eval.bank import load_bank

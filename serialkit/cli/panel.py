@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from serialkit.cli._common import echo_json, is_tty
+from serialkit.cli._common import echo_json, is_tty, json_option, output_option
 
 
 @click.group("panel")
@@ -14,7 +16,7 @@ def panel_group() -> None:
 
 @panel_group.command("build")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("-o", "--out", "out", required=True, type=click.Path(), help="PACKET directory (new).")
+@output_option("PACKET directory (new, or empty).", required=True, directory=True)
 @click.option("--key", "key", type=click.Path(dir_okay=False), default=None,
               help="Where the key goes (outside the packet); default PACKET.key.json beside it.")
 @click.option("--raters", type=int, default=5, show_default=True, help="Forms, one order per rater.")
@@ -23,8 +25,8 @@ def panel_group() -> None:
               help="Condition pairs (default: harness against each other variant).")
 @click.option("--max-items", type=int, default=24, show_default=True)
 @click.option("--no-audio", is_flag=True, help="Skip MIDI and WAV.")
-@click.option("--json", "as_json", is_flag=True)
-def build_cmd(run_dir: str, out: str, key: str | None, raters: int, seed: int, pairs: str | None,
+@json_option("Print the summary as JSON.")
+def build_cmd(run_dir: str, output: Path, key: str | None, raters: int, seed: int, pairs: str | None,
               max_items: int, no_audio: bool, as_json: bool) -> None:
     """Pair candidates of the same task across conditions, anonymise and render them blind."""
     from serialkit.panel.build import build_packet, parse_pairs
@@ -32,6 +34,14 @@ def build_cmd(run_dir: str, out: str, key: str | None, raters: int, seed: int, p
     def show(done: int, total: int) -> None:
         click.echo(f"\rrendering candidates {done}/{total}", err=True, nl=done == total)
 
+    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
+
+    out = str(output)
+    if output.is_dir():
+        ensure_output_dir(output)
+    else:
+        ensure_writable_file(output)
+    ensure_writable_file(Path(key) if key else output.parent / f"{output.name}.key.json")
     summary = build_packet(run_dir, out, key_path=key, raters=raters, seed=seed,
                            pairs=parse_pairs(pairs) if pairs else None, max_items=max_items,
                            audio=not no_audio, progress=show if is_tty() else None)
@@ -47,7 +57,7 @@ def build_cmd(run_dir: str, out: str, key: str | None, raters: int, seed: int, p
 @click.argument("ratings", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--key", "key", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option("Print the analysis as JSON.")
 def analyze_cmd(ratings: tuple[str, ...], key: str, seed: int, as_json: bool) -> None:
     """Preferences per criterion with bootstrap intervals, and Fleiss' kappa, from RATINGS CSVs."""
     from serialkit.panel.analyze import analyze, format_text, load_key, read_ratings

@@ -2,27 +2,44 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 
-from serialkit.cli._common import echo_json
+from serialkit.cli._common import echo_json, json_option, output_option, report_option, write_report
+from serialkit.core.errors import ScoreWriteError
+
+
+@contextlib.contextmanager
+def input_path(score: Path) -> Iterator[Path]:
+    """SCORE itself, or standard input (``-``) spooled to a file named for its sniffed format."""
+    if str(score) != "-":
+        yield score
+        return
+    from serialkit.io.stdin import read_stdin_bytes, spooled
+
+    with spooled(read_stdin_bytes()) as path:
+        yield path
 
 
 @click.command("render")
-@click.argument("score", type=click.Path(path_type=Path))
-@click.option(
-    "-o", "--output", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
-    help="Output file; .svg, .png, .pdf or .html picks the format (pages 2+ of SVG/PNG are "
-    "written as NAME-1.svg, NAME-2.svg, ...).",
+@click.argument("score", type=click.Path(path_type=Path, allow_dash=True))
+@output_option(
+    "Output file; .svg, .png, .pdf or .html picks the format (pages 2+ of SVG/PNG are written as "
+    "NAME-1.svg, NAME-2.svg, ...); '-' writes one file to standard output (give --to).",
+    required=True, stdout=True,
 )
 @click.option(
-    "--report", type=click.Path(dir_okay=False, path_type=Path),
-    help="Check report JSON (`serialkit check --json`): labels, violations, unexplained notes.",
+    "--check-report", "check_report", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+    help="A check report (`serialkit check --report FILE`): labels, violations, unexplained notes.",
 )
 @click.option(
-    "--certificate", type=click.Path(dir_okay=False, path_type=Path),
+    "--certificate", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
     help="Trace certificate JSON (`serialkit generate`): labels and repair rungs per note.",
 )
 @click.option("--row", help="Label the score by running the checker with this row (no report).")
@@ -31,8 +48,8 @@ from serialkit.cli._common import echo_json
     show_default=True, help="Labelling convention used with --row.",
 )
 @click.option(
-    "--format", "fmt", type=click.Choice(["svg", "png", "pdf", "html"]),
-    help="Output format when the file name does not say it.",
+    "--to", "fmt", type=click.Choice(["svg", "png", "pdf", "html"]),
+    help="Output format when -o does not name it (-o -).",
 )
 @click.option("--rules", "rules_spec", metavar="PROFILE",
               help="Rule profile when the checker runs (--row, or a JSON piece): analysis (default for "
@@ -40,11 +57,12 @@ from serialkit.cli._common import echo_json
 @click.option("--blind", is_flag=True, help="No colours, labels, titles or revealing metadata.")
 @click.option("--scale", type=int, default=40, show_default=True, help="Verovio scale (percent).")
 @click.option("--page-width", type=int, default=2100, show_default=True, help="Page width (MEI units x10).")
-@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+@report_option("Also write what was written (files, pages, labels, findings) as JSON to FILE.")
+@json_option("Print what was written as JSON.")
 def render_command(
     score: Path,
-    out: Path,
-    report: Path | None,
+    output: Path,
+    check_report: Path | None,
     certificate: Path | None,
     row: str | None,
     convention: str,
@@ -53,9 +71,11 @@ def render_command(
     blind: bool,
     scale: int,
     page_width: int,
+    report_path: Path | None,
     as_json: bool,
 ) -> None:
-    """Engrave SCORE (MusicXML, .mxl or MEI) with labels, violations and repairs marked.
+    """Engrave SCORE (MusicXML, .mxl, MEI, a JSON piece, or '-' for standard input) with labels,
+    violations and repairs marked.
 
     SCORE may also be a `serialkit generate` run directory: its score.musicxml (or, when the run
     was not released, its candidate.json) is engraved with its certificate and the failures of
@@ -63,24 +83,50 @@ def render_command(
 
     \b
     Examples:
-      serialkit render score.musicxml --report check.json -o review.html
+      serialkit render score.musicxml --check-report check.json -o review.html
       serialkit render out/run -o run.pdf
       serialkit render candidate.musicxml --blind -o panel.png
+      cat score.mei | serialkit render - --to svg -o - > score.svg
     """
+    from serialkit.io.outputs import ensure_writable_file
     from serialkit.render import render
+    from serialkit.render.output import output_format
 
-    if blind and (report or certificate or row):
-        click.echo("note: --blind ignores --report, --certificate and --row", err=True)
-    result = render(
-        score, out, report=report, certificate=certificate, blind=blind, scale=scale,
-        page_width=page_width, row=row, convention=convention, fmt=fmt, rules=rules_spec,
-    )
+    to_stdout = str(output) == "-"
+    if to_stdout and fmt is None:
+        raise click.UsageError("-o - (standard output) needs --to svg|png|pdf|html")
+    if blind and (check_report or certificate or row):
+        click.echo("note: --blind ignores --check-report, --certificate and --row", err=True)
+    if not to_stdout:
+        output_format(output, fmt)  # an unknown format is refused before any work
+        ensure_writable_file(output)
+    if report_path is not None:
+        ensure_writable_file(report_path)
+    with input_path(score) as source, tempfile.TemporaryDirectory(prefix="serialkit-render-") as tmp:
+        target = Path(tmp) / f"out.{fmt}" if to_stdout else output
+        result = render(
+            source, target, report=check_report, certificate=certificate, blind=blind, scale=scale,
+            page_width=page_width, row=row, convention=convention, fmt=fmt, rules=rules_spec,
+        )
+        if to_stdout:
+            if len(result.files) != 1:
+                raise ScoreWriteError(f"-: the score has {result.pages} pages and {fmt} writes one file "
+                                      "per page; use --to pdf or html, or -o FILE")
+            sys.stdout.buffer.write(result.files[0].read_bytes())
+            sys.stdout.buffer.flush()
     if result.missing:
         shown = ", ".join(result.missing[:5]) + (" ..." if len(result.missing) > 5 else "")
         click.echo(f"warning: {len(result.missing)} noted ids are not in the score: {shown}",
                    err=True)
+    data = result.to_dict()
+    if to_stdout:
+        data["files"] = ["-"]
+    if report_path is not None:
+        write_report(report_path, data)
+    if to_stdout:
+        return
     if as_json:
-        echo_json(result.to_dict())
+        echo_json(data)
         return
     files = ", ".join(str(f) for f in result.files)
     what = "blind" if blind else f"{result.labels} labels, {len(result.findings)} findings"

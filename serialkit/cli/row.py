@@ -8,7 +8,16 @@ import click
 
 from serialkit.cli._common import EXIT_FAIL, echo_json
 from serialkit.core import catalog
-from serialkit.core.rows import FORM_TYPES, Convention, Row, pc_name
+from serialkit.core.row_data import (
+    catalog_entry,
+    combinatoriality_data,
+    forms_data,
+    invariants_data,
+    matrix_data,
+    pc_names,
+    show_data,
+)
+from serialkit.core.rows import FORM_TYPES, Convention, Row
 
 _ROW_HELP = (
     "ROW is 12 pitch classes as numbers (0-11, T/E for 10/11) or note names (C# Db F♯ B♭ Cx "
@@ -33,107 +42,12 @@ def _row(spec: tuple[str, ...]) -> Row:
     return Row.parse(" ".join(spec))
 
 
-def _entry(row: Row) -> catalog.CatalogEntry | None:
-    return catalog.get(row.name) if row.name else None
-
-
-def _names(pcs: tuple[int, ...] | list[int], flats: bool) -> list[str]:
-    return [pc_name(p, flats) for p in pcs]
-
-
 def _line(pcs: tuple[int, ...] | list[int], flats: bool) -> str:
-    return " ".join(f"{name:<2}" for name in _names(pcs, flats))
-
-
-def forms_data(row: Row, convention: Convention, flats: bool = False) -> list[dict[str, Any]]:
-    """The 48 forms as JSON records: label, pcs, names, canonical label and aliases."""
-    records = []
-    for form, pcs in row.forms(convention).items():
-        labels = row.label_of(pcs, convention)
-        records.append(
-            {
-                "label": form.label,
-                "pcs": list(pcs),
-                "names": _names(pcs, flats),
-                "canonical": labels[0].label,
-                "aliases": [label.label for label in labels if label != form],
-            }
-        )
-    return records
-
-
-def matrix_data(row: Row, convention: Convention, flats: bool = False) -> dict[str, Any]:
-    """The matrix as JSON: grid of pcs and names, with P/R labels per row and I/RI per column."""
-    grid = row.matrix()
-    p, r, i, ri = row.matrix_labels(convention)
-    return {
-        "pcs": grid,
-        "names": [_names(line, flats) for line in grid],
-        "rows_p": [f.label for f in p],
-        "rows_r": [f.label for f in r],
-        "columns_i": [f.label for f in i],
-        "columns_ri": [f.label for f in ri],
-    }
-
-
-def combinatoriality_data(row: Row, convention: Convention, flats: bool = False) -> dict[str, Any]:
-    """Hexachordal combinatoriality of P0 as JSON."""
-    first, second = row.hexachords()
-    partners = row.combinatorial_partners("P0", convention)
-    by_type = {t: [f.label for f in partners if f.type == t] for t in FORM_TYPES}
-    kinds = [t for t in FORM_TYPES if by_type[t]]
-    nontrivial = [t for t in ("P", "I", "RI") if by_type[t]]
-    return {
-        "hexachords": [_names(row.pcs[:6], flats), _names(row.pcs[6:], flats)],
-        "hexachord_pcs": [sorted(first), sorted(second)],
-        "partners": by_type,
-        "types": kinds,
-        "all_combinatorial": row.is_all_combinatorial(),
-        "semi_combinatorial": len(nontrivial) == 1,
-    }
-
-
-def invariants_data(
-    row: Row, convention: Convention, size: int, of: str = "P0", flats: bool = False
-) -> list[dict[str, Any]]:
-    """Invariant segments between ``of`` and each distinct form, as JSON records."""
-    source = row.form(of, convention)
-    records = []
-    for label in row.distinct_forms(convention):
-        found = row.invariant_segments(label, size, convention, of)
-        records.append({
-            "label": label.label,
-            "segments": [
-                {"start": i, "start_in_form": j, "pcs": list(source[i : i + size]),
-                 "names": _names(source[i : i + size], flats)}
-                for i, j, _ in found
-            ],
-        })
-    return records
-
-
-def show_data(row: Row, convention: Convention, flats: bool = False) -> dict[str, Any]:
-    """Everything ``row show`` prints, as JSON."""
-    entry = _entry(row)
-    return {
-        "name": row.name,
-        "catalog": entry.to_dict() if entry else None,
-        "pcs": list(row.pcs),
-        "names": _names(row.pcs, flats),
-        "convention": convention,
-        "intervals": list(row.intervals()),
-        "all_interval": row.is_all_interval(),
-        "distinct_forms": len(row.distinct_forms(convention)),
-        "symmetric": row.is_symmetric(),
-        "forms": forms_data(row, convention, flats),
-        "matrix": matrix_data(row, convention, flats),
-        "combinatoriality": combinatoriality_data(row, convention, flats),
-        "identified": [m.to_dict() for m in catalog.identify(row, convention)],
-    }
+    return " ".join(f"{name:<2}" for name in pc_names(pcs, flats))
 
 
 def _echo_header(row: Row, convention: Convention, flats: bool) -> None:
-    entry = _entry(row)
+    entry = catalog_entry(row)
     if entry is not None:
         click.echo(f"{entry.name}: {entry.title}  [{entry.collection}]")
     click.echo(f"row        {_line(row.pcs, flats)}".rstrip())
@@ -283,7 +197,7 @@ def register(cli: click.Group) -> None:
         row = _row(spec)
         matches = catalog.identify(row, convention)
         if as_json:
-            echo_json({"pcs": list(row.pcs), "names": _names(row.pcs, flats),
+            echo_json({"pcs": list(row.pcs), "names": pc_names(row.pcs, flats),
                        "convention": convention, "matches": [m.to_dict() for m in matches]})
         else:
             click.echo(f"{_line(row.pcs, flats).rstrip()}")

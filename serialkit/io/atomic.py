@@ -22,18 +22,23 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     parent = target.parent if str(target.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
+        os.close(fd)
     except OSError as exc:
-        raise ScoreWriteError(f"{target}: cannot create directory {parent}: {exc}") from exc
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
-    os.close(fd)
+        raise ScoreWriteError(f"cannot write {target}: {exc.strerror or exc}") from None
     tmp = Path(tmp_name)
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
     try:
         yield tmp
-        os.replace(tmp, target)
-    except BaseException:
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise ScoreWriteError(f"cannot write {target}: {exc.strerror or exc}") from None
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        if isinstance(exc, OSError) and exc.filename is not None and Path(exc.filename) == tmp:
+            raise ScoreWriteError(f"cannot write {target}: {exc.strerror or exc}") from None
         raise
 
 

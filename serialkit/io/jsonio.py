@@ -50,6 +50,10 @@ def _explain(error: Any) -> str:
     if error.validator == "required":
         return f"{where}: {error.message.replace(' is a required property', '')} is missing (required)"
     if error.validator == "additionalProperties":
+        extra = sorted(set(value) - set(error.schema.get("properties", {}))) if isinstance(value, dict) else []
+        if len(extra) > 3:  # a catalogue or other JSON: name a few keys, not thousands
+            shown = ", ".join(repr(k) for k in extra[:3])
+            return f"{where}: {len(extra)} unexpected properties ({shown}, ...); is this a serialkit piece?"
         return f"{where}: {error.message}"
     leaf = list(error.absolute_path)[-1] if error.absolute_path else ""
     if isinstance(value, float):

@@ -43,7 +43,7 @@ def test_released_run_writes_every_output(tmp_path: Path) -> None:
 
 def test_abstained_run_exits_1_with_a_failure_report(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    code, stdout, _ = _invoke("generate", "duo-berg", "-o", str(out), "--rate", "malformed=1", "--attempts", "2")
+    code, stdout, _ = _invoke("generate", "duo-berg", "-o", str(out), "-O", "rates.malformed=1", "--attempts", "2")
     assert code == 1
     assert stdout.startswith("abstained: duo-berg")
     assert not (out / "score.musicxml").exists()
@@ -54,7 +54,7 @@ def test_abstained_run_exits_1_with_a_failure_report(tmp_path: Path) -> None:
 
 def test_json_record_and_relaxed_mode(tmp_path: Path) -> None:
     code, stdout, _ = _invoke("generate", "trio-schoenberg", "-o", str(tmp_path), "--variant", "raw",
-                              "--relaxed", "--json", "--profile", "paper-raw")
+                              "--relaxed", "--json", "-O", "profile=paper-raw")
     record = json.loads(stdout)
     assert record["variant"] == "raw" and record["mode"] == "relaxed"
     assert code == (0 if record["relaxed"] else 1)
@@ -72,7 +72,7 @@ def test_bad_input_exits_2_without_output(tmp_path: Path) -> None:
     assert code == 2 and "bad.json" in stderr
     assert not out.exists()
     code, _, stderr = _invoke("generate", "duo-berg", "-o", str(out), "--proposer", "replay")
-    assert code == 2 and "--transcript" in stderr
+    assert code == 2 and "transcript=FILE" in stderr
     code, _, stderr = _invoke("generate", "duo-berg", "-o", str(out), "--proposer", "nonesuch")
     assert code == 2 and "nonesuch" in stderr
     assert not out.exists()
@@ -80,14 +80,14 @@ def test_bad_input_exits_2_without_output(tmp_path: Path) -> None:
 
 def test_cli_replay_reproduces_the_run(tmp_path: Path) -> None:
     first, second = tmp_path / "a", tmp_path / "b"
-    code1, _, _ = _invoke("generate", "trio-schoenberg", "-o", str(first), "--seed", "5", "--profile", "paper-raw")
+    code1, _, _ = _invoke("generate", "trio-schoenberg", "-o", str(first), "--seed", "5", "-O", "profile=paper-raw")
     code2, _, _ = _invoke("generate", "trio-schoenberg", "-o", str(second), "--proposer", "replay",
-                          "--transcript", str(first / "transcript.jsonl"))
+                          "-O", f"transcript={first / 'transcript.jsonl'}")
     assert code1 == code2
     for path in sorted(first.iterdir()):
         assert path.read_bytes() == (second / path.name).read_bytes(), path.name
     code, _, stderr = _invoke("generate", "duo-berg", "-o", str(tmp_path / "c"), "--proposer", "replay",
-                              "--transcript", str(first / "transcript.jsonl"))
+                              "-O", f"transcript={first / 'transcript.jsonl'}")
     assert code == 2 and "recorded for task 'trio-schoenberg'" in stderr
 
 

@@ -120,7 +120,7 @@ def test_cli_exit_2_and_no_output(case: str, out_name: str, tmp_path: Path) -> N
     make, pattern = CASES[case]
     path = make(tmp_path)
     out = tmp_path / "out" / out_name
-    result = CliRunner().invoke(cli, ["convert", str(path), str(out)])
+    result = CliRunner().invoke(cli, ["convert", str(path), "-o", str(out)])
     assert result.exit_code == 2, result.output
     assert re.search(pattern, result.stderr), result.stderr
     assert result.stderr.startswith("error: ")
@@ -133,7 +133,7 @@ def test_cli_subprocess_names_file_and_line(tmp_path: Path) -> None:
     path = _truncated(tmp_path)
     out = tmp_path / "x.musicxml"
     proc = subprocess.run(
-        [str(Path(sys.executable).parent / "serialkit"), "convert", str(path), str(out)],
+        [str(Path(sys.executable).parent / "serialkit"), "convert", str(path), "-o", str(out)],
         capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 2

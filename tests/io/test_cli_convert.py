@@ -22,11 +22,11 @@ def _summary(piece) -> list[tuple]:  # noqa: ANN001
 def test_convert_scores(fixtures: Path, tmp_path: Path, src_name: str, out_name: str) -> None:
     src = fixtures / "scores" / src_name
     out = tmp_path / out_name
-    result = CliRunner().invoke(cli, ["convert", str(src), str(out), "--json"])
+    result = CliRunner().invoke(cli, ["convert", str(src), "-o", str(out), "--json"])
     assert result.exit_code == 0, result.output + result.stderr
     data = json.loads(result.stdout)
     piece = read_score(src)
-    assert data["events"] == len(piece.events) and data["out"] == str(out)
+    assert data["events"] == len(piece.events) and data["output"] == str(out)
     assert _summary(read_score(out)) == _summary(piece)
     if out_name != "a.mei":
         assert musicxml_errors(out) == []
@@ -36,21 +36,21 @@ def test_convert_to_midi_and_json(fixtures: Path, tmp_path: Path) -> None:
     src = fixtures / "scores" / "features.mei"
     runner = CliRunner()
     mid = tmp_path / "a.mid"
-    result = runner.invoke(cli, ["convert", str(src), str(mid)])
+    result = runner.invoke(cli, ["convert", str(src), "-o", str(mid)])
     assert result.exit_code == 0, result.stderr
     assert mid.read_bytes()[:4] == b"MThd"
     assert "wrote" in result.stdout and "28 events" in result.stdout
     js = tmp_path / "a.json"
-    result = runner.invoke(cli, ["convert", str(src), str(js)])
+    result = runner.invoke(cli, ["convert", str(src), "-o", str(js)])
     assert result.exit_code == 0, result.stderr
     back = tmp_path / "b.musicxml"
-    assert runner.invoke(cli, ["convert", str(js), str(back)]).exit_code == 0
+    assert runner.invoke(cli, ["convert", str(js), "-o", str(back)]).exit_code == 0
     assert _summary(read_score(back)) == _summary(read_score(src))
 
 
 def test_unknown_output_extension_is_bad_input(fixtures: Path, tmp_path: Path) -> None:
     out = tmp_path / "a.pdf"
-    result = CliRunner().invoke(cli, ["convert", str(fixtures / "scores" / "features.mei"), str(out)])
+    result = CliRunner().invoke(cli, ["convert", str(fixtures / "scores" / "features.mei"), "-o", str(out)])
     assert result.exit_code == 2
     assert "unknown output format '.pdf'" in result.stderr
     assert not out.exists()
@@ -60,10 +60,10 @@ def test_forced_formats(fixtures: Path, tmp_path: Path) -> None:
     src = tmp_path / "score.txt"
     src.write_bytes((fixtures / "scores" / "features.mei").read_bytes())
     out = tmp_path / "out.bin"
-    result = CliRunner().invoke(cli, ["convert", str(src), str(out), "--from", "mei", "--to", "musicxml"])
+    result = CliRunner().invoke(cli, ["convert", str(src), "-o", str(out), "--from", "mei", "--to", "musicxml"])
     assert result.exit_code == 0, result.stderr
     assert musicxml_errors(out) == []
-    bad = CliRunner().invoke(cli, ["convert", str(src), str(out), "--from", "nosuchformat"])
+    bad = CliRunner().invoke(cli, ["convert", str(src), "-o", str(out), "--from", "nosuchformat"])
     assert bad.exit_code == 2 and "unknown reader 'nosuchformat'" in bad.stderr
 
 

@@ -61,7 +61,7 @@ def test_generate_uses_the_example_proposer(installed: metadata.Distribution, tm
     assert "generate" in cli.commands
     out = tmp_path / "run"
     result = CliRunner().invoke(
-        cli, ["generate", "duo-berg", "--proposer", "example", "--out", str(out)]
+        cli, ["generate", "duo-berg", "--proposer", "example", "-o", str(out)]
     )
     assert result.exit_code in (0, 1), result.output
     certificate = json.loads((out / "certificate.json").read_text())

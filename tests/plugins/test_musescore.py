@@ -37,7 +37,7 @@ def _color_of(label: str) -> str:
 
 def annotate_report(score: Path, row: str, *extra: str) -> dict[str, Any]:
     """The report ``serialkit annotate SCORE --row ROW --json -`` prints (what the plugin reads)."""
-    result = CliRunner().invoke(cli, ["annotate", str(score), "--row", row, "--json", "-", *extra])
+    result = CliRunner().invoke(cli, ["annotate", str(score), "--row", row, "--json", *extra])
     assert result.exit_code in (0, 1), result.stderr
     report: dict[str, Any] = json.loads(result.stdout)
     return report

@@ -14,7 +14,7 @@ from tests.render.conftest import CERTIFICATE, REPORT
 def test_render_command_writes_and_reports(tmp_path: Path, duet: Path) -> None:
     out = tmp_path / "duet.svg"
     res = CliRunner().invoke(
-        cli, ["render", str(duet), "--report", str(REPORT), "--certificate", str(CERTIFICATE),
+        cli, ["render", str(duet), "--check-report", str(REPORT), "--certificate", str(CERTIFICATE),
               "-o", str(out), "--json"],
     )
     assert res.exit_code == 0, res.output
@@ -38,7 +38,7 @@ def test_render_command_bad_input_exits_2_without_output(tmp_path: Path, duet: P
     assert "missing.xml" in res.output
     bad = tmp_path / "r.json"
     bad.write_text("[1, 2")
-    res = CliRunner().invoke(cli, ["render", str(duet), "--report", str(bad), "-o", str(out)])
+    res = CliRunner().invoke(cli, ["render", str(duet), "--check-report", str(bad), "-o", str(out)])
     assert res.exit_code == 2 and "r.json" in res.output
     res = CliRunner().invoke(cli, ["render", str(duet), "-o", str(tmp_path / "x.bmp")])
     assert res.exit_code == 2 and "unknown output format" in res.output
@@ -48,7 +48,7 @@ def test_render_command_bad_input_exits_2_without_output(tmp_path: Path, duet: P
 def test_render_command_blind_html(tmp_path: Path, duet: Path) -> None:
     out = tmp_path / "panel.html"
     res = CliRunner().invoke(
-        cli, ["render", str(duet), "--report", str(REPORT), "--blind", "-o", str(out)]
+        cli, ["render", str(duet), "--check-report", str(REPORT), "--blind", "-o", str(out)]
     )
     assert res.exit_code == 0, res.output
     text = out.read_text()
@@ -61,11 +61,11 @@ def test_report_of_another_score(tmp_path: Path, duet: Path) -> None:
     bad = tmp_path / "other.json"
     bad.write_text(json.dumps(other))
     out = tmp_path / "x.svg"
-    res = CliRunner().invoke(cli, ["render", str(duet), "--report", str(bad), "-o", str(out)])
+    res = CliRunner().invoke(cli, ["render", str(duet), "--check-report", str(bad), "-o", str(out)])
     assert res.exit_code == 2 and "none of the 24 notes" in res.output and not out.exists()
     partial = dict(report, labels={**report["labels"], "ghost": "P0:0"})
     bad.write_text(json.dumps(partial))
-    res = CliRunner().invoke(cli, ["render", str(duet), "--report", str(bad), "-o", str(out),
+    res = CliRunner().invoke(cli, ["render", str(duet), "--check-report", str(bad), "-o", str(out),
                                    "--json"])
     assert res.exit_code == 0
     assert "warning: 1 noted ids are not in the score: ghost" in res.output

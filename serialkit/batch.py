@@ -1,0 +1,297 @@
+"""Many scores at once: inputs from files and folders, one job per score in processes, a summary.
+
+One unreadable score never stops the rest: each job's ``SerialkitError`` (or an operating-system
+error reading it) becomes that score's ``unreadable`` outcome. Results come back in input order.
+The jobs themselves (``check_job``, ``annotate_job``, ``convert_job``) are plain functions of
+plain data, so they run the same in this process or in a worker process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from serialkit.core.errors import SerialkitError
+
+STDIN = "-"
+PASSED, FAILED, UNREADABLE = "passed", "failed", "unreadable"
+EXIT_FOR = {PASSED: 0, FAILED: 1, UNREADABLE: 2}
+
+
+def score_suffixes() -> tuple[str, ...]:
+    """Extensions of every registered reader (what a folder scan picks up)."""
+    from serialkit.plugins import registry
+
+    return tuple(sorted({str(x).lower() for e in registry("readers") for x in e.meta.get("extensions", ())}))
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One input: its name as given (``-`` for standard input), its path, or its bytes,
+    and ``relative``: where its output goes under an output directory."""
+
+    name: str
+    path: Path | None = None
+    data: bytes | None = None
+    relative: Path | None = None
+
+
+def collect(inputs: Sequence[str], *, recursive: bool = False,
+            suffixes: Sequence[str] | None = None) -> list[Source]:
+    """The scores named by ``inputs``: files as given, folders scanned for score files
+    (sub-folders too with ``recursive``), ``-`` as standard input (read by the caller)."""
+    wanted = tuple(suffixes) if suffixes is not None else score_suffixes()
+    found: list[Source] = []
+    for item in inputs:
+        if item == STDIN:
+            found.append(Source(STDIN, relative=Path("stdin")))
+            continue
+        path = Path(item)
+        if path.is_dir():
+            pattern = path.rglob("*") if recursive else path.glob("*")
+            files = sorted(p for p in pattern if p.is_file() and p.suffix.lower() in wanted
+                           and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                           and (p.suffix.lower() != ".json" or _is_piece_json(p)))
+            found.extend(Source(str(p), p, relative=p.relative_to(path)) for p in files)
+        else:
+            found.append(Source(item, path, relative=Path(path.name)))
+    return found
+
+
+def _is_piece_json(path: Path) -> bool:
+    """A folder's JSON file is a score only when it is a serialkit piece (not a catalogue, task...)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return True  # named in the results as unreadable, not silently skipped
+    return b"serialkit-piece" in head
+
+
+def is_batch(inputs: Sequence[str]) -> bool:
+    """Several inputs, or a folder: the commands then report one line per score and a summary."""
+    return len(inputs) != 1 or Path(inputs[0]).is_dir()
+
+
+def output_paths(sources: Sequence[Source], out_dir: Path, suffix: Callable[[Source], str]) -> list[Path]:
+    """One output path per source under ``out_dir``, refusing two sources that would share one."""
+    paths: list[Path] = []
+    seen: dict[Path, str] = {}
+    for src in sources:
+        rel = src.relative or Path(Path(src.name).name)
+        target = out_dir / rel.with_suffix(suffix(src))
+        if target in seen:
+            raise SerialkitError(f"{src.name} and {seen[target]} would both be written to {target}; "
+                                 "give them separately or rename one")
+        if src.path is not None and target.resolve() == src.path.resolve():
+            raise SerialkitError(f"{target}: refusing to overwrite the source score {src.name}")
+        seen[target] = src.name
+        paths.append(target)
+    return paths
+
+
+@dataclass
+class Outcome:
+    """What one job made of one score: its status, a JSON record, and an error message."""
+
+    source: str
+    status: str
+    record: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    title: str | None = None
+    voice_names: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON line printed for this score."""
+        out: dict[str, Any] = {"source": self.source, "status": self.status}
+        if self.error is not None:
+            out["error"] = self.error
+        out.update(self.record)
+        return out
+
+
+@dataclass
+class Summary:
+    """Counts over a batch; ``exit_code`` says which: 0 all passed, 1 some failed, 2 some unreadable."""
+
+    scores: int = 0
+    passed: int = 0
+    failed: int = 0
+    unreadable: int = 0
+
+    def add(self, outcome: Outcome) -> None:
+        """Count one outcome."""
+        self.scores += 1
+        setattr(self, outcome.status, getattr(self, outcome.status) + 1)
+
+    @property
+    def exit_code(self) -> int:
+        """2 when any score was unreadable, else 1 when any failed, else 0."""
+        return 2 if self.unreadable else 1 if self.failed else 0
+
+    def to_dict(self) -> dict[str, int]:
+        """``{"scores": …, "passed": …, "failed": …, "unreadable": …}``."""
+        return {"scores": self.scores, "passed": self.passed, "failed": self.failed,
+                "unreadable": self.unreadable}
+
+
+Job = Callable[[Source, "Path | None", dict[str, Any]], Outcome]
+
+
+def _guarded(job: Job, source: Source, out: Path | None, options: dict[str, Any]) -> Outcome:
+    try:
+        return job(source, out, options)
+    except SerialkitError as exc:
+        return Outcome(source.name, UNREADABLE, error=str(exc))
+    except OSError as exc:
+        where = exc.filename or source.name
+        return Outcome(source.name, UNREADABLE, error=f"{where}: {exc.strerror or exc}")
+    except RecursionError:
+        return Outcome(source.name, UNREADABLE, error=f"{source.name}: the score is nested too deeply to read")
+
+
+def run_batch(job: Job, sources: Sequence[Source], outputs: Sequence[Path | None], options: dict[str, Any],
+              *, jobs: int = 1, progress: Callable[[int], None] | None = None) -> Iterator[Outcome]:
+    """Run ``job`` on every source, in ``jobs`` processes, yielding outcomes in input order."""
+    if jobs <= 1 or len(sources) <= 1:
+        for src, out in zip(sources, outputs, strict=True):
+            outcome = _guarded(job, src, out, options)
+            if progress is not None:
+                progress(1)
+            yield outcome
+        return
+    with ProcessPoolExecutor(max_workers=min(jobs, len(sources), os.cpu_count() or 1) or 1) as pool:
+        futures: list[Future[Outcome]] = [pool.submit(_guarded, job, src, out, options)
+                                          for src, out in zip(sources, outputs, strict=True)]
+        for fut in futures:
+            outcome = fut.result()
+            if progress is not None:
+                progress(1)
+            yield outcome
+
+
+# --- the jobs ------------------------------------------------------------------------------------
+
+def read_source(source: Source, format: str | None = None) -> Any:
+    """The piece of one source (file or bytes from standard input)."""
+    from serialkit.io import read_score
+    from serialkit.io.stdin import read_score_bytes
+
+    if source.data is not None:
+        return read_score_bytes(source.data, name=source.name, format=format)
+    assert source.path is not None
+    return read_score(source.path, format=format)
+
+
+def check_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outcome:
+    """Check one score; ``options``: row, convention, rules, rules_spec (a profile), task,
+    identify, mode, format. A task-bound candidate (``task``, or a piece with a blueprint) is judged
+    by the one gate ``generate`` uses."""
+    from serialkit.check import check_piece
+    from serialkit.check.profiles import profile_for
+    from serialkit.core.predicates import Rules
+    from serialkit.core.rows import Row
+    from serialkit.io.atomic import atomic_write
+
+    piece = read_source(source, options.get("format"))
+    row = Row.parse(options["row"]) if options.get("row") else None
+    rules = options.get("rules") or Rules()
+    rules_spec = options.get("rules_spec")
+    task = None
+    if options.get("task"):
+        from serialkit.harness import load_task
+        from serialkit.harness.gate import rules_for
+
+        task = load_task(options["task"])
+        rules = rules_for(task)
+        piece = task.frame(piece.events)
+    task_bound = task is not None or piece.blueprint is not None
+    if task_bound and rules_spec not in (None, "generation"):
+        raise SerialkitError(f"{source.name}: --rules {rules_spec}: a task-bound candidate is judged by the "
+                             "generation rules of the gate (drop --rules, or check the score without its task)")
+    profile = profile_for(rules_spec, rules, task_bound=task_bound)
+    convention = options.get("convention")
+    report = check_piece(piece, row=row, convention=convention, identify=bool(options.get("identify")),
+                         source=source.name, profile=profile, suggest=bool(options.get("suggest", True)))
+    data = report.to_dict()
+    mode = options.get("mode", "strict")
+    passed = report.passed(mode)
+    if task_bound and (row is not None or piece.row is not None):
+        passed = _gate(piece, row, convention, profile.rules, data, mode)
+    data["mode"] = mode
+    if out is not None:
+        import json
+
+        atomic_write(out, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+        data["output"] = str(out)
+    return Outcome(source.name, PASSED if passed else FAILED, record=data, title=piece.title,
+                   voice_names={v.id: v.name for v in piece.voices if v.name})
+
+
+def _gate(piece: Any, row: Any, convention: str | None, rules: Any, data: dict[str, Any], mode: str) -> bool:
+    """Judge a task-bound candidate with the one gate and put its verdict into the report."""
+    from serialkit.check.gate import gate_candidate
+
+    framed = piece.copy(row=row or piece.row, convention=convention or piece.convention)
+    verdict = gate_candidate(framed, rules)
+    checked = list(dict.fromkeys([*data["checked"], *verdict.counts()]))
+    data.update(
+        strict=verdict.strict, relaxed=verdict.relaxed, counts={c: verdict.counts().get(c, 0) for c in checked},
+        violations=[{k: v.get(k) for k in ("code", "event_ids", "message", "location", "tags")}
+                    for v in verdict.violations],
+        labels=dict(verdict.labels), gate=verdict.to_dict(),
+    )
+    data["checked"] = checked
+    data["notes"] = [*data["notes"], *verdict.notes]
+    return bool(verdict.passed(mode))
+
+
+def annotate_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outcome:
+    """Annotate one score into ``out``; ``options`` are ``annotate_score``'s keyword arguments."""
+    from serialkit.check.annotate import annotate_score
+    from serialkit.io.stdin import spooled
+
+    kwargs = dict(options)
+    row = kwargs.pop("row", None)
+    if source.data is not None:
+        with spooled(source.data, source.name) as path:
+            result = annotate_score(path, row, out=out, **kwargs)
+    else:
+        assert source.path is not None
+        result = annotate_score(source.path, row, out=out, **kwargs)
+    analysis = result.analysis
+    record: dict[str, Any] = {
+        "output": str(out) if out is not None else None,
+        "row": result.row.names(),
+        "notes": len(analysis.tags),
+        "statements": len(analysis.statements),
+        "coverage": float(analysis.coverage),
+        "unexplained": len(analysis.unexplained),
+    }
+    found = result.report.get("identification")
+    if found:
+        record["identification"] = found.get("summary")
+    record["report"] = dict(result.report)
+    return Outcome(source.name, PASSED if not analysis.unexplained else FAILED, record=record)
+
+
+def convert_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outcome:
+    """Convert one score to ``out`` (its extension, or ``options["to"]``, names the format)."""
+    from serialkit.io import write_score
+
+    piece = read_source(source, options.get("from"))
+    assert out is not None
+    write_score(piece, out, format=options.get("to"))
+    record = {
+        "output": str(out),
+        "format": piece.metadata.get("format"),
+        "events": len(piece.events),
+        "noteheads": sum(max(1, len(e.tied_ids)) for e in piece.events),
+        "voices": len(piece.voices),
+        "bars": len(piece.bar_list()),
+    }
+    return Outcome(source.name, PASSED, record=record)

@@ -1,0 +1,72 @@
+"""The CLI side of many scores at once: progress bar, one line (or JSON line) per score, summary."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from serialkit.batch import STDIN, UNREADABLE, Job, Outcome, Source, Summary, collect, run_batch
+from serialkit.cli._common import echo_json_line, is_tty, write_report
+from serialkit.core.errors import SerialkitError
+
+
+def gather(inputs: Sequence[str], recursive: bool) -> list[Source]:
+    """The sources named on the command line, standard input read once into memory."""
+    if sum(1 for i in inputs if i == STDIN) > 1:
+        raise click.UsageError("'-' (standard input) can be given once")
+    sources = collect(inputs, recursive=recursive)
+    if not sources:
+        raise SerialkitError(f"{', '.join(inputs)}: no scores found"
+                             + ("" if recursive else " (use --recursive for sub-folders)"))
+    out = []
+    for src in sources:
+        if src.name == STDIN:
+            from serialkit.io.stdin import read_stdin_bytes
+
+            src = Source(STDIN, data=read_stdin_bytes(), relative=src.relative)
+        out.append(src)
+    return out
+
+
+def run_and_report(job: Job, sources: Sequence[Source], outputs: Sequence[Path | None],
+                   options: dict[str, Any], *, jobs: int, as_json: bool, report_path: Path | None,
+                   line: Callable[[Outcome], str]) -> int:
+    """Run a batch: one line per score (``line``) or one JSON line with ``--json``, then the
+    summary; ``--report FILE`` gets every record and the summary. Returns the exit status."""
+    summary = Summary()
+    records: list[dict[str, Any]] = []
+    bar_on = is_tty() and len(sources) > 1
+    bar: Any = None
+    if bar_on:
+        bar = click.progressbar(length=len(sources), label="scores", file=sys.stderr, show_pos=True)
+        bar.__enter__()
+    try:
+        for outcome in run_batch(job, sources, outputs, options, jobs=jobs,
+                                 progress=bar.update if bar is not None else None):
+            summary.add(outcome)
+            if report_path is not None:
+                records.append(outcome.to_dict())
+            if bar is not None:
+                sys.stderr.write("\r\033[K")
+            if as_json:
+                echo_json_line(outcome.to_dict())
+            elif outcome.status == UNREADABLE:
+                click.echo(f"error: {outcome.error}", err=True)
+            else:
+                click.echo(line(outcome))
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    totals = summary.to_dict()
+    if as_json:
+        echo_json_line({"summary": totals})
+    else:
+        click.echo(f"{totals['scores']} score{'s' if totals['scores'] != 1 else ''}: {totals['passed']} passed, "
+                   f"{totals['failed']} failed, {totals['unreadable']} unreadable")
+    if report_path is not None:
+        write_report(report_path, {"scores": records, "summary": totals})
+    return summary.exit_code
