@@ -43,11 +43,11 @@ demo: venv
 	@mkdir -p $(OUT)
 	$(BIN)/serialkit row show webern-op21
 	$(BIN)/serialkit check fixtures/pieces/demo-piece.json --report $(OUT)/demo-check.json || [ $$? -eq 1 ]  # exit 1: planted mistakes
-	$(BIN)/serialkit annotate fixtures/pieces/demo-piece.json -o $(OUT)/demo-annotated.musicxml --json $(OUT)/demo-annotate.json || [ $$? -eq 1 ]  # exit 1: planted wrong notes stay unexplained (red)
-	$(BIN)/serialkit render fixtures/render/duet.musicxml --report fixtures/render/duet.check.json --certificate fixtures/render/duet.certificate.json -o $(OUT)/duet-review.html
-	$(BIN)/serialkit generate trio-schoenberg -o $(OUT)/generate --seed 3 --profile paper-raw  # harness: model-like mistakes repaired, released
+	$(BIN)/serialkit annotate fixtures/pieces/demo-piece.json -o $(OUT)/demo-annotated.musicxml --report $(OUT)/demo-annotate.json || [ $$? -eq 1 ]  # exit 1: planted wrong notes stay unexplained (red)
+	$(BIN)/serialkit render fixtures/render/duet.musicxml --check-report fixtures/render/duet.check.json --certificate fixtures/render/duet.certificate.json -o $(OUT)/duet-review.html
+	$(BIN)/serialkit generate trio-schoenberg -o $(OUT)/generate --force --seed 3 -O profile=paper-raw  # harness: model-like mistakes repaired, released
 	$(BIN)/serialkit render $(OUT)/generate -o $(OUT)/generate/score.png
-	$(BIN)/serialkit generate trio-schoenberg -o $(OUT)/generate-raw --seed 3 --profile paper-raw --variant raw || [ $$? -eq 1 ]  # raw baseline, same proposer and seed: abstains
+	$(BIN)/serialkit generate trio-schoenberg -o $(OUT)/generate-raw --force --seed 3 -O profile=paper-raw --variant raw || [ $$? -eq 1 ]  # raw baseline, same proposer and seed: abstains
 	@echo "generated run (score.musicxml, score.png, review.html, certificate.json, report.json, transcript.jsonl) is in $(OUT)/generate/"
 	@echo "demo outputs are in $(OUT)/"
 

@@ -77,13 +77,15 @@ def is_batch(inputs: Sequence[str]) -> bool:
     return len(inputs) != 1 or Path(inputs[0]).is_dir()
 
 
-def output_paths(sources: Sequence[Source], out_dir: Path, suffix: Callable[[Source], str]) -> list[Path]:
-    """One output path per source under ``out_dir``, refusing two sources that would share one."""
+def output_paths(sources: Sequence[Source], out_dir: Path, suffix: Callable[[Source], str], *,
+                 append: bool = False) -> list[Path]:
+    """One output path per source under ``out_dir`` (its name with ``suffix`` instead of its own,
+    or after it with ``append``), refusing two sources that would share one."""
     paths: list[Path] = []
     seen: dict[Path, str] = {}
     for src in sources:
         rel = src.relative or Path(Path(src.name).name)
-        target = out_dir / rel.with_suffix(suffix(src))
+        target = out_dir / (rel.with_name(rel.name + suffix(src)) if append else rel.with_suffix(suffix(src)))
         if target in seen:
             raise SerialkitError(f"{src.name} and {seen[target]} would both be written to {target}; "
                                  "give them separately or rename one")

@@ -9,6 +9,15 @@ from typing import Any
 
 import click
 
+from serialkit.batch import (
+    UNREADABLE,
+    Outcome,
+    Source,
+    annotate_job,
+    is_batch,
+    output_paths,
+    run_batch,
+)
 from serialkit.check.annotate import (  # re-exported: the names this command has always offered
     FORM_COLOURS,
     MEI_SUFFIXES,
@@ -18,15 +27,6 @@ from serialkit.check.annotate import (  # re-exported: the names this command ha
     annotate_score,
     note_annotations,
     write_annotated,
-)
-from serialkit.batch import (
-    UNREADABLE,
-    Outcome,
-    Source,
-    annotate_job,
-    is_batch,
-    output_paths,
-    run_batch,
 )
 from serialkit.cli._batch import gather, run_and_report
 from serialkit.cli._common import (

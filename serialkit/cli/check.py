@@ -70,7 +70,7 @@ def register(cli: Any) -> None:
               help="Force the reader (musicxml, mei, midi, json) instead of sniffing the content.")
 @recursive_option()
 @jobs_option(help="Check N scores at once (processes).")
-@output_option("DIR: write each score's JSON check report there (NAME.json).", directory=True)
+@output_option("DIR: write each score's JSON check report there (its file name + .json).", directory=True)
 @report_option("Also write the JSON check report to FILE ('-': standard output); for several "
                "scores, every report and the summary.")
 @click.option("--show", type=click.IntRange(min=0), default=40, show_default=True, help="Violations listed in the text output.")
@@ -133,7 +133,7 @@ def check(
     if output is not None:
         ensure_output_dir(output)
     sources = gather(inputs, recursive)
-    outputs = output_paths(sources, output, lambda _s: ".json") if output is not None else [None] * len(sources)
+    outputs = output_paths(sources, output, lambda _s: ".json", append=True) if output is not None else [None] * len(sources)
     options = {"row": row_spec, "convention": convention, "rules": Rules(tolerance, repeats, oscillation, max_crossing),
                "identify": identify, "mode": mode, "format": in_format, "rules_spec": rules_spec,
                "task": task_spec, "suggest": suggest}
