@@ -120,7 +120,7 @@ def test_eval_then_resume_against_a_server_that_fails_first(tmp_path: Path) -> N
 def test_eval_stops_at_a_fatal_error_and_exits_2(tmp_path: Path) -> None:
     bank = small_bank(tmp_path, ("mono-line-01", "canon-02"))
     with FakeOpenAI([load_task(str(bank / "mono-line-01.json"))], ["401"]) as server:
-        result = CliRunner().invoke(cli, ["eval", "run", str(bank), "--variants", "raw,harness", "--runs", "2",
+        result = CliRunner().invoke(cli, ["eval", "run", str(bank), "--variant", "raw,harness", "--runs", "2",
                                           "--proposer", "openai", "--base-url", server.base_url,
                                           "-o", str(tmp_path / "run")])
         asked = len(server.received)

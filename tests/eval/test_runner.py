@@ -64,13 +64,13 @@ def test_run_records_every_planned_run_once(tmp_path: Path) -> None:
 
 def test_existing_run_dir_needs_resume_and_bad_bank_is_exit_2(tmp_path: Path) -> None:
     bank = small_bank(tmp_path, ("mono-line-01",))
-    run_cli("eval", "run", str(bank), "--variants", "raw", "--runs", "1", "-o", str(tmp_path / "run"))
-    proc = run_cli("eval", "run", str(bank), "--variants", "raw", "--runs", "1", "-o", str(tmp_path / "run"),
+    run_cli("eval", "run", str(bank), "--variant", "raw", "--runs", "1", "-o", str(tmp_path / "run"))
+    proc = run_cli("eval", "run", str(bank), "--variant", "raw", "--runs", "1", "-o", str(tmp_path / "run"),
                    check=False)
     assert proc.returncode == 2 and "--resume" in proc.stderr
     proc = run_cli("eval", "run", str(tmp_path / "nope"), "-o", str(tmp_path / "r2"), check=False)
     assert proc.returncode == 2 and "nope" in proc.stderr
-    for bad in (["--variants", "raw,bogus"], ["--proposer", "nope"], ["--runs", "0"]):
+    for bad in (["--variant", "raw,bogus"], ["--proposer", "nope"], ["--runs", "0"]):
         proc = run_cli("eval", "run", str(bank), *bad, "-o", str(tmp_path / "r4"), check=False)
         assert proc.returncode == 2 and bad[1].split(",")[-1] in proc.stderr
         assert not (tmp_path / "r4").exists()
@@ -194,7 +194,7 @@ def test_remote_proposer_runs_on_threads_and_records_model_and_tokens(tmp_path: 
     thread.start()
     try:
         bank = small_bank(tmp_path, ("mono-line-01", "canon-02"))
-        proc = run_cli("eval", "run", str(bank), "--variants", "raw,harness", "--runs", "1",
+        proc = run_cli("eval", "run", str(bank), "--variant", "raw,harness", "--runs", "1",
                        "--proposer", "openai", "--model", "test-model", "--base-url",
                        f"http://127.0.0.1:{server.server_address[1]}/v1", "--jobs", "2",
                        "-o", str(tmp_path / "run"), "--json", check=False)
@@ -204,7 +204,7 @@ def test_remote_proposer_runs_on_threads_and_records_model_and_tokens(tmp_path: 
         assert {r["model"] for r in records} == {"test-model"} and set(server.models) == {"test-model"}
         served = len(server.models)
         # a second model in the same run directory: new runs, and the report splits conditions
-        proc = run_cli("eval", "run", str(bank), "--variants", "raw", "--runs", "1",
+        proc = run_cli("eval", "run", str(bank), "--variant", "raw", "--runs", "1",
                        "--proposer", "openai", "--model", "other-model", "--base-url",
                        f"http://127.0.0.1:{server.server_address[1]}/v1", "--jobs", "2",
                        "-o", str(tmp_path / "run"), "--resume", check=False)
@@ -225,7 +225,7 @@ def test_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
     import pty
 
     bank = small_bank(tmp_path, ("mono-line-01",))
-    args = [*CLI, "eval", "run", str(bank), "--variants", "raw,harness", "--runs", "2"]
+    args = [*CLI, "eval", "run", str(bank), "--variant", "raw,harness", "--runs", "2"]
     quiet = subprocess.run([*args, "-o", str(tmp_path / "a")], capture_output=True, text=True, timeout=300)
     assert quiet.returncode == 0 and quiet.stderr == ""
     master, slave = pty.openpty()
@@ -255,7 +255,7 @@ def test_a_corrupt_middle_record_names_file_and_line(tmp_path: Path) -> None:
 
 
 def test_task_selection_by_name_or_family(tmp_path: Path) -> None:
-    proc = run_cli("eval", "run", "builtin", "--tasks", "mono-line,canon-0[12]", "--variants", "raw",
+    proc = run_cli("eval", "run", "builtin", "--tasks", "mono-line,canon-0[12]", "--variant", "raw",
                    "--runs", "1", "-o", str(tmp_path / "run"), "--json")
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [line["event"] for line in lines] == ["run"] * 7 + ["summary"]  # one line per finished run
