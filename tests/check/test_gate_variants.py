@@ -137,7 +137,7 @@ def _annotated_labels(path: Path) -> list[str]:
        mode=st.sampled_from(["strict", "relaxed"]))
 def test_released_runs_export_only_the_gates_labels(variant: str, seed: int, mode: str,
                                                     tmp_path_factory: pytest.TempPathFactory) -> None:
-    from serialkit.cli.generate import write_review
+    from serialkit.render.runreview import write_run_review
 
     out = tmp_path_factory.mktemp("run")
     result = run("duo-berg", variant=variant, seed=seed, out_dir=out, mode=mode)
@@ -150,7 +150,7 @@ def test_released_runs_export_only_the_gates_labels(variant: str, seed: int, mod
         assert not (out / "score.musicxml").exists()
         return
     assert all(v is not None for v in labels.values())
-    written = write_review(result, out)
+    written = write_run_review(out, result.certificate, result.released, result.verdict.labels).written
     assert "annotated" in written
     assert sorted(_annotated_labels(out / "annotated.musicxml")) == sorted(v for v in labels.values() if v)
 
