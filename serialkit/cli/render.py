@@ -55,7 +55,8 @@ def input_path(score: Path) -> Iterator[Path]:
               help="Rule profile when the checker runs (--row, or a JSON piece): analysis (default for "
                    "a score), generation, or predicate codes such as ROW,ORDER.")
 @click.option("--blind", is_flag=True, help="No colours, labels, titles or revealing metadata.")
-@click.option("--scale", type=int, default=40, show_default=True, help="Verovio scale (percent).")
+@click.option("--scale", type=int, default=100, show_default=True,
+              help="Size of the pages in percent (100: a 2100 px wide PNG, labels about 13 px tall).")
 @click.option("--page-width", type=int, default=2100, show_default=True, help="Page width (MEI units x10).")
 @report_option("Also write what was written (files, pages, labels, findings) as JSON to FILE.")
 @json_option("Print what was written as JSON.")

@@ -22,7 +22,7 @@ from serialkit.render.marks import (
     load_json,
 )
 from serialkit.render.output import output_format, write_pages
-from serialkit.render.svgpost import PageInfo, blind_svg, crop_page, decorate
+from serialkit.render.svgpost import PageInfo, blind_svg, crop_page, decorate, fit_left
 
 __all__ = [
     "RUNGS",
@@ -110,7 +110,7 @@ def engrave_pages(
     score_path: str | Path,
     marks: Marks | None = None,
     blind: bool = False,
-    scale: int = 40,
+    scale: int = 100,
     page_width: int = 2100,
 ) -> tuple[list[str], list[PageInfo], Marks]:
     """Engrave and decorate every page: SVG pages, what each page shows, the marks as drawn."""
@@ -131,7 +131,7 @@ def engrave_pages(
         marks = Marks(marks.notes, marks.findings, {**marks.facts, "missing": missing})
     data = prepare(source, blind, amended)
     options = verovio_options(scale, page_width, blind, labelled=marks.labelled > 0)
-    pages = engrave(data, options, str(score_path))
+    pages = [fit_left(p) for p in engrave(data, options, str(score_path))]
     if blind:
         pages[-1] = crop_page(pages[-1])
         blank = [PageInfo((), ()) for _ in pages]
@@ -151,7 +151,7 @@ def render(
     report: JsonInput = None,
     certificate: JsonInput = None,
     blind: bool = False,
-    scale: int = 40,
+    scale: int = 100,
     page_width: int = 2100,
     row: str | None = None,
     convention: str = "relative",

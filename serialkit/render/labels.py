@@ -198,9 +198,9 @@ def _free(boxes: list[Box], lo: float, hi: float, top: float, bottom: float) -> 
     return not any(b[0] < hi and lo < b[1] and b[2] < bottom and top < b[3] for b in boxes)
 
 
-def _spot(sky: Skyline, k: int, lo: float, hi: float, head_top: float,
-          gaps: dict[int, list[Box]]) -> tuple[float, int]:
-    """Baseline and gap index for a label: above the staff if it fits, else below it."""
+def _above(sky: Skyline, k: int, lo: float, hi: float, head_top: float,
+           gaps: dict[int, list[Box]]) -> float | None:
+    """A baseline above staff ``k`` clear of the notation and the labels there, if one fits."""
     asc, desc = FONT_SIZE * 0.75, FONT_SIZE * 0.2
     # above staff k: between what hangs below staff k-1 and what rises above staff k
     ceiling = sky.hang(k - 1, lo, hi) + GAP / 2 if k > 0 else float("-inf")
@@ -208,23 +208,51 @@ def _spot(sky: Skyline, k: int, lo: float, hi: float, head_top: float,
     boxes = gaps.setdefault(k, [])
     for _ in range(6):
         if base - asc < ceiling:
-            break
+            return None
         if _free(boxes, lo, hi, base - asc, base + desc):
-            return base, k
+            return base
         base -= ROW
+    return None
+
+
+def _below(sky: Skyline, k: int, lo: float, hi: float, head_bottom: float,
+           gaps: dict[int, list[Box]]) -> float | None:
+    """A baseline below staff ``k`` clear of the notation and the labels there, if one fits."""
+    asc, desc = FONT_SIZE * 0.75, FONT_SIZE * 0.2
     # below staff k: between what hangs below it and what rises above staff k+1
     floor = sky.rise(k + 1, lo, hi) - GAP / 2 if k + 1 < len(sky.staves) else float("inf")
-    base = sky.hang(k, lo, hi) + GAP + asc
+    base = max(sky.hang(k, lo, hi), head_bottom) + GAP + asc
     boxes = gaps.setdefault(k + 1, [])
     for _ in range(6):
         if base + desc > floor:
-            break
+            return None
         if _free(boxes, lo, hi, base - asc, base + desc):
-            return base, k + 1
+            return base
         base += ROW
+    return None
+
+
+def _spot(sky: Skyline, k: int, lo: float, hi: float, head_y: float,
+          gaps: dict[int, list[Box]]) -> tuple[float, int]:
+    """Baseline and gap index for a label: on the side of the staff its notehead is on (above,
+    unless the notehead hangs below the staff), else the other side."""
+    asc, desc = FONT_SIZE * 0.75, FONT_SIZE * 0.2
+    head_top, head_bottom = head_y - 130.0, head_y + 130.0
+    tries = [("above", k), ("below", k)]
+    if head_y > sky.bottoms[k]:
+        tries.reverse()
+    for side, staff in tries:
+        if side == "above":
+            base = _above(sky, staff, lo, hi, head_top, gaps)
+            if base is not None:
+                return base, staff
+        else:
+            base = _below(sky, staff, lo, hi, head_bottom, gaps)
+            if base is not None:
+                return base, staff + 1
     # no clean spot: above, clear of the other labels at least
     base = min(sky.rise(k, lo, hi), head_top) - GAP
-    boxes = gaps[k]
+    boxes = gaps.setdefault(k, [])
     for _ in range(8):
         if _free(boxes, lo, hi, base - asc, base + desc):
             break
@@ -259,7 +287,7 @@ def place_labels(
         for g in (k, k + 1):
             if g in gaps:
                 gaps[g] = [b for b in gaps[g] if b[1] > lo - FONT_SIZE]
-        base, gap = _spot(sky, k, lo, hi, req.y - 130.0, gaps)
+        base, gap = _spot(sky, k, lo, hi, req.y, gaps)
         gaps.setdefault(gap, []).append(
             (lo - pad, hi + pad, base - FONT_SIZE * 0.75, base + FONT_SIZE * 0.2)
         )

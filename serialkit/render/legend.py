@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from html import escape
 
+from serialkit.render.cues import cue_svg
 from serialkit.render.labels import label_width
 from serialkit.render.marks import (
     AMBIGUOUS_COLOR,
@@ -21,25 +22,25 @@ GAP = 420.0
 
 
 def legend_items(marks: Marks) -> list[tuple[str, str, str]]:
-    """(kind, colour, text) for each legend entry the render needs, in reading order."""
+    """(kind, colour, text) for each legend entry the render needs, in reading order; ``kind`` is
+    ``label``, ``box`` or the cue kind whose outline shape the entry shows."""
     items: list[tuple[str, str, str]] = []
     if any(m.label for m in marks.notes.values()):
         items.append(("label", "#000000", "P0:3 = row form : order position"))
-    notes = list(marks.notes.values())
-    shown = {m.color for m in notes}
+    cues = {m.cue for m in marks.notes.values()}
     codes = marks.codes_present()
     if codes:
-        items.append(("swatch", VIOLATION_COLOR, "violation (" + ", ".join(codes) + ")"))
+        items.append(("violation", VIOLATION_COLOR, "violation (" + ", ".join(codes) + ")"))
     if any(f.code == "COLL" for f in marks.findings):
         items.append(("box", VIOLATION_COLOR, "collision"))
-    if UNEXPLAINED_COLOR in shown:
-        items.append(("swatch", UNEXPLAINED_COLOR, "unexplained (?)"))
-    if AMBIGUOUS_COLOR in shown:
-        items.append(("swatch", AMBIGUOUS_COLOR, "ambiguous label"))
+    if "unexplained" in cues:
+        items.append(("unexplained", UNEXPLAINED_COLOR, "unexplained (?)"))
+    if "ambiguous" in cues:
+        items.append(("ambiguous", AMBIGUOUS_COLOR, "ambiguous label"))
     for rung in marks.rungs_present():
-        colour = RUNG_COLORS.get(rung, OTHER_RUNG_COLOR)
-        if colour in shown:
-            items.append(("swatch", colour, f"repaired: {rung}"))
+        kind = rung if rung in RUNG_COLORS else "other"
+        if kind in cues:
+            items.append((kind, RUNG_COLORS.get(rung, OTHER_RUNG_COLOR), f"repaired: {rung}"))
     return items
 
 
@@ -97,11 +98,12 @@ def _entry(kind: str, colour: str, text: str, x: float, y: float) -> str:
             f'<tspan font-weight="bold">{escape(sample)}</tspan>'
             f"<tspan>  {escape(rest)}</tspan></text></g>"
         )
-    if kind == "swatch":
+    if kind != "box":
         mark = (
-            f'<rect x="{x:g}" y="{top:g}" width="260" height="260" rx="40" '
-            f'style="fill:{colour};stroke:none"/>'
+            f'<rect x="{x + 70:g}" y="{top + 70:g}" width="120" height="120" rx="30" '
+            f'style="fill:{colour};stroke:none"/>' + cue_svg(kind, colour, x + 130, top + 130, 115)
         )
+        kind = f"swatch sk-legend-{kind}"
     else:
         mark = (
             f'<rect x="{x:g}" y="{top - 20:g}" width="300" height="300" rx="40" '

@@ -13,20 +13,37 @@ from serialkit.core.errors import SerialkitError
 #: The repair rungs in ladder order; each gets its own colour.
 RUNGS: tuple[str, ...] = ("trim", "yield", "retime", "patch", "segment", "rewrite", "reflow")
 
-#: Colours (Okabe–Ito based, distinguishable in print and for most colour-blind readers).
-VIOLATION_COLOR = "#d01c1c"
-UNEXPLAINED_COLOR = "#7b3fa0"
-AMBIGUOUS_COLOR = "#8a6d00"
+#: Colours chosen so that every pair (and each against plain black notes) stays apart for normal,
+#: protan, deutan and tritan vision (Machado et al. 2009 at full severity: CIE76 ΔE ≥ 12; a test
+#: checks it). Colour is never the only cue: each kind also has its own outline shape (CUE_SHAPES).
+VIOLATION_COLOR = "#d55e00"
+UNEXPLAINED_COLOR = "#882255"
+AMBIGUOUS_COLOR = "#999933"
 RUNG_COLORS: dict[str, str] = {
     "trim": "#0072b2",
     "yield": "#009e73",
     "retime": "#e69f00",
     "patch": "#cc79a7",
-    "segment": "#a6568f",
-    "rewrite": "#56b4e9",
+    "segment": "#56b4e9",
+    "rewrite": "#332288",
     "reflow": "#8c5a2b",
 }
 OTHER_RUNG_COLOR = "#5f6b7a"
+
+#: The second cue: an outline drawn around the notehead, one shape per kind of mark.
+CUE_SHAPES: dict[str, str] = {
+    "violation": "square",
+    "unexplained": "circle-dashed",
+    "ambiguous": "circle-dotted",
+    "trim": "triangle-down",
+    "yield": "triangle-up",
+    "retime": "diamond",
+    "patch": "circle",
+    "segment": "pentagon",
+    "rewrite": "hexagon",
+    "reflow": "triangle-right",
+    "other": "cross",
+}
 
 
 class RenderInputError(SerialkitError):
@@ -84,6 +101,19 @@ class NoteMark:
             return RUNG_COLORS.get(self.rung, OTHER_RUNG_COLOR)
         if self.ambiguous:
             return AMBIGUOUS_COLOR
+        return None
+
+    @property
+    def cue(self) -> str | None:
+        """The kind of mark the colour stands for (the key of ``CUE_SHAPES``), same precedence."""
+        if self.codes:
+            return "violation"
+        if self.unexplained:
+            return "unexplained"
+        if self.rung:
+            return self.rung if self.rung in RUNG_COLORS else "other"
+        if self.ambiguous:
+            return "ambiguous"
         return None
 
     @property

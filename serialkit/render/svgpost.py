@@ -14,6 +14,7 @@ from typing import Any
 
 from lxml import etree
 
+from serialkit.render.cues import cue_svg
 from serialkit.render.labels import LabelRequest, Skyline, place_labels
 from serialkit.render.legend import legend_svg
 from serialkit.render.marks import VIOLATION_COLOR, Marks, NoteMark
@@ -75,6 +76,7 @@ def decorate(
     heads: dict[str, Head] = {}
     marked: list[str] = []
     requests: list[LabelRequest] = []
+    cues: list[str] = []
 
     def note(m: re.Match[str]) -> str:
         mark = notes.get(m.group(1))
@@ -88,6 +90,10 @@ def decorate(
             box = Head(x, y - 125 * scale, x + _HEAD_WIDTH.get(head.group(1), 295.0) * scale,
                        y + 125 * scale)
             heads[mark.id] = box
+            kind, colour = mark.cue, mark.color
+            if kind is not None and colour is not None:
+                cues.append(cue_svg(kind, colour, (box.x0 + box.x1) / 2, y,
+                                    max((box.x1 - box.x0) / 2, 125.0 * scale) + 70.0, mark.id))
             text = mark.text
             if text:
                 requests.append(LabelRequest(mark.id, text, box.x0, box.x1, y, mark.color))
@@ -104,7 +110,8 @@ def decorate(
     if last_page:
         body = _crop(body, max(sky.lowest, lowest))
         end = body.rfind(_END)
-    extra = '<g class="sk-labels">' + label_svg + "</g>" + _boxes(marks, heads)
+    extra = ('<g class="sk-cues">' + "".join(cues) + '</g><g class="sk-labels">' + label_svg + "</g>"
+             + _boxes(marks, heads))
     out = body[:end] + extra + "</g>"
     tail = "</svg></svg>"
     if first_page:
@@ -116,6 +123,61 @@ def decorate(
 _VIEWBOX = re.compile(r'(<svg class="definition-scale"[^>]*?viewBox=")([-\d.]+) ([-\d.]+) ([-\d.]+) ([-\d.]+)"')
 _HEIGHT = re.compile(r'^(<svg [^>]*?height=")([\d.]+)(px)?"')
 _MARGIN_AT = re.compile(r'class="page-margin" transform="translate\((-?[\d.]+)[ ,]+(-?[\d.]+)\)"')
+
+
+_NAME = re.compile(
+    r'class="label(?:Abbr)?"><text x="(-?[\d.]+)" y="-?[\d.]+" text-anchor="end"[^>]*>(.*?)</text>', re.S
+)
+_SIZE = re.compile(r'font-size="([\d.]+)px"')
+_WIDTH = re.compile(r'^(<svg [^>]*?width=")([\d.]+)(px)?"')
+
+
+def serif_width(text: str, size: float) -> float:
+    """A generous estimate of a serif text's width (DejaVu Serif, the widest common fallback)."""
+    em = 0.0
+    for ch in text:
+        if ch == " ":
+            em += 0.32
+        elif ch.isupper():
+            em += 0.76
+        elif ch.isdigit():
+            em += 0.64
+        elif ch.isalpha():
+            em += 0.58
+        else:
+            em += 0.4
+    return em * size
+
+
+def fit_left(page: str) -> str:
+    """Widen the page to the left so the longest instrument name fits whatever serif font draws it.
+
+    Verovio indents the systems for the names by its own font metrics; a wider fallback font
+    would otherwise be clipped at the page edge ("ass Clarinet in Bb").
+    """
+    box, margin = _VIEWBOX.search(page), _MARGIN_AT.search(page)
+    if box is None or margin is None:
+        return page
+    left = float("inf")
+    for m in _NAME.finditer(page):
+        sizes = [float(v) for v in _SIZE.findall(m.group(2)) if float(v) > 0]
+        name = _TAGS.sub("", m.group(2)).strip()
+        if name and sizes:
+            left = min(left, float(m.group(1)) - serif_width(name, max(sizes)))
+    vx, vy, vw, vh = (float(box.group(i)) for i in range(2, 6))
+    need = float(margin.group(1)) + left - 150.0  # page coordinates, with a little air
+    if need >= vx:
+        return page
+    grow = vx - need
+    page = page[: box.start()] + f'{box.group(1)}{need:g} {vy:g} {vw + grow:g} {vh:g}"' + page[box.end():]
+    width = _WIDTH.search(page)
+    if width is not None:
+        px = float(width.group(2))
+        page = page[: width.start()] + f'{width.group(1)}{round(px * (vw + grow) / vw)}px"' + page[width.end():]
+    return page
+
+
+_TAGS = re.compile(r"<[^>]+>")
 
 
 def crop_page(page: str) -> str:

@@ -191,3 +191,29 @@ def test_summary_counts_and_exit_code(items: list[str]) -> None:
     assert data["scores"] == len(items) == data["passed"] + data["failed"] + data["unreadable"]
     expected = 2 if UNREADABLE in items else 1 if FAILED in items else 0
     assert summary.exit_code == expected
+
+
+def test_progress_bar_only_on_a_terminal(folder: Path) -> None:
+    import os
+    import pty
+
+    args = [SERIALKIT, "check", str(folder), "-r", "--json"]
+    main, sub = pty.openpty()
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=sub)
+    os.close(sub)
+    chunks = []
+    while True:
+        try:
+            data = os.read(main, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    out, _ = proc.communicate(timeout=300)
+    os.close(main)
+    on_tty = b"".join(chunks).decode("utf-8", "replace")
+    assert "scores" in on_tty and "6/6" in on_tty
+    assert _lines(out.decode())[-1]["summary"]["scores"] == 6  # stdout stays clean JSON lines
+    piped = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert "6/6" not in piped.stderr

@@ -1,0 +1,62 @@
+"""Regenerate the README's screenshots: a rendered Op. 21 page at the default size, the review
+page in headless Chromium (a finding selected, its notes highlighted), and the fixture duet.
+
+Usage: python scripts/screenshots.py [--corpus ../shared/corpus] [--out docs/img]
+Needs the real corpus (Webern Op. 21), verovio and the Debian package ``chromium``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from serialkit.render import render
+
+ROOT = Path(__file__).resolve().parent.parent
+SCORE = "webern-op21-i-mm1-25.mei"
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--disable-dev-shm-usage", "--virtual-time-budget=5000")
+
+
+def screenshot(page: Path, fragment: str, out: Path, size: tuple[int, int], profile: Path) -> None:
+    """A PNG of ``page#fragment`` in headless Chromium at ``size`` pixels."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        sys.exit("chromium is not installed (Debian package chromium)")
+    cmd = [exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--window-size={size[0]},{size[1]}",
+           f"--screenshot={out.resolve()}", f"{page.as_uri()}#{fragment}"]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img")
+    args = parser.parse_args()
+    score = args.corpus / SCORE
+    if not score.is_file():
+        sys.exit(f"{score}: not found (give --corpus DIR)")
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="serialkit-shots-") as tmp:
+        pages = render(score, Path(tmp) / "op21.png", row="webern-op21")
+        page = args.out / "op21-page1.png"
+        shutil.copyfile(pages.files[0], page)
+        review = Path(tmp) / "review.html"
+        found = render(score, review, row="webern-op21")
+        coll = next((f.index for f in found.findings if f.code == "COLL"), 0)
+        shot = args.out / "review-op21.png"
+        screenshot(review, f"finding={coll}", shot, (1600, 1000), Path(tmp) / "profile")
+    duet = args.out / "render-duet.png"
+    fixtures = ROOT / "fixtures" / "render"
+    render(fixtures / "duet.musicxml", duet, report=fixtures / "duet.check.json",
+           certificate=fixtures / "duet.certificate.json")
+    print(f"wrote {page} ({pages.pages} pages rendered; page 1 kept), {shot} and {duet}")
+
+
+if __name__ == "__main__":
+    main()
