@@ -48,7 +48,7 @@ def test_annotate_report_names_the_identified_row_on_op27(corpus: Path, tmp_path
     result = CliRunner().invoke(
         cli,
         ["annotate", str(corpus / "webern-op27-ii-mm1-11.mei"), "--identify",
-         "-o", str(tmp_path / "op27.musicxml"), "--json", str(report_path)],
+         "-o", str(tmp_path / "op27.musicxml"), "--report", str(report_path)],
     )
     assert result.exit_code == 0, result.output
     assert "row identified: webern-op27" in result.output

@@ -83,7 +83,7 @@ def test_a_task_bound_candidate_refuses_the_analysis_profile(fixtures: Path) -> 
 def test_annotate_follows_the_profile(corpus: Path, tmp_path: Path) -> None:
     for rules, codes in ((None, {"ROW"}), ("generation", {"ROW", "ORDER", "COLL", "CROSS"})):
         report = tmp_path / f"{rules}.json"
-        args = ["annotate", str(corpus / OP21), "--identify", "--json", str(report)]
+        args = ["annotate", str(corpus / OP21), "--identify", "--report", str(report)]
         result = CliRunner().invoke(cli, args + (["--rules", rules] if rules else []), catch_exceptions=False)
         assert result.exit_code in (0, 1), result.stderr
         data = json.loads(report.read_text(encoding="utf-8"))

@@ -150,7 +150,7 @@ def test_eval_run_refuses_an_existing_directory_unless_resume_or_force(tmp_path:
     assert refused.exit_code == 2 and "--resume" in refused.stderr and "--force" in refused.stderr
     done = CliRunner().invoke(cli, [*args, "--force", "--json"])
     assert done.exit_code == 0, done.stderr
-    assert json.loads(done.stdout)["finished"] == 1
+    assert json.loads(done.stdout.splitlines()[-1])["finished"] == 1
     assert (out / "notes.txt").read_text() == "mine"  # --force removes only the runs' own files
 
 

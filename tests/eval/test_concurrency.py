@@ -106,7 +106,7 @@ def test_budget_stop_then_resume_loses_and_repeats_nothing(tmp_path: Path) -> No
     bank, tasks = _bank(tmp_path, MONO[:3])
     run_dir = tmp_path / "run"
     with FakeOpenAI(tasks, ["ok"]) as server:
-        args = ["eval", "run", str(bank), "--variants", "raw,harness", "--runs", "3", "--proposer", "openai",
+        args = ["eval", "run", str(bank), "--variant", "raw,harness", "--runs", "3", "--proposer", "openai",
                 "--model", "test-model", "--base-url", server.base_url, "--concurrency", "2", "-o", str(run_dir)]
         first = CliRunner().invoke(cli, [*args, "--max-tokens", "2000"])
         assert first.exit_code == 3, first.output
@@ -153,7 +153,7 @@ input_price = 3.0
 output_price = 6.0
 rpm = 600
 """)
-        result = CliRunner().invoke(cli, ["eval", "run", str(bank), "--variants", "raw,harness", "--runs", "2",
+        result = CliRunner().invoke(cli, ["eval", "run", str(bank), "--variant", "raw,harness", "--runs", "2",
                                           "--models", str(models), "-o", str(tmp_path / "run")])
         assert result.exit_code == 0, result.output
         used = Counter(body["model"] for body in server.received)
