@@ -202,7 +202,7 @@ def test_generate_prints_delivered_of_scheduled_and_names_short_statements(tmp_p
 
     for variant in ("raw", "harness"):
         done = CliRunner().invoke(cli, ["generate", "duo-berg", "-o", str(tmp_path / variant), "--variant", variant,
-                                        "--rate", "omission=0.2", "--seed", "2", "--no-review"])
+                                        "-O", "rates.omission=0.2", "--seed", "2", "--no-review"])
         run_report = json.loads((tmp_path / variant / "report.json").read_text("utf-8"))
         verdict = run_report["verdict"]
         assert f"delivered {verdict['delivered']} of 48 scheduled" in done.stdout
