@@ -71,7 +71,7 @@ def test_the_two_ladders_come_from_the_registry_in_rank_order() -> None:
 def test_generate_json_record_and_summary_report_authorship(tmp_path: Path) -> None:
     runner = CliRunner()
     res = runner.invoke(cli, ["generate", "quartet-webern", "-o", str(tmp_path / "p"), "--ladder", "paper",
-                              "--json", "--no-review", "--profile", "hostile", "--seed", "1"])
+                              "--json", "--no-review", "-O", "profile=hostile", "--seed", "1"])
     record = json.loads(res.stdout)
     assert record["variant"] == "harness-paper" and record["ladder"] == "paper"
     assert set(record["authorship"]) == set(AUTHORS) and record["authorship"]["rewrite"] == 0
@@ -87,7 +87,7 @@ def test_generate_json_record_and_summary_report_authorship(tmp_path: Path) -> N
 def test_eval_report_has_an_authorship_table_per_variant(tmp_path: Path) -> None:
     out = tmp_path / "run"
     run_cli("eval", "run", str(small_bank(tmp_path)), "--runs", "1", "-o", str(out),
-            "--variants", "raw,harness,harness-paper")
+            "--variant", "raw,harness,harness-paper")
     report = tmp_path / "report.md"
     run_cli("eval", "report", str(out), "-o", str(report))
     text = report.read_text()
