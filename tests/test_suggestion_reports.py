@@ -64,7 +64,7 @@ def test_annotate_reports_suggestions(fixtures: Path, tmp_path: Path) -> None:
     report = tmp_path / "r.json"
     result = CliRunner().invoke(
         cli, ["annotate", str(fixtures / "pieces" / "demo-piece.json"), "-o", str(tmp_path / "a.musicxml"),
-              "--json", str(report)], catch_exceptions=False,
+              "--report", str(report)], catch_exceptions=False,
     )
     assert result.exit_code == 1
     assert "uA0-5 (F#4, unexplained): suggest: F4 (P0:5 of S1; accidental" in result.stdout
