@@ -223,7 +223,7 @@ def check_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outc
     mode = options.get("mode", "strict")
     passed = report.passed(mode)
     if task_bound and (row is not None or piece.row is not None):
-        passed = _gate(piece, row, convention, profile.rules, data, mode)
+        passed = _gate(piece, row, convention, profile.rules, data, mode, task)
     data["mode"] = mode
     if out is not None:
         import json
@@ -234,12 +234,19 @@ def check_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outc
                    voice_names={v.id: v.name for v in piece.voices if v.name})
 
 
-def _gate(piece: Any, row: Any, convention: str | None, rules: Any, data: dict[str, Any], mode: str) -> bool:
-    """Judge a task-bound candidate with the one gate and put its verdict into the report."""
+def _gate(piece: Any, row: Any, convention: str | None, rules: Any, data: dict[str, Any], mode: str,
+          task: Any = None) -> bool:
+    """Judge a task-bound candidate with the one gate (and the task's time limits) and put its
+    verdict into the report."""
     from serialkit.check.gate import gate_candidate
 
     framed = piece.copy(row=row or piece.row, convention=convention or piece.convention)
-    verdict = gate_candidate(framed, rules)
+    limits = None
+    if task is not None:
+        from serialkit.harness.gate import limits_for
+
+        limits = limits_for(task)
+    verdict = gate_candidate(framed, rules, limits=limits)
     checked = list(dict.fromkeys([*data["checked"], *verdict.counts()]))
     data.update(
         strict=verdict.strict, relaxed=verdict.relaxed, counts={c: verdict.counts().get(c, 0) for c in checked},
