@@ -96,7 +96,7 @@ def test_a_429_with_retry_after_pauses_the_whole_endpoint(tmp_path: Path) -> Non
     assert statuses.count(429) == 1
     t429 = times[statuses.index(429)]
     # requests sent after the 429 came back wait out its Retry-After, whichever run they belong to
-    later = [t - t429 for t in times if t > t429 + 0.1]
+    later = [t - t429 for t in times if t > t429 + 0.5]  # slack for requests already on their way
     assert later and min(later) >= 0.95, later[:5]
     records = RunStore(tmp_path / "run").records()
     assert sum(r["usage"]["calls"] for r in records) + 1 == len(times)  # the retried try is counted
