@@ -107,6 +107,7 @@ def test_killed_at_random_points_resumes_without_loss_or_duplication(tmp_path: P
     rng = random.Random(20261129)
     kills = interrupted = 0
     attempt = 0
+    ended: list[tuple[int, int, int]] = []  # (attempt, records before, after) of starts that ended by themselves
     # Kill at random points of progress until the runner has been killed six times (SIGKILL and
     # SIGINT alternately) or the work is done; a start that finished by itself must have succeeded.
     while kills < 6 and attempt < 24:
@@ -117,12 +118,16 @@ def test_killed_at_random_points_resumes_without_loss_or_duplication(tmp_path: P
         jobs = ["--jobs", "1"] if attempt % 4 in (2, 3) else []  # the in-process path is killed too
         proc = subprocess.Popen([*args, *jobs, "--resume"] if attempt else args, start_new_session=True,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while proc.poll() is None and time.monotonic() < deadline:  # kill at a random point of progress
-            if (run_dir / "runs.jsonl").exists() and len(RunStore(run_dir).records()) >= target:
+        started = time.monotonic()
+        kill_at = started + rng.uniform(1.0, 3.0)  # or at a random moment, whichever comes first
+        while proc.poll() is None and time.monotonic() < started + 60:  # kill at a random point of progress
+            done = len(RunStore(run_dir).records()) if (run_dir / "runs.jsonl").exists() else 0
+            if done >= target:
+                time.sleep(rng.uniform(0, 0.05))
+                break
+            if done > before and time.monotonic() >= kill_at:  # the runner is in its loop: its handlers are set
                 break
             time.sleep(0.005)
-        time.sleep(rng.uniform(0, 0.05))
         sig = signal.SIGKILL if kills % 2 == 0 else signal.SIGINT
         if proc.poll() is None:
             os.killpg(proc.pid, sig)  # the whole group, like Ctrl-C in a terminal or kill -9 of a job
@@ -134,11 +139,12 @@ def test_killed_at_random_points_resumes_without_loss_or_duplication(tmp_path: P
         else:
             _, err = proc.communicate(timeout=120)
             assert proc.returncode == 0, (proc.returncode, err)
+            ended.append((attempt, before, len(RunStore(run_dir).records())))
         attempt += 1
         if (run_dir / "runs.jsonl").exists():
             keys = [r["key"] for r in RunStore(run_dir).records()]
             assert len(keys) == len(set(keys)) and set(keys) <= expected
-    assert kills >= 3, "the runs finished before the runner could be killed; lengthen the bank"
+    assert kills >= 3, f"the runs finished before the runner could be killed; lengthen the bank ({ended})"
     assert interrupted >= 1, "no Ctrl-C ended in the orderly interrupted exit (130)"
     final = subprocess.run([*args, "--resume", "--json"], capture_output=True, text=True, timeout=600)
     assert final.returncode == 0, final.stderr
