@@ -96,13 +96,22 @@ def test_torn_last_line_is_ignored_and_repaired_on_resume(tmp_path: Path) -> Non
     _check_complete(run_dir, {s.key for s in plan_runs(load_bank(str(bank)), config)})
 
 
+def _running(run_dir: Path, since: float) -> bool:
+    """Whether this start of the runner has written its status file (it then has its handlers set)."""
+    status = run_dir / "status.json"
+    try:
+        return status.stat().st_mtime >= time.time() - (time.monotonic() - since)
+    except OSError:
+        return False
+
+
 @pytest.mark.slow
 def test_killed_at_random_points_resumes_without_loss_or_duplication(tmp_path: Path) -> None:
     """SIGKILL and SIGINT the runner (and its workers) several times, then resume to completion."""
     bank = small_bank(tmp_path)
     run_dir = tmp_path / "run"
-    args = [*CLI, "eval", "run", str(bank), "--runs", "8", "-o", str(run_dir), "--jobs", "2"]
-    config = EvalConfig(bank=str(bank), runs=8)
+    args = [*CLI, "eval", "run", str(bank), "--runs", "16", "-o", str(run_dir), "--jobs", "2"]
+    config = EvalConfig(bank=str(bank), runs=16)
     expected = {s.key for s in plan_runs(load_bank(str(bank)), config)}
     rng = random.Random(20261129)
     kills = interrupted = 0
@@ -119,16 +128,18 @@ def test_killed_at_random_points_resumes_without_loss_or_duplication(tmp_path: P
         proc = subprocess.Popen([*args, *jobs, "--resume"] if attempt else args, start_new_session=True,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         started = time.monotonic()
-        kill_at = started + rng.uniform(1.0, 3.0)  # or at a random moment, whichever comes first
-        while proc.poll() is None and time.monotonic() < started + 60:  # kill at a random point of progress
+        sig = signal.SIGKILL if kills % 2 == 0 else signal.SIGINT
+        # Kill after a few more records, or at a random moment (the runner may record in bursts): a
+        # SIGKILL at any moment, a Ctrl-C once the runner shows it is in its loop (its handlers are set).
+        kill_at = started + rng.uniform(0.5, 2.5)
+        while proc.poll() is None and time.monotonic() < started + 60:
             done = len(RunStore(run_dir).records()) if (run_dir / "runs.jsonl").exists() else 0
             if done >= target:
                 time.sleep(rng.uniform(0, 0.05))
                 break
-            if done > before and time.monotonic() >= kill_at:  # the runner is in its loop: its handlers are set
+            if time.monotonic() >= kill_at and (sig == signal.SIGKILL or done > before or _running(run_dir, started)):
                 break
             time.sleep(0.005)
-        sig = signal.SIGKILL if kills % 2 == 0 else signal.SIGINT
         if proc.poll() is None:
             os.killpg(proc.pid, sig)  # the whole group, like Ctrl-C in a terminal or kill -9 of a job
             kills += 1
