@@ -217,7 +217,7 @@ def check_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outc
                              "generation rules of the gate (drop --rules, or check the score without its task)")
     profile = profile_for(rules_spec, rules, task_bound=task_bound)
     convention = options.get("convention")
-    report = check_piece(piece, row=row, convention=convention, identify=bool(options.get("identify")),
+    report = check_piece(piece, row=row, convention=convention, identify=True if options.get("identify") else None,
                          source=source.name, profile=profile, suggest=bool(options.get("suggest", True)))
     data = report.to_dict()
     mode = options.get("mode", "strict")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from serialkit.core.errors import RowError, ScoreWriteError, SerialkitError
+from serialkit.core.errors import ScoreWriteError, SerialkitError
 from serialkit.core.piece import Event, Piece
 from serialkit.core.rows import Row, _check_convention
 from serialkit.core.suggest import DEFAULT_THRESHOLD, Applied, plan_repairs
@@ -205,6 +205,7 @@ def repair_score(
     """
     from serialkit.check import check_piece
     from serialkit.check.profiles import profile_for
+    from serialkit.check.report import row_for
 
     source = Path(score)
     if only is not None:
@@ -224,7 +225,7 @@ def repair_score(
             )
     piece = read_any(source)
     conv = _check_convention(convention or piece.convention)
-    the_row = _row(piece, row, identify, source)
+    the_row = row_for(piece, source, row)[0]
     profile = profile_for(rules, task_bound=False)
     before = check_piece(piece, row=the_row, convention=conv, source=str(source), profile=profile).to_dict()
     allowed = _allowed(before, only, piece)
@@ -278,17 +279,6 @@ def repair_score(
         result.review_path = review_path
     return result
 
-
-def _row(piece: Piece, row: Row | str | None, identify: bool, source: Path) -> Row:
-    if row is not None:
-        return Row.parse(row)
-    if piece.row is not None:
-        return piece.row
-    if identify:
-        from serialkit.core.analysis import identify as find_row
-
-        return find_row(piece).row
-    raise RowError(f"{source}: the score names no row; give --row ROW or --identify")
 
 
 def _allowed(report: Mapping[str, Any], only: Sequence[str] | None, piece: Piece) -> set[str] | None:

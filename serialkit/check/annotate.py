@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from serialkit.core.errors import RowError, ScoreWriteError, SerialkitError
+from serialkit.core.errors import ScoreWriteError, SerialkitError
 from serialkit.core.piece import Piece
 from serialkit.core.rows import Convention, Row
 
@@ -119,21 +119,6 @@ class Annotated:
     out: Path | None = None
 
 
-def _row_for(
-    piece: Piece, score: Path, row: Row | str | None, identify: bool
-) -> tuple[Row, Identification | None]:
-    if row is not None:
-        return (row if isinstance(row, Row) else Row.parse(row)), None
-    if piece.row is not None:
-        return piece.row, None
-    if identify:
-        from serialkit.core.analysis import identify as find_row
-
-        found = find_row(piece)
-        return found.row, found
-    raise RowError(f"{score}: the score names no row; give --row ROW or --identify")
-
-
 def _report(
     piece: Piece,
     row: Row,
@@ -175,7 +160,8 @@ def annotate_score(
 ) -> Annotated:
     """Label every note of a score with its row form and order position.
 
-    The row is ``row``, else the score's own, else (with ``identify``) the one found in it.
+    The row is ``row``, else the score's own, else the one found in it (``identify`` is accepted
+    for older callers: the row is always looked for, and ``RowError`` names the score when none fits).
     With ``out`` the labelled score is written there (MusicXML or MEI, by extension). The
     report is the check report plus ``noteheads``: every notehead's place, label and colour;
     ``rules`` is the rule profile of its verdict (``serialkit.check.profiles``; default
@@ -184,12 +170,13 @@ def annotate_score(
     source = Path(score)
     if out is not None and Path(out).resolve() == source.resolve():
         raise SerialkitError(f"{out}: refusing to overwrite the source score; give another -o path")
+    from serialkit.check.report import row_for
     from serialkit.core.analysis import analyze
     from serialkit.io import read_score
 
     piece = read_score(source)
     conv = convention or piece.convention
-    the_row, found = _row_for(piece, source, row, identify)
+    the_row, found = row_for(piece, source, row)
     analysis = analyze(piece, the_row, cast(Convention, conv))
     marks = note_annotations(analysis, colour_by)
     report = _report(piece, the_row, conv, analysis, source, marks, found, rules)

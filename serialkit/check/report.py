@@ -27,9 +27,11 @@ if TYPE_CHECKING:
     from serialkit.check.profiles import Profile
     from serialkit.core.analysis import Analysis, Identification
 
-__all__ = ["CheckReport", "check_piece", "claims_violations", "require_row"]
+__all__ = ["CheckReport", "check_piece", "claims_violations", "require_row", "row_for"]
 
 Predicate = Callable[[Piece, Rules], list[Violation]]
+ROW_CODES = ("ROW", "ORDER")
+"""Codes that need a row (or the piece's own tags) to be checked at all."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +105,7 @@ class CheckReport:
             "events": self.events,
             "voices": list(self.voices),
             "checked": list(self.verdict.checked),
+            "unchecked": list(self.verdict.unchecked),
             "rules": self.rules.to_dict(),
             "counts": self.verdict.counts(),
             "violations": [v.to_dict() for v in self.violations],
@@ -224,7 +227,7 @@ def check_piece(
     row: Row | str | None = None,
     convention: str | None = None,
     rules: Rules = Rules(),
-    identify: bool = False,
+    identify: bool | None = None,
     source: str | None = None,
     plugins: bool = True,
     analysis: Analysis | None = None,
@@ -238,7 +241,10 @@ def check_piece(
     ``suggest``: also propose a correction for every unexplained note and every ROW/ORDER finding
     (``core.suggest``; the report's ``suggestions``).
 
-    The row is ``row``, else the piece's own, else (with ``identify``) the one the analysis finds.
+    The row is ``row``, else the piece's own, else the one the analysis finds (``identify``: True
+    always looks, raising ``RowError`` when no row fits; False never; None, the default, looks
+    when the rules judge ROW or ORDER and the piece has no tags of its own). When the rules judge
+    ROW or ORDER and no row is known, those codes are ``unchecked`` and the verdict is no pass.
     With a row, the notes are labelled by ``core.analysis`` from their pitches alone, so a
     candidate is never judged on the tags it wrote about itself alone: untagged pieces are checked
     on the inferred labels; tagged pieces on their own tags, with ORDER re-run over each voice's
@@ -254,19 +260,27 @@ def check_piece(
         rules = profile.rules
     conv = _check_convention(convention or piece.convention)
     the_row = Row.parse(row) if row is not None else piece.row
-    identified = None
-    if the_row is None and identify:
-        identified = _identify(piece)
-        the_row = identified.row
+    own_tagged = any(e.tag is not None for e in piece.events)
+    needs_row = tuple(c for c in ROW_CODES if profile is None or profile.judges(c))
+    identified, no_row = None, "no row was given and the score names none"
+    if the_row is None and (identify or (identify is None and needs_row and not own_tagged)):
+        try:
+            identified = _identify(piece)
+        except RowError as exc:
+            if identify:
+                raise RowError(f"{source}: {exc}" if source else str(exc)) from None
+            no_row = str(exc)
+        else:
+            the_row = identified.row
     if the_row is not None:
         piece = piece.copy(row=the_row, convention=conv)
     elif conv != piece.convention:
         piece = piece.copy(convention=conv)
-    own_tagged = any(e.tag is not None for e in piece.events)
     extra = _plugin_predicates() if plugins else []
     notes: list[str] = []
     violations: list[Violation] = []
     checked: list[str] = []
+    unchecked: tuple[str, ...] = ()
     given, analysis = analysis, None
     if the_row is not None:
         bare = piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
@@ -291,6 +305,7 @@ def check_piece(
         violations += _order_without_ids(piece, rules)
         violations += _run_plugins(extra, piece, rules, True)
         checked = [c for c in CODES if c != "ROW"]
+        unchecked = tuple(c for c in needs_row if c == "ROW")
         notes.append("ROW not checked: the piece has tags but no row (give --row or --identify)")
         if piece.blueprint is None:
             notes.append("SCHED had nothing to check: the piece has no blueprint")
@@ -298,10 +313,9 @@ def check_piece(
         violations += run_predicates(piece, rules, UNTAGGED_CODES)
         violations += _run_plugins(extra, piece, rules, False)
         checked = list(UNTAGGED_CODES)
-        notes.append(
-            "no row and no tags: only COLL, PC, RANGE and CROSS were checked "
-            "(give --row ROW or --identify to check ROW, ORDER and SCHED)"
-        )
+        unchecked = needs_row
+        if needs_row:
+            notes.append(f"{' and '.join(needs_row)} not checked: {_reason(no_row)}; give --row ROW")
     if suggest and analysis is not None and _too_many(analysis):
         suggest = False
         notes.append(
@@ -319,7 +333,7 @@ def check_piece(
         if profile.observed:
             notes.append(f"{', '.join(profile.observed)}: reported as observations under the "
                          f"{profile.name} profile, not as violations")
-    verdict = Verdict(found, tuple(checked), tuple(notes), frozenset(strict_only))
+    verdict = Verdict(found, tuple(checked), tuple(notes), frozenset(strict_only), unchecked)
     if analysis is not None:
         labels: dict[str, str | None] = analysis.labels()
         statements = tuple(s.to_dict() for s in analysis.statements)
@@ -374,6 +388,11 @@ def _suggestions(piece: Piece, analysis: Analysis, verdict: Verdict) -> tuple[di
     return tuple(n.to_dict() for n in found)
 
 
+def _reason(message: str) -> str:
+    """An identification failure as a clause: its first sentence, without advice."""
+    return message.split(";")[0].removeprefix("cannot identify the row: ")
+
+
 def _label(tag: Tag | None) -> str | None:
     return None if tag is None else position_label(tag.form, tag.position)
 
@@ -407,6 +426,20 @@ def _unexplained(piece: Piece, unexplained: Iterable[str]) -> list[Violation]:
         for i in cols.order
         if cols.ids[i] in ids
     ]
+
+
+def row_for(piece: Piece, source: object, row: Row | str | None = None) -> tuple[Row, Identification | None]:
+    """The row to label ``piece`` by: ``row``, else the piece's own, else the one the music shows
+    (with the identification). ``RowError`` names ``source`` when no row fits."""
+    if row is not None:
+        return Row.parse(row), None
+    if piece.row is not None:
+        return piece.row, None
+    try:
+        found = _identify(piece)
+    except RowError as exc:
+        raise RowError(f"{source}: {exc}") from None
+    return found.row, found
 
 
 def require_row(row: Row | None, what: str) -> Row:

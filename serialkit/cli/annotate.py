@@ -70,7 +70,7 @@ def _suffix_for(to: str | None) -> Any:
 @click.argument("inputs", nargs=-1, required=True, metavar="SCORE...",
                 type=click.Path(path_type=str, allow_dash=True))
 @click.option("--row", "row_spec", metavar="ROW", help="The row: numbers, note names or a catalog name (P0).")
-@click.option("--identify", is_flag=True, help="Find the row from the catalog or the opening aggregate.")
+@click.option("--identify", is_flag=True, help="Find the row from the music (the default when neither --row nor the score gives one).")
 @click.option("--convention", type=click.Choice(["relative", "absolute"]), default=None,
               help="Labelling convention (default: relative).")
 @output_option("The labelled score (.musicxml, .xml, .mxl, .mei — an MEI source edited in place —, .mscz "

@@ -46,7 +46,10 @@ def register(cli: Any) -> None:
 @click.argument("inputs", nargs=-1, required=True, metavar="SCORE...",
                 type=click.Path(path_type=str, allow_dash=True))
 @click.option("--row", "row_spec", metavar="ROW", help="The row (numbers, note names or a catalog name); default: the piece's own.")
-@click.option("--identify", is_flag=True, help="Find the row from the music when neither --row nor the piece gives one.")
+@click.option("--identify", is_flag=True,
+              help="Find the row from the music when neither --row nor the piece gives one, and fail "
+                   "(exit 2) when none fits. Without it the row is still looked for when the rules "
+                   "need one; if none fits, ROW and ORDER are reported as not checked (never a pass).")
 @click.option(
     "--convention",
     type=click.Choice(["relative", "absolute"]),
@@ -104,7 +107,8 @@ def check(
 
     Runs ROW, ORDER, COLL, PC, RANGE, CROSS and SCHED, labels every note with its row form and
     order position when a row is known, and prints the strict and relaxed verdicts.
-    Exit 0 pass, 1 violations, 2 bad input (for several scores: 2 if any was unreadable, else 1
+    Without --row, the row is the piece's own or the one the music shows (as with --identify).
+    Exit 0 pass, 1 violations or rules left unchecked, 2 bad input (for several scores: 2 if any was unreadable, else 1
     if any failed, else 0).
 
     \b
@@ -160,14 +164,18 @@ def _line(outcome: Any) -> str:
     data = outcome.record
     mode = data.get("mode", "strict")
     counts = ", ".join(f"{code} {n}" for code, n in data["counts"].items() if n)
-    word = _verdict_word(outcome.status == "passed")
+    word = _verdict_word(outcome.status == "passed", None if data["violations"] else data.get("unchecked"))
     cov = f"; coverage {data['coverage']:.1%}" if data.get("coverage") is not None else ""
     return f"{outcome.source}: {word} ({mode}) {len(data['violations'])} violations" + (
         f" ({counts})" if counts else "") + cov
 
 
-def _verdict_word(ok: bool) -> str:
-    return click.style("pass", fg="green", bold=True) if ok else click.style("FAIL", fg="red", bold=True)
+def _verdict_word(ok: bool, unchecked: list[str] | None = None) -> str:
+    if ok:
+        return click.style("pass", fg="green", bold=True)
+    if unchecked:  # never a pass: the rules asked for codes that could not run
+        return click.style(f"not checked ({', '.join(unchecked)})", fg="red", bold=True)
+    return click.style("FAIL", fg="red", bold=True)
 
 
 def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: int,
@@ -190,9 +198,10 @@ def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: i
     profile = data.get("profile") or {}
     rules = f" ({profile['name']} rules)" if profile.get("name") else ""
     click.echo(f"  checked{rules}: {checked}")
+    unchecked = [] if data["violations"] else (data.get("unchecked") or [])
     click.echo(
-        f"strict: {_verdict_word(data['strict'])}   relaxed: {_verdict_word(data['relaxed'])}"
-        f"   (exit status follows {mode})"
+        f"strict: {_verdict_word(data['strict'], unchecked)}   relaxed: "
+        f"{_verdict_word(data['relaxed'], unchecked)}   (exit status follows {mode})"
     )
     violations = data["violations"]
     if violations:

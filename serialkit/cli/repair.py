@@ -21,7 +21,7 @@ def register(cli: Any) -> None:
 @click.argument("scores", metavar="SCORE...", nargs=-1, required=True,
                 type=click.Path(exists=True, path_type=Path))
 @click.option("--row", "row_spec", metavar="ROW", help="The row (numbers, note names or a catalog name); default: the score's own.")
-@click.option("--identify", is_flag=True, help="Find the row from the music when neither --row nor the score gives one.")
+@click.option("--identify", is_flag=True, help="Find the row from the music (the default when neither --row nor the score gives one).")
 @click.option("--convention", type=click.Choice(["relative", "absolute"]), default=None,
               help="Labelling convention (default: the score's own, else relative).")
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path),

@@ -69,9 +69,37 @@ def test_tolerance_option_is_exact(fixtures: Path) -> None:
     assert counts["COLL"] == 1
 
 
-def test_untagged_piece_without_row_says_what_was_skipped(tmp_path: Path) -> None:
+def test_no_row_that_fits_is_never_a_pass(tmp_path: Path) -> None:
+    """One note names no row: ROW and ORDER are not checked, and that is no pass (exit 1)."""
     code, out, _ = _run(str(_piece(tmp_path)))
-    assert code == 0 and "only COLL, PC, RANGE and CROSS" in out
+    assert code == 1 and "strict: not checked (ROW, ORDER)" in out
+    assert "ROW and ORDER not checked" in out and "give --row ROW" in out
+    code, out, _ = _run(str(_piece(tmp_path)), "--json")
+    data = json.loads(out)
+    assert code == 1 and data["strict"] is False and data["relaxed"] is False
+    assert data["unchecked"] == ["ROW", "ORDER"] and data["violations"] == []
+
+
+def test_identify_that_finds_no_row_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["check", str(_piece(tmp_path)), "--identify"])
+    assert result.exit_code == 2 and "piece.json: cannot identify the row" in result.stderr
+
+
+def test_rules_that_need_no_row_can_pass_without_one(tmp_path: Path) -> None:
+    code, out, _ = _run(str(_piece(tmp_path)), "--rules", "COLL,PC", "--json")
+    assert code == 0 and json.loads(out)["unchecked"] == []
+
+
+@pytest.mark.parametrize("name", ["webern-op21-i-mm1-25.mei", "webern-op27-ii-mm1-11.mei"])
+def test_score_without_row_is_checked_on_the_row_its_music_shows(corpus: Path, name: str) -> None:
+    """Without --row a real score is judged on ROW and ORDER too (row identified), not on PC alone."""
+    code, out, _ = _run(str(corpus / name), "--json", "--no-suggest")
+    data = json.loads(out)
+    assert data["identification"]["name"].startswith("webern-op2")
+    assert {"ROW", "ORDER"} <= set(data["checked"]) and data["unchecked"] == []
+    assert {v["code"] for v in data["violations"]} <= {"ROW"}
+    assert all("unexplained" in v["message"] for v in data["violations"])
+    assert code == (1 if data["violations"] else 0)
 
 
 def test_report_file_is_written(tmp_path: Path, fixtures: Path) -> None:

@@ -108,22 +108,27 @@ class Rules:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """The gate's answer: strict (every predicate) and relaxed (without SCHED), always together."""
+    """The gate's answer: strict (every predicate) and relaxed (without SCHED), always together.
+
+    ``unchecked`` names predicates the rules ask for that could not run (ROW and ORDER without a
+    row): a verdict with one of them is never a pass, whatever the others found."""
 
     violations: tuple[Violation, ...]
     checked: tuple[str, ...] = CODES
     notes: tuple[str, ...] = field(default=())
     strict_only: frozenset[str] = STRICT_ONLY
+    unchecked: tuple[str, ...] = ()
 
     @property
     def strict(self) -> bool:
-        """True when no predicate failed."""
-        return not self.violations
+        """True when no predicate failed and none the rules ask for went unchecked."""
+        return not self.violations and not self.unchecked
 
     @property
     def relaxed(self) -> bool:
-        """True when nothing but strict-only predicates (SCHED) failed."""
-        return all(v.code in self.strict_only for v in self.violations)
+        """True when nothing but strict-only predicates (SCHED) failed or went unchecked."""
+        return all(v.code in self.strict_only for v in self.violations) and all(
+            code in self.strict_only for code in self.unchecked)
 
     def passed(self, mode: str = "strict") -> bool:
         """The verdict of one mode, ``strict`` or ``relaxed``."""
@@ -147,6 +152,7 @@ class Verdict:
             "strict": self.strict,
             "relaxed": self.relaxed,
             "checked": list(self.checked),
+            "unchecked": list(self.unchecked),
             "counts": self.counts(),
             "violations": [v.to_dict() for v in self.violations],
             "notes": list(self.notes),
