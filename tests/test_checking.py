@@ -83,11 +83,23 @@ def test_without_row_or_tags_only_untagged_predicates_run() -> None:
     )
     report = check_piece(piece)
     assert report.verdict.checked == ("COLL", "PC", "RANGE", "CROSS")
+    assert report.verdict.unchecked == ("ROW", "ORDER")  # no row fits three notes
     assert [v.code for v in report.violations] == ["COLL"]
-    assert any("only COLL, PC, RANGE and CROSS" in n for n in report.notes)
+    assert any(n.startswith("ROW and ORDER not checked") for n in report.notes)
     data = report.to_dict()
     assert data["coverage"] is None and data["row"] is None and data["statements"] == []
+    assert data["unchecked"] == ["ROW", "ORDER"] and data["strict"] is False
     _validate(data)
+
+
+def test_unchecked_codes_never_pass_even_when_nothing_failed() -> None:
+    piece = Piece((Event("a", "v1", 0, 1, 60),))
+    report = check_piece(piece)
+    assert report.violations == () and not report.strict and not report.relaxed
+    from serialkit.check.profiles import profile_for
+
+    timing = check_piece(piece, profile=profile_for("COLL,PC"))  # rules that need no row
+    assert timing.strict and timing.verdict.unchecked == ()
 
 
 def test_tags_without_row_skip_row_but_check_order() -> None:
@@ -125,9 +137,12 @@ def test_wrong_notes_in_tagged_pieces_are_caught_twice_over() -> None:
 
 
 def test_rules_reach_the_predicates() -> None:
+    from serialkit.check.profiles import profile_for
+
     piece = Piece((Event("a", "v1", 0, 1, 72), Event("b", "v2", Fraction(3, 4), 1, 60)))
-    assert not check_piece(piece).strict
-    assert check_piece(piece, rules=Rules(tolerance=Fraction(1, 4))).strict
+    assert [v.code for v in check_piece(piece).violations] == ["COLL"]
+    assert check_piece(piece, rules=Rules(tolerance=Fraction(1, 4))).violations == ()
+    assert check_piece(piece, profile=profile_for("COLL", Rules(tolerance=Fraction(1, 4)))).strict
 
 
 def test_builtin_predicates_are_registered_through_the_hook() -> None:
@@ -157,6 +172,8 @@ def test_plugin_predicates_run_and_count_in_the_verdicts() -> None:
             register("LOW", below("LOW", 30), needs_tags=False)
             register("DEEP", below("DEEP", 40), needs_tags=False, strict_only=True)
 
+    from serialkit.check.profiles import profile_for
+
     plugins.reset()
     plugins.get_plugin_manager().register(Extra(), name="extra-test")
     try:
@@ -164,7 +181,7 @@ def test_plugin_predicates_run_and_count_in_the_verdicts() -> None:
         assert [v.code for v in low.violations] == ["LOW", "DEEP"]
         assert {"LOW", "DEEP"} <= set(low.verdict.checked)
         assert not low.strict and not low.relaxed
-        deep = check_piece(Piece((Event("a", "v1", 0, 1, 35),)))
+        deep = check_piece(Piece((Event("a", "v1", 0, 1, 35),)), profile=profile_for("LOW,DEEP"))
         assert [v.code for v in deep.violations] == ["DEEP"]
         assert not deep.strict and deep.relaxed
     finally:
