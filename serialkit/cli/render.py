@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -130,8 +131,16 @@ def render_command(
         echo_json(data)
         return
     files = ", ".join(str(f) for f in result.files)
-    what = "blind" if blind else f"{result.labels} labels, {len(result.findings)} findings"
+    what = "blind" if blind else f"{result.labels} labels, {_tally(result.findings)}"
     click.echo(f"wrote {files} ({result.pages} page{'s' if result.pages != 1 else ''}; {what})")
+
+
+def _tally(findings: Any) -> str:
+    """'1 violation, 5 observations, 16 ambiguities', in the order the review page lists them."""
+    names = {"violation": ("violation", "violations"), "unexplained": ("unexplained note", "unexplained notes"),
+             "observation": ("observation", "observations"), "ambiguity": ("ambiguity", "ambiguities")}
+    counts = Counter(f.kind for f in findings)
+    return ", ".join(f"{n} {names.get(kind, (kind, kind))[n != 1]}" for kind, n in counts.items()) or "no findings"
 
 
 def register(cli: Any) -> None:

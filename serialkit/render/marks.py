@@ -52,7 +52,8 @@ class RenderInputError(SerialkitError):
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One item of the review list: a violation, an unexplained note or an ambiguity."""
+    """One item of the review list: a violation, an unexplained note, an observation (a finding the
+    rule profile reports without judging, e.g. COLL under ``analysis``) or an ambiguity."""
 
     index: int
     kind: str
@@ -281,12 +282,20 @@ def _read_report(
             Finding(len(findings), "violation", str(v["code"]), ids,
                     str(v.get("message", "")), str(v.get("location") or ""), hint)
         )
+    named = {e for f in findings if f.code == "ROW" for e in f.event_ids}
     for eid in report.get("unexplained") or ():
         unexplained.add(str(eid))
+        if str(eid) in named:  # the report's ROW violation already says so: one finding per note
+            continue
         findings.append(
             Finding(len(findings), "unexplained", "UNEXPLAINED", (str(eid),),
                     "no row form explains this note", "", suggested.get(str(eid), ""))
         )
+    for v in report.get("observations") or ():  # reported by the profile, never coloured as faults
+        if isinstance(v, Mapping) and "code" in v:
+            findings.append(Finding(len(findings), "observation", str(v["code"]),
+                                    tuple(str(e) for e in v.get("event_ids") or ()),
+                                    str(v.get("message", "")), str(v.get("location") or "")))
     for i, amb in enumerate(report.get("ambiguities") or ()):
         if not isinstance(amb, Mapping) or "event_id" not in amb:
             raise RenderInputError(f"{where}: ambiguities[{i}] has no 'event_id'")

@@ -54,15 +54,16 @@ def _highlighted(doc: Any) -> list[str]:
     )
 
 
-@pytest.mark.parametrize("index", [0, 1, 2])
+@pytest.mark.parametrize("index", [0, 1])
 def test_selecting_a_finding_highlights_its_notes(
     tmp_path: Path, review: Path, duet_report: dict[str, Any], index: int
 ) -> None:
     doc = _dom(tmp_path, review, f"finding={index}")
     body = doc.find("body")
     assert body.get("data-ready") == "1", "the review script did not run"
+    named = {e for v in duet_report["violations"] if v["code"] == "ROW" for e in v["event_ids"]}
     findings = duet_report["violations"] + [
-        {"event_ids": [e]} for e in duet_report["unexplained"]
+        {"event_ids": [e]} for e in duet_report["unexplained"] if e not in named
     ]
     expected = sorted(findings[index]["event_ids"])
     assert _highlighted(doc) == expected

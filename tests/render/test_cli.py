@@ -22,8 +22,9 @@ def test_render_command_writes_and_reports(tmp_path: Path, duet: Path) -> None:
     assert data["files"] == [str(out)] and data["pages"] == 1
     report = json.loads(REPORT.read_text())
     assert data["labels"] == len(report["labels"]) == 24
-    assert [f["code"] for f in data["findings"]] == [
-        *(v["code"] for v in report["violations"]), *("UNEXPLAINED" for _ in report["unexplained"])
+    named = {e for v in report["violations"] if v["code"] == "ROW" for e in v["event_ids"]}
+    assert [f["code"] for f in data["findings"]] == [  # one finding per unexplained note
+        *(v["code"] for v in report["violations"]), *("UNEXPLAINED" for e in report["unexplained"] if e not in named)
     ]
     assert [f["event_ids"] for f in data["findings"]][: len(report["violations"])] == [
         v["event_ids"] for v in report["violations"]

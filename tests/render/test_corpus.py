@@ -56,3 +56,21 @@ def test_blind_corpus_render_has_no_title(corpus: Path, tmp_path: Path) -> None:
     render(corpus / "webern-op27-ii-mm1-11.mei", out, blind=True)
     text = out.read_text()
     assert "Variations" not in text and "Webern" not in text and "<desc" not in text
+
+
+def test_review_findings_agree_with_check_on_webern(corpus: Path, tmp_path: Path) -> None:
+    """`render --row` lists what `check` reports, once each: violations (the unexplained note once,
+    not again as UNEXPLAINED), the profile's observations as observations, then ambiguities."""
+    from serialkit.check import check_piece
+    from serialkit.check.profiles import profile_for
+    from serialkit.io import read_score
+
+    path = corpus / "webern-op21-i-mm1-25.mei"
+    result = render(path, tmp_path / "review.html", row=SCORES[path.name])
+    report = check_piece(read_score(path), row=SCORES[path.name], profile=profile_for("analysis"))
+    kinds = [f.kind for f in result.findings]
+    assert [f.code for f in result.findings if f.kind == "violation"] == [v.code for v in report.violations]
+    assert kinds.count("observation") == len(report.observations) > 0
+    assert kinds.count("unexplained") == 0 and set(report.unexplained) <= {
+        e for f in result.findings if f.code == "ROW" for e in f.event_ids}
+    assert sorted(kinds, key=["violation", "unexplained", "observation", "ambiguity"].index) == kinds
