@@ -96,11 +96,23 @@ def test_identify_and_lyric_labels(tmp_path: Path) -> None:
     assert Counter(lyrics) == Counter(data["labels"].values())
 
 
+def test_without_row_the_row_is_found_or_the_error_names_the_file(tmp_path: Path) -> None:
+    row = Row(tuple(range(12)))
+    source = save_piece(_statement_piece(row, ["P0", "I0"]), tmp_path / "piece.json")
+    out = tmp_path / "out.musicxml"
+    code, stdout, _ = _run("annotate", str(source), "-o", str(out), "--json")
+    data = json.loads(stdout)
+    assert code == 0 and out.exists() and data["identification"] and data["coverage"] == 1.0
+    few = save_piece(Piece((Event("a", "v1", 0, 1, 60), Event("b", "v1", 1, 1, 62))), tmp_path / "few.json")
+    code, _, err = _run("annotate", str(few), "-o", str(tmp_path / "few.musicxml"))
+    assert code == 2 and f"{few}: cannot identify the row" in err and "--row" in err
+    assert not (tmp_path / "few.musicxml").exists()
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
         (["--row", "C C D"], "appears twice"),
-        ([], "--row"),
         (["--row", "0 1 2 3 4 5 6 7 8 9 10 11", "--identify"], "either --row or --identify"),
     ],
 )
