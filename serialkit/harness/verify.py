@@ -208,19 +208,23 @@ class Verifier:
     def trial(self) -> Iterator[Trial]:
         """A trial on the kept notes, the ladder's one keep-or-roll-back mechanism: every change made
         inside it (a note kept, removed or moved, crossings counted) is logged, and when the block
-        ends without ``trial.keep()`` (or with an exception) they are undone in reverse order. Trials
+        ends without ``trial.keep()`` they are undone in reverse order. Trials
         nest: a kept inner trial stays undoable by the one around it. The log exists only while a
-        trial is open."""
+        trial is open. An exception (an endpoint failure, Ctrl-C) ends the run: nothing is rolled
+        back then, since a change it interrupted half-way could not be undone."""
         trial = Trial(len(self._journal))
         self._trials.append(trial)
         try:
             yield trial
-        finally:
-            self._trials.pop()
-            if not trial.kept:
-                self._rollback(trial)
-            if not self._trials:
-                self._journal.clear()
+        except BaseException:
+            self._trials.clear()
+            self._journal.clear()
+            raise
+        self._trials.pop()
+        if not trial.kept:
+            self._rollback(trial)
+        if not self._trials:
+            self._journal.clear()
 
     def _log(self, entry: tuple[Any, ...]) -> None:
         if self._trials and not self._undoing:
