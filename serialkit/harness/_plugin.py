@@ -35,15 +35,20 @@ def register_proposers(register: Register) -> None:
 
 @hookimpl
 def register_repair_rungs(register: Register) -> None:
-    """The ladder, in explicit rank order: deterministic timing rungs first, then the model's
-    batched patch, then the paper's model row-segment rewrite or serialkit's deterministic rewrite.
-    ``ladders`` names the ladders a rung belongs to (``--ladder serialkit|paper``)."""
-    from serialkit.harness import patch, repair
+    """The ladder, in explicit rank order: the deterministic timing rungs (on each note as it
+    arrives), the model's batched patch, then the paper's model row-segment rewrite or serialkit's
+    deterministic rewrite and reflow (on the notes still pending after a section call), and last
+    serialkit's completion of the slots still empty after the attempts. ``ladders`` names the
+    ladders a rung belongs to (``--ladder serialkit|paper``); ``scope`` says what it works on
+    (``note``, the default; ``batch``: a section call's pending notes at once; ``holes``)."""
+    from serialkit.harness import patch, reflow, repair
 
     both = "serialkit paper"
     register("trim", repair.trim_tail, rank=10, ladders=both)
     register("yield", repair.yield_, rank=20, ladders=both)
     register("retime", repair.retime, rank=30, ladders=both)
-    register("patch", patch.model_patch, rank=40, batch=True, ladders=both)
-    register("segment", patch.model_segment, rank=45, batch=True, ladders="paper")
+    register("patch", patch.model_patch, rank=40, scope="batch", ladders=both)
+    register("segment", patch.model_segment, rank=45, scope="batch", ladders="paper")
     register("rewrite", repair.rewrite_segment, rank=50, ladders="serialkit")
+    register("reflow", reflow.reflow_note, rank=60, ladders="serialkit")
+    register("complete", reflow.complete_holes, rank=70, scope="holes", ladders="serialkit")

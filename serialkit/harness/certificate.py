@@ -8,17 +8,34 @@ from typing import Any
 
 from serialkit import __version__
 from serialkit.core.errors import ScoreWriteError
-from serialkit.core.piece import Piece
-from serialkit.harness.authorship import authorship
+from serialkit.core.piece import Piece, fraction_str
+from serialkit.harness.authorship import author_of, authorship
 from serialkit.harness.gate import Verdict
 from serialkit.harness.prompts import PROMPT_VERSION
 from serialkit.harness.session import Session
+from serialkit.harness.verify import Verifier
 from serialkit.io.atomic import atomic_write
 
 
 def versions() -> dict[str, str]:
     """Versions that decide a run's outputs."""
     return {"serialkit": __version__, "prompts": PROMPT_VERSION, "certificate": "1"}
+
+
+def certificates(ver: Verifier) -> list[dict[str, Any]]:
+    """One certificate record per kept note, in voice and slot order."""
+    out = []
+    for event in ver.events():
+        cand = ver.kept[event.id].cand
+        out.append({
+            "id": cand.id, "voice": cand.voice, "section": cand.slot.section,
+            "onset": fraction_str(cand.onset), "duration": fraction_str(cand.duration), "midi": cand.midi,
+            "pc": cand.midi % 12, "form": cand.slot.form.label, "position": cand.slot.position,
+            "statement": cand.slot.statement, "claimed": cand.claimed,
+            "rung": cand.rungs[-1] if cand.rungs else None, "rungs": list(cand.rungs),
+            "author": author_of(cand.rungs), "attempts": cand.attempt, "calls": list(cand.calls),
+        })
+    return out
 
 
 def build_certificate(session: Session, records: list[dict[str, Any]], released: bool, mode: str) -> dict[str, Any]:

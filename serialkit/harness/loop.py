@@ -1,25 +1,27 @@
-"""The generate–verify–repair–trace loop: propose a section, verify, repair, replan, gate."""
+"""The generate–verify–repair–trace loop, read top to bottom: ``run_harness`` → ``Harness.run``
+writes the sections in order → ``_section`` spends the attempt budget K on section calls and then
+lets the ladder complete what is still missing → ``_attempt`` (a late one re-proposes the voices
+with gaps, kept only if no worse) → ``_ask``: one call, each proposed note bound to its slot
+(``align``, ``snap``) and placed as it arrives, the rest repaired after the call, what no rung
+keeps dropped. The ladder — the registered rungs in rank order and ``settle``, its one
+keep-or-roll-back — is ``repair.RepairContext``."""
 
 from __future__ import annotations
 
 import math
-from collections import Counter
-from dataclasses import replace
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
 from serialkit.core.piece import fraction_str
-from serialkit.harness.authorship import TIMING_RUNGS, author_of
+from serialkit.harness.certificate import certificates
 from serialkit.harness.model import Outcome, event_id
-from serialkit.harness.patch import Batch
 from serialkit.harness.proposers.base import ProposedEvent, parse_proposal
-from serialkit.harness.reflow import reflow, reflow_pushing, relax_section
-from serialkit.harness.repair import RepairContext, RungSpec, ladder, rewrite_segment, shift_run
+from serialkit.harness.repair import RepairContext, RungSpec, ladder, make_room
 from serialkit.harness.session import Session
 from serialkit.harness.tasks import Slot, Task
 from serialkit.harness.verify import Candidate, Verifier
 
-COMPLETE_PER_STATEMENT = 3  # notes the deterministic completion may write per scheduled statement
 REASKS = 0  # extra section calls beyond the attempt budget K (none: re-asks stay within K)
 
 
@@ -83,23 +85,16 @@ def align(proposed: list[ProposedEvent], slots: tuple[Slot, ...]) -> list[int | 
 
 
 class Harness:
-    """One harness run over a task: verifier state, ladder and per-section bookkeeping."""
+    """One harness run over a task: the verifier's kept notes, the ladder and the run's outcome."""
 
     def __init__(self, session: Session, rungs: list[RungSpec] | None = None, ladder_name: str = "serialkit") -> None:
         self.session = session
         self.task = session.task
         self.ver = Verifier(self.task)
-        self.rungs = rungs if rungs is not None else ladder(ladder_name)
-        self.ctx = RepairContext(self.ver, timing=tuple((r.name, r.fn) for r in self.rungs
-                                                      if not r.batch and r.name in TIMING_RUNGS))
-        first_batch = next((i for i, r in enumerate(self.rungs) if r.batch), len(self.rungs))
-        self.immediate, self.later = self.rungs[:first_batch], self.rungs[first_batch:]
         self.outcome = Outcome([], trace=True, ladder=ladder_name)
-        # serialkit's ladder goes beyond the paper's: it writes pitches (rewrite, the completion of
-        # holes) and re-places a voice's notes (reflow); the paper's ladder does neither
-        self.deterministic = ladder_name == "serialkit"
-        self.complete_holes = self.deterministic
-        self.completed: list[str] = []  # notes the completion wrote in the current section
+        self.ladder = RepairContext(self.ver, rungs if rungs is not None else ladder(ladder_name), session,
+                                    errors=self.outcome.errors)
+        self.completed: list[str] = []  # notes the ladder's holes rungs wrote in the current section
 
     def run(self) -> Outcome:
         """Write, verify and repair every section in order, replanning up to the budget."""
@@ -116,76 +111,91 @@ class Harness:
         """Ask for the section, then for what is still missing, up to the attempt budget; a reply
         that brought nothing usable (an endpoint failure, an empty or unreadable answer) does not use
         up an attempt but is asked again in a changed form (a new attempt number, a replan of what
-        is missing), within ``REASKS`` extra calls. Holes left after the attempts are completed by
-        the ladder (serialkit's rewrite and reflow), and asked for again within the same budget."""
+        is missing), within ``REASKS`` extra calls. Holes left after the attempts go to the ladder's
+        ``holes`` rungs (serialkit's completion) — before the last call too, which then asks only
+        for what is left."""
         used = calls = 0
         self.completed = []
-        completed = self.completed
         budget = self.task.attempts + REASKS
         while calls < budget:
-            missing = self._missing(section)
-            if not missing:
+            if not self._missing(section):
                 break
             if used >= self.task.attempts - 1 and calls:
-                # before the last call: complete what the ladder can, ask only for what is left
-                completed += self._completion(section, calls)
+                self.completed += self._complete(section, calls)
                 if not self._missing(section):
                     break
             calls += 1
             if self._attempt(section, calls, late=used >= 2):
                 used += 1
         if self._missing(section):
-            completed += self._completion(section, calls)
+            self.completed += self._complete(section, calls)
         left = self._missing(section)
         self.outcome.sections.append({
             "id": section, "attempts": calls, "complete": not left,
-            "missing": [f"{s.voice} {s.label}" for s in left], "completed": completed,
+            "missing": [f"{s.voice} {s.label}" for s in left], "completed": self.completed,
         })
 
+    def _complete(self, section: str, attempt: int) -> list[str]:
+        """The ladder's ``holes`` rungs on the section's missing notes; the ids of the notes written."""
+        holes = self._missing(section)
+        left = {event_id(s) for s in self.ladder.at(section, attempt).complete(holes)}
+        return [event_id(s) for s in holes if event_id(s) not in left]
+
     def _attempt(self, section: str, attempt: int, late: bool) -> bool:
-        """One section call; True when the reply was usable (it could be read)."""
+        """One section call; True when the reply was usable (it could be read). A late attempt
+        re-proposes every voice that still has gaps, in a trial kept only if, after the ladder's
+        completion, no more notes are missing than before."""
         missing = self._missing(section)
-        total = sum(len(self.task.slots(section, v)) for v in self.task.voice_ids)
-        fields: dict[str, Any] = {"soft_rules": True}
-        trial = None
-        if late and len(missing) < total:
-            # late attempts re-propose every voice that still has gaps, kept only if better
-            trial = (self.ctx.checkpoint(), len(missing))
-            gaps = {s.voice for s in missing}
-            for cand in [k.cand for k in self.ver.kept.values()]:
+        if not late or len(missing) == sum(len(self.task.slots(section, v)) for v in self.task.voice_ids):
+            return self._ask(section, attempt)
+        gaps = {s.voice for s in missing}
+        with self.ver.trial() as trial:
+            for cand in self.ver.notes():
                 if cand.voice in gaps and cand.slot.section == section:
                     self.ver.remove(cand.id)
-            missing = self._missing(section)
-        if len(missing) < total:
-            self._make_room(missing)
+            usable = self._ask(section, attempt)
+            completed = self._complete(section, attempt)
+            if trial.keep(len(self._missing(section)) <= len(missing)):
+                self.completed += completed
+        return usable
+
+    def _ask(self, section: str, attempt: int) -> bool:
+        """One section call (a replan of the missing notes when some are kept, in windows that can
+        hold them); each proposed note is placed as it arrives, the rest go through the later rungs
+        and what no rung keeps is dropped. True when the reply was usable."""
+        missing = self._missing(section)
+        fields: dict[str, Any] = {"soft_rules": True}
+        if len(missing) < sum(len(self.task.slots(section, v)) for v in self.task.voice_ids):
+            make_room(self.ver, missing)
             missing = self._feasible(section, missing)
             fields["missing"] = tuple(self._missing_payload(missing))
             fields["context"] = tuple(self._context(section))
         reply, call_id = self.session.call("section", section, attempt, **fields)
         parsed = parse_proposal(reply, self.task)
         self.outcome.errors += [f"{call_id} ({section}, attempt {attempt}): {e}" for e in parsed.errors]
-        pending = self._bind(parsed.events, section, attempt, call_id)
-        self._finish(pending, section, attempt)
-        if trial is not None:
-            # the re-proposed voices are judged after the ladder's completion, as the old ones were
-            completed = self._completion(section, attempt)
-            if len(self._missing(section)) > trial[1]:
-                self.ctx.restore(trial[0])
-            else:
-                self.completed += completed
+        ladder = self.ladder.at(section, attempt)
+        pending = [c for c in self._bind(parsed.events, section, attempt, call_id) if not ladder.place(c)]
+        for cand in ladder.repair(pending):
+            self._drop(cand, section, cand.voice, attempt, sorted(self.ver.problems(cand)), None)
         return bool(parsed.events)
 
-    def _completion(self, section: str, attempt: int) -> list[str]:
-        """The deterministic completion may write at most one note per scheduled statement, never a
-        section the proposer did not write: the candidate stays the model's."""
-        if not self.complete_holes:
-            return []
-        holes = self._missing(section)
-        statements = sum(len(self.task.blueprint.forms_for(section, v)) for v in self.task.voice_ids)
-        per = Counter((s.voice, s.statement) for s in holes)
-        if len(holes) > COMPLETE_PER_STATEMENT * statements or max(per.values(), default=0) > COMPLETE_PER_STATEMENT:
-            return []
-        return [event_id(s) for s in holes if self._complete(s, attempt)]
+    def _bind(self, proposed: list[ProposedEvent], section: str, attempt: int,
+              call_id: str) -> Iterator[Candidate]:
+        """Map proposed events onto slots in lockstep (snapped to the grid); unbound ones are dropped."""
+        for voice in self.task.voice_ids:
+            slots = self.task.slots(section, voice)
+            mine = sorted((p for p in proposed if p.voice == voice), key=lambda p: p.onset)
+            for k, (pe, j) in enumerate(zip(mine, align(mine, slots), strict=True)):
+                if j is None:
+                    self._drop(None, section, voice, attempt, ["ORDER"], pe)
+                    continue
+                slot = slots[j]
+                if self.ver.filled(slot):
+                    continue
+                claimed = None if pe.form is None or pe.position is None else f"{pe.form.label}:{pe.position}"
+                until = next((q.onset for q in mine[k + 1:] if q.onset > pe.onset), None)
+                yield snap(Candidate(event_id(slot), slot, pe.onset, pe.duration, pe.midi, pe.pc, claimed,
+                                     (), attempt, (call_id,), until), self.task)
 
     def _feasible(self, section: str, missing: list[Slot]) -> list[Slot]:
         """Never ask for a note in a window too short to hold it: a run of missing slots whose free
@@ -212,139 +222,6 @@ class Harness:
             missing = self._missing(section)
         return missing
 
-    def _complete(self, slot: Slot, attempt: int, widen: int = 4) -> bool:
-        """After the attempt budget: write a still-missing note deterministically (the rewrite rung
-        with no model in it) — its scheduled pitch class, placed in its window, which neighbours
-        widen by giving up time or moving their runs into a rest. True when the note is kept."""
-        grid = self.task.texture.grid
-        voice = self.task.voice(slot.voice)
-        assert voice.low is not None and voice.high is not None
-        centre = (voice.low + voice.high) // 2
-        for _ in range(widen):
-            lo, hi = self.ver.window(slot)
-            if hi - lo >= grid:
-                cand = Candidate(event_id(slot), slot, lo, min(hi - lo, 2 * grid), centre, slot.pc,
-                                 None, ("rewrite",), max(attempt, 1), ())
-                if self.ctx.settle(rewrite_segment(cand, self.ver.problems(cand), self.ctx)):
-                    return True
-            if not self._make_room([slot], need_steps=hi - lo + grid):
-                break
-        return self._reflow(slot, attempt, centre)
-
-    def _reflow(self, slot: Slot, attempt: int, centre: int) -> bool:
-        """Re-place the voice's notes around the slot so its scheduled pitch class fits (True when kept)."""
-        voice = self.task.voice(slot.voice)
-        assert voice.low is not None and voice.high is not None
-        midis = sorted((m for m in range(voice.low, voice.high + 1) if m % 12 == slot.pc),
-                       key=lambda m: (abs(m - centre), m))
-        lo, _ = self.ver.window(slot)
-        cand = Candidate(event_id(slot), slot, lo, 2 * self.task.texture.grid, midis[0] if midis else centre,
-                         slot.pc, None, ("rewrite",), max(attempt, 1), ())
-        if self.ctx.settle(reflow(self.ctx, cand, midis) if midis else None):
-            return True
-        return bool(midis) and (reflow_pushing(self.ctx, cand, midis) or relax_section(self.ctx, cand, midis))
-
-    def _bind(self, proposed: list[ProposedEvent], section: str, attempt: int, call_id: str) -> list[Candidate]:
-        """Map proposed events onto slots in lockstep, verify each, and repair it or defer it."""
-        pending: list[Candidate] = []
-        for voice in self.task.voice_ids:
-            slots = self.task.slots(section, voice)
-            mine = sorted((p for p in proposed if p.voice == voice), key=lambda p: p.onset)
-            for k, (pe, j) in enumerate(zip(mine, align(mine, slots), strict=True)):
-                if j is None:
-                    self._drop(None, section, voice, attempt, ["ORDER"], pe)
-                    continue
-                slot = slots[j]
-                if self.ver.filled(slot):
-                    continue
-                claimed = None if pe.form is None or pe.position is None else f"{pe.form.label}:{pe.position}"
-                until = next((q.onset for q in mine[k + 1:] if q.onset > pe.onset), None)
-                cand = Candidate(event_id(slot), slot, pe.onset, pe.duration, pe.midi, pe.pc, claimed,
-                                 (), attempt, (call_id,), until)
-                cand = snap(cand, self.task)
-                if not self._try_immediate(cand):
-                    pending.append(cand)
-        return pending
-
-    def _try_immediate(self, cand: Candidate) -> bool:
-        """The rungs before the first batched one, in registry order, on one note; kept if clean."""
-        problems = self.ver.problems(cand)
-        current = cand
-        mark = self.ctx.mark()
-        for rung in self.immediate:
-            if not problems:
-                break
-            fixed = rung.fn(current, problems, self.ctx)
-            if fixed is not None:
-                current = fixed
-                problems = self.ver.problems(current)
-        return self.ctx.settle(None if problems else current, mark, crossing_ok=False)
-
-    def _finish(self, pending: list[Candidate], section: str, attempt: int) -> None:
-        """The later rungs (model patch, rewrite, plugins) for notes the timing rungs could not fix."""
-        for rung in self.later:
-            if not pending:
-                break
-            if rung.batch:  # a model rung: one call for every pending note of the section
-                pending = rung.fn(pending, Batch(self, section, attempt))
-                continue
-            still = []
-            for cand in pending:
-                if not self.ctx.settle(rung.fn(cand, self.ver.problems(cand), self.ctx)):
-                    still.append(cand)
-            pending = still
-        for cand in pending:
-            if not (self.deterministic and self._reflow_pending(cand)):
-                self._drop(cand, section, cand.voice, attempt, sorted(self.ver.problems(cand)), None)
-
-    def _reflow_pending(self, cand: Candidate) -> bool:
-        """Before dropping: keep the proposed note (its scheduled pitch class, nearest octave) by
-        re-placing its voice's neighbours on the grid (True when kept)."""
-        voice = self.task.voice(cand.voice)
-        assert voice.low is not None and voice.high is not None
-        midis = sorted((m for m in range(voice.low, voice.high + 1) if m % 12 == cand.slot.pc),
-                       key=lambda m: (abs(m - cand.midi), m))
-        if not midis or self.ver.filled(cand.slot):
-            return False
-        # the scheduled pitch class written by the harness (rewrite) or the model's, moved (reflow)
-        base = cand.changed("rewrite", claimed_pc=cand.slot.pc, until=None) if cand.midi % 12 != cand.slot.pc \
-            else replace(cand, until=None)
-        if self.ctx.settle(reflow(self.ctx, base, midis)):
-            return True
-        return reflow_pushing(self.ctx, base, midis)
-
-    def _make_room(self, missing: list[Slot], need_steps: Fraction | None = None) -> bool:
-        """Shorten kept neighbours (by whole grid steps) until each run of missing slots has room."""
-        grid = self.task.texture.grid
-        runs: dict[tuple[Fraction, Fraction], list[Slot]] = {}
-        for slot in missing:
-            runs.setdefault(self.ver.window(slot), []).append(slot)
-        grown = False
-        for (lo, hi), slots in runs.items():
-            need = 2 * len(slots) * grid - (hi - lo)  # room to dodge a note of another voice
-            if need_steps is not None:
-                need = need_steps - (hi - lo)
-            before, after = self.ver.neighbours(slots[0])[0], self.ver.neighbours(slots[-1])[1]
-            while need > 0:
-                prev = self.ver.kept[before].cand if before else None
-                nxt = self.ver.kept[after].cand if after else None
-                if prev is not None and prev.end == lo and prev.duration >= 2 * grid:
-                    self.ver.shorten(prev.id, prev.end - grid, "trim")
-                    lo -= grid
-                elif nxt is not None and nxt.onset == hi and nxt.duration >= 2 * grid:
-                    kept = self.ver.kept[nxt.id]
-                    kept.cand = nxt.changed("retime", onset=nxt.onset + grid, duration=nxt.duration - grid)
-                    hi += grid
-                elif shift_run(self.ver, slots[-1], grid):
-                    hi += grid
-                elif shift_run(self.ver, slots[0], -grid):
-                    lo -= grid
-                else:
-                    break
-                need -= grid
-                grown = True
-        return grown if need_steps is not None else True
-
     def _missing_payload(self, missing: list[Slot]) -> list[dict[str, Any]]:
         """Missing slots with free windows (a shared gap split evenly between consecutive slots)."""
         out = []
@@ -366,10 +243,9 @@ class Harness:
     def _context(self, section: str) -> list[dict[str, Any]]:
         sec = self.task.section(section)
         return [
-            {"id": k.cand.id, "voice": k.cand.voice, "onset": fraction_str(k.cand.onset),
-             "duration": fraction_str(k.cand.duration), "midi": k.cand.midi, "form": k.cand.slot.form.label,
-             "position": k.cand.slot.position}
-            for k in self.ver.kept.values() if k.cand.onset < sec.end and k.cand.end > sec.start
+            {"id": c.id, "voice": c.voice, "onset": fraction_str(c.onset), "duration": fraction_str(c.duration),
+             "midi": c.midi, "form": c.slot.form.label, "position": c.slot.position}
+            for c in (k.cand for k in self.ver.kept.values()) if c.onset < sec.end and c.end > sec.start
         ]
 
     def _drop(self, cand: Candidate | None, section: str, voice: str, attempt: int, problems: list[str],
@@ -383,22 +259,6 @@ class Harness:
         self.outcome.drops.append(entry)
 
 
-def certificates(ver: Verifier) -> list[dict[str, Any]]:
-    """One certificate record per kept note, in voice and slot order."""
-    out = []
-    for event in ver.events():
-        cand = ver.kept[event.id].cand
-        out.append({
-            "id": cand.id, "voice": cand.voice, "section": cand.slot.section,
-            "onset": fraction_str(cand.onset), "duration": fraction_str(cand.duration), "midi": cand.midi,
-            "pc": cand.midi % 12, "form": cand.slot.form.label, "position": cand.slot.position,
-            "statement": cand.slot.statement, "claimed": cand.claimed,
-            "rung": cand.rungs[-1] if cand.rungs else None, "rungs": list(cand.rungs),
-            "author": author_of(cand.rungs), "attempts": cand.attempt, "calls": list(cand.calls),
-        })
-    return out
-
-
 def run_harness(session: Session, ladder_name: str = "serialkit") -> Outcome:
     """The full harness variant, on serialkit's ladder or the paper's."""
     harness = Harness(session, ladder_name=ladder_name)
@@ -407,4 +267,4 @@ def run_harness(session: Session, ladder_name: str = "serialkit") -> Outcome:
     return outcome
 
 
-__all__ = ["Harness", "Outcome", "certificates", "event_id", "run_harness"]
+__all__ = ["Harness", "Outcome", "align", "certificates", "event_id", "run_harness", "snap"]

@@ -2,62 +2,53 @@
 
 ``patch`` (both ladders) shows the model each flagged note with its free window, its problems and the
 same-pitch-class notes in its way; ``segment`` (the paper's rung 5) asks again with the whole
-statement of each note in view. A note the model answers for is tried through the timing rungs and
-kept if clean; the others stay pending for the next rung. The harness never asks for a note in a
+statement of each note in view. A note the model answers for is placed like a proposed note (the
+timing rungs chained on it, kept if clean); the others stay pending for the next rung. The harness never asks for a note in a
 window too short to hold it, and asks once more, in a changed form, when a reply brought nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from serialkit.core.piece import fraction_str
 from serialkit.harness.model import event_id
 from serialkit.harness.proposers.base import parse_proposal
+from serialkit.harness.repair import RepairContext, make_room
 from serialkit.harness.tasks import Slot
 from serialkit.harness.verify import Candidate, Verifier
 
 
-@dataclass
-class Batch:
-    """What a batched rung needs: the running harness (its verifier, session, room-making and
-    one-note trial) and the section and attempt it works in."""
-
-    harness: Any
-    section: str
-    attempt: int
+def model_patch(pending: list[Candidate], ctx: RepairContext) -> list[Candidate]:
+    """The ``patch`` rung (both ladders): one model call for the section's pending notes; returns
+    the notes still pending."""
+    return ask_model(pending, ctx, "patch")
 
 
-def model_patch(pending: list[Candidate], batch: Batch) -> list[Candidate]:
-    """The batched model patch; returns the notes still pending."""
-    return ask_model(pending, batch, "patch")
+def model_segment(pending: list[Candidate], ctx: RepairContext) -> list[Candidate]:
+    """The ``segment`` rung (the paper's rung 5): the same call with each note's whole statement in
+    view; returns the notes still pending."""
+    return ask_model(pending, ctx, "segment")
 
 
-def model_segment(pending: list[Candidate], batch: Batch) -> list[Candidate]:
-    """The paper's model row-segment rewrite; returns the notes still pending."""
-    return ask_model(pending, batch, "segment")
-
-
-def ask_model(pending: list[Candidate], batch: Batch, rung: str) -> list[Candidate]:
+def ask_model(pending: list[Candidate], ctx: RepairContext, rung: str) -> list[Candidate]:
     """One patch call for the pending notes whose windows can hold a note (asked again once if the
-    reply is unusable); each answer goes through the one-note trial."""
-    harness, ver, task = batch.harness, batch.harness.ver, batch.harness.task
+    reply is unusable); each answer is placed like a proposed note (``RepairContext.place``)."""
+    ver, task = ctx.verifier, ctx.verifier.task
     shortest = max(task.texture.min_duration, task.texture.grid)
     for cand in pending:  # never ask for a note in a window too short to hold it
         lo, hi = ver.window(cand.slot)
         if hi - lo < shortest:
-            harness._make_room([cand.slot], need_steps=shortest)
+            make_room(ver, [cand.slot], need_steps=shortest)
     # making room for one note may have moved another's neighbours: windows are read once more
     askable = [c for c in pending if (w := ver.window(c.slot))[1] - w[0] >= shortest]
     if not askable:
         return pending
     items = tuple(patch_item(ver, c, segment=rung == "segment") for c in askable)
     for ask in range(2):  # an unusable reply is asked again once, in a changed form (attempt number)
-        reply, call_id = harness.session.call("patch", batch.section, batch.attempt + ask, soft_rules=True,
-                                              patches=items)
+        reply, call_id = ctx.session.call("patch", ctx.section, ctx.attempt + ask, soft_rules=True, patches=items)
         parsed = parse_proposal(reply, task)
-        harness.outcome.errors += [f"{call_id} ({batch.section}, {rung}): {e}" for e in parsed.errors]
+        ctx.errors += [f"{call_id} ({ctx.section}, {rung}): {e}" for e in parsed.errors]
         if parsed.events:
             break
     by_id = {pe.id: pe for pe in parsed.events if pe.id}
@@ -67,7 +58,7 @@ def ask_model(pending: list[Candidate], batch: Batch, rung: str) -> list[Candida
         if pe is not None and pe.voice == cand.voice:
             patched = cand.changed(rung, onset=pe.onset, duration=pe.duration, midi=pe.midi,
                                    claimed_pc=pe.pc, calls=(*cand.calls, call_id), until=None)
-            if harness._try_immediate(patched):
+            if ctx.place(patched):
                 continue
         still.append(cand)
     return still
@@ -77,11 +68,9 @@ def patch_item(ver: Verifier, cand: Candidate, segment: bool = False) -> dict[st
     """What the model is shown of one flagged note."""
     lo, hi = ver.window(cand.slot)
     conflicts = [
-        {"voice": k.cand.voice, "midi": k.cand.midi, "onset": fraction_str(k.cand.onset),
-         "end": fraction_str(k.cand.end)}
-        for k in ver.kept.values()
-        if k.cand.voice != cand.voice and k.cand.midi % 12 == cand.slot.pc
-        and k.cand.onset < hi and k.cand.end > lo
+        {"voice": o.voice, "midi": o.midi, "onset": fraction_str(o.onset), "end": fraction_str(o.end)}
+        for o in (k.cand for k in ver.kept.values())
+        if o.voice != cand.voice and o.midi % 12 == cand.slot.pc and o.onset < hi and o.end > lo
     ]
     item = {
         "id": cand.id, "voice": cand.voice, "form": cand.slot.form.label, "position": cand.slot.position,
@@ -107,4 +96,4 @@ def statement_of(ver: Verifier, slot: Slot) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["Batch", "ask_model", "model_patch", "model_segment", "patch_item", "statement_of"]
+__all__ = ["ask_model", "model_patch", "model_segment", "patch_item", "statement_of"]

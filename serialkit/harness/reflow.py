@@ -1,4 +1,5 @@
-"""Reflow: re-place a run of a voice's kept notes on the grid so that a missing note fits.
+"""Reflow: re-place a run of a voice's kept notes on the grid so that a missing note fits; the
+``reflow`` and ``complete`` rungs.
 
 Dense textures leave no free window for a missing pitch class: every grid step of the gap is held by
 the same pitch class in another voice, and moving a single neighbour (trim, shift by one step) meets
@@ -11,11 +12,15 @@ the range), then its old duration where that stays clean. The run widens until a
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from fractions import Fraction
+from functools import partial
 
-from serialkit.harness.repair import RepairContext
+from serialkit.harness.model import event_id
+from serialkit.harness.repair import Problems, RepairContext, Try, make_room, rewrite_segment
+from serialkit.harness.tasks import Slot
 from serialkit.harness.verify import Candidate, Verifier
 
 
@@ -122,8 +127,8 @@ def _octaves(ver: Verifier, cand: Candidate) -> tuple[int, ...]:
 def reflow(ctx: RepairContext, cand: Candidate, midis: Sequence[int], widest: int = 48, pushes: bool = False,
            rung: str = "reflow", push_all: bool | str = False) -> Candidate | None:
     """Place ``cand`` (a note for an empty slot, with the pitches it may take) by re-placing up to
-    ``widest`` kept notes on each side of it in its voice and section; the neighbours' changes are
-    logged in ``ctx.undo``. Returns the placed candidate (not yet kept), or None."""
+    ``widest`` kept notes on each side of it in its voice and section (the trial around it undoes
+    their moves if the note is not kept). Returns the placed candidate (not yet kept), or None."""
     ver = ctx.verifier
     grid = ctx.grid
     sec = ver.task.section(cand.slot.section)
@@ -174,36 +179,24 @@ def _commit(ctx: RepairContext, notes: list[_Note], placed: list[tuple[Fraction,
         if not kept and moved is not note.cand:
             moved = moved.changed(new_rung)
         if kept:
-            ctx.undo.append((note.cand.id, note.cand))
             ver.kept[note.cand.id].cand = moved
         else:
             result = moved
     return result
 
 
-def reflow_pushing(ctx: RepairContext, cand: Candidate, midis: Sequence[int]) -> bool:
+def push(ctx: RepairContext, cand: Candidate, midis: Sequence[int], push_all: bool | str = False) -> Candidate | None:
     """When no placement exists with the other voices fixed: place the note where only same-pitch-class
-    notes of other voices stand in its way, then reflow each of those in its own voice; failing that,
-    let the re-placed notes of its voice push such notes too (dense textures). Keeps the note and
-    returns True, or leaves every note as it was and returns False."""
-    for push_all in (False, True, "all"):
-        state = ctx.checkpoint()
-        if _push(ctx, cand, midis, push_all):
-            ctx.undo.clear()
-            return True
-        ctx.restore(state)
-    return False
-
-
-def _push(ctx: RepairContext, cand: Candidate, midis: Sequence[int], push_all: bool | str) -> bool:
-    """One pushing reflow: ``push_all`` False (only the new note may collide), True (every re-placed
-    note of its voice may collide) or ``"all"`` (they may also cross: crossed notes move too)."""
+    notes of other voices stand in its way, then reflow each of those in its own voice. ``push_all``
+    False (only the new note may collide), True (every re-placed note of its voice may collide) or
+    ``"all"`` (they may also cross: crossed notes move too). Returns the note, kept in place (the
+    caller's trial keeps it with every move, or rolls them back), or None."""
     ver = ctx.verifier
     fixed = reflow(ctx, cand, midis, pushes=True, push_all=push_all)
     if fixed is None:
-        return False
+        return None
     crossing = push_all == "all"
-    ver.add(fixed)
+    ver.add(fixed)  # kept in place while the notes in its way move
     section = cand.slot.section
     voice = [ver.kept[k].cand for k in ver.voice_order(cand.voice) if ver.kept[k].cand.slot.section == section]
     blockers = {b.id: b for c in (voice if push_all else [fixed])
@@ -215,21 +208,33 @@ def _push(ctx: RepairContext, cand: Candidate, midis: Sequence[int], push_all: b
         ver.remove(current.id)
         moved = reflow(ctx, replace(current, until=None), _octaves(ver, current), rung="reflow")
         if moved is None or ver.problems(moved, crossing_ok=True):
-            return False
+            return None
         ver.add(moved)
     touched = {cand.voice, *(b.voice for b in blockers.values())}
-    return not any(ver.problems(k.cand, crossing_ok=True) for k in list(ver.kept.values())
-                   if k.cand.voice in touched and k.cand.slot.section == section)
+    if any(ver.problems(k.cand, crossing_ok=True) for k in list(ver.kept.values())
+           if k.cand.voice in touched and k.cand.slot.section == section):
+        return None
+    return ver.kept[fixed.id].cand
 
 
+def reflowed(ctx: RepairContext, cand: Candidate, midis: Sequence[int], relax: bool = False) -> tuple[Try, ...]:
+    """The reflow tries for a note, for ``settle`` in this order: its voice re-placed with the other
+    voices fixed; then pushing the notes in its way (the new note only, its voice's re-placed notes,
+    crossings too); with ``relax`` (a hole) last the whole section re-placed at once."""
+    tries: list[Try] = [partial(reflow, ctx, cand, midis)]
+    tries += [partial(push, ctx, cand, midis, how) for how in (False, True, "all")]
+    if relax:
+        tries.append(partial(relax_section, ctx, cand, midis))
+    return tuple(tries)
 
 
-def relax_section(ctx: RepairContext, cand: Candidate, midis: Sequence[int], iterations: int = 6000) -> bool:
+def relax_section(ctx: RepairContext, cand: Candidate, midis: Sequence[int],
+                  iterations: int = 6000) -> Candidate | None:
     """The last resort for dense textures, when no voice can make room with the others fixed: place
     the note by re-placing every note of its section at once (all voices; order, pitch class and
     voice kept, octave free), by min-conflicts search on the grid with one-step spans (two notes
     meet only on the same step), then give each note back as much of its old duration as stays clean.
-    Keeps the note and returns True, or leaves every note as it was and returns False."""
+    Returns the note, kept in place (the caller's trial keeps it with the moves, or rolls them back)."""
     ver = ctx.verifier
     grid = ctx.grid
     sec = ver.task.section(cand.slot.section)
@@ -244,7 +249,7 @@ def relax_section(ctx: RepairContext, cand: Candidate, midis: Sequence[int], ite
     notes = [replace(c, until=None) for v in ver.task.voice_ids for c in lines[v]]
     lines = {v: [n for n in notes if n.voice == v] for v in lines}
     if any(len(line) > steps for line in lines.values()):
-        return False
+        return None
     index = {c.id: i for i, c in enumerate(notes)}
     options = [tuple(midis) if c.id == cand.id else _octaves(ver, c) for c in notes]
     step = [min(steps - 1, max(0, int((c.onset - sec.start) // grid))) for c in notes]
@@ -293,8 +298,7 @@ def relax_section(ctx: RepairContext, cand: Candidate, midis: Sequence[int], ite
         step[i], midi[i] = s, m
         by_step.setdefault(s, set()).add(i)
     else:
-        return False
-    state = ctx.checkpoint()
+        return None
     for c in notes:
         if c.id in ver.kept:
             ver.remove(c.id)
@@ -316,11 +320,69 @@ def relax_section(ctx: RepairContext, cand: Candidate, midis: Sequence[int], ite
         if duration != moved.duration:
             ver.kept[moved.id].cand = moved.changed("reflow", duration=duration) if (
                 duration != old.duration or moved.onset != old.onset or moved.midi != old.midi) else old
-    if all(not ver.problems(ver.kept[c.id].cand, crossing_ok=True) for c in notes):
-        ctx.undo.clear()
-        return True
-    ctx.restore(state)
-    return False
+    if any(ver.problems(ver.kept[c.id].cand, crossing_ok=True) for c in notes):
+        return None
+    return ver.kept[cand.id].cand
 
 
-__all__ = ["reflow", "reflow_pushing", "relax_section"]
+# the rungs -------------------------------------------------------------------------------------
+COMPLETE_PER_STATEMENT = 3  # notes the completion may write per scheduled statement
+
+
+def _nearest(ctx: RepairContext, voice_id: str, pc: int, midi: int) -> list[int]:
+    """The voice's pitches of pitch class ``pc``, nearest ``midi`` first."""
+    voice = ctx.verifier.task.voice(voice_id)
+    assert voice.low is not None and voice.high is not None
+    return sorted((m for m in range(voice.low, voice.high + 1) if m % 12 == pc), key=lambda m: (abs(m - midi), m))
+
+
+def reflow_note(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
+    """The ``reflow`` rung (serialkit's ladder), the last before a pending note is dropped: keep the
+    proposed note — its scheduled pitch class (written by the harness, ``rewrite``, when the model's
+    was wrong) in the nearest octave — by re-placing its voice's neighbours on the grid, or by
+    pushing the notes of other voices in its way."""
+    midis = _nearest(ctx, cand.voice, cand.slot.pc, cand.midi)
+    if not midis or ctx.verifier.filled(cand.slot):
+        return None
+    base = cand.changed("rewrite", claimed_pc=cand.slot.pc, until=None) if cand.midi % 12 != cand.slot.pc \
+        else replace(cand, until=None)
+    return ctx.settle(*reflowed(ctx, base, midis), add=False)
+
+
+def complete_holes(holes: list[Slot], ctx: RepairContext) -> list[Slot]:
+    """The ``complete`` rung (serialkit's ladder), after the attempts: write each still-missing note
+    deterministically — its scheduled pitch class placed in its window (``rewrite`` with no model in
+    it), which neighbours widen by giving up time or moving their runs into a rest; failing that,
+    reflowed. At most ``COMPLETE_PER_STATEMENT`` notes per scheduled statement, never a section the
+    proposer did not write: the candidate stays the model's. Returns the slots still empty."""
+    task = ctx.verifier.task
+    statements = sum(len(task.blueprint.forms_for(ctx.section, v)) for v in task.voice_ids)
+    per = Counter((s.voice, s.statement) for s in holes)
+    if len(holes) > COMPLETE_PER_STATEMENT * statements or max(per.values(), default=0) > COMPLETE_PER_STATEMENT:
+        return holes
+    return [slot for slot in holes if not _complete(slot, ctx)]
+
+
+def _complete(slot: Slot, ctx: RepairContext, widen: int = 4) -> bool:
+    ver, grid = ctx.verifier, ctx.grid
+    voice = ver.task.voice(slot.voice)
+    assert voice.low is not None and voice.high is not None
+    centre = (voice.low + voice.high) // 2
+    for _ in range(widen):
+        lo, hi = ver.window(slot)
+        if hi - lo >= grid:
+            cand = Candidate(event_id(slot), slot, lo, min(hi - lo, 2 * grid), centre, slot.pc,
+                             None, ("rewrite",), max(ctx.attempt, 1), ())
+            if ctx.settle(partial(rewrite_segment, cand, ver.problems(cand), ctx)):
+                return True
+        if not make_room(ver, [slot], need_steps=hi - lo + grid):
+            break
+    midis = _nearest(ctx, slot.voice, slot.pc, centre)
+    if not midis:
+        return False
+    lo, _ = ver.window(slot)
+    cand = Candidate(event_id(slot), slot, lo, 2 * grid, midis[0], slot.pc, None, ("rewrite",), max(ctx.attempt, 1), ())
+    return ctx.settle(*reflowed(ctx, cand, midis, relax=True)) is not None
+
+
+__all__ = ["COMPLETE_PER_STATEMENT", "complete_holes", "push", "reflow", "reflow_note", "reflowed", "relax_section"]

@@ -1,11 +1,14 @@
-"""The repair ladder: trim the tail, yield, retime, model patch, rewrite the row segment."""
+"""The repair ladder: its registered rungs in rank order, the context they work in (``RepairContext``,
+with ``settle``, the one keep-or-roll-back), and the deterministic rungs trim, yield, retime and
+rewrite. The model's batched rungs are in ``patch.py``; reflow and the completion of holes in
+``reflow.py``; the verifier and its trials in ``verify.py``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from functools import cache
+from functools import partial
 from typing import Any
 
 from serialkit.harness.tasks import Slot
@@ -13,66 +16,142 @@ from serialkit.harness.verify import TIME_CODES, Candidate, Verifier
 
 Problems = dict[str, list[Candidate]]
 Rung = Callable[[Candidate, Problems, "RepairContext"], "Candidate | None"]
+Try = Callable[[], "Candidate | None"]
+LADDERS = ("serialkit", "paper")
+SCOPES = ("note", "batch", "holes")
 
 
-@cache
-def _timing_rungs(name: str) -> tuple[tuple[str, Rung], ...]:
-    """The rungs before the first batched (model) rung of a ladder: its deterministic timing rungs."""
-    out = []
-    for rung in ladder(name):
-        if rung.batch:
-            break
-        out.append((rung.name, rung.fn))
-    return tuple(out)
+@dataclass(frozen=True)
+class RungSpec:
+    """A registered rung: its name, rank (the ladder's order), scope and the ladders it belongs to.
+
+    ``note`` rungs are called ``fn(candidate, problems, ctx)`` and return the repaired candidate (not
+    yet kept; they may move other notes to make room) or None; ``batch`` rungs (the model's) run once
+    per section call, ``fn(pending, ctx)``, and return the notes still pending; ``holes`` rungs run
+    after the attempts, ``fn(slots, ctx)``, and return the slots still empty."""
+
+    name: str
+    rank: int
+    fn: Any
+    scope: str = "note"
+    ladders: frozenset[str] = frozenset({"serialkit"})
+
+
+def ladder(name: str = "serialkit") -> list[RungSpec]:
+    """The repair rungs of a ladder from the plugin registry, in their explicit rank order. A rung
+    registered without ``ladders`` belongs to serialkit's ladder only (the paper's is fixed)."""
+    from serialkit.core.errors import PluginError, TaskError
+    from serialkit.plugins import ordered
+
+    if name not in LADDERS:
+        raise TaskError(f"unknown ladder {name!r} (known: {', '.join(LADDERS)})")
+    specs = []
+    for e in ordered("repair_rungs"):
+        scope = str(e.meta.get("scope", "batch" if e.meta.get("batch") else "note"))
+        if scope not in SCOPES:
+            raise PluginError(f"repair rung {e.name!r} of {e.plugin}: unknown scope {scope!r} "
+                              f"(known: {', '.join(SCOPES)})")
+        specs.append(RungSpec(e.name, int(e.meta["rank"]), e.load(), scope,
+                              frozenset(str(e.meta.get("ladders", "serialkit")).split())))
+    return [r for r in specs if name in r.ladders]
 
 
 @dataclass
 class RepairContext:
-    """What rungs may use: the verifier, the timing rungs of the ladder (registry order), and the
-    undo log of changes made to other notes. This is the ladder's one trial mechanism: a one-note
-    trial starts at a ``mark`` and ``settle`` keeps its result (and the logged changes) if clean, or
-    rolls them back to the mark; a trial over many notes starts at a ``checkpoint`` and ends kept
-    or ``restore``d."""
+    """The ladder at work: its rungs in registry order over the run's verifier, and what the model's
+    rungs need (the session, the section and attempt being written, where reply errors go).
+
+    A note climbs the ladder in three places, each in rank order: as it arrives (``place``: the note
+    rungs before the first batched rung, chained on the note), after its section call (``repair``:
+    the rungs from the first batched one on, over the call's pending notes) and, for a slot still
+    empty after the attempts, the ``holes`` rungs (``complete``). Every placement goes through
+    ``settle``, the ladder's one keep-or-roll-back on a ``Verifier.trial``."""
 
     verifier: Verifier
-    undo: list[tuple[str, Candidate]] = field(default_factory=list)
-    timing: tuple[tuple[str, Rung], ...] = field(default_factory=lambda: _timing_rungs("serialkit"))
+    rungs: list[RungSpec] = field(default_factory=lambda: ladder("serialkit"))
+    session: Any = None  # serialkit.harness.session.Session, for the model's rungs
+    section: str = ""
+    attempt: int = 1
+    errors: list[str] = field(default_factory=list)
 
     @property
     def grid(self) -> Fraction:
         """The task's onset grid."""
         return self.verifier.task.texture.grid
 
-    def mark(self) -> int:
-        """Where a trial starts in the undo log."""
-        return len(self.undo)
+    @property
+    def first(self) -> list[RungSpec]:
+        """The note rungs before the first batched rung (trim, yield, retime): deterministic timing."""
+        out = []
+        for rung in self.rungs:
+            if rung.scope == "batch":
+                break
+            if rung.scope == "note":
+                out.append(rung)
+        return out
 
-    def rollback(self, mark: int = 0) -> None:
-        """Undo every change made to other notes since ``mark`` (default: the whole log)."""
-        for eid, before in reversed(self.undo[mark:]):
-            self.verifier.kept[eid].cand = before
-        del self.undo[mark:]
+    def at(self, section: str, attempt: int) -> RepairContext:
+        """The ladder for one section call."""
+        return replace(self, section=section, attempt=attempt)
 
-    def checkpoint(self) -> Any:
-        """The whole kept state, for a trial that adds and removes notes (a re-proposed voice, a
-        pushing reflow, a relaxed section); the undo log starts afresh."""
-        self.undo.clear()
-        return self.verifier.snapshot()
+    def settle(self, *tries: Try, crossing_ok: bool = True, add: bool = True) -> Candidate | None:
+        """The ladder's one keep-or-roll-back. Each try proposes the note (moving other notes if it
+        must; pushing and relaxing keep it themselves, in place before the notes in its way move)
+        inside a verifier trial; the first whose note is clean is kept — added to the kept notes, or
+        with ``add=False`` handed back to a caller that judges it again (a rung made of tries) — and
+        every other try is rolled back. Returns the kept note or None."""
+        ver = self.verifier
+        for make in tries:
+            with ver.trial() as trial:
+                fixed = make()
+                if fixed is not None and trial.keep(not ver.problems(fixed, crossing_ok=crossing_ok)):
+                    if add and fixed.id not in ver.kept:
+                        ver.add(fixed)
+                    return fixed
+        return None
 
-    def restore(self, state: Any) -> None:
-        """Return to a checkpoint (the trial failed)."""
-        self.verifier.restore(state)
-        self.undo.clear()
+    def retimed(self, cand: Candidate, problems: Problems, crossing_ok: bool = False) -> Candidate | None:
+        """The first clean result of the timing rungs (``first``) on one note, each tried alone;
+        changes to other notes stay for the caller to keep."""
+        return self.settle(*(partial(r.fn, cand, problems, self) for r in self.first),
+                           crossing_ok=crossing_ok, add=False)
 
-    def settle(self, fixed: Candidate | None, mark: int = 0, crossing_ok: bool = True) -> bool:
-        """Keep ``fixed`` if it is clean (the changes it needed stay, the log is cleared); otherwise
-        roll back to ``mark``. True when kept."""
-        if fixed is not None and not self.verifier.problems(fixed, crossing_ok=crossing_ok):
-            self.undo.clear()
-            self.verifier.add(fixed)
-            return True
-        self.rollback(mark)
-        return False
+    def place(self, cand: Candidate) -> bool:
+        """A note as it arrives: the timing rungs chained on it (each works on what the one before
+        left), kept if it then has no problem and crosses nothing."""
+        def chain() -> Candidate | None:
+            current, problems = cand, self.verifier.problems(cand)
+            for rung in self.first:
+                if not problems:
+                    break
+                fixed = rung.fn(current, problems, self)
+                if fixed is not None:
+                    current, problems = fixed, self.verifier.problems(fixed)
+            return None if problems else current
+
+        return self.settle(chain, crossing_ok=False) is not None
+
+    def repair(self, pending: list[Candidate]) -> list[Candidate]:
+        """The rungs from the first batched one on (model patch, rewrite, reflow, plugins), in rank
+        order, over a section call's pending notes; returns the notes no rung could keep."""
+        first = self.first
+        for rung in self.rungs:
+            if not pending:
+                break
+            if rung.scope == "batch":
+                pending = rung.fn(pending, self)
+            elif rung.scope == "note" and rung not in first:
+                pending = [c for c in pending
+                           if self.settle(partial(rung.fn, c, self.verifier.problems(c), self)) is None]
+        return pending
+
+    def complete(self, holes: list[Slot]) -> list[Slot]:
+        """The ``holes`` rungs, in rank order, on the slots still empty after the attempts; returns
+        the slots still empty."""
+        for rung in self.rungs:
+            if rung.scope == "holes" and holes:
+                holes = rung.fn(holes, self)
+        return holes
 
 
 def trim_tail(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
@@ -82,23 +161,15 @@ def trim_tail(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candid
         return None
     ver = ctx.verifier
     lo, hi = ver.free(cand)
-    changed = False
-    if cand.onset < lo:
-        prev_id = ver.neighbours(cand.slot)[0]
-        if prev_id is None:
-            return None
-        prev = ver.kept[prev_id].cand
-        if cand.onset - prev.onset < ctx.grid:
-            return None
-        ctx.undo.append((prev_id, prev))
-        ver.shorten(prev_id, cand.onset, "trim")
-        changed = True
+    prev_id = ver.neighbours(cand.slot)[0] if cand.onset < lo else None
+    if cand.onset < lo and (prev_id is None or cand.onset - ver.kept[prev_id].cand.onset < ctx.grid):
+        return None
     conflicts = problems.get("COLL", []) + problems.get("CROSS", [])
     end = min([hi, cand.end] + [o.onset for o in conflicts if o.onset > cand.onset])
-    if end - cand.onset < ctx.grid:
-        return None
-    if end == cand.end and not changed:
-        return None
+    if end - cand.onset < ctx.grid or (end == cand.end and prev_id is None):
+        return None  # given up before changing anything
+    if prev_id is not None:
+        ver.shorten(prev_id, cand.onset, "trim")
     return cand.changed("trim", duration=end - cand.onset)
 
 
@@ -117,15 +188,11 @@ def _stretch(cand: Candidate, ctx: RepairContext) -> tuple[Fraction, Fraction, C
     return max(wide_lo, sec.start), min(wide_hi, sec.end), prev, nxt
 
 
-def _claim(onset: Fraction, end: Fraction, prev: Candidate | None, nxt: Candidate | None,
-           ctx: RepairContext) -> None:
-    """Shorten the neighbours so that [onset, end) is free in the voice (undoable)."""
-    ver = ctx.verifier
+def _claim(onset: Fraction, end: Fraction, prev: Candidate | None, nxt: Candidate | None, ver: Verifier) -> None:
+    """Shorten the neighbours so that [onset, end) is free in the voice."""
     if prev is not None and onset < prev.end:
-        ctx.undo.append((prev.id, prev))
         ver.shorten(prev.id, onset, "trim")
     if nxt is not None and end > nxt.onset:
-        ctx.undo.append((nxt.id, nxt))
         ver.kept[nxt.id].cand = nxt.changed("retime", onset=end, duration=nxt.end - end)
 
 
@@ -149,9 +216,8 @@ def yield_(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate
         _, wide_hi, prev, nxt = _stretch(cand, ctx)
         if end > wide_hi:
             return _make_way(cand, conflicts, ctx)
-        _claim(onset, end, None, nxt, ctx)
+        _claim(onset, end, None, nxt, ctx.verifier)
     for other in earlier:
-        ctx.undo.append((other.id, ctx.verifier.kept[other.id].cand))
         ctx.verifier.shorten(other.id, onset, "yield")
     if onset == cand.onset and end == cand.end:
         return cand.changed("yield")
@@ -160,29 +226,22 @@ def yield_(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate
 
 def _make_way(cand: Candidate, conflicts: list[Candidate], ctx: RepairContext) -> Candidate | None:
     """Yield by moving: each conflicting note in another voice moves within its own free window
-    to a span where it no longer meets this note nor anything else (changes are undoable)."""
+    to a span where it no longer meets this note nor anything else (all of them, or none)."""
     ver = ctx.verifier
-    moved = []
-    for other in {o.id: o for o in conflicts}.values():
-        lo, hi = ver.window(other.slot)
-        spot = _best_spot(other, lo, hi, ctx, extra=((cand.onset, cand.end),))
-        if spot is None:  # let the other note's own neighbours give up time too
-            wide_lo, wide_hi, prev, nxt = _stretch(other, ctx)
-            spot = _best_spot(other, wide_lo, wide_hi, ctx, extra=((cand.onset, cand.end),))
-            if spot is not None:
-                for neighbour in (prev, nxt):
-                    if neighbour is not None:
-                        moved.append((neighbour.id, neighbour))
-                _claim(spot[0], spot[0] + spot[1], prev, nxt, RepairContext(ver))
-        if spot is None:
-            for eid, before in reversed(moved):
-                ver.kept[eid].cand = before
+    with ver.trial() as trial:
+        for other in {o.id: o for o in conflicts}.values():
+            lo, hi = ver.window(other.slot)
+            spot = _best_spot(other, lo, hi, ctx, extra=((cand.onset, cand.end),))
+            if spot is None:  # let the other note's own neighbours give up time too
+                wide_lo, wide_hi, prev, nxt = _stretch(other, ctx)
+                spot = _best_spot(other, wide_lo, wide_hi, ctx, extra=((cand.onset, cand.end),))
+                if spot is not None:
+                    _claim(spot[0], spot[0] + spot[1], prev, nxt, ver)
+            if spot is None:
+                return None
+            ver.kept[other.id].cand = other.changed("yield", onset=spot[0], duration=spot[1])
+        if not trial.keep(bool(conflicts)):
             return None
-        moved.append((other.id, other))
-        ver.kept[other.id].cand = other.changed("yield", onset=spot[0], duration=spot[1])
-    if not moved:
-        return None
-    ctx.undo.extend(moved)
     return cand.changed("yield")
 
 
@@ -254,7 +313,7 @@ def retime(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate
     if spot is None:
         return None
     onset, duration = spot
-    _claim(onset, onset + duration, prev, nxt, ctx)
+    _claim(onset, onset + duration, prev, nxt, ver)
     return cand.changed("retime", onset=onset, duration=duration)
 
 
@@ -283,11 +342,11 @@ def rewrite_segment(cand: Candidate, problems: Problems, ctx: RepairContext) -> 
         base = cand.changed("rewrite", onset=onset, duration=end - onset)
     for crossing_ok in (False, True):
         for midi in options:
-            trial = base.changed("rewrite", midi=midi, claimed_pc=cand.slot.pc)
-            found = ctx.verifier.problems(trial, crossing_ok=crossing_ok)
+            option = base.changed("rewrite", midi=midi, claimed_pc=cand.slot.pc)
+            found = ctx.verifier.problems(option, crossing_ok=crossing_ok)
             if not found:
-                return trial
-            fixed = apply_time_rungs(trial, found, ctx, crossing_ok=crossing_ok)
+                return option
+            fixed = ctx.retimed(option, found, crossing_ok=crossing_ok)
             if fixed is not None:
                 return fixed
     return None
@@ -320,66 +379,48 @@ def shift_run(ver: Verifier, slot: Slot, step: Fraction) -> bool:
             break
     else:
         return False
-    saved = [(c.id, c) for c in run]
-    if absorb is not None:
-        saved.append((absorb.id, absorb))
-        if step > 0:
+    with ver.trial() as trial:
+        if absorb is not None and step > 0:
             ver.kept[absorb.id].cand = absorb.changed("retime", onset=absorb.onset + step,
                                                       duration=absorb.duration - step)
-        else:
+        elif absorb is not None:
             ver.kept[absorb.id].cand = absorb.changed("trim", duration=absorb.duration + step)
-    for cand in reversed(run):
-        moved = cand.changed("retime", onset=cand.onset + step)
-        ver.kept[cand.id].cand = moved
-        if ver.collisions(moved) or ver.crossing(moved):
-            for eid, before in saved:
-                ver.kept[eid].cand = before
-            return False
+        for cand in reversed(run):
+            moved = cand.changed("retime", onset=cand.onset + step)
+            ver.kept[cand.id].cand = moved
+            if ver.collisions(moved) or ver.crossing(moved):
+                return False
+        trial.keep()
     return True
 
 
-def apply_time_rungs(cand: Candidate, problems: Problems, ctx: RepairContext,
-                     crossing_ok: bool = False) -> Candidate | None:
-    """Try the ladder's deterministic timing rungs in registry order; the first clean result wins."""
-    for _name, rung in ctx.timing:
-        mark = ctx.mark()
-        fixed = rung(cand, problems, ctx)
-        if fixed is None:
-            continue
-        if not ctx.verifier.problems(fixed, crossing_ok=crossing_ok):
-            return fixed
-        ctx.rollback(mark)
-    return None
-
-
-LADDERS = ("serialkit", "paper")
-
-
-@dataclass(frozen=True)
-class RungSpec:
-    """A registered rung: name, rank (ladder order), whether it runs once per section (batch: a
-    model call for every pending note of the section) and the ladders it belongs to. A rung is
-    called ``fn(candidate, problems, ctx)`` and returns the fixed candidate or None; a batched rung
-    ``fn(pending, batch)`` (``serialkit.harness.patch.Batch``) returns the notes still pending."""
-
-    name: str
-    rank: int
-    fn: Any
-    batch: bool = False
-    ladders: frozenset[str] = frozenset({"serialkit"})
-
-
-def ladder(name: str = "serialkit") -> list[RungSpec]:
-    """The repair rungs of a ladder from the plugin registry, in their explicit rank order. A rung
-    registered without ``ladders`` belongs to serialkit's ladder only (the paper's is fixed)."""
-    from serialkit.core.errors import TaskError
-    from serialkit.plugins import ordered
-
-    if name not in LADDERS:
-        raise TaskError(f"unknown ladder {name!r} (known: {', '.join(LADDERS)})")
-    specs = [
-        RungSpec(e.name, int(e.meta["rank"]), e.load(), bool(e.meta.get("batch", False)),
-                 frozenset(str(e.meta.get("ladders", "serialkit")).split()))
-        for e in ordered("repair_rungs")
-    ]
-    return [r for r in specs if name in r.ladders]
+def make_room(ver: Verifier, missing: list[Slot], need_steps: Fraction | None = None) -> bool:
+    """Shorten kept neighbours (by whole grid steps, or shift their runs into a rest) until each run
+    of missing slots has room: two grid steps a note (room to dodge a note of another voice), or a
+    window ``need_steps`` long. With ``need_steps``, True when a window grew."""
+    grid = ver.task.texture.grid
+    runs: dict[tuple[Fraction, Fraction], list[Slot]] = {}
+    for slot in missing:
+        runs.setdefault(ver.window(slot), []).append(slot)
+    grown = False
+    for (lo, hi), slots in runs.items():
+        need = 2 * len(slots) * grid - (hi - lo) if need_steps is None else need_steps - (hi - lo)
+        before, after = ver.neighbours(slots[0])[0], ver.neighbours(slots[-1])[1]
+        while need > 0:
+            prev = ver.kept[before].cand if before else None
+            nxt = ver.kept[after].cand if after else None
+            if prev is not None and prev.end == lo and prev.duration >= 2 * grid:
+                ver.shorten(prev.id, prev.end - grid, "trim")
+                lo -= grid
+            elif nxt is not None and nxt.onset == hi and nxt.duration >= 2 * grid:
+                ver.kept[nxt.id].cand = nxt.changed("retime", onset=nxt.onset + grid, duration=nxt.duration - grid)
+                hi += grid
+            elif shift_run(ver, slots[-1], grid):
+                hi += grid
+            elif shift_run(ver, slots[0], -grid):
+                lo -= grid
+            else:
+                break
+            need -= grid
+            grown = True
+    return grown if need_steps is not None else True

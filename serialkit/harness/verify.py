@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -59,6 +61,23 @@ class Candidate:
         return replace(self, rungs=rungs, **changes)
 
 
+class Trial:
+    """An open ``Verifier.trial``: rolled back when it ends, unless ``keep`` was called with a true
+    verdict (``kept`` says which)."""
+
+    __slots__ = ("kept", "mark", "order")
+
+    def __init__(self, mark: int) -> None:
+        self.mark = mark
+        self.kept = False
+        self.order: list[str] | None = None  # the kept notes' order before the trial's first removal
+
+    def keep(self, verdict: bool = True) -> bool:
+        """Keep the trial's changes if ``verdict`` is true (the default); returns the verdict."""
+        self.kept = bool(verdict)
+        return self.kept
+
+
 class Kept:
     """A kept note: its candidate as finally placed. Assigning ``cand`` (a repair moving the note)
     keeps the verifier's interval index up to date."""
@@ -102,6 +121,9 @@ class Verifier:
     _order: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
     crossing_ids: set[str] = field(default_factory=set)
     indexed: bool | None = None  # None: the module default (``use_interval_index``)
+    _journal: list[tuple[Any, ...]] = field(default_factory=list, repr=False)
+    _trials: list[Trial] = field(default_factory=list, repr=False)
+    _undoing: bool = False
 
     def __post_init__(self) -> None:
         if self.indexed is None:
@@ -119,14 +141,20 @@ class Verifier:
         return self._section_index[slot.section], slot.index
 
     def add(self, cand: Candidate) -> None:
-        """Keep a candidate."""
+        """Keep a candidate (the notes it crosses are counted against the crossing budget)."""
+        self._insert(cand)
+        self._log(("add", cand.id))
+        cross = self._crossing(cand)
+        if cross:
+            new = {cand.id, *(o.id for o in cross)} - self.crossing_ids
+            self.crossing_ids |= new
+            self._log(("cross", new))
+
+    def _insert(self, cand: Candidate) -> None:
         self.kept[cand.id] = Kept(cand, self)
         self._by_pc.setdefault(cand.midi % 12, set()).add(cand.id)
         bisect.insort(self._order.setdefault(cand.voice, []), (*self._key(cand.slot), cand.id))
         self._index_add(cand)
-        cross = self._crossing(cand)
-        if cross:
-            self.crossing_ids.update([cand.id, *(o.id for o in cross)])
 
     def _index_add(self, cand: Candidate) -> None:
         bisect.insort(self._starts.setdefault(cand.voice, []), (cand.onset, cand.id))
@@ -139,7 +167,8 @@ class Verifier:
             del starts[i]
 
     def _moved(self, old: Candidate, new: Candidate) -> None:
-        """A kept note was changed in place (a repair): update the indexes."""
+        """A kept note was changed in place (a repair): log it, update the indexes."""
+        self._log(("move", old))
         if old.onset != new.onset:
             self._index_remove(old)
             self._index_add(new)
@@ -155,32 +184,71 @@ class Verifier:
 
     def remove(self, event_id: str) -> None:
         """Forget a kept note."""
+        order = None
+        for trial in self._trials:  # a rolled-back trial gives the kept notes back in their order
+            if trial.order is None:
+                trial.order = order = order or list(self.kept)
+        cand = self._extract(event_id)
+        self._log(("remove", cand))
+        if event_id in self.crossing_ids:
+            self.crossing_ids.discard(event_id)
+            self._log(("uncross", event_id))
+
+    def _extract(self, event_id: str) -> Candidate:
         kept = self.kept.pop(event_id)
         kept._owner = None
         cand = kept.cand
         self._by_pc.get(cand.midi % 12, set()).discard(event_id)
         self._order[cand.voice].remove((*self._key(cand.slot), event_id))
         self._index_remove(cand)
-        self.crossing_ids.discard(event_id)
+        return cand
 
-    def snapshot(self) -> Any:
-        """The kept state, to restore after a trial."""
-        return ({k: v.cand for k, v in self.kept.items()}, {p: set(s) for p, s in self._by_pc.items()},
-                {v: list(o) for v, o in self._order.items()}, set(self.crossing_ids))
+    # trials ------------------------------------------------------------------
+    @contextmanager
+    def trial(self) -> Iterator[Trial]:
+        """A trial on the kept notes, the ladder's one keep-or-roll-back mechanism: every change made
+        inside it (a note kept, removed or moved, crossings counted) is logged, and when the block
+        ends without ``trial.keep()`` they are undone in reverse order. Trials
+        nest: a kept inner trial stays undoable by the one around it. The log exists only while a
+        trial is open. An exception (an endpoint failure, Ctrl-C) ends the run: nothing is rolled
+        back then, since a change it interrupted half-way could not be undone."""
+        trial = Trial(len(self._journal))
+        self._trials.append(trial)
+        try:
+            yield trial
+        except BaseException:
+            self._trials.clear()
+            self._journal.clear()
+            raise
+        self._trials.pop()
+        if not trial.kept:
+            self._rollback(trial)
+        if not self._trials:
+            self._journal.clear()
 
-    def restore(self, state: Any) -> None:
-        """Return to a snapshot."""
-        kept, by_pc, order, crossing = state
-        for old in self.kept.values():
-            old._owner = None
-        self.kept = {k: Kept(c, self) for k, c in kept.items()}
-        self._by_pc, self._order, self.crossing_ids = by_pc, order, crossing
-        self._starts = {v: [] for v in self.task.voice_ids}
-        for c in kept.values():
-            self._starts.setdefault(c.voice, []).append((c.onset, c.id))
-            self._longest = max(self._longest, c.duration)
-        for starts in self._starts.values():
-            starts.sort()
+    def _log(self, entry: tuple[Any, ...]) -> None:
+        if self._trials and not self._undoing:
+            self._journal.append(entry)
+
+    def _rollback(self, trial: Trial) -> None:
+        entries, self._journal[trial.mark:] = self._journal[trial.mark:], []
+        self._undoing = True  # undoing logs nothing
+        try:
+            for kind, what in reversed(entries):
+                if kind == "add":
+                    self._extract(what)
+                elif kind == "remove":
+                    self._insert(what)
+                elif kind == "move":
+                    self.kept[what.id].cand = what
+                elif kind == "cross":
+                    self.crossing_ids -= what
+                else:  # "uncross"
+                    self.crossing_ids.add(what)
+        finally:
+            self._undoing = False
+        if trial.order is not None:
+            self.kept = {k: self.kept[k] for k in trial.order if k in self.kept}
 
     def filled(self, slot: Slot) -> bool:
         """True if a note is kept for this slot."""
@@ -220,9 +288,13 @@ class Verifier:
         j = i + 1 if i < len(order) and order[i][:2] == self._key(slot) else i
         return (order[i - 1][2] if i > 0 else None, order[j][2] if j < len(order) else None)
 
+    def notes(self) -> list[Candidate]:
+        """The kept notes in score order (voice, then schedule), whatever order they were kept in."""
+        return [self.kept[k[2]].cand for v in self.task.voice_ids for k in self._order.get(v, [])]
+
     def events(self) -> list[Event]:
         """The kept notes as events, in voice and slot order."""
-        return [self.kept[k[2]].event() for v in self.task.voice_ids for k in self._order.get(v, [])]
+        return [self.kept[c.id].event() for c in self.notes()]
 
     def sounding(self, voice: str, onset: Fraction, end: Fraction) -> list[Candidate]:
         """The kept notes of ``voice`` that overlap [onset, end): the interval index — the notes that

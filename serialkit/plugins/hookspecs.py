@@ -57,10 +57,13 @@ def register_predicates(register: Register) -> None:
 
 @hookspec
 def register_repair_rungs(register: Register) -> None:
-    """Register repair rungs: ``register(name, rung_fn, rank=int)``.
+    """Register repair rungs: ``register(name, rung_fn, rank=int, scope="note", ladders="serialkit")``.
 
     The ladder runs rungs by ascending ``rank`` (``serialkit.plugins.ordered``), never in
-    hook order; a missing or duplicate rank is an error naming both plugins.
+    hook order; a missing or duplicate rank is an error naming both plugins. ``scope`` is
+    ``note`` (``rung_fn(candidate, problems, ctx)``), ``batch`` (``rung_fn(pending, ctx)``, once
+    per section call) or ``holes`` (``rung_fn(slots, ctx)``, after the attempts); see
+    ``serialkit.harness.repair.RungSpec``.
     """
 
 

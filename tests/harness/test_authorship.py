@@ -63,7 +63,7 @@ def test_author_precedence() -> None:
 def test_the_two_ladders_come_from_the_registry_in_rank_order() -> None:
     serialkit = [r.name for r in ladder("serialkit")]
     paper = [r.name for r in ladder("paper")]
-    assert serialkit == ["trim", "yield", "retime", "patch", "rewrite"]
+    assert serialkit == ["trim", "yield", "retime", "patch", "rewrite", "reflow", "complete"]
     assert paper == ["trim", "yield", "retime", "patch", "segment"]
     assert [r.rank for r in ladder("paper")] == sorted(r.rank for r in ladder("paper"))
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from fractions import Fraction as F
+from functools import partial
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from serialkit.harness import load_task
-from serialkit.harness.reflow import reflow, reflow_pushing
+from serialkit.harness.reflow import push, reflow
 from serialkit.harness.repair import RepairContext
 from serialkit.harness.tasks import Task, task_from_dict
 from serialkit.harness.verify import Candidate, Verifier
@@ -88,7 +89,8 @@ def test_pushing_moves_the_blocking_note_of_another_voice() -> None:
     ver, missing = _packed(hole=0, start=0, blocker=(F(0), F(16)))
     ctx = RepairContext(ver)
     assert reflow(ctx, missing, _midis(missing)) is None
-    assert reflow_pushing(ctx, missing, _midis(missing))
+    pushes = [partial(push, ctx, missing, _midis(missing), how) for how in (False, True, "all")]
+    assert ctx.settle(*pushes) is not None
     kept = ver.kept[missing.id].cand
     assert not ver.problems(kept) and kept.midi % 12 == missing.slot.pc
     _assert_clean_voice(ver, "vc")
@@ -98,7 +100,8 @@ def test_pushing_moves_the_blocking_note_of_another_voice() -> None:
 def test_pushing_leaves_every_note_as_it_was_when_it_fails() -> None:
     ver, missing = _packed(hole=0, start=0, blocker=(F(0), F(16)))
     before = {k: v.cand for k, v in ver.kept.items()}
-    assert not reflow_pushing(RepairContext(ver), missing, [])
+    ctx = RepairContext(ver)
+    assert ctx.settle(*(partial(push, ctx, missing, [], how) for how in (False, True, "all"))) is None
     assert {k: v.cand for k, v in ver.kept.items()} == before
     assert not ver.filled(missing.slot)
 

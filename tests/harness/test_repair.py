@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from fractions import Fraction as F
+from functools import partial
 
 import pytest
 
@@ -51,8 +52,11 @@ def _clash(task: Task, onset_other: F, dur_other: F, onset: F, duration: F) -> t
 
 def test_ladder_order_comes_from_explicit_ranks() -> None:
     names = [r.name for r in ladder()]
-    assert names == ["trim", "yield", "retime", "patch", "rewrite"]
-    assert [r.batch for r in ladder()] == [False, False, False, True, False]
+    assert names == ["trim", "yield", "retime", "patch", "rewrite", "reflow", "complete"]
+    assert [r.scope for r in ladder()] == ["note", "note", "note", "batch", "note", "note", "holes"]
+    assert [r.name for r in ladder("paper")] == ["trim", "yield", "retime", "patch", "segment"]
+    ranks = [r.rank for r in ladder()]
+    assert ranks == sorted(ranks)
 
 
 def test_trim_cuts_own_tail_before_a_later_conflict(task: Task) -> None:
@@ -66,13 +70,29 @@ def test_trim_cuts_own_tail_before_a_later_conflict(task: Task) -> None:
 
 def test_yield_cuts_the_earlier_note_in_the_other_voice(task: Task) -> None:
     ver, cand = _clash(task, F(0), F(3), F(1), F(1))
+    (other_id,) = ver.kept
+    with ver.trial():  # not kept: rolled back when the block ends
+        fixed = yield_(cand, ver.problems(cand), RepairContext(ver))
+        assert fixed is not None and not ver.problems(fixed)
+        other = ver.kept[other_id].cand
+        assert other.end == F(1) and "yield" in other.rungs
+    assert ver.kept[other_id].cand.end == F(3) and ver.kept[other_id].cand.rungs == ()
+
+
+def test_settle_keeps_the_first_clean_try_and_rolls_back_the_others(task: Task) -> None:
+    ver, cand = _clash(task, F(0), F(3), F(1), F(1))
+    (other_id,) = ver.kept
     ctx = RepairContext(ver)
-    fixed = yield_(cand, ver.problems(cand), ctx)
-    assert fixed is not None and not ver.problems(fixed)
-    other = ver.kept[ctx.undo[0][0]].cand
-    assert other.end == F(1) and "yield" in other.rungs
-    ctx.rollback()
-    assert ver.kept[other.id].cand.end == F(3)
+
+    def moves_then_fails() -> Candidate | None:
+        ver.shorten(other_id, F(2), "trim")
+        return None
+
+    assert ctx.settle(moves_then_fails, lambda: cand) is None  # cand still collides: nothing kept
+    assert ver.kept[other_id].cand.end == F(3) and cand.id not in ver.kept
+    kept = ctx.settle(moves_then_fails, partial(yield_, cand, ver.problems(cand), ctx))
+    assert kept is not None and ver.kept[kept.id].cand == kept
+    assert ver.kept[other_id].cand.end == F(1)  # the yield's change stays, the failed try's does not
 
 
 def test_yield_after_a_shared_onset_enters_one_grid_step_later(task: Task) -> None:
@@ -154,7 +174,8 @@ def test_plugin_rungs_join_the_ladder_by_rank() -> None:
     plugin = _OctaveFirst()
     register_plugin(plugin, "test-octave-first")
     try:
-        assert [r.name for r in ladder()] == ["trim", "yield", "octave_first", "retime", "patch", "rewrite"]
+        assert [r.name for r in ladder()] == ["trim", "yield", "octave_first", "retime", "patch", "rewrite", "reflow",
+                                             "complete"]
         result = run("trio-schoenberg", seed=1, proposer_options={"profile": "paper-raw"})
         assert plugin.seen, "the plugin rung was never offered a flagged note"
         assert all(problems for problems in plugin.seen)
