@@ -288,13 +288,29 @@ def annotate_job(source: Source, out: Path | None, options: dict[str, Any]) -> O
     return Outcome(source.name, PASSED if not analysis.unexplained else FAILED, record=record)
 
 
+STDIN_SUFFIXES = {"mei": ".mei", "musescore": ".mscx", "kern": ".krn", "abc": ".abc"}
+"""Formats ``convert_score`` converts faithfully (not through the piece model), by file suffix."""
+
+
 def convert_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outcome:
     """Convert one score to ``out`` (its extension, or ``options["to"]``, names the format)."""
-    from serialkit.io import write_score
+    from serialkit.io import convert_score, write_score
 
-    piece = read_source(source, options.get("from"))
     assert out is not None
-    write_score(piece, out, format=options.get("to"))
+    if source.path is not None:  # the library's conversion: engraving kept where the formats allow
+        piece = convert_score(source.path, out, in_format=options.get("from"), out_format=options.get("to"))
+    else:
+        piece = read_source(source, options.get("from"))
+        suffix = STDIN_SUFFIXES.get(str(piece.metadata.get("format")))
+        if suffix is None:  # rebuilt from the piece model, as convert_score does for these formats
+            write_score(piece, out, format=options.get("to"))
+        else:  # standard input of a format convert_score converts faithfully: through a file
+            import tempfile
+
+            with tempfile.TemporaryDirectory(prefix="serialkit-convert-") as tmp:
+                copy = Path(tmp) / f"stdin{suffix}"
+                copy.write_bytes(source.data or b"")
+                convert_score(copy, out, in_format=options.get("from"), out_format=options.get("to"))
     record = {
         "output": str(out),
         "format": piece.metadata.get("format"),

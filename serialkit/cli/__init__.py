@@ -10,7 +10,13 @@ from typing import Any
 import click
 
 from serialkit import __version__
-from serialkit.cli._common import EXIT_BAD_INPUT, EXIT_OK, color_option, no_color_env
+from serialkit.cli._common import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    color_option,
+    no_color_env,
+)
 from serialkit.core.errors import SerialkitError
 
 # Built-in command modules; each defines ``register(cli)``. Plugins add more through the
@@ -43,7 +49,7 @@ class SerialkitGroup(click.Group):
 
     ``SerialkitError`` → its one-line message, exit 2; an operating-system error → one line naming
     the file, exit 2 (never a traceback, never read as a musical verdict); a closed pipe (``| head``)
-    → quiet exit 0.
+    → quiet exit 0; Ctrl-C → exit 130 (outputs are written atomically, so nothing half-written).
     """
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -59,6 +65,9 @@ class SerialkitGroup(click.Group):
             where = f"{exc.filename}: " if exc.filename else ""
             click.echo(f"error: {where}{exc.strerror or exc}", err=True)
             ctx.exit(EXIT_BAD_INPUT)
+        except KeyboardInterrupt:  # Ctrl-C outside a command's own handling: 130, as shells say
+            click.echo("\ninterrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
 
 
 @click.group(cls=SerialkitGroup, context_settings={"help_option_names": ["-h", "--help"]})

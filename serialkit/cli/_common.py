@@ -26,6 +26,7 @@ import click
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -156,6 +156,7 @@ def annotate(
         if output is not None and str(output) == "-" and target is not None:
             sys.stdout.buffer.write(target.read_bytes())
             sys.stdout.buffer.flush()
+            outcome.record["output"] = "-"  # the temporary file is gone: say where it went
     report = outcome.record["report"]
     if report_path is not None:
         write_report(report_path, report)
@@ -172,6 +173,6 @@ def annotate(
 
 def _line(outcome: Outcome) -> str:
     rec = outcome.record
-    where = rec["output"] or outcome.source
+    where = {None: outcome.source, "-": f"{outcome.source} → standard output"}.get(rec["output"], rec["output"])
     return (f"{where}: {rec['notes']} notes, {rec['statements']} statements, coverage "
             f"{rec['coverage']:.1%} ({rec['unexplained']} unexplained) against row {rec['row']}")

@@ -13,6 +13,7 @@ import click
 
 from serialkit.cli._common import (
     EXIT_BAD_INPUT,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     echo_json,
     force_option,
@@ -154,7 +155,7 @@ def run_cmd(bank: str, variant: tuple[str, ...], variants_alias: tuple[str, ...]
                    "--resume runs them again", err=True)
     if summary.interrupted:
         click.echo("interrupted: finished runs are saved; continue with --resume", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     sys.exit(EXIT_BAD_INPUT if summary.errors else EXIT_OK)
 
 

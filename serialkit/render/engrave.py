@@ -12,6 +12,7 @@ from typing import Any
 from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
+from serialkit.io.safety import read_bytes
 
 MEI_NS = "http://www.music-encoding.org/ns/mei"
 XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
@@ -47,19 +48,13 @@ def _parser() -> etree.XMLParser:
 def read_source(path: str | Path) -> Source:
     """Parse a MusicXML (``.musicxml``/``.xml``/``.mxl``) or MEI file safely."""
     p = Path(path)
-    try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise ScoreReadError(f"{p}: cannot read score: {exc.strerror or exc}") from exc
-    if size > MAX_SOURCE_BYTES:
-        raise ScoreReadError(f"{p}: score is {size} bytes, over the {MAX_SOURCE_BYTES} limit")
-    data = _mxl_member(p) if p.suffix.lower() == ".mxl" else p.read_bytes()
+    data = read_bytes(p, MAX_SOURCE_BYTES)  # the readers' errors: no such file, too big, a folder
+    if p.suffix.lower() == ".mxl":
+        data = _mxl_member(p)
     try:
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:
-        line = getattr(exc, "lineno", None)
-        where = f": line {line}" if line else ""
-        raise ScoreReadError(f"{p}{where}: not well-formed XML ({exc.msg})") from exc
+        raise ScoreReadError(f"{p}:{exc.lineno or '?'}: not well-formed XML: {exc.msg}") from exc
     tag = etree.QName(root).localname
     if tag in ("score-partwise", "score-timewise"):
         return Source("musicxml", data, root, p)

@@ -141,10 +141,13 @@ def _kill_round(bank: Path, run_dir: Path, rng: random.Random) -> tuple[int, int
         if proc.poll() is None:
             os.killpg(proc.pid, sig)  # the whole group, like Ctrl-C in a terminal or kill -9 of a job
             kills += 1
-            proc.communicate(timeout=120)
+            _, err = proc.communicate(timeout=120)
             if sig == signal.SIGINT and proc.returncode != 0:
-                assert proc.returncode == 130, (proc.returncode, proc.stderr)
+                assert proc.returncode == 130, (proc.returncode, err)  # Ctrl-C anywhere: 130
                 interrupted += 1
+            elif sig == signal.SIGINT:  # the Ctrl-C came as the runner was exiting, its work done
+                assert len(RunStore(run_dir).records()) == len(expected), err
+                ended.append((attempt, before, len(expected)))
         else:
             _, err = proc.communicate(timeout=120)
             assert proc.returncode == 0, (proc.returncode, err)

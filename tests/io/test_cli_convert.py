@@ -75,3 +75,23 @@ def test_readers_and_writers_are_registered_as_plugins() -> None:
     assert {"musicxml", "mei", "midi", "json"} <= set(writers.names())
     assert readers.get("mei").plugin == "serialkit.io._plugin"
     assert ".mxl" in readers.get("musicxml").meta["extensions"]
+
+
+@pytest.mark.parametrize("via_stdin", [False, True])
+def test_cli_convert_is_the_library_conversion(corpus: Path, tmp_path: Path, via_stdin: bool) -> None:
+    """`serialkit convert` (a file or `-`) writes what `convert_score` writes: MEI → MusicXML keeps
+    the engraving (Op. 27's dynamics and slurs), not a rebuild from the piece model."""
+    from serialkit.io import convert_score
+
+    src = corpus / "webern-op27-ii-mm1-11.mei"
+    convert_score(src, tmp_path / "lib.musicxml")
+    out = tmp_path / "cli.musicxml"
+    args = ["convert", "-" if via_stdin else str(src), "-o", str(out)]
+    result = CliRunner().invoke(cli, args, input=src.read_bytes() if via_stdin else None)
+    assert result.exit_code == 0, result.stderr
+
+    def body(path: Path) -> list[str]:
+        return [line for line in path.read_text().splitlines() if "encoding-date" not in line]
+
+    assert body(out) == body(tmp_path / "lib.musicxml")
+    assert "<dynamics" in out.read_text() and "<slur" in out.read_text()
