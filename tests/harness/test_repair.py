@@ -6,9 +6,11 @@ import json
 from collections.abc import Callable
 from fractions import Fraction as F
 from functools import partial
+from typing import Any
 
 import pytest
 
+from serialkit.core.errors import PluginError
 from serialkit.core.piece import Event, Tag
 from serialkit.harness import final_gate, load_task, run
 from serialkit.harness.repair import (
@@ -183,6 +185,66 @@ def test_plugin_rungs_join_the_ladder_by_rank() -> None:
     finally:
         unregister_plugin("test-octave-first")
     assert "octave_first" not in [r.name for r in ladder()]
+
+
+class _Vandal:
+    """A plugin note rung after rewrite that moves another voice's note and then gives up, and a
+    holes rung before the completion that only looks."""
+
+    def __init__(self) -> None:
+        self.offered = 0
+        self.holes: list[int] = []
+
+    def rung(self, cand: Candidate, problems: dict[str, list[Candidate]], ctx: RepairContext) -> Candidate | None:
+        other = next((k.cand for k in ctx.verifier.kept.values() if k.cand.voice != cand.voice), None)
+        if other is not None:
+            self.offered += 1
+            ctx.verifier.shorten(other.id, other.onset + ctx.grid, "vandal")
+        return None
+
+    def look(self, holes: list[Any], ctx: RepairContext) -> list[Any]:
+        self.holes.append(len(holes))
+        return holes
+
+    @hookimpl
+    def register_repair_rungs(self, register: Callable[..., None]) -> None:
+        register("vandal", self.rung, rank=55)
+        register("look", self.look, rank=65, scope="holes")
+
+
+def test_what_a_rung_changes_is_rolled_back_unless_its_note_is_kept() -> None:
+    task = "dense-four-05"
+    options = {"profile": "hostile"}
+    from serialkit.eval.bank import load_bank
+
+    path = next(str(b.path) for b in load_bank() if b.path.stem == task)
+    baseline = run(path, seed=2, proposer_options=options)
+    plugin = _Vandal()
+    register_plugin(plugin, "test-vandal")
+    try:
+        assert [(r.name, r.scope) for r in ladder()][-4:] == [("vandal", "note"), ("reflow", "note"),
+                                                             ("look", "holes"), ("complete", "holes")]
+        assert "vandal" not in [r.name for r in ladder("paper")]
+        result = run(path, seed=2, proposer_options=options)
+    finally:
+        unregister_plugin("test-vandal")
+    assert plugin.offered and plugin.holes and all(plugin.holes)
+    assert not any("vandal" in e["rungs"] for e in result.certificate["events"])
+    assert result.certificate["events"] == baseline.certificate["events"]
+
+
+def test_a_rung_with_an_unknown_scope_is_an_error() -> None:
+    class Odd:
+        @hookimpl
+        def register_repair_rungs(self, register: Callable[..., None]) -> None:
+            register("odd", lambda *args: None, rank=57, scope="section")
+
+    register_plugin(Odd(), "test-odd-scope")
+    try:
+        with pytest.raises(PluginError, match="repair rung 'odd' .*unknown scope 'section'"):
+            ladder()
+    finally:
+        unregister_plugin("test-odd-scope")
 
 
 def test_baselines_use_the_same_checker_and_self_refine_feeds_violations_back() -> None:
