@@ -130,18 +130,18 @@ def tagged_statements(piece: Piece | Columns, use_ids: bool = True) -> list[Tagg
     cols = columns_of(piece)
     tags = cols.tags
     if use_ids and not any(map(is_, tags, repeat(None))):
-        ordered = [tags[i] for i in cols.order]
-        keys = list(map(_STATEMENT, ordered))
-        if None not in keys:  # every event names its statement: group in one C-speed pass
-            by_key: dict[str, list[int]] = {}
-            get = by_key.get
-            for key, i in zip(keys, cols.order, strict=True):
-                members = get(key)
-                if members is None:
-                    by_key[key] = [i]
-                else:
-                    members.append(i)
-            return [TaggedStatement(k, tags[v[0]].form, tuple(v)) for k, v in by_key.items()]  # type: ignore[union-attr]
+        # Every event is tagged: group by statement id in one pass (None collects the events
+        # without an id; when there are any, the general pass below groups them by voice).
+        by_key: dict[str | None, list[int]] = {}
+        get = by_key.get
+        for key, i in zip(map(_STATEMENT, map(tags.__getitem__, cols.order)), cols.order, strict=True):
+            members = get(key)
+            if members is None:
+                by_key[key] = [i]
+            else:
+                members.append(i)
+        if None not in by_key:
+            return [TaggedStatement(k, tags[v[0]].form, tuple(v)) for k, v in by_key.items()]  # type: ignore[arg-type, union-attr]
     groups: dict[str, list[int]] = {}
     forms: dict[str, RowForm] = {}
     run_key: dict[int, str] = {}
@@ -199,75 +199,106 @@ def order_and_row(
 ) -> tuple[list[Violation], list[Violation]]:
     """ORDER violations and, in the same pass when a row is given, ROW violations."""
     stmts = tagged_statements(cols) if statements is None else statements
-    tags, midi = cols.tags, cols.midi
-    window, repeats = rules.oscillation_window, rules.immediate_repeats
-    octaves = repeats and rules.octave_repeats
     table = None if row is None else _FormTable(row, cols.piece.convention)
     row_bad: list[int] = []
     out: list[Violation] = []
+    tags, midi = cols.tags, cols.midi
+    by_id = table.by_id if table is not None else {}
     for stmt in stmts:
-        form = stmt.form
-        form_pcs = table.pcs(form) if table is not None else ()
-        top = -1
-        heard = 0  # bit set of order positions heard
-        pcs = 0  # bit set of pitch classes heard
-        prev_pos, prev_midi, extra = -1, -1, 0
-        for i in stmt.indices:
-            tag = tags[i]
-            assert tag is not None
-            q = tag.position
-            m = midi[i]
-            c = m % 12
-            bit = 1 << c
-            problem = None
-            if table is not None:
-                if tag.form is form:
-                    if form_pcs[q] != c:
-                        row_bad.append(i)
-                elif table.pcs(tag.form)[q] != c:
-                    row_bad.append(i)
-            if tag.form is not form and tag.form != form:
-                out.append(
-                    Violation(
-                        "ORDER",
-                        (cols.ids[i],),
-                        f"statement {stmt.key}: {tag.label} is tagged {tag.form.label} in a statement "
-                        f"of {form.label}",
-                        cols.where(i),
-                    )
-                )
-                continue
-            if q > top:
-                if pcs & bit:
-                    problem = f"{pc_name(m)} ({tag.label}) recurs before the statement completes"
-                top, extra = q, 0
-            elif q == prev_pos and (m == prev_midi or (octaves and c == prev_midi % 12)):
-                if not repeats:
-                    problem = f"{tag.label} is struck again at once (repeats are not allowed)"
-            elif (
-                window
-                and top >= 1
-                and q >= top - 1
-                and prev_pos >= top - 1
-                and q != prev_pos
-                and heard >> (top - 1) & 3 == 3
-            ):
-                extra += 1
-                if extra > window:
-                    problem = (
-                        f"{tag.label}: oscillation between positions {top - 1} and {top} "
-                        f"exceeds the window of {window}"
-                    )
-            elif heard >> q & 1:
-                problem = f"{pc_name(m)} ({tag.label}) recurs before the statement completes"
+        if table is not None:
+            # A statement whose events all carry its form object at strictly rising positions
+            # with the form's pitch classes breaks neither rule (its pitch classes then all
+            # differ): confirm that in a quick pass, and walk only the others note by note.
+            form = stmt.form
+            form_pcs = by_id.get(id(form))
+            if form_pcs is None:
+                form_pcs = table.pcs(form)
+            top = -1
+            for i in stmt.indices:
+                tag = tags[i]
+                q = tag.position  # type: ignore[union-attr]
+                if q <= top or tag.form is not form or form_pcs[q] != midi[i] % 12:  # type: ignore[union-attr]
+                    break
+                top = q
             else:
-                problem = f"{tag.label} comes after position {top}: positions must advance"
-            if problem is not None:
-                out.append(Violation("ORDER", (cols.ids[i],), f"statement {stmt.key}: {problem}", cols.where(i)))
-            heard |= 1 << q
-            pcs |= bit
-            prev_pos, prev_midi = q, m
+                continue
+        _walk(cols, rules, stmt, table, out, row_bad)
     return out, ([] if table is None else row_violations(cols, table, row_bad))
+
+
+def _walk(
+    cols: Columns,
+    rules: Rules,
+    stmt: TaggedStatement,
+    table: _FormTable | None,
+    out: list[Violation],
+    row_bad: list[int],
+) -> None:
+    """ORDER (into ``out``) and ROW (the indices into ``row_bad``) of one statement, note by note."""
+    tags, midi = cols.tags, cols.midi
+    window, repeats = rules.oscillation_window, rules.immediate_repeats
+    octaves = repeats and rules.octave_repeats
+    form = stmt.form
+    form_pcs = table.pcs(form) if table is not None else ()
+    top = -1
+    heard = 0  # bit set of order positions heard
+    pcs = 0  # bit set of pitch classes heard
+    prev_pos, prev_midi, extra = -1, -1, 0
+    for i in stmt.indices:
+        tag = tags[i]
+        assert tag is not None
+        q = tag.position
+        m = midi[i]
+        c = m % 12
+        bit = 1 << c
+        problem = None
+        if table is not None:
+            if tag.form is form:
+                if form_pcs[q] != c:
+                    row_bad.append(i)
+            elif table.pcs(tag.form)[q] != c:
+                row_bad.append(i)
+        if tag.form is not form and tag.form != form:
+            out.append(
+                Violation(
+                    "ORDER",
+                    (cols.ids[i],),
+                    f"statement {stmt.key}: {tag.label} is tagged {tag.form.label} in a statement "
+                    f"of {form.label}",
+                    cols.where(i),
+                )
+            )
+            continue
+        if q > top:
+            if pcs & bit:
+                problem = f"{pc_name(m)} ({tag.label}) recurs before the statement completes"
+            top, extra = q, 0
+        elif q == prev_pos and (m == prev_midi or (octaves and c == prev_midi % 12)):
+            if not repeats:
+                problem = f"{tag.label} is struck again at once (repeats are not allowed)"
+        elif (
+            window
+            and top >= 1
+            and q >= top - 1
+            and prev_pos >= top - 1
+            and q != prev_pos
+            and heard >> (top - 1) & 3 == 3
+        ):
+            extra += 1
+            if extra > window:
+                problem = (
+                    f"{tag.label}: oscillation between positions {top - 1} and {top} "
+                    f"exceeds the window of {window}"
+                )
+        elif heard >> q & 1:
+            problem = f"{pc_name(m)} ({tag.label}) recurs before the statement completes"
+        else:
+            problem = f"{tag.label} comes after position {top}: positions must advance"
+        if problem is not None:
+            out.append(Violation("ORDER", (cols.ids[i],), f"statement {stmt.key}: {problem}", cols.where(i)))
+        heard |= 1 << q
+        pcs |= bit
+        prev_pos, prev_midi = q, m
 
 
 def check_schedule(
@@ -283,7 +314,7 @@ def check_schedule(
         return []
     stmts = tagged_statements(cols) if statements is None else statements
     the_row = _row_of(p, row)
-    sid = [-1] * cols.n
+    sid = [-1] * cols.n  # the statement of each event (-1: in none)
     for k, stmt in enumerate(stmts):
         for i in stmt.indices:
             sid[i] = k
@@ -300,32 +331,35 @@ def check_schedule(
     n_voices = len(voice_ids)
     # The (section, statement) each voice was last in, and what the blueprint wants there.
     last_sec: list[str | None] = [None] * n_voices
-    last_sid = [-1] * n_voices
+    last_sid = [-2] * n_voices
     last_nth = [0] * n_voices
     last_want: list[RowForm | None] = [None] * n_voices
     sec_col = list(map(_SECTION, cols.events))
-    tags, voice = cols.tags, cols.voice
+    tags, voice, forms = cols.tags, cols.voice, cols.forms
     for i in cols.order:
         k = sid[i]
-        if k < 0:
-            continue
+        v = voice[i]
         section = sec_col[i]
-        if section is None and sections:
+        if section is None and sections:  # an event without one is where its onset falls
             if in_ticks:
                 b = bisect_right(starts, cols.start[i]) - 1
                 section = sections[b].id if b >= 0 and cols.start[i] < ends[b] else None
             else:
                 section = p.section_of(cols.events[i].onset)
-        v = voice[i]
-        if last_sid[v] != k or last_sec[v] != section:
+        if k == last_sid[v] and section == last_sec[v]:
+            want = last_want[v]
+            if forms[i] is want:  # the usual case: the form the blueprint wants here
+                continue
+        elif k < 0:
+            continue
+        else:
             order = seen.setdefault((section, v), {})
             nth = order.setdefault(k, len(order))
             scheduled = plan.get((section, v))
             if scheduled is None:
                 scheduled = plan[(section, v)] = p.blueprint.forms_for(section, voice_ids[v])
             last_sec[v], last_sid[v], last_nth[v] = section, k, nth
-            last_want[v] = scheduled[nth] if nth < len(scheduled) else None
-        want = last_want[v]
+            want = last_want[v] = scheduled[nth] if nth < len(scheduled) else None
         tag = tags[i]
         assert tag is not None
         if want is None:
