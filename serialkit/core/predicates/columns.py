@@ -12,7 +12,6 @@ from math import lcm
 from operator import add, attrgetter, is_, mul
 
 from serialkit.core.piece import Event, Piece, Tag
-from serialkit.core.rows import RowForm
 from serialkit.core.timeline import Locator
 
 _ONSET = attrgetter("onset")
@@ -27,7 +26,6 @@ _MIDI = attrgetter("midi")
 _TAG = attrgetter("tag")
 _ID = attrgetter("id")
 _POSITION = attrgetter("position")
-_FORM = attrgetter("form")
 
 
 class Columns:
@@ -35,7 +33,7 @@ class Columns:
 
     __slots__ = (
         "piece", "events", "n", "scale", "voice", "start", "end", "midi", "tags",
-        "_ids", "_order", "_by_voice", "_voice_midi", "_positions", "_forms", "_locator",
+        "_ids", "_order", "_by_voice", "_voice_midi", "_positions", "_untagged", "_locator",
     )
 
     def __init__(self, piece: Piece, extra_denominators: tuple[int, ...] = ()) -> None:
@@ -65,7 +63,7 @@ class Columns:
         self._by_voice: list[list[int]] | None = None
         self._voice_midi: list[list[int]] | None = None
         self._positions: list[int] | None = None
-        self._forms: list[RowForm | None] | None = None
+        self._untagged: int | None = None
         self._locator: Locator | None = None
 
     def ticks(self, value: Fraction) -> int:
@@ -86,26 +84,22 @@ class Columns:
         return self._ids
 
     @property
+    def untagged(self) -> int:
+        """How many events carry no tag."""
+        if self._untagged is None:
+            self._untagged = sum(map(is_, self.tags, repeat(None)))
+        return self._untagged
+
+    @property
     def positions(self) -> list[int]:
         """Order positions of the tags (16 for an untagged event)."""
         if self._positions is None:
             tags = self.tags
-            if any(map(is_, tags, repeat(None))):
+            if self.untagged:
                 self._positions = [16 if t is None else t.position for t in tags]
             else:
                 self._positions = list(map(_POSITION, tags))
         return self._positions
-
-    @property
-    def forms(self) -> list[RowForm | None]:
-        """Row forms of the tags (None for an untagged event)."""
-        if self._forms is None:
-            tags = self.tags
-            if any(map(is_, tags, repeat(None))):
-                self._forms = [None if t is None else t.form for t in tags]
-            else:
-                self._forms = list(map(_FORM, tags))
-        return self._forms
 
     @property
     def order(self) -> list[int]:

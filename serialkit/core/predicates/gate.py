@@ -5,8 +5,6 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from itertools import repeat
-from operator import is_not
 
 from serialkit.core.errors import PieceError
 from serialkit.core.piece import Piece
@@ -84,7 +82,7 @@ def gate(
         cols = Columns(piece)
     notes: list[str] = []
     the_row = row if row is not None else piece.row
-    tagged = any(map(is_not, cols.tags, repeat(None)))
+    tagged = cols.untagged < cols.n
     if tagged and the_row is None and "ROW" in wanted:
         notes.append("ROW not checked: the piece has tags but no row")
     if not tagged and any(c in wanted for c in ("ROW", "ORDER", "SCHED")):

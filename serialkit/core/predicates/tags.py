@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable
+from functools import partial
 from itertools import repeat
-from operator import attrgetter, is_
+from operator import attrgetter, is_, itemgetter
 from typing import NamedTuple
 
 from serialkit.core.piece import Piece
 from serialkit.core.predicates.columns import Columns, columns_of
 from serialkit.core.predicates.model import Rules, Violation
-from serialkit.core.rows import Row, RowForm, pc_name
+from serialkit.core.rows import FORM_TYPES, Row, RowForm, pc_name
 
 _SECTION = attrgetter("section")
 _STATEMENT = attrgetter("statement")
+_CLAIMED = attrgetter("claimed_pc")
+_FORM = attrgetter("form")
+_FIRST: Callable[[list[int]], int] = itemgetter(0)
 
 
 class TaggedStatement(NamedTuple):
@@ -24,22 +29,26 @@ class TaggedStatement(NamedTuple):
     indices: tuple[int, ...]
 
 
-class _FormTable:
-    """Pitch classes of a form, looked up by the form object's identity first (hot loops)."""
+_new_statement = partial(tuple.__new__, TaggedStatement)
+"""``TaggedStatement(key, form, indices)`` from one ``(key, form, indices)`` tuple, without the
+Python-level constructor (grouping a large piece makes one per statement)."""
 
-    __slots__ = ("row", "convention", "by_id", "by_form")
+
+class _FormTable:
+    """Pitch classes of a form, looked up by its type and index (no hashing of form objects)."""
+
+    __slots__ = ("row", "convention", "by_type")
 
     def __init__(self, row: Row, convention: str) -> None:
         self.row = row
         self.convention = convention
-        self.by_form = row.forms(convention)  # type: ignore[arg-type]
-        self.by_id: dict[int, tuple[int, ...]] = {}
+        by_form = row.forms(convention)  # type: ignore[arg-type]
+        self.by_type: dict[str, list[tuple[int, ...]]] = {
+            t: [by_form[RowForm(t, n)] for n in range(12)] for t in FORM_TYPES
+        }
 
     def pcs(self, form: RowForm) -> tuple[int, ...]:
-        found = self.by_id.get(id(form))
-        if found is None:
-            found = self.by_id[id(form)] = self.by_form[form]
-        return found
+        return self.by_type[form.type][form.n]
 
 
 def _row_of(piece: Piece, row: Row | None) -> Row | None:
@@ -54,15 +63,13 @@ def check_row(piece: Piece | Columns, row: Row | None = None) -> list[Violation]
         return []
     table = _FormTable(the_row, cols.piece.convention)
     midi = cols.midi
-    by_id = table.by_id
+    by_type = table.by_type
     bad = []
     for i, tag in enumerate(cols.tags):
         if tag is None:
             continue
-        pcs = by_id.get(id(tag.form))
-        if pcs is None:
-            pcs = table.pcs(tag.form)
-        if pcs[tag.position] != midi[i] % 12:
+        form = tag.form
+        if by_type[form.type][form.n][tag.position] != midi[i] % 12:
             bad.append(i)
     return row_violations(cols, table, bad)
 
@@ -77,7 +84,7 @@ def row_violations(cols: Columns, table: _FormTable, bad: list[int]) -> list[Vio
         out.append(
             Violation(
                 "ROW",
-                (cols.ids[i],),
+                (cols.events[i].id,),
                 f"{pc_name(cols.midi[i])} is tagged {tag.label}, where the row has {pc_name(want)}",
                 cols.where(i),
             )
@@ -88,6 +95,8 @@ def row_violations(cols: Columns, table: _FormTable, bad: list[int]) -> list[Vio
 def check_pc(piece: Piece | Columns, row: Row | None = None) -> list[Violation]:
     """PC: a claimed pitch class equals MIDI mod 12 and agrees with the event's own tag."""
     cols = columns_of(piece)
+    if all(map(is_, map(_CLAIMED, cols.events), repeat(None))):  # nothing claimed
+        return []
     the_row = _row_of(cols.piece, row)
     table = None if the_row is None else _FormTable(the_row, cols.piece.convention)
     out: list[Violation] = []
@@ -129,7 +138,7 @@ def tagged_statements(piece: Piece | Columns, use_ids: bool = True) -> list[Tagg
     """
     cols = columns_of(piece)
     tags = cols.tags
-    if use_ids and not any(map(is_, tags, repeat(None))):
+    if use_ids and not cols.untagged:
         # Every event is tagged: group by statement id in one pass (None collects the events
         # without an id; when there are any, the general pass below groups them by voice).
         by_key: dict[str | None, list[int]] = {}
@@ -141,7 +150,9 @@ def tagged_statements(piece: Piece | Columns, use_ids: bool = True) -> list[Tagg
             else:
                 members.append(i)
         if None not in by_key:
-            return [TaggedStatement(k, tags[v[0]].form, tuple(v)) for k, v in by_key.items()]  # type: ignore[arg-type, union-attr]
+            grouped = list(by_key.values())
+            first_forms = map(_FORM, map(tags.__getitem__, map(_FIRST, grouped)))
+            return list(map(_new_statement, zip(by_key, first_forms, map(tuple, grouped), strict=True)))
     groups: dict[str, list[int]] = {}
     forms: dict[str, RowForm] = {}
     run_key: dict[int, str] = {}
@@ -203,16 +214,14 @@ def order_and_row(
     row_bad: list[int] = []
     out: list[Violation] = []
     tags, midi = cols.tags, cols.midi
-    by_id = table.by_id if table is not None else {}
+    by_type = table.by_type if table is not None else {}
     for stmt in stmts:
         if table is not None:
             # A statement whose events all carry its form object at strictly rising positions
             # with the form's pitch classes breaks neither rule (its pitch classes then all
             # differ): confirm that in a quick pass, and walk only the others note by note.
             form = stmt.form
-            form_pcs = by_id.get(id(form))
-            if form_pcs is None:
-                form_pcs = table.pcs(form)
+            form_pcs = by_type[form.type][form.n]
             top = -1
             for i in stmt.indices:
                 tag = tags[i]
@@ -262,7 +271,7 @@ def _walk(
             out.append(
                 Violation(
                     "ORDER",
-                    (cols.ids[i],),
+                    (cols.events[i].id,),
                     f"statement {stmt.key}: {tag.label} is tagged {tag.form.label} in a statement "
                     f"of {form.label}",
                     cols.where(i),
@@ -295,7 +304,7 @@ def _walk(
         else:
             problem = f"{tag.label} comes after position {top}: positions must advance"
         if problem is not None:
-            out.append(Violation("ORDER", (cols.ids[i],), f"statement {stmt.key}: {problem}", cols.where(i)))
+            out.append(Violation("ORDER", (cols.events[i].id,), f"statement {stmt.key}: {problem}", cols.where(i)))
         heard |= 1 << q
         pcs |= bit
         prev_pos, prev_midi = q, m
@@ -335,7 +344,7 @@ def check_schedule(
     last_nth = [0] * n_voices
     last_want: list[RowForm | None] = [None] * n_voices
     sec_col = list(map(_SECTION, cols.events))
-    tags, voice, forms = cols.tags, cols.voice, cols.forms
+    tags, voice = cols.tags, cols.voice
     for i in cols.order:
         k = sid[i]
         v = voice[i]
@@ -348,7 +357,7 @@ def check_schedule(
                 section = p.section_of(cols.events[i].onset)
         if k == last_sid[v] and section == last_sec[v]:
             want = last_want[v]
-            if forms[i] is want:  # the usual case: the form the blueprint wants here
+            if tags[i].form is want:  # type: ignore[union-attr]  # the usual case: the form the blueprint wants here
                 continue
         elif k < 0:
             continue
@@ -371,14 +380,14 @@ def check_schedule(
                 else f"statement {nth + 1} in voice {voice_ids[v]}, section {section}, "
                 f"is beyond the {len(scheduled)} scheduled"
             )
-            out.append(Violation("SCHED", (cols.ids[i],), f"{tag.label}: {why}", cols.where(i)))
+            out.append(Violation("SCHED", (cols.events[i].id,), f"{tag.label}: {why}", cols.where(i)))
         elif tag.form is not want and tag.form != want and not _aliases(
             the_row, p.convention, tag.form, want
         ):
             out.append(
                 Violation(
                     "SCHED",
-                    (cols.ids[i],),
+                    (cols.events[i].id,),
                     f"{tag.label}: the blueprint schedules {want.label} for statement "
                     f"{last_nth[v] + 1} of voice {voice_ids[v]} in section {section}",
                     cols.where(i),

@@ -32,7 +32,7 @@ def check_range(piece: Piece | Columns) -> list[Violation]:
         out.append(
             Violation(
                 "RANGE",
-                (cols.ids[i],),
+                (cols.events[i].id,),
                 f"MIDI {m} ({pc_name(m)}) is {side} the range of {cols.locator.voice_name(cols.events[i])} "
                 f"{low[v] if low[v] >= 0 else '-'}..{high[v] if high[v] <= 127 else '-'} (limit {edge})",
                 cols.where(i),
@@ -164,7 +164,7 @@ def check_crossings(piece: Piece | Columns, max_share: Fraction = Fraction(1, 10
     return [
         Violation(
             "CROSS",
-            tuple(cols.ids[i] for i in crossed),
+            tuple(cols.events[i].id for i in crossed),
             f"{len(crossed)} of {judged} noteheads sit in a voice crossing "
             f"({float(share):.1%} > {float(max_share):.1%} allowed)",
             cols.where(crossed[0]),
