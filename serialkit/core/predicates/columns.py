@@ -7,9 +7,9 @@ denominator of all the piece's times, so the hot loops compare plain ints, never
 from __future__ import annotations
 
 from fractions import Fraction
-from itertools import repeat
+from itertools import islice, repeat
 from math import lcm
-from operator import add, attrgetter, is_, mul
+from operator import add, attrgetter, is_, le, mul
 
 from serialkit.core.piece import Event, Piece, Tag
 from serialkit.core.timeline import Locator
@@ -32,7 +32,7 @@ class Columns:
     """Parallel lists, one entry per event, in the piece's event order."""
 
     __slots__ = (
-        "piece", "events", "n", "scale", "voice", "start", "end", "midi", "tags",
+        "piece", "events", "n", "silent", "scale", "voice", "start", "end", "midi", "tags",
         "_ids", "_order", "_by_voice", "_voice_midi", "_positions", "_untagged", "_locator",
     )
 
@@ -47,6 +47,7 @@ class Columns:
         oden = list(map(_DEN, onsets))
         dnum = list(map(_NUM, durations))
         dden = list(map(_DEN, durations))
+        self.silent: int = dnum.count(0)  # grace notes: no duration
         dens = set(oden)
         dens.update(dden)
         dens.update(extra_denominators)
@@ -106,7 +107,10 @@ class Columns:
         """Event indices sorted by onset, then order position (untagged last), then index."""
         if self._order is None:
             keys = list(map(add, map((32).__mul__, self.start), self.positions))
-            self._order = sorted(range(self.n), key=keys.__getitem__)
+            if all(map(le, keys, islice(keys, 1, None))):  # already in order (often so)
+                self._order = list(range(self.n))
+            else:
+                self._order = sorted(range(self.n), key=keys.__getitem__)
         return self._order
 
     @property

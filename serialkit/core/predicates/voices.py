@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from fractions import Fraction
+from functools import partial, reduce
 from itertools import compress, count, islice, repeat
-from operator import and_, gt, le, lt
+from operator import and_, gt, le, lt, or_
 
 from serialkit.core.piece import Piece
 from serialkit.core.predicates.columns import Columns, columns_of
@@ -42,28 +43,34 @@ def check_range(piece: Piece | Columns) -> list[Violation]:
 
 
 class _Sounding:
-    """What one voice sounds at any time: lowest and highest MIDI, looked up by bisection.
+    """What one voice sounds at any time, for the partners it may cross.
 
-    ``times[k]`` starts step k, which lasts until ``ends[k]`` and sounds ``low[k]``..``high[k]``.
-    A voice whose notes never overlap (``single``, the usual case) has a step per note, straight
-    from its onset-sorted notes; any other voice gets a step profile over all of its note
-    boundaries. The value lists carry one silent step in front, so that
+    A voice whose notes never overlap (``single``, the usual case) sounds one note at a time: a
+    partner in the same rhythm is compared with it note against note. For other partners,
+    :meth:`profile` gives steps to bisect: ``times[k]`` starts step k, which lasts until
+    ``ends[k]`` and sounds ``low[k]``..``high[k]`` (a step per note for a single voice, else a
+    step at every note boundary). Its value lists carry a silent step in front, so that
     ``bisect_right(times, t)`` indexes them directly (index 0: before the voice's first note).
     """
 
-    __slots__ = ("times", "ends", "low", "high", "single")
+    __slots__ = ("idx", "times", "pitches", "ends", "single", "_profile")
 
-    def __init__(self, idx: list[int], starts: list[int], pitches: list[int], end: list[int], midi: list[int]) -> None:
-        ends = list(map(end.__getitem__, idx))
-        silent = starts[0] if starts else 0
-        self.single = all(map(le, ends[:-1], starts[1:]))
-        if self.single:  # one note at a time
-            self.times = starts
-            self.ends = [silent, *ends]
-            self.low = [128, *pitches]
-            self.high = [-1, *pitches]
-            return
-        times = sorted(set(starts).union(ends))
+    def __init__(self, idx: list[int], starts: list[int], pitches: list[int], end: list[int]) -> None:
+        self.idx, self.times, self.pitches = idx, starts, pitches
+        self.ends = list(map(end.__getitem__, idx))
+        self.single = all(map(le, self.ends, islice(starts, 1, None)))
+        self._profile: tuple[list[int], list[int], list[int], list[int]] | None = None
+
+    def profile(self, end: list[int], midi: list[int]) -> tuple[list[int], list[int], list[int], list[int]]:
+        """``(times, ends, low, high)``, the value lists with the silent step in front."""
+        if self._profile is not None:
+            return self._profile
+        starts, silent = self.times, self.times[0] if self.times else 0
+        if self.single:
+            self._profile = (starts, [silent, *self.ends], [128, *self.pitches], [-1, *self.pitches])
+            return self._profile
+        idx = self.idx
+        times = sorted(set(starts).union(self.ends))
         low: list[int] = [128]
         high: list[int] = [-1]
         active: list[int] = []
@@ -76,22 +83,8 @@ class _Sounding:
             pitches_now = [midi[x] for x in active]
             low.append(min(pitches_now, default=128))
             high.append(max(pitches_now, default=-1))
-        self.times, self.low, self.high = times, low, high
-        self.ends = [silent, *times[1:], times[-1] + 1] if times else [silent]
-
-    def above(self, onsets: list[int], pitches: list[int]) -> Iterator[bool]:
-        """For each (time, MIDI): does this voice then sound something higher?"""
-        if self.single and onsets == self.times:  # the same rhythm: note k sounds against note k
-            return map(gt, islice(self.high, 1, None), pitches)
-        k = list(map(bisect_right, repeat(self.times), onsets))
-        return map(and_, map(gt, map(self.ends.__getitem__, k), onsets), map(gt, map(self.high.__getitem__, k), pitches))
-
-    def below(self, onsets: list[int], pitches: list[int]) -> Iterator[bool]:
-        """For each (time, MIDI): does this voice then sound something lower?"""
-        if self.single and onsets == self.times:
-            return map(lt, islice(self.low, 1, None), pitches)
-        k = list(map(bisect_right, repeat(self.times), onsets))
-        return map(and_, map(gt, map(self.ends.__getitem__, k), onsets), map(lt, map(self.low.__getitem__, k), pitches))
+        self._profile = (times, [silent, *times[1:], times[-1] + 1] if times else [silent], low, high)
+        return self._profile
 
 
 def crossed_noteheads(piece: Piece | Columns) -> tuple[list[int], int]:
@@ -101,15 +94,15 @@ def crossed_noteheads(piece: Piece | Columns) -> tuple[list[int], int]:
     when, at its onset, it sounds strictly below a note then sounding in a voice listed below i,
     or strictly above a note then sounding in a voice listed above i ("sounding at t" means
     onset <= t < end, so notes starting together count). Grace notes are not judged and do not
-    sound. Voices are compared pairwise, all notes of a pair at once: a partner in the same
-    rhythm note against note; any other only for the notes outside its register, by bisection
+    sound. Voices are compared pairwise, all notes of a pair at once: with a partner in the same
+    rhythm note against note; with any other only the notes outside its register, by bisection
     in its sounding profile.
     """
     cols = columns_of(piece)
     start, end, midi = cols.start, cols.end, cols.midi
     n_voices = len(cols.piece.voices)
     per_voice, pitches = cols.by_voice, cols.voice_midi
-    if not all(map(lt, start, end)):  # grace notes: neither judged nor sounding
+    if cols.silent:  # grace notes: neither judged nor sounding
         per_voice = [[i for i in idx if end[i] > start[i]] for idx in per_voice]
         pitches = [list(map(midi.__getitem__, idx)) for idx in per_voice]
     judged = sum(map(len, per_voice))
@@ -119,33 +112,36 @@ def crossed_noteheads(piece: Piece | Columns) -> tuple[list[int], int]:
     below = [[j for j in range(i + 1, n_voices) if vmax[j] > vmin[i]] for i in range(n_voices)]
     above = [[j for j in range(i) if vmin[j] < vmax[i]] for i in range(n_voices)]
     needed = {j for i in range(n_voices) for j in below[i] + above[i]}
-    sounding = {j: _Sounding(per_voice[j], onsets[j], pitches[j], end, midi) for j in sorted(needed)}
+    sounding = {j: _Sounding(per_voice[j], onsets[j], pitches[j], end) for j in sorted(needed)}
     crossed: list[int] = []
     for v in range(n_voices):
-        hits: set[int] = set()
-        mine, t_v, m_v = per_voice[v], onsets[v], pitches[v]
-        for j in below[v]:  # crossed when voice j then sounds higher
-            hits.update(_pairwise(sounding[j], t_v, m_v, vmax[j].__gt__, _Sounding.above))
-        for j in above[v]:  # crossed when voice j then sounds lower
-            hits.update(_pairwise(sounding[j], t_v, m_v, vmin[j].__lt__, _Sounding.below))
-        crossed += map(mine.__getitem__, sorted(hits))
+        t_v, m_v = onsets[v], pitches[v]
+        masks: list[Iterator[bool]] = []  # over all of v's notes, from partners in v's rhythm
+        hits: set[int] = set()  # positions in v's notes, from the other partners
+        # crossed when a voice below then sounds higher, or a voice above lower
+        for j, higher in [(j, True) for j in below[v]] + [(j, False) for j in above[v]]:
+            partner = sounding[j]
+            if partner.single and partner.times == t_v:
+                masks.append(map(gt if higher else lt, partner.pitches, m_v))
+                continue
+            times, ends, low, high = partner.profile(end, midi)
+            if higher:  # only notes under the partner's top can sit under it
+                at = list(compress(count(), map(vmax[j].__gt__, m_v)))
+            else:
+                at = list(compress(count(), map(vmin[j].__lt__, m_v)))
+            ts, ms = list(map(t_v.__getitem__, at)), list(map(m_v.__getitem__, at))
+            k = list(map(bisect_right, repeat(times), ts))
+            there = map(gt, map(ends.__getitem__, k), ts)
+            beyond = map(gt, map(high.__getitem__, k), ms) if higher else map(lt, map(low.__getitem__, k), ms)
+            hits.update(compress(at, map(and_, there, beyond)))
+        if hits:
+            for mask in masks:
+                hits.update(compress(count(), mask))
+            crossed += map(per_voice[v].__getitem__, sorted(hits))
+        elif masks:
+            crossed += compress(per_voice[v], reduce(partial(map, or_), masks))
     crossed.sort(key=start.__getitem__)
     return crossed, judged
-
-
-def _pairwise(
-    partner: _Sounding,
-    onsets: list[int],
-    pitches: list[int],
-    can_cross: Callable[[int], bool],
-    crosses: Callable[[_Sounding, list[int], list[int]], Iterator[bool]],
-) -> Iterator[int]:
-    """Positions (in a voice's note list) of the notes the partner voice crosses."""
-    if partner.single and onsets == partner.times:
-        return compress(count(), crosses(partner, onsets, pitches))
-    at = list(compress(count(), map(can_cross, pitches)))  # only these can cross
-    ts, ms = list(map(onsets.__getitem__, at)), list(map(pitches.__getitem__, at))
-    return compress(at, crosses(partner, ts, ms))
 
 
 def crossing_share(piece: Piece | Columns) -> Fraction:
