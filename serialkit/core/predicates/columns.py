@@ -7,9 +7,9 @@ denominator of all the piece's times, so the hot loops compare plain ints, never
 from __future__ import annotations
 
 from fractions import Fraction
-from itertools import islice, repeat
+from itertools import repeat
 from math import lcm
-from operator import add, attrgetter, is_, le, mul
+from operator import add, attrgetter, is_, mul
 
 from serialkit.core.piece import Event, Piece, Tag
 from serialkit.core.timeline import Locator
@@ -106,11 +106,8 @@ class Columns:
     def order(self) -> list[int]:
         """Event indices sorted by onset, then order position (untagged last), then index."""
         if self._order is None:
-            keys = list(map(add, map((32).__mul__, self.start), self.positions))
-            if all(map(le, keys, islice(keys, 1, None))):  # already in order (often so)
-                self._order = list(range(self.n))
-            else:
-                self._order = sorted(range(self.n), key=keys.__getitem__)
+            keys = list(map(add, map(mul, self.start, repeat(32)), self.positions))
+            self._order = sorted(range(self.n), key=keys.__getitem__)
         return self._order
 
     @property

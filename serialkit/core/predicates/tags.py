@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import defaultdict
 from collections.abc import Callable
 from functools import partial
 from itertools import repeat
@@ -139,16 +140,12 @@ def tagged_statements(piece: Piece | Columns, use_ids: bool = True) -> list[Tagg
     cols = columns_of(piece)
     tags = cols.tags
     if use_ids and not cols.untagged:
-        # Every event is tagged: group by statement id in one pass (None collects the events
-        # without an id; when there are any, the general pass below groups them by voice).
-        by_key: dict[str | None, list[int]] = {}
-        get = by_key.get
-        for key, i in zip(map(_STATEMENT, map(tags.__getitem__, cols.order)), cols.order, strict=True):
-            members = get(key)
-            if members is None:
-                by_key[key] = [i]
-            else:
-                members.append(i)
+        # Every event is tagged: group by statement id in one C-level pass, appending each index
+        # in onset order to its statement's list (None collects the events without an id; when
+        # there are any, the general pass below groups them by voice).
+        by_key: defaultdict[str | None, list[int]] = defaultdict(list)
+        order = cols.order
+        any(map(list.append, map(by_key.__getitem__, map(_STATEMENT, map(tags.__getitem__, order))), order))
         if None not in by_key:
             grouped = list(by_key.values())
             first_forms = map(_FORM, map(tags.__getitem__, map(_FIRST, grouped)))

@@ -126,9 +126,9 @@ def crossed_noteheads(piece: Piece | Columns) -> tuple[list[int], int]:
                 continue
             times, ends, low, high = partner.profile(end, midi)
             if higher:  # only notes under the partner's top can sit under it
-                at = list(compress(count(), map(vmax[j].__gt__, m_v)))
+                at = list(compress(count(), map(gt, repeat(vmax[j]), m_v)))
             else:
-                at = list(compress(count(), map(vmin[j].__lt__, m_v)))
+                at = list(compress(count(), map(lt, repeat(vmin[j]), m_v)))
             ts, ms = list(map(t_v.__getitem__, at)), list(map(m_v.__getitem__, at))
             k = list(map(bisect_right, repeat(times), ts))
             there = map(gt, map(ends.__getitem__, k), ts)
