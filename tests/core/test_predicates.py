@@ -26,6 +26,7 @@ from serialkit.core.predicates import (
     CODES,
     Columns,
     Rules,
+    TaggedStatement,
     Verdict,
     Violation,
     check_collisions,
@@ -39,6 +40,7 @@ from serialkit.core.predicates import (
     crossed_noteheads,
     gate,
     naive_collision_pairs,
+    order_and_row,
     tagged_statements,
 )
 from serialkit.core.rows import ALL_FORMS, Row, RowForm
@@ -443,3 +445,128 @@ def test_a_statement_holds_one_form() -> None:
     )
     (v,) = check_order(mixed)
     assert v.event_ids == (odd.id,) and "in a statement of P0" in v.message
+
+
+# -- fast paths against the straightforward checks ------------------------------------------------
+
+
+@st.composite
+def homorhythmic_pieces(draw: st.DrawFn) -> Piece:
+    """Voices that share one rhythm (note against note) with overlapping registers, some sharing
+    it only in part: a voice may drop notes, hold a note over the next (a chord in one voice) or
+    have grace notes, so the note-against-note and the bisection paths of CROSS both run."""
+    n_voices = draw(st.integers(2, 4))
+    steps = draw(st.lists(st.sampled_from([Fraction(1, 2), Fraction(1, 3), Fraction(1)]), min_size=1, max_size=12))
+    onsets = [sum(steps[:k], Fraction(0)) for k in range(len(steps))]
+    events = []
+    for v in range(n_voices):
+        plain = draw(st.booleans())  # every step a note: in the same rhythm as any other plain voice
+        for k, (onset, step) in enumerate(zip(onsets, steps, strict=True)):
+            kind = "note" if plain else draw(st.sampled_from(["note", "note", "rest", "held", "grace"]))
+            if kind == "rest":
+                continue
+            duration = {"note": step, "held": step * 2, "grace": Fraction(0)}[kind]
+            midi = draw(st.integers(60 - 4 * v, 66 - 4 * v))
+            events.append(Event(f"v{v}.{k}", f"v{v}", onset, duration, midi, grace=kind == "grace"))
+    voices = tuple(Voice(f"v{v}") for v in range(n_voices))
+    return Piece(tuple(events), voices=voices)
+
+
+@settings(max_examples=150, deadline=None)
+@given(homorhythmic_pieces())
+def test_crossings_of_voices_in_one_rhythm_agree_with_naive_definition(piece: Piece) -> None:
+    crossed, judged = crossed_noteheads(piece)
+    assert {piece.events[i].id for i in crossed} == _naive_crossed(piece)
+    assert len(crossed) == len(set(crossed))
+    starts = [piece.events[i].onset for i in crossed]
+    assert starts == sorted(starts)
+    assert judged == sum(1 for e in piece.events if e.duration > 0)
+
+
+@st.composite
+def mislabelled_statements(draw: st.DrawFn) -> tuple[Piece, Rules]:
+    """Statements with their tags or notes disturbed: positions moved, notes swapped, repeated or
+    transposed, another form object (equal or not) on one note, statement ids crossing voices."""
+    piece = draw(row_statement_pieces(max_voices=3, max_statements=3))
+    assert piece.row is not None
+    events = list(piece.events)
+    for _ in range(draw(st.integers(0, 4))):
+        k = draw(st.integers(0, len(events) - 1))
+        e = events[k]
+        assert e.tag is not None
+        kind = draw(st.sampled_from(["position", "swap", "repeat", "transpose", "form", "same_form", "statement"]))
+        if kind == "position":
+            events[k] = e.copy(tag=Tag(e.tag.form, draw(st.integers(0, 11)), e.tag.statement))
+        elif kind == "swap" and k + 1 < len(events):
+            f = events[k + 1]
+            events[k], events[k + 1] = e.copy(midi=f.midi, tag=f.tag), f.copy(midi=e.midi, tag=e.tag)
+        elif kind == "repeat" and k + 1 < len(events):
+            f = events[k + 1]
+            events[k + 1] = f.copy(midi=e.midi + draw(st.sampled_from([0, 12])), tag=e.tag)
+        elif kind == "transpose":
+            events[k] = e.copy(midi=e.midi + draw(st.integers(1, 11)))
+        elif kind == "form":
+            events[k] = e.copy(tag=Tag(draw(st.sampled_from(ALL_FORMS)), e.tag.position, e.tag.statement))
+        elif kind == "same_form":  # an equal form object, not the statement's own
+            form = RowForm(e.tag.form.type, e.tag.form.n)
+            events[k] = e.copy(tag=Tag(form, e.tag.position, e.tag.statement))
+        elif kind == "statement":
+            events[k] = e.copy(tag=Tag(e.tag.form, e.tag.position, draw(st.sampled_from(["v1.0", "v2.1", None]))))
+    rules = Rules(
+        immediate_repeats=draw(st.booleans()),
+        oscillation_window=draw(st.integers(0, 2)),
+        octave_repeats=draw(st.booleans()),
+    )
+    return piece.with_events(events), rules
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mislabelled_statements(), st.booleans())
+def test_fused_order_and_row_agree_with_walking_every_statement(case: tuple[Piece, Rules], ids: bool) -> None:
+    """order_and_row skips statements a quick pass finds clean; without a row it walks every one."""
+    piece, rules = case
+    cols = Columns(piece)
+    statements = tagged_statements(cols, use_ids=ids)
+    order, row = order_and_row(cols, rules, statements, piece.row)
+    assert order == order_and_row(cols, rules, statements)[0]
+    assert row == check_row(cols, piece.row)
+
+
+def _naive_schedule(piece: Piece, statements: list[TaggedStatement]) -> list[str]:
+    """Event ids failing SCHED, in onset order: the n-th statement a voice starts in a section
+    must carry the n-th form scheduled there (or an alias of it)."""
+    assert piece.blueprint is not None and piece.row is not None
+    of = {i: k for k, s in enumerate(statements) for i in s.indices}
+    heard = sorted(of, key=lambda i: (piece.events[i].onset, piece.events[i].tag.position, i))  # type: ignore[union-attr]
+    started: dict[tuple[str | None, str], list[int]] = {}
+    bad = []
+    for i in heard:
+        e = piece.events[i]
+        section = e.section if e.section is not None else piece.section_of(e.onset)
+        mine = started.setdefault((section, e.voice), [])
+        if of[i] not in mine:
+            mine.append(of[i])
+        nth = mine.index(of[i])
+        forms = piece.blueprint.forms_for(section, e.voice)
+        assert e.tag is not None
+        if nth >= len(forms) or piece.row.form(forms[nth]) != piece.row.form(e.tag.form):
+            bad.append(e.id)
+    return bad
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mislabelled_statements(), st.data())
+def test_schedule_agrees_with_naive_statement_count(case: tuple[Piece, Rules], data: st.DataObject) -> None:
+    piece, _ = case
+    end = max(e.end for e in piece.events)
+    cut = data.draw(st.sampled_from([end / 3, end / 2, end]), label="cut")
+    sections = (Section("A", Fraction(0), cut), Section("B", cut, end + 1))
+    forms = st.lists(st.sampled_from(ALL_FORMS), min_size=0, max_size=3)
+    entries = tuple(
+        BlueprintEntry(s.id, v, tuple(data.draw(forms, label=f"{s.id}{v}"))) for s in sections for v in piece.voice_ids
+    )
+    events = [e.copy(section=data.draw(st.sampled_from([None, None, "A", "B"]), label="section")) for e in piece.events]
+    piece = piece.copy(events=tuple(events), sections=sections, blueprint=Blueprint(entries))
+    statements = tagged_statements(piece)
+    found = check_schedule(piece, statements)
+    assert [v.event_ids[0] for v in found] == _naive_schedule(piece, statements)

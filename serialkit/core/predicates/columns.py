@@ -7,8 +7,9 @@ denominator of all the piece's times, so the hot loops compare plain ints, never
 from __future__ import annotations
 
 from fractions import Fraction
+from itertools import repeat
 from math import lcm
-from operator import add, attrgetter, mul
+from operator import add, attrgetter, is_, mul
 
 from serialkit.core.piece import Event, Piece, Tag
 from serialkit.core.timeline import Locator
@@ -24,14 +25,15 @@ _VOICE = attrgetter("voice")
 _MIDI = attrgetter("midi")
 _TAG = attrgetter("tag")
 _ID = attrgetter("id")
+_POSITION = attrgetter("position")
 
 
 class Columns:
     """Parallel lists, one entry per event, in the piece's event order."""
 
     __slots__ = (
-        "piece", "events", "n", "scale", "voice", "start", "end", "midi", "tags",
-        "_ids", "_order", "_locator",
+        "piece", "events", "n", "silent", "scale", "voice", "start", "end", "midi", "tags",
+        "_ids", "_order", "_by_voice", "_voice_midi", "_positions", "_untagged", "_locator",
     )
 
     def __init__(self, piece: Piece, extra_denominators: tuple[int, ...] = ()) -> None:
@@ -45,6 +47,7 @@ class Columns:
         oden = list(map(_DEN, onsets))
         dnum = list(map(_NUM, durations))
         dden = list(map(_DEN, durations))
+        self.silent: int = dnum.count(0)  # grace notes: no duration
         dens = set(oden)
         dens.update(dden)
         dens.update(extra_denominators)
@@ -58,6 +61,10 @@ class Columns:
         self.tags: list[Tag | None] = list(map(_TAG, events))
         self._ids: list[str] | None = None
         self._order: list[int] | None = None
+        self._by_voice: list[list[int]] | None = None
+        self._voice_midi: list[list[int]] | None = None
+        self._positions: list[int] | None = None
+        self._untagged: int | None = None
         self._locator: Locator | None = None
 
     def ticks(self, value: Fraction) -> int:
@@ -78,14 +85,50 @@ class Columns:
         return self._ids
 
     @property
+    def untagged(self) -> int:
+        """How many events carry no tag."""
+        if self._untagged is None:
+            self._untagged = sum(map(is_, self.tags, repeat(None)))
+        return self._untagged
+
+    @property
+    def positions(self) -> list[int]:
+        """Order positions of the tags (16 for an untagged event)."""
+        if self._positions is None:
+            tags = self.tags
+            if self.untagged:
+                self._positions = [16 if t is None else t.position for t in tags]
+            else:
+                self._positions = list(map(_POSITION, tags))
+        return self._positions
+
+    @property
     def order(self) -> list[int]:
         """Event indices sorted by onset, then order position (untagged last), then index."""
         if self._order is None:
-            tags = self.tags
-            pos = [16 if t is None else t.position for t in tags]
-            keys = list(map(add, map((32).__mul__, self.start), pos))
+            keys = list(map(add, map(mul, self.start, repeat(32)), self.positions))
             self._order = sorted(range(self.n), key=keys.__getitem__)
         return self._order
+
+    @property
+    def by_voice(self) -> list[list[int]]:
+        """Event indices per voice (in the piece's voice order), each list in onset order."""
+        if self._by_voice is None:
+            per_voice: list[list[int]] = [[] for _ in self.piece.voice_ids]
+            add = [lst.append for lst in per_voice]
+            voice = self.voice
+            for i in self.order:
+                add[voice[i]](i)
+            self._by_voice = per_voice
+        return self._by_voice
+
+    @property
+    def voice_midi(self) -> list[list[int]]:
+        """MIDI pitches per voice, in the order of :attr:`by_voice`."""
+        if self._voice_midi is None:
+            midi = self.midi.__getitem__
+            self._voice_midi = [list(map(midi, idx)) for idx in self.by_voice]
+        return self._voice_midi
 
     @property
     def locator(self) -> Locator:

@@ -82,7 +82,7 @@ def gate(
         cols = Columns(piece)
     notes: list[str] = []
     the_row = row if row is not None else piece.row
-    tagged = any(t is not None for t in cols.tags)
+    tagged = cols.untagged < cols.n
     if tagged and the_row is None and "ROW" in wanted:
         notes.append("ROW not checked: the piece has tags but no row")
     if not tagged and any(c in wanted for c in ("ROW", "ORDER", "SCHED")):

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import defaultdict
+from collections.abc import Callable
+from functools import partial
 from itertools import repeat
-from operator import attrgetter, is_
+from operator import attrgetter, is_, itemgetter
 from typing import NamedTuple
 
 from serialkit.core.piece import Piece
 from serialkit.core.predicates.columns import Columns, columns_of
 from serialkit.core.predicates.model import Rules, Violation
-from serialkit.core.rows import Row, RowForm, pc_name
+from serialkit.core.rows import FORM_TYPES, Row, RowForm, pc_name
 
 _SECTION = attrgetter("section")
 _STATEMENT = attrgetter("statement")
+_CLAIMED = attrgetter("claimed_pc")
+_FORM = attrgetter("form")
+_FIRST: Callable[[list[int]], int] = itemgetter(0)
 
 
 class TaggedStatement(NamedTuple):
@@ -24,22 +30,26 @@ class TaggedStatement(NamedTuple):
     indices: tuple[int, ...]
 
 
-class _FormTable:
-    """Pitch classes of a form, looked up by the form object's identity first (hot loops)."""
+_new_statement = partial(tuple.__new__, TaggedStatement)
+"""``TaggedStatement(key, form, indices)`` from one ``(key, form, indices)`` tuple, without the
+Python-level constructor (grouping a large piece makes one per statement)."""
 
-    __slots__ = ("row", "convention", "by_id", "by_form")
+
+class _FormTable:
+    """Pitch classes of a form, looked up by its type and index (no hashing of form objects)."""
+
+    __slots__ = ("row", "convention", "by_type")
 
     def __init__(self, row: Row, convention: str) -> None:
         self.row = row
         self.convention = convention
-        self.by_form = row.forms(convention)  # type: ignore[arg-type]
-        self.by_id: dict[int, tuple[int, ...]] = {}
+        by_form = row.forms(convention)  # type: ignore[arg-type]
+        self.by_type: dict[str, list[tuple[int, ...]]] = {
+            t: [by_form[RowForm(t, n)] for n in range(12)] for t in FORM_TYPES
+        }
 
     def pcs(self, form: RowForm) -> tuple[int, ...]:
-        found = self.by_id.get(id(form))
-        if found is None:
-            found = self.by_id[id(form)] = self.by_form[form]
-        return found
+        return self.by_type[form.type][form.n]
 
 
 def _row_of(piece: Piece, row: Row | None) -> Row | None:
@@ -54,15 +64,13 @@ def check_row(piece: Piece | Columns, row: Row | None = None) -> list[Violation]
         return []
     table = _FormTable(the_row, cols.piece.convention)
     midi = cols.midi
-    by_id = table.by_id
+    by_type = table.by_type
     bad = []
     for i, tag in enumerate(cols.tags):
         if tag is None:
             continue
-        pcs = by_id.get(id(tag.form))
-        if pcs is None:
-            pcs = table.pcs(tag.form)
-        if pcs[tag.position] != midi[i] % 12:
+        form = tag.form
+        if by_type[form.type][form.n][tag.position] != midi[i] % 12:
             bad.append(i)
     return row_violations(cols, table, bad)
 
@@ -77,7 +85,7 @@ def row_violations(cols: Columns, table: _FormTable, bad: list[int]) -> list[Vio
         out.append(
             Violation(
                 "ROW",
-                (cols.ids[i],),
+                (cols.events[i].id,),
                 f"{pc_name(cols.midi[i])} is tagged {tag.label}, where the row has {pc_name(want)}",
                 cols.where(i),
             )
@@ -88,6 +96,8 @@ def row_violations(cols: Columns, table: _FormTable, bad: list[int]) -> list[Vio
 def check_pc(piece: Piece | Columns, row: Row | None = None) -> list[Violation]:
     """PC: a claimed pitch class equals MIDI mod 12 and agrees with the event's own tag."""
     cols = columns_of(piece)
+    if all(map(is_, map(_CLAIMED, cols.events), repeat(None))):  # nothing claimed
+        return []
     the_row = _row_of(cols.piece, row)
     table = None if the_row is None else _FormTable(the_row, cols.piece.convention)
     out: list[Violation] = []
@@ -129,19 +139,17 @@ def tagged_statements(piece: Piece | Columns, use_ids: bool = True) -> list[Tagg
     """
     cols = columns_of(piece)
     tags = cols.tags
-    if use_ids and not any(map(is_, tags, repeat(None))):
-        ordered = [tags[i] for i in cols.order]
-        keys = list(map(_STATEMENT, ordered))
-        if None not in keys:  # every event names its statement: group in one C-speed pass
-            by_key: dict[str, list[int]] = {}
-            get = by_key.get
-            for key, i in zip(keys, cols.order, strict=True):
-                members = get(key)
-                if members is None:
-                    by_key[key] = [i]
-                else:
-                    members.append(i)
-            return [TaggedStatement(k, tags[v[0]].form, tuple(v)) for k, v in by_key.items()]  # type: ignore[union-attr]
+    if use_ids and not cols.untagged:
+        # Every event is tagged: group by statement id in one C-level pass, appending each index
+        # in onset order to its statement's list (None collects the events without an id; when
+        # there are any, the general pass below groups them by voice).
+        by_key: defaultdict[str | None, list[int]] = defaultdict(list)
+        order = cols.order
+        any(map(list.append, map(by_key.__getitem__, map(_STATEMENT, map(tags.__getitem__, order))), order))
+        if None not in by_key:
+            grouped = list(by_key.values())
+            first_forms = map(_FORM, map(tags.__getitem__, map(_FIRST, grouped)))
+            return list(map(_new_statement, zip(by_key, first_forms, map(tuple, grouped), strict=True)))
     groups: dict[str, list[int]] = {}
     forms: dict[str, RowForm] = {}
     run_key: dict[int, str] = {}
@@ -199,75 +207,104 @@ def order_and_row(
 ) -> tuple[list[Violation], list[Violation]]:
     """ORDER violations and, in the same pass when a row is given, ROW violations."""
     stmts = tagged_statements(cols) if statements is None else statements
-    tags, midi = cols.tags, cols.midi
-    window, repeats = rules.oscillation_window, rules.immediate_repeats
-    octaves = repeats and rules.octave_repeats
     table = None if row is None else _FormTable(row, cols.piece.convention)
     row_bad: list[int] = []
     out: list[Violation] = []
+    tags, midi = cols.tags, cols.midi
+    by_type = table.by_type if table is not None else {}
     for stmt in stmts:
-        form = stmt.form
-        form_pcs = table.pcs(form) if table is not None else ()
-        top = -1
-        heard = 0  # bit set of order positions heard
-        pcs = 0  # bit set of pitch classes heard
-        prev_pos, prev_midi, extra = -1, -1, 0
-        for i in stmt.indices:
-            tag = tags[i]
-            assert tag is not None
-            q = tag.position
-            m = midi[i]
-            c = m % 12
-            bit = 1 << c
-            problem = None
-            if table is not None:
-                if tag.form is form:
-                    if form_pcs[q] != c:
-                        row_bad.append(i)
-                elif table.pcs(tag.form)[q] != c:
-                    row_bad.append(i)
-            if tag.form is not form and tag.form != form:
-                out.append(
-                    Violation(
-                        "ORDER",
-                        (cols.ids[i],),
-                        f"statement {stmt.key}: {tag.label} is tagged {tag.form.label} in a statement "
-                        f"of {form.label}",
-                        cols.where(i),
-                    )
-                )
-                continue
-            if q > top:
-                if pcs & bit:
-                    problem = f"{pc_name(m)} ({tag.label}) recurs before the statement completes"
-                top, extra = q, 0
-            elif q == prev_pos and (m == prev_midi or (octaves and c == prev_midi % 12)):
-                if not repeats:
-                    problem = f"{tag.label} is struck again at once (repeats are not allowed)"
-            elif (
-                window
-                and top >= 1
-                and q >= top - 1
-                and prev_pos >= top - 1
-                and q != prev_pos
-                and heard >> (top - 1) & 3 == 3
-            ):
-                extra += 1
-                if extra > window:
-                    problem = (
-                        f"{tag.label}: oscillation between positions {top - 1} and {top} "
-                        f"exceeds the window of {window}"
-                    )
-            elif heard >> q & 1:
-                problem = f"{pc_name(m)} ({tag.label}) recurs before the statement completes"
+        if table is not None:
+            # A statement whose events all carry its form object at strictly rising positions
+            # with the form's pitch classes breaks neither rule (its pitch classes then all
+            # differ): confirm that in a quick pass, and walk only the others note by note.
+            form = stmt.form
+            form_pcs = by_type[form.type][form.n]
+            top = -1
+            for i in stmt.indices:
+                tag = tags[i]
+                q = tag.position  # type: ignore[union-attr]
+                if q <= top or tag.form is not form or form_pcs[q] != midi[i] % 12:  # type: ignore[union-attr]
+                    break
+                top = q
             else:
-                problem = f"{tag.label} comes after position {top}: positions must advance"
-            if problem is not None:
-                out.append(Violation("ORDER", (cols.ids[i],), f"statement {stmt.key}: {problem}", cols.where(i)))
-            heard |= 1 << q
-            pcs |= bit
-            prev_pos, prev_midi = q, m
+                continue
+        _walk(cols, rules, stmt, table, out, row_bad)
     return out, ([] if table is None else row_violations(cols, table, row_bad))
+
+
+def _walk(
+    cols: Columns,
+    rules: Rules,
+    stmt: TaggedStatement,
+    table: _FormTable | None,
+    out: list[Violation],
+    row_bad: list[int],
+) -> None:
+    """ORDER (into ``out``) and ROW (the indices into ``row_bad``) of one statement, note by note."""
+    tags, midi = cols.tags, cols.midi
+    window, repeats = rules.oscillation_window, rules.immediate_repeats
+    octaves = repeats and rules.octave_repeats
+    form = stmt.form
+    form_pcs = table.pcs(form) if table is not None else ()
+    top = -1
+    heard = 0  # bit set of order positions heard
+    pcs = 0  # bit set of pitch classes heard
+    prev_pos, prev_midi, extra = -1, -1, 0
+    for i in stmt.indices:
+        tag = tags[i]
+        assert tag is not None
+        q = tag.position
+        m = midi[i]
+        c = m % 12
+        bit = 1 << c
+        problem = None
+        if table is not None:
+            if tag.form is form:
+                if form_pcs[q] != c:
+                    row_bad.append(i)
+            elif table.pcs(tag.form)[q] != c:
+                row_bad.append(i)
+        if tag.form is not form and tag.form != form:
+            out.append(
+                Violation(
+                    "ORDER",
+                    (cols.events[i].id,),
+                    f"statement {stmt.key}: {tag.label} is tagged {tag.form.label} in a statement "
+                    f"of {form.label}",
+                    cols.where(i),
+                )
+            )
+            continue
+        if q > top:
+            if pcs & bit:
+                problem = f"{pc_name(m)} ({tag.label}) recurs before the statement completes"
+            top, extra = q, 0
+        elif q == prev_pos and (m == prev_midi or (octaves and c == prev_midi % 12)):
+            if not repeats:
+                problem = f"{tag.label} is struck again at once (repeats are not allowed)"
+        elif (
+            window
+            and top >= 1
+            and q >= top - 1
+            and prev_pos >= top - 1
+            and q != prev_pos
+            and heard >> (top - 1) & 3 == 3
+        ):
+            extra += 1
+            if extra > window:
+                problem = (
+                    f"{tag.label}: oscillation between positions {top - 1} and {top} "
+                    f"exceeds the window of {window}"
+                )
+        elif heard >> q & 1:
+            problem = f"{pc_name(m)} ({tag.label}) recurs before the statement completes"
+        else:
+            problem = f"{tag.label} comes after position {top}: positions must advance"
+        if problem is not None:
+            out.append(Violation("ORDER", (cols.events[i].id,), f"statement {stmt.key}: {problem}", cols.where(i)))
+        heard |= 1 << q
+        pcs |= bit
+        prev_pos, prev_midi = q, m
 
 
 def check_schedule(
@@ -283,7 +320,7 @@ def check_schedule(
         return []
     stmts = tagged_statements(cols) if statements is None else statements
     the_row = _row_of(p, row)
-    sid = [-1] * cols.n
+    sid = [-1] * cols.n  # the statement of each event (-1: in none)
     for k, stmt in enumerate(stmts):
         for i in stmt.indices:
             sid[i] = k
@@ -300,32 +337,35 @@ def check_schedule(
     n_voices = len(voice_ids)
     # The (section, statement) each voice was last in, and what the blueprint wants there.
     last_sec: list[str | None] = [None] * n_voices
-    last_sid = [-1] * n_voices
+    last_sid = [-2] * n_voices
     last_nth = [0] * n_voices
     last_want: list[RowForm | None] = [None] * n_voices
     sec_col = list(map(_SECTION, cols.events))
     tags, voice = cols.tags, cols.voice
     for i in cols.order:
         k = sid[i]
-        if k < 0:
-            continue
+        v = voice[i]
         section = sec_col[i]
-        if section is None and sections:
+        if section is None and sections:  # an event without one is where its onset falls
             if in_ticks:
                 b = bisect_right(starts, cols.start[i]) - 1
                 section = sections[b].id if b >= 0 and cols.start[i] < ends[b] else None
             else:
                 section = p.section_of(cols.events[i].onset)
-        v = voice[i]
-        if last_sid[v] != k or last_sec[v] != section:
+        if k == last_sid[v] and section == last_sec[v]:
+            want = last_want[v]
+            if tags[i].form is want:  # type: ignore[union-attr]  # the usual case: the form the blueprint wants here
+                continue
+        elif k < 0:
+            continue
+        else:
             order = seen.setdefault((section, v), {})
             nth = order.setdefault(k, len(order))
             scheduled = plan.get((section, v))
             if scheduled is None:
                 scheduled = plan[(section, v)] = p.blueprint.forms_for(section, voice_ids[v])
             last_sec[v], last_sid[v], last_nth[v] = section, k, nth
-            last_want[v] = scheduled[nth] if nth < len(scheduled) else None
-        want = last_want[v]
+            want = last_want[v] = scheduled[nth] if nth < len(scheduled) else None
         tag = tags[i]
         assert tag is not None
         if want is None:
@@ -337,14 +377,14 @@ def check_schedule(
                 else f"statement {nth + 1} in voice {voice_ids[v]}, section {section}, "
                 f"is beyond the {len(scheduled)} scheduled"
             )
-            out.append(Violation("SCHED", (cols.ids[i],), f"{tag.label}: {why}", cols.where(i)))
+            out.append(Violation("SCHED", (cols.events[i].id,), f"{tag.label}: {why}", cols.where(i)))
         elif tag.form is not want and tag.form != want and not _aliases(
             the_row, p.convention, tag.form, want
         ):
             out.append(
                 Violation(
                     "SCHED",
-                    (cols.ids[i],),
+                    (cols.events[i].id,),
                     f"{tag.label}: the blueprint schedules {want.label} for statement "
                     f"{last_nth[v] + 1} of voice {voice_ids[v]} in section {section}",
                     cols.where(i),

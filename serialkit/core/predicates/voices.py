@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterator
 from fractions import Fraction
-from operator import le
+from functools import partial, reduce
+from itertools import compress, count, islice, repeat
+from operator import and_, gt, le, lt, or_
 
 from serialkit.core.piece import Piece
 from serialkit.core.predicates.columns import Columns, columns_of
@@ -20,6 +23,8 @@ def check_range(piece: Piece | Columns) -> list[Violation]:
     high = [128 if v.high is None else v.high for v in voices]
     if all(x == -1 for x in low) and all(x == 128 for x in high):
         return []
+    if all(low[v] <= min(p) and max(p) <= high[v] for v, p in enumerate(cols.voice_midi) if p):
+        return []
     out: list[Violation] = []
     for i, (v, m) in enumerate(zip(cols.voice, cols.midi, strict=True)):
         if low[v] <= m <= high[v]:
@@ -28,7 +33,7 @@ def check_range(piece: Piece | Columns) -> list[Violation]:
         out.append(
             Violation(
                 "RANGE",
-                (cols.ids[i],),
+                (cols.events[i].id,),
                 f"MIDI {m} ({pc_name(m)}) is {side} the range of {cols.locator.voice_name(cols.events[i])} "
                 f"{low[v] if low[v] >= 0 else '-'}..{high[v] if high[v] <= 127 else '-'} (limit {edge})",
                 cols.where(i),
@@ -38,24 +43,36 @@ def check_range(piece: Piece | Columns) -> list[Violation]:
 
 
 class _Sounding:
-    """What one voice sounds at any time: lowest and highest MIDI, found by bisection.
+    """What one voice sounds at any time, for the partners it may cross.
 
-    A voice whose notes never overlap (the usual case) is queried straight from its sorted
-    onsets; any other voice gets a step profile over all of its note boundaries.
+    A voice whose notes never overlap (``single``, the usual case) sounds one note at a time: a
+    partner in the same rhythm is compared with it note against note. For other partners,
+    :meth:`profile` gives steps to bisect: ``times[k]`` starts step k, which lasts until
+    ``ends[k]`` and sounds ``low[k]``..``high[k]`` (a step per note for a single voice, else a
+    step at every note boundary). Its value lists carry a silent step in front, so that
+    ``bisect_right(times, t)`` indexes them directly (index 0: before the voice's first note).
     """
 
-    __slots__ = ("times", "ends", "low", "high")
+    __slots__ = ("idx", "times", "pitches", "ends", "single", "_profile")
 
-    def __init__(self, idx: list[int], start: list[int], end: list[int], midi: list[int]) -> None:
-        starts = [start[i] for i in idx]
-        ends = [end[i] for i in idx]
-        if all(map(le, ends[:-1], starts[1:])):  # no overlaps: one note at a time
-            self.times, self.ends = starts, ends
-            self.low = self.high = [midi[i] for i in idx]
-            return
-        times = sorted(set(starts).union(ends))
-        low: list[int] = []
-        high: list[int] = []
+    def __init__(self, idx: list[int], starts: list[int], pitches: list[int], end: list[int]) -> None:
+        self.idx, self.times, self.pitches = idx, starts, pitches
+        self.ends = list(map(end.__getitem__, idx))
+        self.single = all(map(le, self.ends, islice(starts, 1, None)))
+        self._profile: tuple[list[int], list[int], list[int], list[int]] | None = None
+
+    def profile(self, end: list[int], midi: list[int]) -> tuple[list[int], list[int], list[int], list[int]]:
+        """``(times, ends, low, high)``, the value lists with the silent step in front."""
+        if self._profile is not None:
+            return self._profile
+        starts, silent = self.times, self.times[0] if self.times else 0
+        if self.single:
+            self._profile = (starts, [silent, *self.ends], [128, *self.pitches], [-1, *self.pitches])
+            return self._profile
+        idx = self.idx
+        times = sorted(set(starts).union(self.ends))
+        low: list[int] = [128]
+        high: list[int] = [-1]
         active: list[int] = []
         p, n = 0, len(idx)
         for t in times:
@@ -63,21 +80,11 @@ class _Sounding:
                 active.append(idx[p])
                 p += 1
             active = [x for x in active if end[x] > t]
-            pitches = [midi[x] for x in active]
-            low.append(min(pitches, default=128))
-            high.append(max(pitches, default=-1))
-        self.times, self.low, self.high = times, low, high
-        self.ends = [*times[1:], times[-1] + 1] if times else []
-
-    def highest(self, t: int) -> int:
-        """The highest MIDI sounding at ``t`` (-1 when silent)."""
-        k = bisect_right(self.times, t) - 1
-        return self.high[k] if k >= 0 and self.ends[k] > t else -1
-
-    def lowest(self, t: int) -> int:
-        """The lowest MIDI sounding at ``t`` (128 when silent)."""
-        k = bisect_right(self.times, t) - 1
-        return self.low[k] if k >= 0 and self.ends[k] > t else 128
+            pitches_now = [midi[x] for x in active]
+            low.append(min(pitches_now, default=128))
+            high.append(max(pitches_now, default=-1))
+        self._profile = (times, [silent, *times[1:], times[-1] + 1] if times else [silent], low, high)
+        return self._profile
 
 
 def crossed_noteheads(piece: Piece | Columns) -> tuple[list[int], int]:
@@ -87,93 +94,54 @@ def crossed_noteheads(piece: Piece | Columns) -> tuple[list[int], int]:
     when, at its onset, it sounds strictly below a note then sounding in a voice listed below i,
     or strictly above a note then sounding in a voice listed above i ("sounding at t" means
     onset <= t < end, so notes starting together count). Grace notes are not judged and do not
-    sound. Only notes outside the register all partner voices share can cross, so only those are
-    looked up, each by bisection in the partner voices' sounding profiles.
+    sound. Voices are compared pairwise, all notes of a pair at once: with a partner in the same
+    rhythm note against note; with any other only the notes outside its register, by bisection
+    in its sounding profile.
     """
     cols = columns_of(piece)
-    start, end, voice, midi = cols.start, cols.end, cols.voice, cols.midi
+    start, end, midi = cols.start, cols.end, cols.midi
     n_voices = len(cols.piece.voices)
-    per_voice: list[list[int]] = [[] for _ in range(n_voices)]
-    add = [lst.append for lst in per_voice]
-    for i in cols.order:
-        add[voice[i]](i)
-    per_voice = [[i for i in idx if end[i] > start[i]] for idx in per_voice]
+    per_voice, pitches = cols.by_voice, cols.voice_midi
+    if cols.silent:  # grace notes: neither judged nor sounding
+        per_voice = [[i for i in idx if end[i] > start[i]] for idx in per_voice]
+        pitches = [list(map(midi.__getitem__, idx)) for idx in per_voice]
     judged = sum(map(len, per_voice))
-    midi_of = midi.__getitem__
-    vmin = [min(map(midi_of, idx), default=128) for idx in per_voice]
-    vmax = [max(map(midi_of, idx), default=-1) for idx in per_voice]
+    onsets = [list(map(start.__getitem__, idx)) for idx in per_voice]
+    vmin = [min(p, default=128) for p in pitches]
+    vmax = [max(p, default=-1) for p in pitches]
     below = [[j for j in range(i + 1, n_voices) if vmax[j] > vmin[i]] for i in range(n_voices)]
     above = [[j for j in range(i) if vmin[j] < vmax[i]] for i in range(n_voices)]
-    # A note at or above every partner below, and at or below every partner above, cannot cross.
-    floor = [max((vmax[j] for j in below[i]), default=-1) for i in range(n_voices)]
-    ceiling = [min((vmin[j] for j in above[i]), default=128) for i in range(n_voices)]
     needed = {j for i in range(n_voices) for j in below[i] + above[i]}
-    sounding = {j: _Sounding(per_voice[j], start, end, midi) for j in sorted(needed)}
+    sounding = {j: _Sounding(per_voice[j], onsets[j], pitches[j], end) for j in sorted(needed)}
     crossed: list[int] = []
     for v in range(n_voices):
-        if not (below[v] or above[v]):
-            continue
-        lo, hi = floor[v], ceiling[v]
-        under = [(vmax[j], sounding[j].times, sounding[j].ends, sounding[j].high) for j in below[v]]
-        over = [(vmin[j], sounding[j].times, sounding[j].ends, sounding[j].low) for j in above[v]]
-        if len(under) <= 1 and len(over) <= 1:  # the usual case: only neighbours can cross
-            crossed += _crossed_by_neighbours(per_voice[v], start, midi, under, over)
-            continue
-        for i in per_voice[v]:
-            m = midi[i]
-            if lo <= m <= hi:
+        t_v, m_v = onsets[v], pitches[v]
+        masks: list[Iterator[bool]] = []  # over all of v's notes, from partners in v's rhythm
+        hits: set[int] = set()  # positions in v's notes, from the other partners
+        # crossed when a voice below then sounds higher, or a voice above lower
+        for j, higher in [(j, True) for j in below[v]] + [(j, False) for j in above[v]]:
+            partner = sounding[j]
+            if partner.single and partner.times == t_v:
+                masks.append(map(gt if higher else lt, partner.pitches, m_v))
                 continue
-            t = start[i]
-            if m < lo:  # some voice below may sound higher
-                for top, times, ends, pitch in under:
-                    if m < top:
-                        k = bisect_right(times, t) - 1
-                        if k >= 0 and ends[k] > t and pitch[k] > m:
-                            crossed.append(i)
-                            break
-                else:
-                    if m > hi:
-                        for bottom, times, ends, pitch in over:
-                            if m > bottom:
-                                k = bisect_right(times, t) - 1
-                                if k >= 0 and ends[k] > t and pitch[k] < m:
-                                    crossed.append(i)
-                                    break
-            else:  # m > hi: some voice above may sound lower
-                for bottom, times, ends, pitch in over:
-                    if m > bottom:
-                        k = bisect_right(times, t) - 1
-                        if k >= 0 and ends[k] > t and pitch[k] < m:
-                            crossed.append(i)
-                            break
+            times, ends, low, high = partner.profile(end, midi)
+            if higher:  # only notes under the partner's top can sit under it
+                at = list(compress(count(), map(gt, repeat(vmax[j]), m_v)))
+            else:
+                at = list(compress(count(), map(lt, repeat(vmin[j]), m_v)))
+            ts, ms = list(map(t_v.__getitem__, at)), list(map(m_v.__getitem__, at))
+            k = list(map(bisect_right, repeat(times), ts))
+            there = map(gt, map(ends.__getitem__, k), ts)
+            beyond = map(gt, map(high.__getitem__, k), ms) if higher else map(lt, map(low.__getitem__, k), ms)
+            hits.update(compress(at, map(and_, there, beyond)))
+        if hits:
+            for mask in masks:
+                hits.update(compress(count(), mask))
+            crossed += map(per_voice[v].__getitem__, sorted(hits))
+        elif masks:
+            crossed += compress(per_voice[v], reduce(partial(map, or_), masks))
     crossed.sort(key=start.__getitem__)
     return crossed, judged
-
-
-_Partner = tuple[int, list[int], list[int], list[int]]
-
-
-def _crossed_by_neighbours(
-    idx: list[int], start: list[int], midi: list[int], under: list[_Partner], over: list[_Partner]
-) -> list[int]:
-    """``crossed_noteheads`` for a voice with at most one partner below and one above."""
-    top, u_times, u_ends, u_high = under[0] if under else (-1, [], [], [])
-    bottom, o_times, o_ends, o_low = over[0] if over else (128, [], [], [])
-    found = []
-    for i in idx:
-        m = midi[i]
-        if m < top:
-            t = start[i]
-            k = bisect_right(u_times, t) - 1
-            if k >= 0 and u_ends[k] > t and u_high[k] > m:
-                found.append(i)
-                continue
-        if m > bottom:
-            t = start[i]
-            k = bisect_right(o_times, t) - 1
-            if k >= 0 and o_ends[k] > t and o_low[k] < m:
-                found.append(i)
-    return found
 
 
 def crossing_share(piece: Piece | Columns) -> Fraction:
@@ -192,7 +160,7 @@ def check_crossings(piece: Piece | Columns, max_share: Fraction = Fraction(1, 10
     return [
         Violation(
             "CROSS",
-            tuple(cols.ids[i] for i in crossed),
+            tuple(cols.events[i].id for i in crossed),
             f"{len(crossed)} of {judged} noteheads sit in a voice crossing "
             f"({float(share):.1%} > {float(max_share):.1%} allowed)",
             cols.where(crossed[0]),
