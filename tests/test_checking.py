@@ -218,3 +218,25 @@ def test_real_score_op21_reports_every_note(corpus: Path) -> None:
     names = {v.name for v in piece.voices if v.name}  # the score's instruments: "Horn 2 in F, bar 25, beat 2"
     assert all(set(v["event_ids"]) <= ids and v["location"].split(",")[0] in names for v in data["violations"])
     assert report.coverage is not None and report.coverage > Fraction(3, 4)
+
+
+def _line(pcs: list[int]) -> Piece:
+    return Piece(tuple(Event(f"n{i}", "v1", i, 1, 60 + pc) for i, pc in enumerate(pcs)))
+
+
+@pytest.mark.parametrize("profile_name", ["analysis", "generation"])
+def test_fragments_of_the_row_are_not_a_statement_of_it(profile_name: str) -> None:
+    """Every note belongs to some form at some position, yet no statement is complete: a hexachord
+    played four times, or two half statements, is not the row (found by an outside tester)."""
+    from serialkit.check.profiles import profile_for
+
+    row = Row.parse("webern-op21")
+    p0, p5 = list(row.form("P0")), list(row.form("P5"))
+    profile = profile_for(profile_name)
+    for pcs in (p0[:6] * 4, p0[:6] + p5[6:], p0 + p0[:6] * 3):
+        report = check_piece(_line(pcs), row=row, profile=profile)
+        assert report.coverage == 1 and not report.strict
+        assert [v.code for v in report.violations] == ["ROW"]
+        assert "stated only in fragments" in report.violations[0].message
+    whole = check_piece(_line(p0 + list(row.form("I3")) + p0[:6]), row=row, profile=profile)
+    assert whole.strict, whole.violations  # 24 of 30 notes in complete statements: a pass

@@ -297,6 +297,8 @@ def check_piece(
             violations += run_predicates(inferred, rules)
             violations += _run_plugins(extra, inferred, rules, True)
         violations += _unexplained(inferred, analysis.unexplained)
+        if piece.blueprint is None and (profile is None or profile.judges("ROW")):
+            violations += _fragments(inferred, analysis)
         checked = list(CODES)
         if piece.blueprint is None:
             notes.append("SCHED had nothing to check: the piece has no blueprint")
@@ -440,6 +442,27 @@ def row_for(piece: Piece, source: object, row: Row | str | None = None) -> tuple
     except RowError as exc:
         raise RowError(f"{source}: {exc}") from None
     return found.row, found
+
+
+def _fragments(piece: Piece, analysis: Analysis) -> list[Violation]:
+    """One ROW violation when the row is read only in fragments: under half the explained notes
+    lie in complete statements (the bar ``identify`` sets before it names a row). Notes that
+    merely belong to some form at some position are not a statement of the row: a hexachord
+    played four times, or a line woven from two half statements, is not twelve-tone writing."""
+    from serialkit.core.analysis.identify import MIN_COMPLETE
+
+    share = analysis.complete_share
+    if not analysis.statements or share >= MIN_COMPLETE:
+        return []
+    partial = [s for s in analysis.statements if not s.complete]
+    ids = {e for s in partial for e in s.members}
+    cols = Columns(piece)
+    first = next(i for i in cols.order if cols.ids[i] in ids)
+    return [Violation(
+        "ROW", tuple(cols.ids[i] for i in cols.order if cols.ids[i] in ids),
+        f"the row is stated only in fragments: {float(share):.0%} of the explained notes lie in complete "
+        f"statements ({len(partial)} of {len(analysis.statements)} statements incomplete; at least "
+        f"{float(MIN_COMPLETE):.0%} needed)", cols.where(first))]
 
 
 def require_row(row: Row | None, what: str) -> Row:
