@@ -17,6 +17,7 @@ from serialkit.cli._common import (
     jobs_option,
     json_option,
     output_option,
+    promise_exit,
     recursive_option,
     report_option,
     write_report,
@@ -150,6 +151,7 @@ def check(
         raise SerialkitError(str(outcome.error))
     data = outcome.record
     data.pop("output", None)
+    promise_exit(EXIT_OK if outcome.status == "passed" else EXIT_FAIL)
     if report_path is not None:
         write_report(report_path, data)
     if as_json:
