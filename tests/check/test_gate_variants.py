@@ -97,6 +97,24 @@ def test_a_missing_section_is_never_released(mode: str) -> None:
     assert {s["section"] for s in result.verdict.short} == {"B"}
 
 
+def stray_voice(request: Request, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One extra note in a voice the task does not have (the parser must skip it)."""
+    if request.section == "A":
+        events = [*events, dict(events[0], voice="va")]
+    return events
+
+
+@pytest.mark.parametrize("variant", ["raw", "soft-rules"])
+def test_a_baseline_is_judged_on_everything_the_model_wrote(variant: str) -> None:
+    """A note the parser has to skip (a voice the task lacks) is not quietly cleaned away for a
+    baseline: no repair may mend its reply, so the section counts as unreadable (outside tester)."""
+    result = run("duo-berg", variant=variant, proposer=Mutating(stray_voice))
+    assert not result.released and not result.verdict.relaxed
+    assert [f["message"] for f in result.report["failures"] if f["code"] == "SECTION"] == [
+        "section A: the reply could not be read"]
+    assert any("unknown voice 'va'" in e for e in result.report["errors"])
+
+
 def test_a_transposed_statement_fails_strict_and_names_the_schedule() -> None:
     result = run("duo-berg", variant="raw", proposer=Mutating(transpose_vn_in_a))
     assert not result.released
