@@ -279,6 +279,7 @@ def check_piece(
     extra = _plugin_predicates() if plugins else []
     notes: list[str] = []
     violations: list[Violation] = []
+    structural: list[Violation] = []  # about statements, not about one note: no suggestion for them
     checked: list[str] = []
     unchecked: tuple[str, ...] = ()
     given, analysis = analysis, None
@@ -298,7 +299,8 @@ def check_piece(
             violations += _run_plugins(extra, inferred, rules, True)
         violations += _unexplained(inferred, analysis.unexplained)
         if piece.blueprint is None and (profile is None or profile.judges("ROW")):
-            violations += _fragments(inferred, analysis)
+            structural = _fragments(inferred, analysis) or _holes(inferred, analysis)
+            violations += structural
         checked = list(CODES)
         if piece.blueprint is None:
             notes.append("SCHED had nothing to check: the piece has no blueprint")
@@ -363,7 +365,7 @@ def check_piece(
         identification=None if identified is None else identified.to_dict(),
         observations=observed,
         profile=None if profile is None else profile.to_dict(),
-        suggestions=_suggestions(piece, analysis, verdict) if suggest and analysis is not None else None,
+        suggestions=_suggestions(piece, analysis, verdict, structural) if suggest and analysis is not None else None,
     )
 
 
@@ -378,12 +380,14 @@ def _too_many(analysis: Analysis) -> bool:
     return len(analysis.unexplained) > max(4, len(analysis.tags) // 8)
 
 
-def _suggestions(piece: Piece, analysis: Analysis, verdict: Verdict) -> tuple[dict[str, Any], ...]:
+def _suggestions(piece: Piece, analysis: Analysis, verdict: Verdict,
+                 structural: Iterable[Violation] = ()) -> tuple[dict[str, Any], ...]:
     from serialkit.core.suggest import suggest
 
     bare = piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
     own = {e.id: e.tag for e in piece.events if e.tag is not None}
-    findings = [v for v in verdict.violations if v.code in ("ROW", "ORDER")]
+    skip = set(structural)
+    findings = [v for v in verdict.violations if v.code in ("ROW", "ORDER") and v not in skip]
     if own:  # a tagged note's finding is about its own claim
         bare = bare.with_events(e.copy(tag=own.get(e.id)) for e in bare.events)
     found = suggest(bare, analysis, findings, max_notes=SUGGEST_NOTES, budget=SUGGEST_BUDGET)
@@ -463,6 +467,31 @@ def _fragments(piece: Piece, analysis: Analysis) -> list[Violation]:
         f"the row is stated only in fragments: {float(share):.0%} of the explained notes lie in complete "
         f"statements ({len(partial)} of {len(analysis.statements)} statements incomplete; at least "
         f"{float(MIN_COMPLETE):.0%} needed)", cols.where(first))]
+
+
+def _holes(piece: Piece, analysis: Analysis) -> list[Violation]:
+    """ROW: a statement that lacks an order position between two it states (a score without a
+    task). The note there is missing or wrong — the place an engraving error or a wrong note
+    leaves — and is named with its neighbours; a statement cut off at either end is not a hole."""
+    cols = Columns(piece)
+    at = {cols.ids[i]: i for i in cols.order}
+    out: list[Violation] = []
+    for s in analysis.statements:
+        found = [k for k, e in enumerate(s.event_ids) if e is not None]
+        if not found:
+            continue
+        pcs = analysis.row.form(s.form, analysis.convention)
+        for k in range(found[0] + 1, found[-1]):
+            if s.event_ids[k] is not None:
+                continue
+            before = next(e for e in reversed(s.event_ids[:k]) if e is not None)
+            after = next(e for e in s.event_ids[k + 1:] if e is not None)
+            label = position_label(s.form, k)
+            out.append(Violation(
+                "ROW", (before, after),
+                f"statement {s.id} ({s.form.label}) lacks position {k} ({pc_name(pcs[k])}, {label}) between "
+                f"its positions {k - 1} and {k + 1}: a note is missing or wrong there", cols.where(at[after])))
+    return out
 
 
 def require_row(row: Row | None, what: str) -> Row:
