@@ -204,13 +204,14 @@ def check_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outc
     rules = options.get("rules") or Rules()
     rules_spec = options.get("rules_spec")
     task = None
-    if options.get("task"):
+    named = options.get("task") or (_task_named_by(piece) if piece.blueprint is not None else None)
+    if named:
         from serialkit.harness import load_task
         from serialkit.harness.gate import rules_for
 
-        task = load_task(options["task"])
+        task = load_task(named)
         rules = rules_for(task)
-        piece = task.frame(piece.events)
+        piece = task.frame(_in_task_voices(piece, task, source.name))
     task_bound = task is not None or piece.blueprint is not None
     if task_bound and rules_spec not in (None, "generation"):
         raise SerialkitError(f"{source.name}: --rules {rules_spec}: a task-bound candidate is judged by the "
@@ -220,6 +221,9 @@ def check_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outc
     report = check_piece(piece, row=row, convention=convention, identify=True if options.get("identify") else None,
                          source=source.name, profile=profile, suggest=bool(options.get("suggest", True)))
     data = report.to_dict()
+    if task is not None and not options.get("task"):
+        data["notes"].append(f"judged against task {task.name}, the bundled task the candidate names (not "
+                             "a blueprint it carries); give --task FILE for a task of your own")
     mode = options.get("mode", "strict")
     passed = report.passed(mode)
     if task_bound and (row is not None or piece.row is not None):
@@ -232,6 +236,32 @@ def check_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outc
         data["output"] = str(out)
     return Outcome(source.name, PASSED if passed else FAILED, record=data, title=piece.title,
                    voice_names={v.id: v.name for v in piece.voices if v.name})
+
+
+def _task_named_by(piece: Any) -> str | None:
+    """The bundled task a candidate names (its title, as ``generate`` writes it): a candidate is
+    judged against that task's blueprint, never against a blueprint it carries itself."""
+    from serialkit.harness.tasks import list_tasks
+
+    return piece.title if piece.title in list_tasks() else None
+
+
+def _in_task_voices(piece: Any, task: Any, where: str) -> tuple[Any, ...]:
+    """The candidate's notes in the task's voices: its own ids, else matched by instrument name
+    (a released ``score.musicxml`` names parts, not task voices), else by order when the counts
+    agree; otherwise an error naming both."""
+    ids = list(task.voice_ids)
+    if all(e.voice in ids for e in piece.events):
+        return tuple(piece.events)
+    names = {v.name: v.id for v in task.voices if v.name}
+    mapping = {v.id: v.id if v.id in ids else names.get(v.name or "") for v in piece.voices}
+    if None in mapping.values() or len(set(mapping.values())) != len(mapping):
+        if len(piece.voices) != len(ids):
+            raise SerialkitError(
+                f"{where}: its voices ({', '.join(v.name or v.id for v in piece.voices)}) are not those of "
+                f"task {task.name} ({', '.join(ids)}): is it a candidate of another task?")
+        mapping = {v.id: t for v, t in zip(piece.voices, ids, strict=True)}
+    return tuple(e.copy(voice=mapping[e.voice]) for e in piece.events)
 
 
 def _gate(piece: Any, row: Any, convention: str | None, rules: Any, data: dict[str, Any], mode: str,

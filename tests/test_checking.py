@@ -218,3 +218,49 @@ def test_real_score_op21_reports_every_note(corpus: Path) -> None:
     names = {v.name for v in piece.voices if v.name}  # the score's instruments: "Horn 2 in F, bar 25, beat 2"
     assert all(set(v["event_ids"]) <= ids and v["location"].split(",")[0] in names for v in data["violations"])
     assert report.coverage is not None and report.coverage > Fraction(3, 4)
+
+
+def _line(pcs: list[int]) -> Piece:
+    return Piece(tuple(Event(f"n{i}", "v1", i, 1, 60 + pc) for i, pc in enumerate(pcs)))
+
+
+@pytest.mark.parametrize("profile_name", ["analysis", "generation"])
+def test_fragments_of_the_row_are_not_a_statement_of_it(profile_name: str) -> None:
+    """Every note belongs to some form at some position, yet no statement is complete: a hexachord
+    played four times, or two half statements, is not the row (found by an outside tester)."""
+    from serialkit.check.profiles import profile_for
+
+    row = Row.parse("webern-op21")
+    p0, p5 = list(row.form("P0")), list(row.form("P5"))
+    profile = profile_for(profile_name)
+    for pcs in (p0[:6] * 4, p0[:6] + p5[6:], p0 + p0[:6] * 3):
+        report = check_piece(_line(pcs), row=row, profile=profile)
+        assert report.coverage == 1 and not report.strict
+        assert [v.code for v in report.violations] == ["ROW"]
+        assert "stated only in fragments" in report.violations[0].message
+    whole = check_piece(_line(p0 + list(row.form("I3")) + p0[:6]), row=row, profile=profile)
+    assert whole.strict, whole.violations  # 24 of 30 notes in complete statements: a pass
+
+
+def test_a_statement_with_a_hole_is_named_and_never_passes() -> None:
+    """A canon whose second voice has one wrong note, which the analysis could otherwise explain as a
+    doubling by lending the first voice's note to the second statement (outside tester); and a
+    line that skips a note. The hole is named; a statement cut off at its end is not a hole."""
+    from serialkit.check.profiles import profile_for
+
+    row = Row.parse("webern-op21")
+    p0, i3 = list(row.form("P0")), list(row.form("I3"))
+    wrong = i3[:5] + [p0[5]] + i3[6:]  # the I3 voice plays P0's F where I3 has its own note
+    canon = Piece(tuple(Event(f"a{k}", "v1", k, 1, 72 + pc) for k, pc in enumerate(p0))
+                  + tuple(Event(f"b{k}", "v2", k, 1, 48 + pc) for k, pc in enumerate(wrong)),
+                  voices=(Voice("v1"), Voice("v2")))
+    report = check_piece(canon, row=row, profile=profile_for("analysis"), suggest=True)
+    assert not report.strict and [v.code for v in report.violations] == ["ROW"]
+    skipped = check_piece(_line(p0[:4] + p0[5:] + p0), row=row, profile=profile_for("analysis"), suggest=True)
+    assert [v.message for v in skipped.violations] == [
+        f"statement S1 (P0) lacks position 4 ({'E'}, P0:4) between its positions 3 and 5: a note is missing or "
+        "wrong there"]
+    assert not skipped.suggestions or all(  # neighbours of a hole are not 'corrected'
+        n["event_id"] not in skipped.violations[0].event_ids for n in skipped.suggestions)
+    cut = check_piece(_line(p0 + p0[:9]), row=row, profile=profile_for("analysis"))
+    assert cut.strict, cut.violations

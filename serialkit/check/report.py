@@ -279,6 +279,7 @@ def check_piece(
     extra = _plugin_predicates() if plugins else []
     notes: list[str] = []
     violations: list[Violation] = []
+    structural: list[Violation] = []  # about statements, not about one note: no suggestion for them
     checked: list[str] = []
     unchecked: tuple[str, ...] = ()
     given, analysis = analysis, None
@@ -297,6 +298,9 @@ def check_piece(
             violations += run_predicates(inferred, rules)
             violations += _run_plugins(extra, inferred, rules, True)
         violations += _unexplained(inferred, analysis.unexplained)
+        if piece.blueprint is None and (profile is None or profile.judges("ROW")):
+            structural = _fragments(inferred, analysis) or _holes(inferred, analysis)
+            violations += structural
         checked = list(CODES)
         if piece.blueprint is None:
             notes.append("SCHED had nothing to check: the piece has no blueprint")
@@ -361,7 +365,7 @@ def check_piece(
         identification=None if identified is None else identified.to_dict(),
         observations=observed,
         profile=None if profile is None else profile.to_dict(),
-        suggestions=_suggestions(piece, analysis, verdict) if suggest and analysis is not None else None,
+        suggestions=_suggestions(piece, analysis, verdict, structural) if suggest and analysis is not None else None,
     )
 
 
@@ -376,12 +380,14 @@ def _too_many(analysis: Analysis) -> bool:
     return len(analysis.unexplained) > max(4, len(analysis.tags) // 8)
 
 
-def _suggestions(piece: Piece, analysis: Analysis, verdict: Verdict) -> tuple[dict[str, Any], ...]:
+def _suggestions(piece: Piece, analysis: Analysis, verdict: Verdict,
+                 structural: Iterable[Violation] = ()) -> tuple[dict[str, Any], ...]:
     from serialkit.core.suggest import suggest
 
     bare = piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
     own = {e.id: e.tag for e in piece.events if e.tag is not None}
-    findings = [v for v in verdict.violations if v.code in ("ROW", "ORDER")]
+    skip = set(structural)
+    findings = [v for v in verdict.violations if v.code in ("ROW", "ORDER") and v not in skip]
     if own:  # a tagged note's finding is about its own claim
         bare = bare.with_events(e.copy(tag=own.get(e.id)) for e in bare.events)
     found = suggest(bare, analysis, findings, max_notes=SUGGEST_NOTES, budget=SUGGEST_BUDGET)
@@ -440,6 +446,52 @@ def row_for(piece: Piece, source: object, row: Row | str | None = None) -> tuple
     except RowError as exc:
         raise RowError(f"{source}: {exc}") from None
     return found.row, found
+
+
+def _fragments(piece: Piece, analysis: Analysis) -> list[Violation]:
+    """One ROW violation when the row is read only in fragments: under half the explained notes
+    lie in complete statements (the bar ``identify`` sets before it names a row). Notes that
+    merely belong to some form at some position are not a statement of the row: a hexachord
+    played four times, or a line woven from two half statements, is not twelve-tone writing."""
+    from serialkit.core.analysis.identify import MIN_COMPLETE
+
+    share = analysis.complete_share
+    if not analysis.statements or share >= MIN_COMPLETE:
+        return []
+    partial = [s for s in analysis.statements if not s.complete]
+    ids = {e for s in partial for e in s.members}
+    cols = Columns(piece)
+    first = next(i for i in cols.order if cols.ids[i] in ids)
+    return [Violation(
+        "ROW", tuple(cols.ids[i] for i in cols.order if cols.ids[i] in ids),
+        f"the row is stated only in fragments: {float(share):.0%} of the explained notes lie in complete "
+        f"statements ({len(partial)} of {len(analysis.statements)} statements incomplete; at least "
+        f"{float(MIN_COMPLETE):.0%} needed)", cols.where(first))]
+
+
+def _holes(piece: Piece, analysis: Analysis) -> list[Violation]:
+    """ROW: a statement that lacks an order position between two it states (a score without a
+    task). The note there is missing or wrong — the place an engraving error or a wrong note
+    leaves — and is named with its neighbours; a statement cut off at either end is not a hole."""
+    cols = Columns(piece)
+    at = {cols.ids[i]: i for i in cols.order}
+    out: list[Violation] = []
+    for s in analysis.statements:
+        found = [k for k, e in enumerate(s.event_ids) if e is not None]
+        if not found:
+            continue
+        pcs = analysis.row.form(s.form, analysis.convention)
+        for k in range(found[0] + 1, found[-1]):
+            if s.event_ids[k] is not None:
+                continue
+            before = next(e for e in reversed(s.event_ids[:k]) if e is not None)
+            after = next(e for e in s.event_ids[k + 1:] if e is not None)
+            label = position_label(s.form, k)
+            out.append(Violation(
+                "ROW", (before, after),
+                f"statement {s.id} ({s.form.label}) lacks position {k} ({pc_name(pcs[k])}, {label}) between "
+                f"its positions {k - 1} and {k + 1}: a note is missing or wrong there", cols.where(at[after])))
+    return out
 
 
 def require_row(row: Row | None, what: str) -> Row:

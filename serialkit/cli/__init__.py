@@ -49,7 +49,7 @@ class SerialkitGroup(click.Group):
 
     ``SerialkitError`` → its one-line message, exit 2; an operating-system error → one line naming
     the file, exit 2 (never a traceback, never read as a musical verdict); a closed pipe (``| head``)
-    → quiet exit 0; Ctrl-C → exit 130 (outputs are written atomically, so nothing half-written).
+    → quiet exit with the status the command had reached (``promise_exit``; 0 if none); Ctrl-C → exit 130 (outputs are written atomically, so nothing half-written).
     """
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -58,9 +58,9 @@ class SerialkitGroup(click.Group):
         except SerialkitError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
-        except BrokenPipeError:
+        except BrokenPipeError:  # the reader went away: quiet, with the verdict already reached
             _quiet_stdout()
-            ctx.exit(EXIT_OK)
+            ctx.exit(ctx.meta.get("serialkit.exit_status", EXIT_OK))
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             click.echo(f"error: {where}{exc.strerror or exc}", err=True)

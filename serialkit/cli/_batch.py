@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from serialkit.batch import STDIN, UNREADABLE, Job, Outcome, Source, Summary, collect, run_batch
-from serialkit.cli._common import echo_json_line, is_tty, write_report
+from serialkit.cli._common import echo_json_line, is_tty, promise_exit, write_report
 from serialkit.core.errors import SerialkitError
 
 
@@ -48,6 +48,7 @@ def run_and_report(job: Job, sources: Sequence[Source], outputs: Sequence[Path |
         for outcome in run_batch(job, sources, outputs, options, jobs=jobs,
                                  progress=bar.update if bar is not None else None):
             summary.add(outcome)
+            promise_exit(summary.exit_code)
             if report_path is not None:
                 records.append(outcome.to_dict())
             if bar is not None:

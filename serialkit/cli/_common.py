@@ -133,3 +133,11 @@ def color_option() -> click.Option:
     return click.Option(["--color/--no-color"], default=None, expose_value=False, is_eager=True,
                         callback=_set_color,
                         help="Colour on or off (default: on a terminal unless NO_COLOR is set).")
+
+
+def promise_exit(code: int) -> None:
+    """Record the exit status a command will end with, before it prints: if the reader of its
+    output goes away (``| head``), the command still exits with its verdict, not 0."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta["serialkit.exit_status"] = code

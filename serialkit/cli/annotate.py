@@ -36,6 +36,7 @@ from serialkit.cli._common import (
     jobs_option,
     json_option,
     output_option,
+    promise_exit,
     recursive_option,
     report_option,
     write_report,
@@ -158,6 +159,7 @@ def annotate(
             sys.stdout.buffer.flush()
             outcome.record["output"] = "-"  # the temporary file is gone: say where it went
     report = outcome.record["report"]
+    promise_exit(EXIT_OK if outcome.status == "passed" else EXIT_FAIL)
     if report_path is not None:
         write_report(report_path, report)
     if as_json:

@@ -17,6 +17,7 @@ from serialkit.cli._common import (
     jobs_option,
     json_option,
     output_option,
+    promise_exit,
     recursive_option,
     report_option,
     write_report,
@@ -150,6 +151,7 @@ def check(
         raise SerialkitError(str(outcome.error))
     data = outcome.record
     data.pop("output", None)
+    promise_exit(EXIT_OK if outcome.status == "passed" else EXIT_FAIL)
     if report_path is not None:
         write_report(report_path, data)
     if as_json:
@@ -209,7 +211,7 @@ def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: i
         for v in violations[:show]:
             ids = ", ".join(v["event_ids"][:4]) + (" …" if len(v["event_ids"]) > 4 else "")
             code = click.style(f"{v['code']:<6}", fg="red")
-            click.echo(f"  {code} {v['location']}  [{ids}]")
+            click.echo(f"  {code} {v['location'] or ''}" + (f"  [{ids}]" if ids else ""))
             click.echo(f"         {v['message']}")
             for line in suggestion_lines(data, v["event_ids"]) if v["code"] in ("ROW", "ORDER") else ():
                 click.echo(f"         {line}")

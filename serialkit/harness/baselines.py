@@ -52,9 +52,15 @@ def run_single(session: Session, soft_rules: bool) -> Outcome:
         events, records = _events(parsed.events, sec.id, call_id, outcome.errors)
         outcome.events += events
         outcome.certificates += records
-        outcome.sections.append({"id": sec.id, "attempts": 1, "complete": parsed.ok, "readable": parsed.ok,
+        outcome.sections.append({"id": sec.id, "attempts": 1, "complete": parsed.ok, "readable": _whole(parsed),
                                  "missing": []})
     return outcome
+
+
+def _whole(parsed: Any) -> bool:
+    """A baseline is judged on what the model wrote: a reply read only in part (an event skipped
+    as unreadable, an answer cut off mid-JSON) is an unreadable section, as no repair may mend it."""
+    return bool(parsed.ok and not parsed.errors)
 
 
 def feedback_text(violations: list[dict[str, Any]], section_ids: set[str], limit: int = 20) -> str:
@@ -89,12 +95,14 @@ def run_self_refine(session: Session) -> Outcome:
             text = feedback_text(list(verdict.violations), mine)
             if not parsed.ok:
                 text = "- your answer could not be read: " + "; ".join(parsed.errors[:3])
+            elif parsed.errors:
+                text = "- part of your answer could not be read: " + "; ".join(parsed.errors[:3]) + "\n" + text
             if not text or attempts >= task.attempts:
                 break
             attempts += 1
             reply, call_id = session.call("refine", sec.id, attempts - 1, feedback=text)
         outcome.sections.append({"id": sec.id, "attempts": attempts, "complete": parsed.ok,
-                                 "readable": parsed.ok, "missing": []})
+                                 "readable": _whole(parsed), "missing": []})
     for events, records in kept.values():
         outcome.events += events
         outcome.certificates += records

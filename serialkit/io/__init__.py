@@ -111,7 +111,7 @@ def read_score(
         piece = fn(p)
     if not isinstance(piece, Piece):
         raise ScoreReadError(f"{p}: reader {entry.name!r} returned {type(piece).__name__}, not a Piece")
-    if not piece.events:
+    if not piece.events and piece.blueprint is None:  # an empty candidate is judged, not refused
         raise ScoreReadError(f"{p}: the score contains no notes")
     return piece
 

@@ -64,9 +64,12 @@ def _explain(error: Any) -> str:
         if isinstance(value, int) and value < 0 or isinstance(value, str) and value.strip().startswith("-"):
             return f"{where}: {value!r} is negative; times and durations must be >= 0"
         return f"{where}: {value!r} is not an exact time (an integer or a fraction string like \"3/2\")"
-    if error.context:
-        best = min(error.context, key=lambda e: len(list(e.absolute_path)))
-        return f"{where}: {best.message}"
+    if leaf in ("form", "forms") or error.validator == "pattern" and "[Rr][Ii]" in str(error.validator_value):
+        return f"{where}: {value!r} is not a row form (P0..P11, I0..I11, R0..R11, RI0..RI11)"
+    if error.context:  # oneOf/anyOf: the branch the value meant (not "is not null"), deepest first
+        meant = [e for e in error.context if not (e.validator == "type" and e.validator_value == "null")]
+        best = max(meant or error.context, key=lambda e: len(list(e.absolute_path)))
+        return _explain(best) if meant else f"{where}: {best.message}"
     return f"{where}: {error.message}"
 
 

@@ -97,6 +97,24 @@ def test_a_missing_section_is_never_released(mode: str) -> None:
     assert {s["section"] for s in result.verdict.short} == {"B"}
 
 
+def stray_voice(request: Request, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One extra note in a voice the task does not have (the parser must skip it)."""
+    if request.section == "A":
+        events = [*events, dict(events[0], voice="va")]
+    return events
+
+
+@pytest.mark.parametrize("variant", ["raw", "soft-rules"])
+def test_a_baseline_is_judged_on_everything_the_model_wrote(variant: str) -> None:
+    """A note the parser has to skip (a voice the task lacks) is not quietly cleaned away for a
+    baseline: no repair may mend its reply, so the section counts as unreadable (outside tester)."""
+    result = run("duo-berg", variant=variant, proposer=Mutating(stray_voice))
+    assert not result.released and not result.verdict.relaxed
+    assert [f["message"] for f in result.report["failures"] if f["code"] == "SECTION"] == [
+        "section A: the reply could not be read"]
+    assert any("unknown voice 'va'" in e for e in result.report["errors"])
+
+
 def test_a_transposed_statement_fails_strict_and_names_the_schedule() -> None:
     result = run("duo-berg", variant="raw", proposer=Mutating(transpose_vn_in_a))
     assert not result.released
@@ -209,3 +227,55 @@ def test_generate_prints_delivered_of_scheduled_and_names_short_statements(tmp_p
         if variant == "raw":  # a fifth of the notes omitted: never complete, never strict
             assert done.exit_code == 1 and not verdict["complete"] and verdict["short"]
             assert "COMPLETE" in done.stdout
+
+
+def test_check_judges_a_candidate_against_the_task_it_names_not_its_own_blueprint(tmp_path: Path) -> None:
+    """A wrong candidate whose blueprint was edited to match it, an empty candidate, and a released
+    score.musicxml (voices named by instrument) are judged as with --task (outside tester)."""
+    from click.testing import CliRunner
+
+    from serialkit.cli import cli
+
+    runner = CliRunner()
+    good = run("duo-berg", variant="raw", proposer=Mutating(clean))
+    assert good.released
+
+    def forged(n: int, title: str) -> Path:
+        """The violin's statement in A transposed by n semitones, and the blueprint edited to match."""
+        data = good.piece.to_dict()
+        data["title"] = title
+        for e in data["events"]:
+            if e["voice"] == "vn" and e["section"] == "A":
+                e["midi"] += n  # and its claims with it: the form transposed, the pitch class true
+                form = RowForm.parse(e["tag"]["form"])
+                e["tag"]["form"] = RowForm(form.type, (form.n + n) % 12).label
+                e["pc"] = e["midi"] % 12
+        for entry in data["blueprint"]:
+            if entry["voice"] == "vn" and entry["section"] == "A":
+                entry["forms"] = [RowForm(RowForm.parse(f).type, (RowForm.parse(f).n + n) % 12).label
+                                  for f in entry["forms"]]
+        path = tmp_path / f"forged-{n}-{title}.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return path
+
+    def code(path: Path) -> int:
+        return runner.invoke(cli, ["check", str(path), "--no-suggest"]).exit_code
+
+    # a transposition the forged blueprint makes pass when the candidate is judged on its own
+    n = next(n for n in range(1, 12) if code(forged(n, "custom")) == 0)
+    out = runner.invoke(cli, ["check", str(forged(n, "duo-berg")), "--json", "--no-suggest"])
+    data = json.loads(out.stdout)
+    assert out.exit_code == 1 and data["counts"]["SCHED"] > 0, data["violations"]
+    assert any("judged against task duo-berg" in note for note in data["notes"])
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps(dict(good.piece.to_dict(), events=[])), encoding="utf-8")
+    out = runner.invoke(cli, ["check", str(empty), "--json", "--no-suggest"])
+    assert out.exit_code == 1 and {"SECTION", "COMPLETE"} <= {v["code"] for v in json.loads(out.stdout)["violations"]}
+    score = tmp_path / "score.musicxml"
+    from serialkit.io import write_score
+
+    write_score(good.piece, score)
+    out = runner.invoke(cli, ["check", str(score), "--task", "duo-berg", "--json", "--no-suggest"])
+    assert out.exit_code == 0, out.stdout + out.stderr
+    out = runner.invoke(cli, ["check", str(score), "--task", "trio-schoenberg"])
+    assert out.exit_code == 2 and "not those of task trio-schoenberg" in out.stderr

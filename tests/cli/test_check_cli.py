@@ -193,3 +193,19 @@ def test_ctrl_c_is_exit_130_with_one_line(monkeypatch: pytest.MonkeyPatch, fixtu
     monkeypatch.setattr(serialkit.batch, "check_job", interrupted)
     result = CliRunner().invoke(cli, ["check", str(fixtures / "pieces" / "clean-piece.json")])
     assert result.exit_code == 130 and result.stderr.strip() == "interrupted"
+
+
+def test_a_closed_pipe_keeps_the_verdicts_exit_status(fixtures: Path, tmp_path: Path) -> None:
+    """`serialkit check … | head -1` must not turn a FAIL into exit 0 (outside tester)."""
+    import subprocess
+    import sys
+
+    demo = str(fixtures / "pieces" / "demo-piece.json")
+    for args in ([demo], [demo, demo, "--json"]):
+        proc = subprocess.Popen([sys.executable, "-c", "from serialkit.cli import main; main()", "check", *args],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None
+        proc.stdout.close()  # the reader is gone before the first line is written
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 1, err
+        assert b"Traceback" not in err

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from serialkit.cli import cli
-from serialkit.core.errors import ScoreReadError
+from serialkit.core.errors import ScoreReadError, SerialkitError
 from serialkit.io import read_score
 
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -171,3 +173,19 @@ def test_utf16_scores_are_read_and_their_entities_refused(fixtures: Path, tmp_pa
         bad.write_bytes(xxe.encode(encoding))
         with pytest.raises(ScoreReadError, match=r"utf16-xxe\.musicxml:3: .*entity"):
             read_score(bad)
+
+
+@pytest.mark.parametrize("tag, message", [
+    ({"form": "P0", "position": 12}, "events[0].tag.position: 12 is greater than the maximum of 11"),
+    ({"form": "Q3", "position": 3}, "events[0].tag.form: 'Q3' is not a row form"),
+])
+def test_a_bad_tag_is_named_not_reported_as_not_null(tmp_path: Path, tag: dict[str, Any], message: str) -> None:
+    """A tag's own mistake is named, not 'is not of type null' (outside tester)."""
+    from serialkit.io.jsonio import load_piece
+
+    path = tmp_path / "piece.json"
+    path.write_text(json.dumps({"format": "serialkit-piece", "version": 1, "events": [
+        {"id": "a", "voice": "v1", "onset": 0, "duration": 1, "midi": 60, "tag": tag}]}), encoding="utf-8")
+    with pytest.raises(SerialkitError) as err:
+        load_piece(path)
+    assert message in str(err.value)

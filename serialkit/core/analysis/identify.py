@@ -213,10 +213,7 @@ def _quick(events: Sequence[Event], piece: Piece, rows: Sequence[Row]) -> list[i
 
 
 def _judged(candidate: Candidate, analysis: Analysis) -> Candidate:
-    explained = sum(s.found for s in analysis.statements)
-    whole = sum(s.found for s in analysis.statements if s.complete)
-    share = Fraction(whole, explained) if explained else Fraction(0)
-    return Candidate(candidate.row, candidate.entry, candidate.also, analysis.coverage, share)
+    return Candidate(candidate.row, candidate.entry, candidate.also, analysis.coverage, analysis.complete_share)
 
 
 def _ranked(judged: list[Candidate]) -> list[Candidate]:

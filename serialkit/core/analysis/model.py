@@ -91,6 +91,14 @@ class Analysis:
             return Fraction(1)
         return Fraction(total - len(self.unexplained), total)
 
+    @property
+    def complete_share(self) -> Fraction:
+        """The share of explained notes that lie in complete statements (0 when none is explained):
+        low when the row is read only in fragments, as a wrong row or non-serial music is."""
+        explained = sum(s.found for s in self.statements)
+        whole = sum(s.found for s in self.statements if s.complete)
+        return Fraction(whole, explained) if explained else Fraction(0)
+
     def label(self, event_id: str) -> str | None:
         """The printed label of one event (``P0:3``) or None when unexplained."""
         tag = self.tags.get(event_id)
