@@ -342,28 +342,43 @@ def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hol
 
 
 def _read_elsewhere(analysis: Analysis, events: Mapping[str, Event]) -> set[str]:
-    """Unexplained notes that are right as written: a statement has their pitch class at a
-    position whose neighbours are both in their voice and sound before and after them, but the
-    analysis gave that position to a note of another voice. The note is a reading the analysis
-    did not choose, not a wrong note: it is not reported, nor counted as trouble (a correction
-    that only moves the analysis elsewhere is no correction)."""
-    loose = [events[e] for e in analysis.unexplained if e in events]
+    """Unexplained notes that are right as written: the analysis could read them where they
+    stand, with the pitch class of a statement's position, but chose another note for it.
+
+    Either the position's neighbours in the statement are in the note's voice and sound around
+    it while the position went to a note of another voice, or the position's note is in the
+    note's voice and only notes of that statement (or other such notes) come between them (a
+    repeat or tremolo the statement did not take in). Such a note is a reading the analysis did
+    not choose, not a wrong note: it is not reported, nor counted as trouble (a correction that
+    only moves the analysis elsewhere is no correction)."""
+    loose = {e: events[e] for e in analysis.unexplained if e in events}
     if not loose:
         return set()
+    lines: dict[str, list[str]] = {}
+    for e in sorted(events.values(), key=lambda e: (e.onset, e.id)):
+        lines.setdefault(e.voice, []).append(e.id)
+    place = {eid: (k, line) for line in lines.values() for k, eid in enumerate(line)}
     out: set[str] = set()
     for s in analysis.statements:
         ids = s.event_ids
         pcs = analysis.row.form(s.form, analysis.convention)
-        for p in range(1, 11):
-            h, b, a = ids[p], ids[p - 1], ids[p + 1]
-            if h is None or b is None or a is None or not {h, b, a} <= events.keys():
+        members = set(s.members) | loose.keys()
+        for p, h in enumerate(ids):
+            if h is None or h not in events:
                 continue
-            before, after, holder = events[b], events[a], events[h]
-            voice = before.voice
-            if after.voice != voice or holder.voice == voice:
-                continue
-            out |= {e.id for e in loose
-                    if e.voice == voice and e.pc == pcs[p] and before.onset <= e.onset <= after.onset}
+            holder = events[h]
+            near = [events[q] for q in (ids[p - 1] if p else None, ids[p + 1] if p < 11 else None)
+                    if q is not None and q in events]
+            for u in loose.values():
+                if u.id in out or u.pc != pcs[p]:
+                    continue
+                if holder.voice == u.voice:
+                    (i, line), (j, _) = place[u.id], place[h]
+                    if all(x in members for x in line[min(i, j) + 1:max(i, j)]):
+                        out.add(u.id)
+                elif near and all(n.voice == u.voice for n in near) and all(
+                        (n.onset <= u.onset) == (ids.index(n.id) < p) for n in near):
+                    out.add(u.id)
     return out
 
 
