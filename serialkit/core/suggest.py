@@ -347,7 +347,7 @@ def _read_elsewhere(analysis: Analysis, events: Mapping[str, Event]) -> set[str]
 
     Either the position's neighbours in the statement are in the note's voice and sound around
     it while the position went to a note of another voice, or the position's note is in the
-    note's voice and only notes of that statement (or other such notes) come between them (a
+    note's voice and only that position and its neighbours' pitch classes come between them (a
     repeat or tremolo the statement did not take in). Such a note is a reading the analysis did
     not choose, not a wrong note: it is not reported, nor counted as trouble (a correction that
     only moves the analysis elsewhere is no correction)."""
@@ -369,12 +369,14 @@ def _read_elsewhere(analysis: Analysis, events: Mapping[str, Event]) -> set[str]
             holder = events[h]
             near = [events[q] for q in (ids[p - 1] if p else None, ids[p + 1] if p < 11 else None)
                     if q is not None and q in events]
+            tremolo = {pcs[q] for q in (p - 1, p, p + 1) if 0 <= q < 12}
             for u in loose.values():
                 if u.id in out or u.pc != pcs[p]:
                     continue
-                if holder.voice == u.voice:
+                if holder.voice == u.voice:  # a repeat or tremolo of the position
                     (i, line), (j, _) = place[u.id], place[h]
-                    if all(x in members for x in line[min(i, j) + 1:max(i, j)]):
+                    between = line[min(i, j) + 1:max(i, j)]
+                    if all(x in members and events[x].pc in tremolo for x in between):
                         out.add(u.id)
                 elif near and all(n.voice == u.voice for n in near) and all(
                         (n.onset <= u.onset) == (ids.index(n.id) < p) for n in near):
