@@ -345,12 +345,13 @@ def _read_elsewhere(analysis: Analysis, events: Mapping[str, Event]) -> set[str]
     """Unexplained notes that are right as written: the analysis could read them where they
     stand, with the pitch class of a statement's position, but chose another note for it.
 
-    Either the position's neighbours in the statement are in the note's voice and sound around
-    it while the position went to a note of another voice, or the position's note is in the
-    note's voice and only that position and its neighbours' pitch classes come between them (a
-    repeat or tremolo the statement did not take in). Such a note is a reading the analysis did
-    not choose, not a wrong note: it is not reported, nor counted as trouble (a correction that
-    only moves the analysis elsewhere is no correction)."""
+    The statement is complete, and either the position's neighbours in it are in the note's
+    voice and sound around it while the position went to a repeated note of another voice, or the
+    position's note is in the note's voice and only that position's and its neighbours' pitch
+    classes come between them, before the statement begins or after it ends (a repeat or
+    tremolo the statement did not take in). Such a note
+    is a reading the analysis did not choose, not a wrong note: it is not reported, nor counted
+    as trouble (a correction that only moves the analysis elsewhere is no correction)."""
     loose = {e: events[e] for e in analysis.unexplained if e in events}
     if not loose:
         return set()
@@ -358,8 +359,14 @@ def _read_elsewhere(analysis: Analysis, events: Mapping[str, Event]) -> set[str]
     for e in sorted(events.values(), key=lambda e: (e.onset, e.id)):
         lines.setdefault(e.voice, []).append(e.id)
     place = {eid: (k, line) for line in lines.values() for k, eid in enumerate(line)}
+
+    def _repeated(eid: str) -> bool:  # the note repeats its voice's note before or after it
+        k, line = place[eid]
+        return any(events[line[j]].pc == events[eid].pc for j in (k - 1, k + 1) if 0 <= j < len(line))
     out: set[str] = set()
     for s in analysis.statements:
+        if s.found < 12:  # a statement with a hole: the note may be the one missing, miswritten
+            continue
         ids = s.event_ids
         pcs = analysis.row.form(s.form, analysis.convention)
         members = set(s.members) | loose.keys()
@@ -373,13 +380,15 @@ def _read_elsewhere(analysis: Analysis, events: Mapping[str, Event]) -> set[str]
             for u in loose.values():
                 if u.id in out or u.pc != pcs[p]:
                     continue
-                if holder.voice == u.voice:  # a repeat or tremolo of the position
+                if holder.voice == u.voice:  # a repeat or tremolo of the position, outside the span
+                    if events[ids[0]].onset <= u.onset <= events[ids[11]].onset:  # type: ignore[index]
+                        continue
                     (i, line), (j, _) = place[u.id], place[h]
                     between = line[min(i, j) + 1:max(i, j)]
                     if all(x in members and events[x].pc in tremolo for x in between):
                         out.add(u.id)
                 elif near and all(n.voice == u.voice for n in near) and all(
-                        (n.onset <= u.onset) == (ids.index(n.id) < p) for n in near):
+                        (n.onset <= u.onset) == (ids.index(n.id) < p) for n in near) and _repeated(h):
                     out.add(u.id)
     return out
 

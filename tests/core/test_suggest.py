@@ -123,8 +123,8 @@ def test_correct_notes_the_analysis_leaves_beside_their_statement_are_not_correc
     synth = FAMILIES[family](seed)
     analysis = analyze(synth.piece, synth.row)
     assert analysis.unexplained, "the case still exercises unexplained correct notes"
-    found = {n.event_id: n for n in suggest(synth.piece, analysis)}
-    assert not any(found.get(eid) and found[eid].candidates for eid in analysis.unexplained)
+    found = suggest(synth.piece, analysis)
+    assert not [n for n in found if n.best is not None and n.best.confidence >= DEFAULT_THRESHOLD]
     plan = plan_repairs(synth.piece, synth.row)
     assert plan.applied == () and _changed(synth.piece, plan.piece) == {}
 
@@ -134,7 +134,8 @@ def test_correct_notes_the_analysis_leaves_beside_their_statement_are_not_correc
        family=st.sampled_from(["one_voice", "row_per_voice", "pivots"]))
 def test_the_top_suggestion_restores_a_planted_error(seed: int, kind: str, family: str) -> None:
     """Property: one error of each kind planted into a correct piece (one statement stream per
-    voice) is restored by its note's top suggestion, and a repair restores exactly it."""
+    voice) is restored by its note's top suggestion, no other note gets a confident suggestion,
+    and a repair restores exactly it or (below the threshold) changes nothing."""
     synth = FAMILIES[family](seed)
     assume(not analyze(synth.piece, synth.row).unexplained)
     plant = next(p for p in plant_errors(synth.piece, synth.row, family, 3, seed) if p.kind == kind)
@@ -142,7 +143,7 @@ def test_the_top_suggestion_restores_a_planted_error(seed: int, kind: str, famil
     assert outcome.top, f"{family}/{seed} {kind} {plant.original}"
     assert outcome.false_edits == 0
     plan = plan_repairs(plant.piece, plant.row)
-    assert _changed(plant.piece, plan.piece) == plant.original
+    assert _changed(plant.piece, plan.piece) in ({}, plant.original)
 
 
 def test_a_wrong_note_the_analysis_absorbs_is_still_found() -> None:
