@@ -73,7 +73,8 @@ def main() -> int:
     for group, plant in plants:
         outcome = evaluate(plant, DEFAULT_THRESHOLD)
         exact, extra = _repair_exact(plant)
-        for key in (group, plant.kind, "all"):
+        source = "webern" if group in WEBERN else "synthetic"
+        for key in (group, plant.kind, source, f"{source}/{plant.kind}", "all"):
             groups[key].append((outcome, exact, extra))
     print(f"{'plants':32s} {'n':>4s} {'reported':>9s} {'top':>7s} {'top3':>7s} {'repaired':>9s} {'extra':>6s}")
     for key, rows in groups.items():

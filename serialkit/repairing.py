@@ -22,7 +22,7 @@ from typing import Any
 from serialkit.core.errors import ScoreWriteError, SerialkitError
 from serialkit.core.piece import Event, Piece
 from serialkit.core.rows import Row, _check_convention
-from serialkit.core.suggest import DEFAULT_THRESHOLD, Applied, plan_repairs
+from serialkit.core.suggest import DEFAULT_THRESHOLD, Applied, Suggestion, plan_repairs
 
 __all__ = [
     "FIXABLE",
@@ -92,6 +92,9 @@ class RepairResult:
     """Changes taken back because the gate found something new on the changed note."""
     notes: tuple[str, ...] = field(default=())
     """Why something was not done."""
+    held: tuple[Change, ...] = field(default=())
+    """Suggestions left unapplied because they are below the threshold (not applied, not written)."""
+    threshold: float = DEFAULT_THRESHOLD
 
     @property
     def passed(self) -> bool:
@@ -109,7 +112,7 @@ class RepairResult:
             "row": list(self.row.pcs),
             "row_names": self.row.names(),
             "profile": self.after.get("profile"),
-            "threshold": DEFAULT_THRESHOLD,
+            "threshold": self.threshold,
             "events": [c.to_dict() for c in self.changes],
             "withdrawn": list(self.withdrawn),
             "before": _verdict(self.before),
@@ -126,6 +129,8 @@ class RepairResult:
             "dry_run": self.dry_run,
             "changes": [c.to_dict() for c in self.changes],
             "withdrawn": list(self.withdrawn),
+            "held": [c.to_dict() for c in self.held],
+            "threshold": self.threshold,
             "notes": list(self.notes),
             "before": _verdict(self.before),
             "after": _verdict(self.after),
@@ -238,7 +243,8 @@ def repair_score(
                      "more than wrong notes would leave (is the row right?)")
         allowed = set()
     while True:
-        fixed, applied = plan_repairs(bare, the_row, conv, threshold=threshold, only=allowed)
+        plan = plan_repairs(bare, the_row, conv, threshold=threshold, only=allowed)
+        fixed, applied = plan.piece, plan.applied
         repaired = _with_pitches(piece, fixed)
         after = check_piece(repaired, row=the_row, convention=conv, source=str(out or source),
                             profile=profile).to_dict()
@@ -248,8 +254,12 @@ def repair_score(
         withdrawn += sorted(flagged)
         allowed = (allowed if allowed is not None else {e.id for e in piece.events}) - flagged
     changes = _changes(piece, applied)
+    held = _held(piece, plan.held)
+    if held:
+        notes.append(_held_note(len(changes), len(held), threshold, dry_run))
     result = RepairResult(source, None if out is None else Path(out), changes, before, after, the_row,
-                          dry_run, withdrawn=tuple(withdrawn), notes=tuple(notes))
+                          dry_run, withdrawn=tuple(withdrawn), notes=tuple(notes), held=held,
+                          threshold=threshold)
     if dry_run:
         return result
     assert out is not None
@@ -296,6 +306,24 @@ def _with_pitches(piece: Piece, fixed: Piece) -> Piece:
         if midi[e.id] != e.midi else e
         for e in piece.events
     )
+
+
+def _held(piece: Piece, held: Sequence[Suggestion]) -> tuple[Change, ...]:
+    """The held-back suggestions as the changes they would make (the suggested note's own edit)."""
+    events = {e.id: e for e in piece.events}
+    locator = piece.locator()
+    return tuple(
+        Change(s.event_id, locator.describe(events[s.event_id]), events[s.event_id].midi, s.midi,
+               s.label, s.statement, s.model, s.confidence, s.reason)
+        for s in held if s.event_id in events
+    )
+
+
+def _held_note(changed: int, held: int, threshold: float, dry_run: bool) -> str:
+    """Why suggestions were not applied: ``0 notes changed: 3 suggestions below --threshold 0.6; …``."""
+    what = f"{held} suggestion{'s' if held != 1 else ''} below --threshold {threshold:g}"
+    head = f"0 notes changed: {what}" if not changed else f"{what} not applied"
+    return head + ("; listed below (held)" if dry_run else "; use --dry-run to see them")
 
 
 def _newly_flagged(before: Mapping[str, Any], after: Mapping[str, Any], applied: Sequence[Applied]) -> set[str]:

@@ -239,3 +239,20 @@ def test_unmodified_webern_is_left_alone(corpus: Path, tmp_path: Path, name: str
     assert _sha(src) == digest
     assert _pitches(out) == _pitches(src)
     assert code == (0 if data["after"]["relaxed"] else 1)
+
+
+def test_repair_says_why_nothing_changed_below_the_threshold(tmp_path: Path) -> None:
+    src, plant = _planted(tmp_path, "third")
+    out = tmp_path / "fixed.musicxml"
+    code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "-o", str(out), "--threshold", "1")
+    assert code == 1, text
+    assert "0 notes changed: 1 suggestion below --threshold 1; use --dry-run to see them" in text
+    assert _pitches(out) == _pitches(src)
+    code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "--dry-run", "--threshold", "1")
+    (eid, original), = plant.original.items()
+    held = [line for line in text.splitlines() if line.strip().startswith("held:")]
+    assert len(held) == 1 and "< 1]" in held[0], text
+    code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "--dry-run", "--threshold", "1", "--json")
+    data = json.loads(text)
+    assert [(h["id"], h["after"]["midi"]) for h in data["held"]] == [(eid, original)]
+    assert data["threshold"] == 1 and data["changes"] == []

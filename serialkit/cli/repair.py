@@ -139,6 +139,13 @@ def _print(data: dict[str, Any]) -> None:
         )
     for note in data["notes"]:
         click.echo(f"  note: {note}")
+    if data["dry_run"]:
+        for c in data["held"]:
+            click.echo(
+                f"  held: {c['location']}: {c['before']['name']} → {c['after']['name']}  {c['label']}"
+                + (f" of {c['statement']}" if c["statement"] else "")
+                + f"  [{c['model']}, {c['confidence']:.0%} < {data['threshold']:g}]"
+            )
     for eid in data["withdrawn"]:
         click.echo(f"  withdrawn: {eid} (the gate found something new on it)")
     if data["certificate"]:

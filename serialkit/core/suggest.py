@@ -21,7 +21,7 @@ nothing wants is never confidently "corrected". Standard library only; consumes 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -37,6 +37,7 @@ __all__ = [
     "describe",
     "Edit",
     "NoteSuggestions",
+    "RepairPlan",
     "Suggestion",
     "error_model",
     "plan_repairs",
@@ -53,6 +54,8 @@ _KEEP = 0.12
 # A candidate that only extends a statement past its first or last note found is weaker than one
 # that fills a hole between two notes of the statement.
 _OPEN_END = 0.35
+# A correction after which the note only repeats a position is weaker than one where it holds one.
+_REPEAT = 0.5
 DEFAULT_THRESHOLD = 0.6
 """The confidence a suggestion needs before ``repair`` applies it."""
 
@@ -283,42 +286,111 @@ class _Cand:
         return tuple(sorted(self.edits.items()))
 
 
-def _holes(stmts: list[_Stmt]) -> list[tuple[_Stmt, int]]:
-    """Order positions missing between two found notes of a statement."""
-    out = []
-    for st in stmts:
-        for p in st.missing:
-            lo, hi, _b, _a = st.window(p)
-            if lo is not None and hi is not None:
-                out.append((st, p))
-    return out
-
-
 def _badness(analysis: Analysis, piece: Piece) -> int:
     """Unexplained notes plus twice the holes in statements: what a correction must reduce.
 
-    A hole is a position missing between two found notes, or before the first / after the last
-    found note when the piece goes on long enough there to have held it (a statement an excerpt
-    cuts off at its start or end has no hole). A hole is stronger evidence of a wrong note than a
-    note nothing explains, which may be free."""
-    onsets = {e.id: e.onset for e in piece.events}
-    if not onsets:
-        return 0
-    start, end = min(onsets.values()), max(onsets.values())
-    holes = 0
+    Unexplained notes the analysis could read where they stand (``_read_elsewhere``) do not
+    count. A hole (``_trouble_holes``) is stronger evidence of a wrong note than a note nothing
+    explains, which may be free."""
+    events = {e.id: e for e in piece.events}
+    loose = len(analysis.unexplained) - len(_read_elsewhere(analysis, events))
+    return loose + 2 * len(_trouble_holes(analysis, events))
+
+
+@dataclass(frozen=True, slots=True)
+class _Hole:
+    """A position a statement is missing where the piece could have held it: the time span it
+    falls in, the pitch class it wants, and the notes around it."""
+
+    lo: Fraction
+    hi: Fraction
+    want: int
+    voices: frozenset[str]
+    around: frozenset[str]
+    members: frozenset[str]
+
+
+def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hole]:
+    """Every hole in a statement: a position missing between two found notes, or before the
+    first / after the last found note when the piece goes on long enough there to have held it
+    (a statement an excerpt cuts off at its start or end has no hole)."""
+    if not events:
+        return []
+    start = min(e.onset for e in events.values())
+    end = max(e.onset for e in events.values())
+    out: list[_Hole] = []
     for s in analysis.statements:
-        found = [(p, onsets[e]) for p, e in enumerate(s.event_ids) if e is not None and e in onsets]
+        found = [(p, events[e]) for p, e in enumerate(s.event_ids) if e is not None and e in events]
         if len(found) < 2:
             continue
-        first, last = found[0], found[-1]
-        holes += sum(1 for p in range(first[0], last[0]) if s.event_ids[p] is None)
-        ioi = max((last[1] - first[1]) / max(1, last[0] - first[0]), Fraction(1, 4))
-        lead, tail = first[0], 11 - last[0]
-        if lead and first[1] - start >= 4 * ioi * lead:
-            holes += lead
-        if tail and end - last[1] >= 4 * ioi * tail:
-            holes += tail
-    return len(analysis.unexplained) + 2 * holes
+        pcs = analysis.row.form(s.form, analysis.convention)
+        members = frozenset(e.id for _p, e in found)
+
+        def hole(p: int, lo: Fraction, hi: Fraction, *near: Event) -> _Hole:
+            return _Hole(lo, hi, pcs[p], frozenset(e.voice for e in near),  # noqa: B023
+                         frozenset(e.id for e in near), members)  # noqa: B023
+
+        for (p, a), (q, b) in zip(found, found[1:], strict=False):
+            out += [hole(k, a.onset, b.onset, a, b) for k in range(p + 1, q)]
+        (first, a), (last, b) = found[0], found[-1]
+        ioi = max((b.onset - a.onset) / max(1, last - first), Fraction(1, 4))
+        if first and a.onset - start >= 4 * ioi * first:
+            out += [hole(k, a.onset - 2 * ioi * first, a.onset, a) for k in range(first)]
+        if last < 11 and end - b.onset >= 4 * ioi * (11 - last):
+            out += [hole(k, b.onset, b.onset + 2 * ioi * (11 - last), b) for k in range(last + 1, 12)]
+    return out
+
+
+def _read_elsewhere(analysis: Analysis, events: Mapping[str, Event]) -> set[str]:
+    """Unexplained notes that are right as written: the analysis could read them where they
+    stand, with the pitch class of a statement's position, but chose another note for it.
+
+    The statement is complete, and either the position's neighbours in it are in the note's
+    voice and sound around it while the position went to a repeated note of another voice, or the
+    position's note is in the note's voice and only that position's and its neighbours' pitch
+    classes come between them, before the statement begins or after it ends (a repeat or
+    tremolo the statement did not take in). Such a note
+    is a reading the analysis did not choose, not a wrong note: it is not reported, nor counted
+    as trouble (a correction that only moves the analysis elsewhere is no correction)."""
+    loose = {e: events[e] for e in analysis.unexplained if e in events}
+    if not loose:
+        return set()
+    lines: dict[str, list[str]] = {}
+    for e in sorted(events.values(), key=lambda e: (e.onset, e.id)):
+        lines.setdefault(e.voice, []).append(e.id)
+    place = {eid: (k, line) for line in lines.values() for k, eid in enumerate(line)}
+
+    def _repeated(eid: str) -> bool:  # the note repeats its voice's note before or after it
+        k, line = place[eid]
+        return any(events[line[j]].pc == events[eid].pc for j in (k - 1, k + 1) if 0 <= j < len(line))
+    out: set[str] = set()
+    for s in analysis.statements:
+        if s.found < 12:  # a statement with a hole: the note may be the one missing, miswritten
+            continue
+        ids = s.event_ids
+        pcs = analysis.row.form(s.form, analysis.convention)
+        members = set(s.members) | loose.keys()
+        for p, h in enumerate(ids):
+            if h is None or h not in events:
+                continue
+            holder = events[h]
+            near = [events[q] for q in (ids[p - 1] if p else None, ids[p + 1] if p < 11 else None)
+                    if q is not None and q in events]
+            tremolo = {pcs[q] for q in (p - 1, p, p + 1) if 0 <= q < 12}
+            for u in loose.values():
+                if u.id in out or u.pc != pcs[p]:
+                    continue
+                if holder.voice == u.voice:  # a repeat or tremolo of the position, outside the span
+                    if events[ids[0]].onset <= u.onset <= events[ids[11]].onset:  # type: ignore[index]
+                        continue
+                    (i, line), (j, _) = place[u.id], place[h]
+                    between = line[min(i, j) + 1:max(i, j)]
+                    if all(x in members and events[x].pc in tremolo for x in between):
+                        out.add(u.id)
+                elif near and all(n.voice == u.voice for n in near) and all(
+                        (n.onset <= u.onset) == (ids.index(n.id) < p) for n in near) and _repeated(h):
+                    out.add(u.id)
+    return out
 
 
 def suggest(
@@ -348,7 +420,10 @@ def suggest(
 
     events = {e.id: e for e in piece.events}
     stmts = _statements(analysis, events)
-    reported: dict[str, str] = {eid: "unexplained" for eid in analysis.unexplained if eid in events}
+    elsewhere = _read_elsewhere(analysis, events)
+    reported: dict[str, str] = {
+        eid: "unexplained" for eid in analysis.unexplained if eid in events and eid not in elsewhere
+    }
     for v in findings:
         code = v["code"] if isinstance(v, Mapping) else v.code
         ids: Sequence[str] = v["event_ids"] if isinstance(v, Mapping) else v.event_ids
@@ -388,23 +463,16 @@ def suggest(
                 if other.onset != event.onset and other.pc != event.pc:
                     add(_Cand(eid, {eid: _nearest(event.midi, other.pc),
                                     other.id: _nearest(other.midi, event.pc)}, "swap"))
-    for st, p in _holes(stmts):
-        lo, hi, _b, _a = st.window(p)
-        want = st.pcs[p]
-        near = st.neighbour_voices(p)
-        if lo is None or hi is None or _b is None or _a is None:
-            continue
-        first = bisect.bisect_left(onsets, lo)
-        last = bisect.bisect_right(onsets, hi)
-        for e in order[first:last]:
-            if e.id in reported or e.pc == want or e.id in (st.events[_b], st.events[_a]):
-                continue
-            midi = _nearest(e.midi, want)
+    for h in _trouble_holes(analysis, events):
+        for e in order[bisect.bisect_left(onsets, h.lo):bisect.bisect_right(onsets, h.hi)]:
+            midi = _nearest(e.midi, h.want)
             model = error_model(e.midi, midi)
-            if model == "other":
+            if e.pc == h.want or model == "other":
                 continue
-            member = e.id in st.events.values()
-            add(_Cand(e.id, {e.id: midi}, model, 0.0 if member else 1.0 if e.voice in near else 0.3))
+            strength = 0.0 if e.id in h.members else 1.0 if e.voice in h.voices else 0.3
+            add(_Cand(e.id, {e.id: midi}, model, strength))
+    for eid, midi in _nearby(analysis, events, order, index, onsets, reported, cands):
+        add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi)))
     before_cache: dict[tuple[int, int], int] = {(0, len(order)): _badness(analysis, piece)}
     verified: dict[str, list[_Cand]] = {}
     queue = sorted(
@@ -433,7 +501,8 @@ def suggest(
             continue
         c.form, c.position = tag.form, tag.position
         c.statement = _statement_of(analysis, after, tag.statement)
-        c.weight = _PRIOR[c.model] * 4.0 ** min(gain, 24) * (1.0 + c.local)
+        holds = any(note in s.event_ids for s in after.statements if s.id == tag.statement)
+        c.weight = _PRIOR[c.model] * 4.0 ** min(gain, 24) * (1.0 + c.local) * (1.0 if holds else _REPEAT)
         c.reason = _reason(c, events[note], gain)
         verified.setdefault(note, []).append(c)
     out = []
@@ -443,6 +512,52 @@ def suggest(
         chosen = tuple(_suggestion(c, events, c.weight / total) for c in found[:limit])
         out.append(NoteSuggestions(eid, events[eid].midi, chosen, reported.get(eid, "hole")))
     return tuple(out)
+
+
+_REACH = 6
+"""How many notes either side (in time order) of a trouble spot may be the wrong note."""
+_TRIES = 6
+"""At most this many changes of nearby notes are verified per trouble spot."""
+
+
+def _nearby(
+    analysis: Analysis,
+    events: Mapping[str, Event],
+    order: Sequence[Event],
+    index: Mapping[str, int],
+    onsets: Sequence[Fraction],
+    reported: Mapping[str, str],
+    cands: Mapping[str, object],
+) -> list[tuple[str, int]]:
+    """Changes (event id, pitch) to explained notes near trouble (an unexplained note, a hole in a
+    statement) that have no candidate yet: a wrong note the analysis absorbs (it reads as another
+    position, a repeat, another statement) leaves the trouble beside it, not on it.
+
+    A wrong note leaves its pitch class once too often around it and the one it replaced once too
+    rarely: among the notes near each trouble spot, a semitone or third change from a pitch class
+    more common there to a rarer one is tried, the largest imbalance and nearest note first."""
+    spans = {(index[e], index[e]) for e in analysis.unexplained if e in index}
+    for h in _trouble_holes(analysis, events):
+        first = bisect.bisect_left(onsets, h.lo)
+        spans.add((first, max(first, bisect.bisect_right(onsets, h.hi) - 1)))
+    out: dict[tuple[str, int], None] = {}
+    for lo_i, hi_i in sorted(spans):
+        count = [0] * 12
+        for e in order[max(0, lo_i - 2 * _REACH): hi_i + 2 * _REACH + 1]:
+            count[e.pc] += 1
+        tries = []
+        for i in range(max(0, lo_i - _REACH), min(len(order), hi_i + _REACH + 1)):
+            e = order[i]
+            if e.id in reported or e.id in cands or analysis.tags.get(e.id) is None:
+                continue
+            for shift in (1, -1, 3, -3, 4, -4):
+                excess = count[e.pc] - count[(e.pc + shift) % 12]
+                if excess > 0 and 0 <= e.midi + shift <= 127:
+                    distance = max(lo_i - i, i - hi_i, 0)
+                    tries.append((-excess, distance, abs(shift), e.id, e.midi + shift))
+        for *_rank, eid, midi in sorted(tries)[:_TRIES]:
+            out[(eid, midi)] = None
+    return list(out)
 
 
 _KEEP_WEIGHT = 4.0
@@ -578,6 +693,20 @@ class Applied:
     unexplained_after: int
 
 
+@dataclass(frozen=True, slots=True)
+class RepairPlan:
+    """What ``plan_repairs`` did: the corrected piece, the corrections applied in order, and the
+    suggestions it held back (each still-reported note's best, below the threshold). Unpacks as
+    ``piece, applied``."""
+
+    piece: Piece
+    applied: tuple[Applied, ...]
+    held: tuple[Suggestion, ...] = ()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.piece, self.applied))
+
+
 def plan_repairs(
     piece: Piece,
     row: Any,
@@ -585,33 +714,36 @@ def plan_repairs(
     threshold: float = DEFAULT_THRESHOLD,
     max_edits: int = 64,
     only: Iterable[str] | None = None,
-) -> tuple[Piece, tuple[Applied, ...]]:
+) -> RepairPlan:
     """Apply the most confident suggestion, analyse again, and repeat while one reaches
     ``threshold`` and each change leaves fewer notes unexplained or missing.
 
     One correction at a time: a wrong note can leave correct notes around it unexplained, and
     those must not be "corrected" once the wrong note is put right. ``only``: the notes (event
-    ids) that may change. Returns the corrected piece (tags not written) and what was applied.
+    ids) that may change. Returns the corrected piece (tags not written), what was applied, and
+    the suggestions below ``threshold`` that were left.
     """
     from serialkit.core.analysis import analyze
 
     allowed = None if only is None else set(only)
     if allowed is not None and not allowed:
-        return piece, ()
+        return RepairPlan(piece, ())
     current = piece
     analysis = analyze(current, row, convention)
     applied: list[Applied] = []
     tried: set[tuple[tuple[str, int], ...]] = set()
+    held: list[Suggestion] = []
     while len(applied) < max_edits:
         best: Suggestion | None = None
+        held = []
         for note in suggest(current, analysis):
             for cand in note.candidates[:1]:
                 key = tuple((e.event_id, e.after) for e in cand.edits)
-                if cand.confidence < threshold or key in tried:
+                if key in tried or (allowed is not None and any(e.event_id not in allowed for e in cand.edits)):
                     continue
-                if allowed is not None and any(e.event_id not in allowed for e in cand.edits):
-                    continue
-                if best is None or cand.confidence > best.confidence:
+                if cand.confidence < threshold:
+                    held.append(cand)
+                elif best is None or cand.confidence > best.confidence:
                     best = cand
         if best is None:
             break
@@ -625,7 +757,7 @@ def plan_repairs(
             continue
         applied.append(Applied(best, len(analysis.unexplained), len(after.unexplained)))
         current, analysis = changed, after
-    return current, tuple(applied)
+    return RepairPlan(current, tuple(applied), tuple(held))
 
 
 def describe(candidate: Mapping[str, Any]) -> str:

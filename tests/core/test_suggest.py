@@ -107,11 +107,72 @@ def test_planted_sample_reaches_the_targets() -> None:
 @given(family=st.sampled_from(CLEAN), seed=st.integers(0, 10_000))
 def test_correct_pieces_are_never_corrected(family: str, seed: int) -> None:
     """Property: a correct synthetic piece the analysis explains gets no edit. (Known limit: where
-    the analysis leaves correct notes unexplained — repeats seed 5587 — a repair can rewrite one.)"""
+    the analysis loses most of a correct statement — concurrent seed 3110 — a repair can rewrite a
+    note near it.)"""
     synth = FAMILIES[family](seed)
     assume(not analyze(synth.piece, synth.row).unexplained)
     fixed, applied = plan_repairs(synth.piece, synth.row)
     assert applied == () and _changed(synth.piece, fixed) == {}
+
+
+@pytest.mark.parametrize(("family", "seed"), [("repeats", 5587), ("repeats", 8535), ("repeats", 6070)])
+def test_correct_notes_the_analysis_leaves_beside_their_statement_are_not_corrected(family: str, seed: int) -> None:
+    """Correct pieces whose analysis leaves notes unexplained right beside their own statement (a
+    repeat or tremolo it did not take in, a position of their voice given to another voice): no
+    suggestion is made for them and a repair changes nothing."""
+    synth = FAMILIES[family](seed)
+    analysis = analyze(synth.piece, synth.row)
+    assert analysis.unexplained, "the case still exercises unexplained correct notes"
+    found = suggest(synth.piece, analysis)
+    assert not [n for n in found if n.best is not None and n.best.confidence >= DEFAULT_THRESHOLD]
+    plan = plan_repairs(synth.piece, synth.row)
+    assert plan.applied == () and _changed(synth.piece, plan.piece) == {}
+
+
+@pytest.mark.parametrize("kind", ["accidental", "third", "swap"])
+@pytest.mark.parametrize("family", ["one_voice", "row_per_voice", "pivots"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_top_suggestion_restores_a_planted_error(seed: int, kind: str, family: str) -> None:
+    """One error of each kind planted into a correct piece (one statement stream per voice) is
+    restored by its note's top suggestion."""
+    synth = FAMILIES[family](seed)
+    plant = next(p for p in plant_errors(synth.piece, synth.row, family, 3, seed) if p.kind == kind)
+    outcome = evaluate(plant, DEFAULT_THRESHOLD)
+    assert outcome.top, f"{family}/{seed} {kind} {plant.original}"
+
+
+def test_a_wrong_note_the_analysis_absorbs_is_still_found() -> None:
+    """A wrong note absorbed by the analysis (it reads as another position, nothing is left
+    unexplained, a hole stays beside it, here at a statement's start) is still found: the hole's
+    pitch class is tried on the notes around it."""
+    synth = one_voice(3, statements=6)
+    events = list(synth.piece.events)
+    # the note of position 5 of the second statement written as position 6's pitch class a
+    # semitone or third away: it reads as a repeat or another position, and position 5 is a hole
+    for k in range(12, 23):
+        a, b = events[k], events[k + 1]
+        d = (b.pc - a.pc) % 12
+        if d in (1, 3, 4, 8, 9, 11):
+            break
+    else:  # pragma: no cover - the seed is fixed
+        pytest.skip("no neighbouring pair a semitone or third apart")
+    shift = d if d < 6 else d - 12
+    wrong = synth.piece.with_events(e.copy(midi=e.midi + shift) if e.id == a.id else e for e in events)
+    analysis = analyze(wrong, synth.row)
+    assert analysis.tags[a.id] is not None, "the wrong note is absorbed"
+    found = {n.event_id: n for n in suggest(wrong, analysis)}
+    assert a.id in found and found[a.id].best is not None
+    assert found[a.id].best.midi == a.midi
+
+
+def test_plan_repairs_holds_back_suggestions_below_the_threshold() -> None:
+    plant = _plant("third")
+    plan = plan_repairs(plant.piece, plant.row, threshold=1.0)
+    assert plan.applied == () and plan.piece == plant.piece
+    assert [s.event_id for s in plan.held] == list(plant.original)
+    assert all(s.confidence < 1.0 for s in plan.held)
+    fixed, applied = plan_repairs(plant.piece, plant.row)  # unpacks as (piece, applied)
+    assert _changed(plant.piece, fixed) == plant.original and len(applied) == 1
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -148,5 +209,6 @@ def test_planted_errors_in_webern_op27(corpus: Path) -> None:
     row = Row.parse(WEBERN["webern-op27-ii-mm1-11.mei"])
     outcomes = [evaluate(p, DEFAULT_THRESHOLD) for p in plant_errors(piece, row, "op27", 12, 1)]
     top = sum(o.top for o in outcomes) / len(outcomes)
-    print(f"\nOp. 27 planted: top {top:.1%}")
-    assert top >= 0.6
+    top3 = sum(o.top3 for o in outcomes) / len(outcomes)
+    print(f"\nOp. 27 planted: top {top:.1%}, top three {top3:.1%}")
+    assert top >= 0.75 and top3 >= 0.9
