@@ -11,6 +11,7 @@ flight finish and are recorded, and ``--resume`` goes on from there.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import fnmatch
 import json
 import os
@@ -19,7 +20,7 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from fractions import Fraction
@@ -246,7 +247,25 @@ def _tolerance(task: Any) -> Fraction:
 
 
 def _ignore_sigint() -> None:
+    """A pool worker's first act: ignore Ctrl-C (the parent records what is in flight), then let
+    signals through again (held back by ``_sigint_held`` while the worker was forked)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextlib.contextmanager
+def _sigint_held(hold: bool = True) -> Iterator[None]:
+    """Hold Ctrl-C back in this thread while workers may be forked: a worker forked with it
+    blocked cannot be interrupted before ``_ignore_sigint`` runs (a Ctrl-C inside the fork's own
+    bookkeeping left a broken worker and a runner that never exited). The parent gets it after."""
+    if not hold:
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _attempt(spec: RunSpec, tmp: str, shared: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -588,7 +607,9 @@ def _run_pool(todo: Sequence[RunSpec], jobs: int, threads: bool, limiter: RateLi
             return False
         limiter.wait()
         tmp = store.tmp_dir(spec.key, uuid.uuid4().hex[:8])
-        flight[pool.submit(_attempt, spec, str(tmp), _shared(spec, endpoints))] = (spec, tmp)
+        with _sigint_held(not threads):  # a worker forked here starts with Ctrl-C held back
+            future = pool.submit(_attempt, spec, str(tmp), _shared(spec, endpoints))
+        flight[future] = (spec, tmp)
         monitor.running = len(flight)
         return True
 
