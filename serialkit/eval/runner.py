@@ -31,7 +31,7 @@ from serialkit.core.errors import SerialkitError, TaskError
 from serialkit.eval.bank import BankTask, load_bank
 from serialkit.eval.metrics import piece_metrics
 from serialkit.eval.models import ModelSpec, with_prices
-from serialkit.eval.store import MANIFEST, STATUS, RunDirError, RunStore, run_key
+from serialkit.eval.store import MANIFEST, STATUS, RunDirError, RunStore, lock_run_dir, run_key
 from serialkit.harness.proposers.errors import EndpointError
 from serialkit.io.atomic import atomic_write
 
@@ -246,7 +246,10 @@ def _tolerance(task: Any) -> Fraction:
 
 
 def _ignore_sigint() -> None:
+    """Worker processes leave Ctrl-C and SIGTERM sent to the whole group to the parent, which
+    lets the runs in flight finish and records them."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _attempt(spec: RunSpec, tmp: str, shared: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -410,8 +413,16 @@ def run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], *, resume: boo
     Without ``resume`` the directory must not hold records yet. Ctrl-C stops new runs, records the
     ones in flight and returns with ``interrupted=True``; a kill loses at most the runs in flight.
     ``on_run`` gets each finished (or errored) run's record; ``on_status`` a status snapshot every
-    ``status_every`` seconds (also written to ``RUN_DIR/status.json``).
+    ``status_every`` seconds (also written to ``RUN_DIR/status.json``). The run directory is locked
+    for the call: a second runner on it is refused (:func:`~serialkit.eval.store.lock_run_dir`).
     """
+    with lock_run_dir(run_dir):
+        return _run_eval(config, run_dir, resume, progress, on_run, on_status, status_every)
+
+
+def _run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], resume: bool,
+              progress: Callable[[int], None] | None, on_run: Callable[[dict[str, Any]], None] | None,
+              on_status: Callable[[dict[str, Any]], None] | None, status_every: float) -> EvalSummary:
     started = time.perf_counter()
     store = RunStore(run_dir)
     existing = store.records() if store.path.exists() else []
@@ -437,6 +448,7 @@ def run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], *, resume: boo
     def record(spec: RunSpec, tmp: Path, result: dict[str, Any]) -> None:
         remote = spec.endpoint in endpoints
         if "error" in result:
+            result = store.keep_transcript(spec.key, tmp, result)
             endpoint = result.get("endpoint")
             errors.append({"key": spec.key, "error": result["error"],
                            "kind": endpoint["kind"] if endpoint else "crash"})
