@@ -113,7 +113,14 @@ def run_cmd(bank: str, variant: tuple[str, ...], variants_alias: tuple[str, ...]
     """Run BANK ("builtin" or a directory of task files) under each variant, RUNS times, per model."""
     from serialkit.eval.models import ModelSpec, load_models
     from serialkit.eval.runner import TASKS_DIR, EvalConfig, run_eval
-    from serialkit.eval.store import ERROR_TRANSCRIPTS, ERRORS, MANIFEST, RECORDS, RUNS_DIR, lock_run_dir
+    from serialkit.eval.store import (
+        ERROR_TRANSCRIPTS,
+        ERRORS,
+        MANIFEST,
+        RECORDS,
+        RUNS_DIR,
+        lock_run_dir,
+    )
     from serialkit.harness.proposers.options import parse_options
     from serialkit.io.outputs import clear_outputs, run_dir
 
