@@ -123,6 +123,21 @@ def proposer_options(proposer_default: str | None, proposer_help: str) -> Callab
     return deco
 
 
+def timeout_option() -> Callable[[F], F]:
+    """``--timeout SECONDS``: seconds per model request (remote proposers), the same as ``-O timeout=S``."""
+    return click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+                        help="Seconds per model request (remote proposers; same as -O timeout=SECONDS).")
+
+
+def with_timeout(options: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+    """Proposer ``options`` with ``--timeout`` put in; giving it both ways is a usage error."""
+    if timeout is None:
+        return options
+    if "timeout" in options:
+        raise click.UsageError("give --timeout or -O timeout=SECONDS, not both")
+    return {**options, "timeout": timeout}
+
+
 def _set_color(ctx: click.Context, _param: click.Parameter, value: bool | None) -> None:
     if value is not None:
         ctx.color = value

@@ -57,8 +57,8 @@ def register(cli: Any) -> None:
     default=None,
     help="Labelling convention (default: the piece's own, else relative).",
 )
-@click.option("--strict", "mode", flag_value="strict", default=True, help="Exit 1 unless every predicate passes (default).")
-@click.option("--relaxed", "mode", flag_value="relaxed", help="Exit 1 only for failures other than SCHED (and, for a candidate, COMPLETE).")
+@click.option("--strict", "strict_flag", is_flag=True, help="Exit 1 unless every predicate passes (default).")
+@click.option("--relaxed", "relaxed_flag", is_flag=True, help="Exit 1 only for failures other than SCHED (and, for a candidate, COMPLETE).")
 @click.option("--tolerance", default="0", show_default=True, metavar="N/D", callback=_exact, help="Overlap (quarter notes) allowed before same-pitch-class notes collide.")
 @click.option("--repeats", is_flag=True, help="Allow a note to be re-struck at once within a statement.")
 @click.option("--oscillation", type=click.IntRange(min=0), default=0, show_default=True, help="Extra notes allowed when alternating two adjacent order positions.")
@@ -86,7 +86,8 @@ def check(
     row_spec: str | None,
     identify: bool,
     convention: str | None,
-    mode: str,
+    strict_flag: bool,
+    relaxed_flag: bool,
     tolerance: Fraction,
     repeats: bool,
     oscillation: int,
@@ -123,6 +124,9 @@ def check(
     from serialkit.core.predicates import Rules
     from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
 
+    if strict_flag and relaxed_flag:  # one gate per check: the two flags contradict each other
+        raise SerialkitError("give --strict or --relaxed, not both")
+    mode = "relaxed" if relaxed_flag else "strict"
     if max_crossing > 1:
         raise click.BadParameter("must be at most 1", param_hint="--max-crossing")
     if as_json and report_path is not None and str(report_path) == "-":

@@ -21,6 +21,8 @@ from serialkit.cli._common import (
     jobs_option,
     json_option,
     output_option,
+    timeout_option,
+    with_timeout,
 )
 
 ALL_VARIANTS = ("raw", "harness", "self-refine", "soft-rules")
@@ -44,8 +46,18 @@ def _rate(value: str | None) -> float | None:
         raise click.BadParameter(f"{value!r} is not a rate like 2/s") from None
 
 
+_signals: list[int] = []  # SIGTERMs received during ``eval run``
+
+
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM stops ``eval run`` the way Ctrl-C does (finished runs saved, --resume goes on)."""
+    _signals.append(signum)
     raise KeyboardInterrupt
+
+
+def interrupted_exit_code() -> int:
+    """130 after Ctrl-C (SIGINT), 143 after SIGTERM: 128 + the signal, as shells report it."""
+    return 128 + _signals[-1] if _signals else EXIT_INTERRUPTED
 
 
 @click.group("eval")
@@ -71,6 +83,7 @@ def eval_group() -> None:
 @click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
               help="Proposer option, repeatable; VALUE is JSON or a string, a dotted KEY sets one "
                    "entry (temperature=0.2, timeout=30, profile=paper-raw, rates.wrong_pc=0.01).")
+@timeout_option()
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--tasks", "task_patterns", default=None, metavar="GLOB,...",
               help="Only tasks whose name or family matches (e.g. 'canon,mono-line-0[12]').")
@@ -93,21 +106,28 @@ def eval_group() -> None:
 @json_option("One JSON line per finished run, then the summary as one JSON line.")
 def run_cmd(bank: str, variant: tuple[str, ...], variants_alias: tuple[str, ...], runs: int, proposer: str,
             model_names: tuple[str, ...], models_file: str | None, base_url: str | None,
-            options: tuple[str, ...], seed: int, task_patterns: str | None, output: Path, force: bool,
+            options: tuple[str, ...], timeout: float | None, seed: int, task_patterns: str | None, output: Path, force: bool,
             jobs: int, concurrency: int | None, rpm: int | None, tpm: int | None, max_cost: float | None,
             max_tokens: int | None, executor: str, resume: bool, rate_limit: str | None,
             as_json: bool) -> None:
     """Run BANK ("builtin" or a directory of task files) under each variant, RUNS times, per model."""
     from serialkit.eval.models import ModelSpec, load_models
     from serialkit.eval.runner import TASKS_DIR, EvalConfig, run_eval
-    from serialkit.eval.store import ERRORS, MANIFEST, RECORDS, RUNS_DIR
+    from serialkit.eval.store import (
+        ERROR_TRANSCRIPTS,
+        ERRORS,
+        MANIFEST,
+        RECORDS,
+        RUNS_DIR,
+        lock_run_dir,
+    )
     from serialkit.harness.proposers.options import parse_options
     from serialkit.io.outputs import clear_outputs, run_dir
 
     if resume and force:
         raise click.UsageError("give either --resume or --force, not both")
     out = str(output)
-    proposer_options = parse_options(options)
+    proposer_options = with_timeout(parse_options(options), timeout)
     patterns = tuple(p.strip() for p in (task_patterns or "").split(",") if p.strip())
     models: tuple[ModelSpec, ...] = ()
     if models_file:
@@ -122,14 +142,18 @@ def run_cmd(bank: str, variant: tuple[str, ...], variants_alias: tuple[str, ...]
                         executor=executor, models=models, concurrency=concurrency, rpm=rpm, tpm=tpm,
                         max_cost=max_cost, max_tokens=max_tokens)
     show = _StatusLine() if is_tty() and not as_json else None
+    _signals.clear()
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         with run_dir(output, force=force, resume=resume,
-                     hint="use --resume to continue it, or --force to start over"):
-            if force:
-                clear_outputs(output, (RECORDS, ERRORS, MANIFEST, RUNS_DIR, TASKS_DIR))
+                     hint="use --resume to continue it, or --force to start over"), lock_run_dir(output):
+            if force:  # under the lock: never clear a directory another runner is writing
+                clear_outputs(output, (RECORDS, ERRORS, ERROR_TRANSCRIPTS, MANIFEST, RUNS_DIR, TASKS_DIR))
             summary = run_eval(config, out, resume=resume, on_run=_json_line if as_json else None,
                                on_status=show.update if show else None)
+    except KeyboardInterrupt:  # before or after the runner's own handling: nothing half-written
+        click.echo("interrupted: finished runs are saved; continue with --resume", err=True)
+        sys.exit(interrupted_exit_code())
     finally:
         signal.signal(signal.SIGTERM, previous)
         if show:
@@ -155,7 +179,7 @@ def run_cmd(bank: str, variant: tuple[str, ...], variants_alias: tuple[str, ...]
                    "--resume runs them again", err=True)
     if summary.interrupted:
         click.echo("interrupted: finished runs are saved; continue with --resume", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(interrupted_exit_code())
     sys.exit(EXIT_BAD_INPUT if summary.errors else EXIT_OK)
 
 

@@ -16,6 +16,8 @@ from serialkit.cli._common import (
     json_option,
     output_option,
     proposer_options,
+    timeout_option,
+    with_timeout,
 )
 from serialkit.core.errors import ProposerError, TaskError
 
@@ -65,6 +67,7 @@ def _list_tasks(ctx: click.Context, _param: Any, value: bool) -> None:
 @force_option("Write over an existing run directory (its earlier run files are replaced).")
 @proposer_options(None, "stochastic (offline; default when no endpoint is configured), openai, replay "
                         "(needs -O transcript=FILE), or a plugin's.")
+@timeout_option()
 @click.option("--seed", type=int, default=None, help="Seed (default 0; a replay defaults to the recorded seed).")
 @click.option("--attempts", type=click.IntRange(1, 50), default=None, help="Override the task's attempt budget K.")
 @click.option("--variant", type=click.Choice(["harness", "harness-paper", "raw", "self-refine", "soft-rules"]),
@@ -80,7 +83,7 @@ def _list_tasks(ctx: click.Context, _param: Any, value: bool) -> None:
               help="List the bundled example tasks and exit.")
 @click.pass_context
 def generate(ctx: click.Context, task: str, output: Path, force: bool, proposer: str | None, model: str | None,
-             base_url: str | None, options: tuple[str, ...], seed: int | None, attempts: int | None,
+             base_url: str | None, options: tuple[str, ...], timeout: float | None, seed: int | None, attempts: int | None,
              variant: str | None, ladder: str | None, strict: bool, review: bool, as_json: bool) -> None:
     """Generate a twelve-tone piece for TASK (a task JSON file or a bundled task name).
 
@@ -100,7 +103,7 @@ def generate(ctx: click.Context, task: str, output: Path, force: bool, proposer:
 
     if proposer is None:
         proposer = "openai" if (base_url or configured()) else "stochastic"
-    opts = merge_options(parse_options(options), model=model, base_url=base_url)
+    opts = merge_options(with_timeout(parse_options(options), timeout), model=model, base_url=base_url)
     loaded = load_task(task)
     if attempts is not None:
         loaded = dataclasses.replace(loaded, attempts=attempts)

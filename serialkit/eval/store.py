@@ -7,9 +7,12 @@ line; :meth:`RunStore.repair` truncates it before new records are appended.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,8 @@ ERRORS = "errors.jsonl"
 MANIFEST = "manifest.json"
 STATUS = "status.json"
 RUNS_DIR = "runs"
+ERROR_TRANSCRIPTS = "errors"  # RUN_DIR/errors/<run>.transcript.jsonl: what an errored run sent and got
+LOCK = ".lock"
 TMP_PREFIX = ".tmp-"
 
 
@@ -44,6 +49,67 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+_held: dict[str, list[int]] = {}  # run directories this process has locked: real path -> [fd, depth]
+_held_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def lock_run_dir(root: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold ``RUN_DIR/.lock`` exclusively (``flock``) for the ``with`` block: one runner per run
+    directory. A second runner is refused at once naming the holder's pid; readers (``eval status``,
+    ``eval report``) take no lock. The kernel drops the lock when the holder dies, even by SIGKILL.
+    Re-entrant within a process (the CLI holds it around ``--force`` clearing and the run)."""
+    path = Path(root) / LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    real = str(path.resolve())
+    with _held_lock:
+        if real in _held:
+            _held[real][1] += 1
+            entry = _held[real]
+        else:
+            entry = [_acquire(path), 1]
+            _held[real] = entry
+    try:
+        yield
+    finally:
+        with _held_lock:
+            entry[1] -= 1
+            if entry[1] == 0:
+                del _held[real]
+                with contextlib.suppress(OSError):
+                    path.unlink()  # while still held; a runner that opened it before re-checks below
+                os.close(entry[0])
+
+
+def _acquire(path: Path) -> int:
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise RunDirError(f"{path}: cannot lock ({exc.strerror})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            finally:
+                os.close(fd)
+            raise RunDirError(f"{path.parent}: another eval run (pid {pid}) is using this directory") from None
+        except OSError as exc:
+            os.close(fd)
+            raise RunDirError(f"{path}: cannot lock ({exc.strerror})") from None
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # locked a file its holder had just removed: lock the current one
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
 
 
 class RunStore:
@@ -150,6 +216,23 @@ class RunStore:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+    def keep_transcript(self, key: str, tmp: Path, result: dict[str, Any]) -> dict[str, Any]:
+        """An errored attempt's ``transcript.jsonl`` moved out of its private folder (removed
+        later) to ``RUN_DIR/errors/<run>.transcript.jsonl``; the error text names that file."""
+        source = tmp / "transcript.jsonl"
+        if not source.is_file():
+            return result
+        target = self.root / ERROR_TRANSCRIPTS / f"{slug(key)}.transcript.jsonl"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(source, target)
+        out = {**result, "transcript": str(target.relative_to(self.root))}
+        old, new = str(source), str(target)
+        out["error"] = str(result["error"]).replace(old, new)
+        endpoint = result.get("endpoint")
+        if isinstance(endpoint, dict) and isinstance(endpoint.get("message"), str):
+            out["endpoint"] = {**endpoint, "message": endpoint["message"].replace(old, new)}
+        return out
 
     def tmp_dir(self, key: str, token: str) -> Path:
         """A private folder for one attempt at a run."""

@@ -105,6 +105,13 @@ def _running(run_dir: Path, since: float) -> bool:
         return False
 
 
+def _as_in_a_terminal() -> None:
+    """The runner as a terminal starts it: Ctrl-C not ignored. A suite launched in the background
+    by a non-interactive shell inherits SIGINT ignored (POSIX), and the runner rightly keeps that
+    disposition — which is why its Ctrl-C exits never landed in such runs."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _kill_round(bank: Path, run_dir: Path, rng: random.Random) -> tuple[int, int, list[tuple[int, int, int]]]:
     """Start the runner on ``run_dir`` and kill it at random points of progress until it has been
     killed six times or the work is done; resume to completion; check nothing was lost or repeated.
@@ -124,7 +131,8 @@ def _kill_round(bank: Path, run_dir: Path, rng: random.Random) -> tuple[int, int
         target = before + rng.randint(1, 3)
         jobs = ["--jobs", "1"] if attempt % 4 in (2, 3) else []  # the in-process path is killed too
         proc = subprocess.Popen([*args, *jobs, "--resume"] if attempt else args, start_new_session=True,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=_as_in_a_terminal)
         started = time.monotonic()
         sig = signal.SIGKILL if kills % 2 == 0 else signal.SIGINT
         # Kill after a few more records, or at a random moment (the runner may record in bursts): a
@@ -176,11 +184,9 @@ def test_killed_at_random_points_resumes_without_loss_or_duplication(tmp_path: P
         kills, interrupted, ended = kills + k, interrupted + i, ended + e
         if kills >= 3 and interrupted >= 1:
             break
-    if kills < 3 or interrupted < 1:
-        # Seen only inside the full parallel suite (never alone, nor under synthetic load): after
-        # one SIGKILL the remaining runs were all recorded by the next start at once. Nothing was
-        # lost or repeated (checked above); why the kills did not land is an open question.
-        pytest.xfail(f"only {kills} kills and {interrupted} orderly Ctrl-C exits landed; ended by themselves: {ended}")
+    # (Once xfailed: a suite launched with SIGINT ignored handed that to the runner, so no Ctrl-C
+    # could land; the runner is now started as a terminal starts it, see _as_in_a_terminal.)
+    assert kills >= 3 and interrupted >= 1, (kills, interrupted, ended)
 
 
 

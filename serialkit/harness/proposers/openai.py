@@ -243,7 +243,14 @@ class Endpoint:
             return await fn()
 
     def close(self) -> None:
-        """Close the client and stop the loop."""
+        """Cancel requests still in flight (their runs were abandoned, e.g. by Ctrl-C or SIGTERM),
+        close the client and stop the loop. Cancelling them on the loop lets each unwind in its
+        own task; a loop stopped under pending tasks would leave them to be destroyed later
+        ("Task was destroyed but it is pending!", a context variable reset in a foreign context)."""
+        try:
+            self.submit(self._cancel_pending())
+        except Exception:  # noqa: BLE001 - closing must not hide the experiment's own outcome
+            pass
         if self._client is not None:
             try:
                 self.submit(self._client.close())
@@ -251,6 +258,13 @@ class Endpoint:
                 pass
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
+
+    async def _cancel_pending(self) -> None:
+        current = asyncio.current_task()
+        pending = [t for t in asyncio.all_tasks() if t is not current]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
     def __enter__(self) -> Endpoint:
         return self

@@ -1,0 +1,118 @@
+"""SIGTERM ends ``eval run`` like Ctrl-C (finished runs saved, one line, exit 130, --resume goes
+on), on the local and the remote (threads + asyncio) paths; one runner per run directory."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from serialkit.eval.bank import BANK_DIR
+from serialkit.eval.store import RunStore
+from serialkit.harness import load_task
+from serialkit.harness.proposers.base import Request
+from serialkit.harness.proposers.openai import Endpoint, OpenAIProposer
+from tests.eval.helpers import CLI, small_bank
+from tests.harness.fake_openai import FakeOpenAI
+
+SECRET = "sk-serialkit-test-secret-0123456789"
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env["SERIALKIT_API_KEY"] = SECRET
+    return env
+
+
+def _wait_for(predicate, proc: subprocess.Popen[str], what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + 300  # a bound against hanging, not a speed assertion
+    while not predicate():
+        if proc.poll() is not None:
+            raise AssertionError(f"the runner ended before {what}: {proc.communicate()}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def _records(run_dir: Path) -> int:
+    return len(RunStore(run_dir).records()) if (run_dir / "runs.jsonl").exists() else 0
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_sigterm_on_the_remote_path_ends_like_ctrl_c(tmp_path: Path, jobs: str) -> None:
+    bank = small_bank(tmp_path, ("mono-line-01", "canon-02"))
+    tasks = [load_task(str(bank / f"{n}.json")) for n in ("mono-line-01", "canon-02")]
+    run_dir = tmp_path / "run"
+    args = ["eval", "run", str(bank), "--variant", "raw,harness", "--runs", "3", "--proposer", "openai",
+            "--model", "test-model", "--jobs", jobs, "-O", "max_retries=0", "-o", str(run_dir)]
+    with FakeOpenAI(tasks, ["ok"], reply_delay=1.0) as server:  # a request is in flight at the signal
+        proc = subprocess.Popen([*CLI, *args, "--base-url", server.base_url], env=_env(), text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # a run is recorded and the next one's request is in flight when the signal lands
+        _wait_for(lambda: len(server.received) >= 3 and server.in_flight >= 1, proc, "a request in flight")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 143, err  # 128 + SIGTERM, as a shell reports it
+        assert "Traceback" not in err and "Task was destroyed" not in err and "Error" not in err, err
+        assert err.strip().splitlines() == ["interrupted: finished runs are saved; continue with --resume"]
+        saved = _records(run_dir)
+        assert saved < 12
+        again = subprocess.run([*CLI, *args, "--base-url", server.base_url, "--resume"], env=_env(), text=True,
+                               capture_output=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    keys = [r["key"] for r in RunStore(run_dir).records()]
+    lines = (run_dir / "runs.jsonl").read_text().splitlines()
+    assert len(keys) == len(set(keys)) == len(lines) == 12
+
+
+def test_sigterm_on_the_local_path_ends_like_ctrl_c(tmp_path: Path) -> None:
+    bank = small_bank(tmp_path)
+    run_dir = tmp_path / "run"
+    args = ["eval", "run", str(bank), "--runs", "20", "--jobs", "2", "-o", str(run_dir)]
+    proc = subprocess.Popen([*CLI, *args], text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    _wait_for(lambda: _records(run_dir) >= 1, proc, "a finished run")
+    os.killpg(proc.pid, signal.SIGTERM)  # as a service manager does: the workers get it too
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err, err
+    assert err.strip().splitlines() == ["interrupted: finished runs are saved; continue with --resume"]
+    assert 1 <= _records(run_dir) < 240
+    assert not (run_dir / "errors.jsonl").exists()  # the workers finished their runs: none broke off
+
+
+def test_closing_an_endpoint_cancels_the_requests_in_flight(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An interrupted experiment closes its endpoint under a request still in flight: the request
+    is cancelled on the endpoint's loop (no task left pending there to be destroyed at exit with
+    'Task was destroyed but it is pending!' and a context variable reset in a foreign context)."""
+    monkeypatch.setenv("SERIALKIT_API_KEY", SECRET)
+    task = load_task(str(BANK_DIR / "mono-line-01.json"))
+    outcome: list[BaseException | None] = []
+
+    def propose() -> None:
+        try:
+            proposer.propose(Request("x", "section", task, task.sections[0].id, 1))
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - what the abandoned run's thread saw
+            outcome.append(exc)
+
+    with FakeOpenAI(task, ["ok"], reply_delay=5.0) as server:
+        endpoint = Endpoint(server.base_url, concurrency=1, timeout=30.0, max_retries=0)
+        proposer = OpenAIProposer(base_url=server.base_url, model="test-model", endpoint=endpoint)
+        worker = threading.Thread(target=propose, daemon=True)
+        worker.start()
+        deadline = time.monotonic() + 60  # a bound against hanging, not a speed assertion
+        while server.in_flight < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.in_flight >= 1
+        endpoint.close()
+        assert not asyncio.all_tasks(endpoint._loop)  # nothing left pending on the stopped loop
+        worker.join(timeout=60)
+    assert outcome and outcome[0] is not None  # the waiting run was told, not left hanging
