@@ -200,6 +200,7 @@ def check_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outc
     from serialkit.io.atomic import atomic_write
 
     piece = read_source(source, options.get("format"))
+    unreadable = tuple((piece.metadata or {}).get("unreadable_sections") or ())  # a run's candidate
     row = Row.parse(options["row"]) if options.get("row") else None
     rules = options.get("rules") or Rules()
     rules_spec = options.get("rules_spec")
@@ -227,7 +228,7 @@ def check_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outc
     mode = options.get("mode", "strict")
     passed = report.passed(mode)
     if task_bound and (row is not None or piece.row is not None):
-        passed = _gate(piece, row, convention, profile.rules, data, mode, task)
+        passed = _gate(piece, row, convention, profile.rules, data, mode, task, unreadable)
     data["mode"] = mode
     if out is not None:
         import json
@@ -265,7 +266,7 @@ def _in_task_voices(piece: Any, task: Any, where: str) -> tuple[Any, ...]:
 
 
 def _gate(piece: Any, row: Any, convention: str | None, rules: Any, data: dict[str, Any], mode: str,
-          task: Any = None) -> bool:
+          task: Any = None, unreadable: tuple[str, ...] = ()) -> bool:
     """Judge a task-bound candidate with the one gate (and the task's time limits) and put its
     verdict into the report."""
     from serialkit.check.gate import gate_candidate
@@ -276,7 +277,7 @@ def _gate(piece: Any, row: Any, convention: str | None, rules: Any, data: dict[s
         from serialkit.harness.gate import limits_for
 
         limits = limits_for(task)
-    verdict = gate_candidate(framed, rules, limits=limits)
+    verdict = gate_candidate(framed, rules, limits=limits, unreadable=unreadable)
     checked = list(dict.fromkeys([*data["checked"], *verdict.counts()]))
     data.update(
         strict=verdict.strict, relaxed=verdict.relaxed, counts={c: verdict.counts().get(c, 0) for c in checked},

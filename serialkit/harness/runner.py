@@ -128,6 +128,8 @@ def run(task: Task | str | Path, variant: str = "harness", proposer: str | Propo
     released = verdict.passed(mode)
     verified_labels(outcome.certificates, verdict)
     piece = task.frame(tuple(sorted(outcome.events, key=lambda e: (e.onset, e.voice, e.id))))
+    if unreadable:  # candidate.json carries them, so `serialkit check` gives the run's own verdict
+        piece = piece.copy(metadata={**piece.metadata, "unreadable_sections": unreadable})
     certificate = build_certificate(session, outcome.certificates, released, mode)
     report = build_report(session, verdict, released, mode, outcome)
     transcript = transcript_text(session)
