@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -242,17 +242,20 @@ def repair_score(
         notes.append(f"not repaired: {unexplained} of {len(piece.events)} notes are unexplained, "
                      "more than wrong notes would leave (is the row right?)")
         allowed = set()
+
+    def judge(candidate: Piece) -> dict[str, Any]:
+        return check_piece(candidate, row=the_row, convention=conv, source=str(out or source),
+                           profile=profile).to_dict()
+
     while True:
         plan = plan_repairs(bare, the_row, conv, threshold=threshold, only=allowed)
-        fixed, applied = plan.piece, plan.applied
-        repaired = _with_pitches(piece, fixed)
-        after = check_piece(repaired, row=the_row, convention=conv, source=str(out or source),
-                            profile=profile).to_dict()
-        flagged = _newly_flagged(before, after, applied)
-        if not flagged:
+        applied = plan.applied
+        refused, why, repaired, after = _refused(piece, before, applied, judge)
+        if not refused:
             break
-        withdrawn += sorted(flagged)
-        allowed = (allowed if allowed is not None else {e.id for e in piece.events}) - flagged
+        withdrawn += sorted(refused - set(withdrawn))
+        notes.append(why)
+        allowed = (allowed if allowed is not None else {e.id for e in piece.events}) - refused
     changes = _changes(piece, applied)
     held = _held(piece, plan.held)
     if held:
@@ -261,6 +264,11 @@ def repair_score(
                           dry_run, withdrawn=tuple(withdrawn), notes=tuple(notes), held=held,
                           threshold=threshold)
     if dry_run:
+        return result
+    if not changes:  # nothing improves: no copy, no certificate, only the report saying why
+        result.out = None
+        result.notes += ("nothing written: no correction the check suggests makes the score better"
+                         + (" (it passes the gate as it is)" if result.passed else ""),)
         return result
     assert out is not None
     target = Path(out)
@@ -298,12 +306,11 @@ def _allowed(report: Mapping[str, Any], only: Sequence[str] | None, piece: Piece
     return {e for v in report.get("violations") or () if v["code"] in only for e in v["event_ids"]}
 
 
-def _with_pitches(piece: Piece, fixed: Piece) -> Piece:
-    """``piece`` (with its own tags and sources) carrying ``fixed``'s pitches."""
-    midi = {e.id: e.midi for e in fixed.events}
+def _with_pitches(piece: Piece, midi: Mapping[str, int]) -> Piece:
+    """``piece`` (with its own tags and sources) with the notes of ``midi`` at those pitches."""
     return piece.with_events(
         e.copy(midi=midi[e.id], claimed_pc=None if e.claimed_pc is None else midi[e.id] % 12)
-        if midi[e.id] != e.midi else e
+        if e.id in midi and midi[e.id] != e.midi else e
         for e in piece.events
     )
 
@@ -326,17 +333,75 @@ def _held_note(changed: int, held: int, threshold: float, dry_run: bool) -> str:
     return head + ("; listed below (held)" if dry_run else "; use --dry-run to see them")
 
 
-def _newly_flagged(before: Mapping[str, Any], after: Mapping[str, Any], applied: Sequence[Applied]) -> set[str]:
-    """Changed notes the gate flags now under a (code, notes) it did not flag before."""
-    changed = {e.event_id for a in applied for e in a.suggestion.edits}
-    old = {(v["code"], tuple(v["event_ids"])) for v in before.get("violations") or ()}
-    bad: set[str] = set()
-    for v in after.get("violations") or ():
-        if (v["code"], tuple(v["event_ids"])) in old:
-            continue
-        bad |= changed & set(v["event_ids"])
-    bad |= changed & set(after.get("unexplained") or ())
-    return bad
+_HOLE = "lacks position"
+"""How a hole finding reads (``check.report._holes``): it names the two statement members around
+the hole, which the row explains, not a suspect note."""
+
+
+def _named(report: Mapping[str, Any]) -> tuple[set[str], set[str]]:
+    """The notes the check names as suspect — unexplained notes and the notes of a ROW or ORDER
+    finding — and the explained neighbours a hole finding is located by (one of them may be the
+    wrong note, in a chord, but the row explains them)."""
+    named = set(report.get("unexplained") or ())
+    around: set[str] = set()
+    for v in report.get("violations") or ():
+        if v["code"] in FIXABLE:
+            (around if _HOLE in v.get("message", "") else named).update(v["event_ids"])
+    return named, around - named
+
+
+def _findings(report: Mapping[str, Any]) -> set[tuple[str, tuple[str, ...], str]]:
+    return {(v["code"], tuple(v["event_ids"]), v.get("message", "")) for v in report.get("violations") or ()}
+
+
+def _new_findings(before: Mapping[str, Any], after: Mapping[str, Any]) -> int:
+    """How many of ``after``'s findings are new: not among ``before``'s, and about notes no finding
+    of ``before`` named (a hole that moves along its statement as a wrong note beside it is put
+    right is the same trouble, not a new one)."""
+    old = _findings(before)
+    seen = {e for _, ids, _ in old for e in ids} | set(before.get("unexplained") or ())
+    return sum(1 for f in _findings(after) - old if not f[1] or not set(f[1]) & seen)
+
+
+def _better(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+    """True when ``after`` improves on ``before``: no new finding (:func:`_new_findings`), and
+    strictly fewer findings or fewer unexplained notes (neither more)."""
+    if _new_findings(before, after):
+        return False
+    old, new = len(_findings(before)), len(_findings(after))
+    unexplained = (len(before.get("unexplained") or ()), len(after.get("unexplained") or ()))
+    return unexplained[1] <= unexplained[0] and new <= old and (new < old or unexplained[1] < unexplained[0])
+
+
+def _refused(piece: Piece, before: Mapping[str, Any], applied: Sequence[Applied],
+             judge: Callable[[Piece], dict[str, Any]]) -> tuple[set[str], str, Piece, dict[str, Any]]:
+    """The planned corrections taken one at a time, each judged by the whole gate against the
+    score as the ones before it left it. A correction is kept only when its note is one the check
+    names (a swap's other note comes with it) — or a hole's neighbour, when changing it leaves
+    fewer notes unexplained — and the gate afterwards is better (:func:`_better`). Returns the notes of the first refused correction (empty when all are
+    kept) and why, and the score with the corrections before it and its report."""
+    from serialkit.core.rows import pc_name
+
+    current, report = piece, dict(before)
+    events = {e.id: e for e in piece.events}
+    for a in applied:
+        s = a.suggestion
+        edits = {e.event_id for e in s.edits}
+        what = f"{s.event_id} ({pc_name(events[s.event_id].midi)} → {pc_name(s.midi)}) not changed: "
+        named, around = _named(report)
+        if s.event_id not in named | around:
+            return edits, what + "the check does not name it (the row explains it)", current, report
+        changed = _with_pitches(current, {e.event_id: e.after for e in s.edits})
+        result = judge(changed)
+        if s.event_id in around and not len(result.get("unexplained") or ()) < len(report.get("unexplained") or ()):
+            return edits, what + ("the row explains it, and changing it explains no other note "
+                                  "(it only moves a statement's hole)"), current, report
+        if not _better(report, result):
+            new = _new_findings(report, result)
+            return edits, what + (f"the gate finds {new} new finding{'s' if new != 1 else ''} with it" if new
+                                  else "the gate is no better with it"), current, report
+        current, report = changed, result
+    return set(), "", current, report
 
 
 def _changes(piece: Piece, applied: Sequence[Applied]) -> tuple[Change, ...]:

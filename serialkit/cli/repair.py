@@ -127,7 +127,7 @@ def repair(
 
 def _print(data: dict[str, Any]) -> None:
     verdict = click.style("pass", fg="green", bold=True) if data["passed"] else click.style("FAIL", fg="red", bold=True)
-    where = "dry run" if data["dry_run"] else f"→ {data['output']}"
+    where = "dry run" if data["dry_run"] else f"→ {data['output']}" if data["output"] else "not written"
     n = len(data["changes"])
     click.echo(f"{data['source']} {where}: {n} note{'s' if n != 1 else ''} changed; gate after: {verdict} "
                f"(unexplained {data['before']['unexplained']} → {data['after']['unexplained']})")
@@ -146,7 +146,5 @@ def _print(data: dict[str, Any]) -> None:
                 + (f" of {c['statement']}" if c["statement"] else "")
                 + f"  [{c['model']}, {c['confidence']:.0%} < {data['threshold']:g}]"
             )
-    for eid in data["withdrawn"]:
-        click.echo(f"  withdrawn: {eid} (the gate found something new on it)")
     if data["certificate"]:
         click.echo(f"  certificate {data['certificate']}" + (f", review {data['review']}" if data["review"] else ""))
