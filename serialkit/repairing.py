@@ -4,8 +4,8 @@
 suggested correction (``core.suggest``) is applied and the notes analysed again, one at a time
 (``core.suggest.plan_repairs``); the whole gate then checks the result and any change that brings
 a new finding onto a changed note is taken back. What remains is written in the input's format —
-MusicXML edited in place (pitch, accidental, colour and a label per changed note), MEI, or a JSON
-piece — with a certificate (each changed note before and after, and why) and a review page. The
+MusicXML or MEI edited in place (pitch, accidental, colour and a label per changed note; every
+other byte as it was), or a JSON piece — with a certificate (each changed note before and after, and why) and a review page. The
 source file is never written.
 """
 
@@ -243,9 +243,9 @@ def repair_score(
                      "more than wrong notes would leave (is the row right?)")
         allowed = set()
 
-    def judge(candidate: Piece) -> dict[str, Any]:
+    def judge(candidate: Piece, suggest: bool = False) -> dict[str, Any]:
         return check_piece(candidate, row=the_row, convention=conv, source=str(out or source),
-                           profile=profile).to_dict()
+                           profile=profile, suggest=suggest).to_dict()
 
     while True:
         plan = plan_repairs(bare, the_row, conv, threshold=threshold, only=allowed)
@@ -339,14 +339,16 @@ the hole, which the row explains, not a suspect note."""
 
 
 def _named(report: Mapping[str, Any]) -> tuple[set[str], set[str]]:
-    """The notes the check names as suspect — unexplained notes and the notes of a ROW or ORDER
-    finding — and the explained neighbours a hole finding is located by (one of them may be the
-    wrong note, in a chord, but the row explains them)."""
+    """The notes the check names as suspect — unexplained notes, the notes of a ROW or ORDER
+    finding, notes standing in a statement's hole that it suggests a correction for — and the
+    explained neighbours a hole finding is located by (one of them may be the wrong note, in a
+    chord, but the row explains them: the statement with the hole holds them)."""
     named = set(report.get("unexplained") or ())
     around: set[str] = set()
     for v in report.get("violations") or ():
         if v["code"] in FIXABLE:
             (around if _HOLE in v.get("message", "") else named).update(v["event_ids"])
+    named |= {s["event_id"] for s in report.get("suggestions") or () if s.get("finding") == "hole"} - around
     return named, around - named
 
 
@@ -374,7 +376,7 @@ def _better(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
 
 
 def _refused(piece: Piece, before: Mapping[str, Any], applied: Sequence[Applied],
-             judge: Callable[[Piece], dict[str, Any]]) -> tuple[set[str], str, Piece, dict[str, Any]]:
+             judge: Callable[[Piece, bool], dict[str, Any]]) -> tuple[set[str], str, Piece, dict[str, Any]]:
     """The planned corrections taken one at a time, each judged by the whole gate against the
     score as the ones before it left it. A correction is kept only when its note is one the check
     names (a swap's other note comes with it) — or a hole's neighbour, when changing it leaves
@@ -389,10 +391,12 @@ def _refused(piece: Piece, before: Mapping[str, Any], applied: Sequence[Applied]
         edits = {e.event_id for e in s.edits}
         what = f"{s.event_id} ({pc_name(events[s.event_id].midi)} → {pc_name(s.midi)}) not changed: "
         named, around = _named(report)
+        if s.event_id not in named | around:  # a note in a statement's hole, the check's suggestions say
+            named, around = _named(judge(current, True))
         if s.event_id not in named | around:
             return edits, what + "the check does not name it (the row explains it)", current, report
         changed = _with_pitches(current, {e.event_id: e.after for e in s.edits})
-        result = judge(changed)
+        result = judge(changed, False)
         if s.event_id in around and not len(result.get("unexplained") or ()) < len(report.get("unexplained") or ()):
             return edits, what + ("the row explains it, and changing it explains no other note "
                                   "(it only moves a statement's hole)"), current, report
@@ -430,10 +434,13 @@ def _write_score(source: Path, repaired: Piece, changes: Sequence[Change], out: 
     notes = {c.event_id: Annotation(f"{c.rung} {c.label}", RUNG_COLOUR) for c in changes}
     if suffix in (".musicxml", ".xml", ".mxl"):
         _write_musicxml(source, {c.event_id: c for c in changes}, notes, out)
-    elif suffix == ".mei":
-        from serialkit.io.mei_write import write_mei
+    elif suffix == ".mei":  # edited in place, as annotate does: every other byte as it was
+        from serialkit.io.mei_annotate import write_annotated_mei
 
-        write_mei(repaired, out, annotations=notes)
+        by_id = {c.event_id: c for c in changes}
+        habit = _habit(source.read_bytes(), rb'accid(?:\.ges)?="(s|f)"')
+        write_annotated_mei(source, notes, out, "fingering", pitches={c.event_id: c.after for c in changes},
+                            spelling=lambda eid, step, written: spell(written, step, by_id[eid].model, habit))
     elif suffix == ".json":
         from serialkit.io.atomic import atomic_write
 
@@ -470,6 +477,13 @@ def spell(target: int, step: str, model: str, habit: int) -> tuple[str, int, int
 
     letter, alter, octave = min(options, key=rank)
     return letter, alter, octave
+
+
+def _habit(data: bytes, pattern: bytes) -> int:
+    """The score's habit in accidentals: > 0 when it writes more sharps (``s``), < 0 more flats."""
+    import re
+
+    return sum(1 if m.group(1) == b"s" else -1 for m in re.finditer(pattern, data))
 
 
 def _write_musicxml(source: Path, changes: Mapping[str, Change], notes: Mapping[str, Any], out: Path) -> None:

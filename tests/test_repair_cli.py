@@ -313,3 +313,52 @@ def test_a_repair_never_makes_the_gate_worse(tmp_path: Path, seed: int, kind: st
     assert sum(after["counts"].values()) <= sum(before["counts"].values())
     assert (after["unexplained"], sum(after["counts"].values())) != (before["unexplained"],
                                                                       sum(before["counts"].values()))
+
+
+def _only_the_note_and_its_label_differ(original: str, repaired: str) -> list[str]:
+    """The lines of ``repaired`` that are not in ``original``, the source's other lines all kept."""
+    import difflib
+
+    diff = list(difflib.ndiff(original.splitlines(keepends=True), repaired.splitlines(keepends=True)))
+    assert not [d for d in diff if d.startswith("- ")][1:], "at most one line of the source changes"
+    return [d[2:] for d in diff if d.startswith("+ ")]
+
+
+@pytest.mark.corpus
+def test_repair_edits_mei_in_place(corpus: Path, tmp_path: Path) -> None:
+    """Webern Op. 27 with an added sharp (F5 -> F#5): the repair changes that note's accidental and
+    adds its colour and label; every other byte (meiHead, articulations, slurs, spelling of the
+    other notes, meiversion) is the source's."""
+    original = (corpus / "webern-op27-ii-mm1-11.mei").read_text(encoding="utf-8")
+    right = '<note pname="f" oct="5" dur="4" accid="n" artic="ten"/>'
+    src = tmp_path / "op27.mei"
+    src.write_text(original.replace(right, right.replace('accid="n"', 'accid="s"')), encoding="utf-8")
+    out = tmp_path / "fixed.mei"
+    code, text, _ = _run("repair", str(src), "--row", "Eb B Bb D C# C F# E G F A Ab", "-o", str(out), "--no-review")
+    assert code == 0, text
+    added = _only_the_note_and_its_label_differ(original, out.read_text(encoding="utf-8"))
+    assert len(added) == 2, added
+    note, = (a for a in added if "<note " in a)
+    assert 'pname="f" oct="5" dur="4" accid="n" artic="ten"' in note and 'color="#56B4E9"' in note
+    assert "<fing " in next(a for a in added if a is not note) and "rewrite" in added[1]
+    assert _pitches(out) == _pitches(corpus / "webern-op27-ii-mm1-11.mei")
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_repair_writes_a_transposing_part_at_written_pitch_in_place(corpus: Path, tmp_path: Path) -> None:
+    """Webern Op. 21, Horn 2 in F (trans.semi -7): its written Eb4 with the flat dropped (sounding
+    A3 for G#3) is put back as written Eb4 — the <accid> child's flat — not at sounding pitch."""
+    import re
+
+    original = (corpus / "webern-op21-i-mm1-25.mei").read_text(encoding="utf-8")
+    at = original.index('<note xml:id="note-000000087804319"')
+    accid = re.compile(r'accid="f"').search(original, at)
+    assert accid is not None and original[at:accid.start()].count("<note ") == 1
+    src = tmp_path / "op21.mei"
+    src.write_text(original[:accid.start()] + 'accid="n"' + original[accid.end():], encoding="utf-8")
+    out = tmp_path / "fixed.mei"
+    _run("repair", str(src), "--row", "A F# G G# E F B Bb D C# C Eb", "-o", str(out), "--no-review")
+    added = _only_the_note_and_its_label_differ(original, out.read_text(encoding="utf-8"))
+    assert len(added) == 2 and 'xml:id="note-000000087804319"' in added[0] and "<fing " in added[1], added
+    assert _pitches(out) == _pitches(corpus / "webern-op21-i-mm1-25.mei")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -79,15 +79,27 @@ def _markup(prefix: str, tag: str, attrs: dict[str, str], text: str | None = Non
     return f"<{name}{parts}>".encode() + inner + f"</{name}>".encode()
 
 
+Spelling = Callable[[str, str, int], tuple[str, int, int]]
+"""``(event id, written step, new written MIDI pitch) -> (step, alter, octave)``: how a repitched
+note is written (``repairing.spell``)."""
+_ACCID_VALUE = {-2: "ff", -1: "f", 0: "n", 1: "s", 2: "ss"}
+
+
 def plan_mei_edits(
-    tree: etree._ElementTree, where: str, annotations: Mapping[str, Annotation], labels: str = "words"
+    tree: etree._ElementTree, where: str, annotations: Mapping[str, Annotation], labels: str = "words",
+    pitches: Mapping[str, int] | None = None, spelling: Spelling | None = None,
 ) -> Edits:
-    """The attributes and children annotating adds (event ids as the MEI reader gives them)."""
+    """The attributes and children annotating adds (event ids as the MEI reader gives them).
+
+    ``pitches``: notes to repitch, event id -> the new sounding MIDI pitch, written by
+    ``spelling`` at the written pitch of the note's staff (``trans.semi``), on every notehead of
+    a tied note: ``@pname``, ``@oct`` and the accidental (``@accid`` or the ``<accid>`` child,
+    and a gestural ``accid.ges`` where the note has one) — nothing else."""
     if labels not in LABEL_STYLES:
         raise ScoreWriteError(f"label carrier {labels!r} is not one of {', '.join(LABEL_STYLES)}")
     state = scan_mei_tree(tree, where)
     element = {raw.id: el for el, raw in state.elements}
-    missing = [k for k in annotations if k not in element]
+    missing = [k for k in [*annotations, *(pitches or {})] if k not in element]
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         raise ScoreWriteError(f"{where}: annotations name notes that are not in the score: {shown}")
@@ -97,6 +109,16 @@ def plan_mei_edits(
         members[ids[0]] = ids
     order = {el: i for i, el in enumerate(tree.getroot().iter(tag=etree.Element))}
     edits = Edits()
+    if pitches:
+        if spelling is None:
+            raise ValueError("repitching MEI notes needs a spelling")
+        raw_of = {raw.id: raw for _, raw in state.elements}
+        for event_id, midi in pitches.items():
+            ids = members.get(event_id, [event_id])
+            shift = midi - raw_of[ids[0]].midi
+            for k, nid in enumerate(ids):
+                _repitch(element[nid], raw_of[nid].midi - raw_of[nid].transposition + shift, k == 0,
+                         event_id, order, edits, spelling)
     for event_id, ann in annotations.items():
         ids = members.get(event_id, [event_id])
         note = element[ids[0]]
@@ -131,6 +153,28 @@ def plan_mei_edits(
         tag = "fing" if labels == "fingering" else "dir"
         edits.add(order[measure], _markup(prefix, tag, attrs, ann.label))
     return edits
+
+
+def _repitch(note: etree._Element, written: int, first: bool, event_id: str, order: Mapping[etree._Element, int],
+             edits: Edits, spelling: Spelling) -> None:
+    """Edits that write ``note`` at the written MIDI pitch ``written``."""
+    step = (note.get("pname.ges") or note.get("pname") or "c").upper()
+    letter, alter, octave = spelling(event_id, step, written)
+    at = order[note]
+    for name, value in (("pname", letter.lower()), ("oct", str(octave))):
+        edits.set(at, name, value)
+        if note.get(name + ".ges") is not None:
+            edits.set(at, name + ".ges", value)
+    value = _ACCID_VALUE[alter]
+    child = next((c for c in note if local_name(c) == "accid"), None)
+    holder = child if child is not None and note.get("accid") is None else note
+    if first or holder.get("accid") is not None:
+        edits.set(order[holder], "accid", value)
+    for el in (note, child):
+        if el is not None and el.get("accid.ges") is not None:
+            edits.set(order[el], "accid.ges", value)
+    if not first and holder.get("accid") is None and note.get("accid.ges") is None:
+        edits.set(at, "accid.ges", value)  # a tied continuation carries its pitch unseen
 
 
 def _prefix(el: etree._Element) -> str:
@@ -222,14 +266,17 @@ def write_annotated_mei(
     annotations: Mapping[str, Annotation],
     out_path: str | os.PathLike[str],
     labels: str = "words",
+    pitches: Mapping[str, int] | None = None,
+    spelling: Spelling | None = None,
 ) -> Path:
-    """Copy an MEI file to ``out_path`` with labels and colours added and every other byte as it
-    was (declaration, comments, processing instructions, ids, attribute order, spacing).
-    Nothing is written when anything fails."""
+    """Copy an MEI file to ``out_path`` with labels and colours added (and ``pitches``: notes
+    repitched, see ``plan_mei_edits``) and every other byte as it was (declaration, comments,
+    processing instructions, ids, attribute order, spacing). Nothing is written when anything
+    fails."""
     src, out = Path(source), Path(out_path)
     data = read_bytes(src)
     tree = parse_xml(data, str(src))
-    edits = plan_mei_edits(tree, str(src), annotations, labels)
+    edits = plan_mei_edits(tree, str(src), annotations, labels, pitches, spelling)
     if _encoding(data) != "utf-8":
         text = bytes(etree.tostring(tree, encoding="UTF-8", xml_declaration=True))
         payload = splice(text, edits)
