@@ -176,12 +176,17 @@ def test_certificate_lists_exactly_the_changed_notes(tmp_path: Path, seed: int, 
     """Property: whatever is repaired, the certificate names exactly the notes whose pitch differs
     between source and output, the source is untouched, and the output passes the gate."""
     folder = tmp_path / f"{kind}-{seed}"
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
     src, _plant = _planted(folder, kind, seed)
     digest = _sha(src)
     out = folder / "out.musicxml"
-    code, _text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "-o", str(out))
+    out.unlink(missing_ok=True)
+    code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "-o", str(out))
     assert _sha(src) == digest
+    if not out.exists():  # no correction improved the score: nothing written, and the report says so
+        assert "0 notes changed" in text and "nothing written" in text and code in (0, 1)
+        assert not (folder / "out.certificate.json").exists()
+        return
     before, after = _pitches(src), _pitches(out)
     cert = json.loads((folder / "out.certificate.json").read_text(encoding="utf-8"))
     assert {e["id"] for e in cert["events"]} == {e for e in after if after[e] != before[e]}
@@ -302,7 +307,7 @@ def test_a_repair_never_makes_the_gate_worse(tmp_path: Path, seed: int, kind: st
     """Property: a written repair has no more findings and unexplained notes than its source,
     fewer of one of them, and only notes the check named (or their swap partners) changed."""
     folder = tmp_path / f"{kind}-{seed}"
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
     src, _plant = _planted(folder, kind, seed)
     code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "--dry-run", "--json")
     data = json.loads(text)
