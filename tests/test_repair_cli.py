@@ -367,3 +367,16 @@ def test_repair_writes_a_transposing_part_at_written_pitch_in_place(corpus: Path
     added = _only_the_note_and_its_label_differ(original, out.read_text(encoding="utf-8"))
     assert len(added) == 2 and 'xml:id="note-000000087804319"' in added[0] and "<fing " in added[1], added
     assert _pitches(out) == _pitches(corpus / "webern-op21-i-mm1-25.mei")
+
+
+def test_two_scores_with_one_output_name_are_refused(tmp_path: Path) -> None:
+    """As check and annotate refuse them: exit 2, one line naming both, nothing written."""
+    for sub in ("x", "y"):
+        (tmp_path / sub).mkdir()
+        _planted(tmp_path / sub, "accidental")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["repair", str(tmp_path / "x" / "accidental.musicxml"),
+                                      str(tmp_path / "y" / "accidental.musicxml"), "--row", EXERCISE_ROW,
+                                      "-o", str(out)])
+    assert result.exit_code == 2 and "would both be written to" in result.stderr
+    assert result.stderr.count("\n") == 1 and not out.exists()

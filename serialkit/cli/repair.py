@@ -72,6 +72,13 @@ def repair(
     batch = len(files) > 1 or any(p.is_dir() for p in scores)
     if not dry_run and output is None:
         raise click.UsageError("give -o/--output for the repaired score (or --dry-run)")
+    targets: dict[Path, Path] = {}
+    if batch and output is not None:
+        from serialkit.batch import Source, output_paths
+
+        # two scores that would share an output name are refused, as check and annotate refuse them
+        sources = [Source(str(p), p, relative=Path(p.name)) for p in files]
+        targets = dict(zip(files, output_paths(sources, output, lambda s: Path(s.name).suffix), strict=True))
     if batch and output is not None and not dry_run:
         if output.exists() and not output.is_dir():
             raise SerialkitError(f"{output}: several scores are repaired into a folder, and this is a file")
@@ -79,7 +86,7 @@ def repair(
     results: list[dict[str, Any]] = []
     errors = 0
     for path in files:
-        target = (output / path.name if batch else output) if output is not None else None
+        target = (targets[path] if batch else output) if output is not None else None
         try:
             result = repair_score(
                 path, row_spec, identify=identify, convention=convention, out=target,
