@@ -95,6 +95,8 @@ class RepairResult:
     held: tuple[Change, ...] = field(default=())
     """Suggestions left unapplied because they are below the threshold (not applied, not written)."""
     threshold: float = DEFAULT_THRESHOLD
+    noteheads: dict[str, list[str]] = field(default_factory=dict)
+    """A changed tied note's noteheads in the written score (the first one's id is the note's)."""
 
     @property
     def passed(self) -> bool:
@@ -113,7 +115,8 @@ class RepairResult:
             "row_names": self.row.names(),
             "profile": self.after.get("profile"),
             "threshold": self.threshold,
-            "events": [c.to_dict() for c in self.changes],
+            "events": [dict(c.to_dict(), noteheads=self.noteheads.get(c.event_id, [c.event_id]))
+                       for c in self.changes],
             "withdrawn": list(self.withdrawn),
             "before": _verdict(self.before),
             "after": _verdict(self.after),
@@ -287,6 +290,7 @@ def repair_score(
         raise
     result.after = after
     result.out, result.certificate_path = target, cert_path
+    result.noteheads = _tied_noteheads(target, {c.event_id for c in changes})
     from serialkit.io.atomic import atomic_write
 
     atomic_write(cert_path, json.dumps(result.certificate(), indent=2, ensure_ascii=False) + "\n")
@@ -477,6 +481,25 @@ def spell(target: int, step: str, model: str, habit: int) -> tuple[str, int, int
 
     letter, alter, octave = min(options, key=rank)
     return letter, alter, octave
+
+
+def _tied_noteheads(path: Path, ids: set[str]) -> dict[str, list[str]]:
+    """The noteheads of each changed note of ``ids`` that is tied over (every one was rewritten)."""
+    from serialkit.io._build import _merge_ties
+
+    suffix = path.suffix.lower()
+    if suffix == ".mei":
+        from serialkit.io.mei_read import scan_mei
+
+        parts = scan_mei(path)
+    elif suffix in (".musicxml", ".xml", ".mxl"):
+        from serialkit.io.musicxml_read import take_scan
+
+        parts = take_scan(path)[3].parts
+    else:
+        return {}
+    chains = {chain[0].id: [n.id for n in chain] for chain in _merge_ties(parts.notes, parts.tie_links)}
+    return {i: chains[i] for i in ids if len(chains.get(i, ())) > 1}
 
 
 def _habit(data: bytes, pattern: bytes) -> int:

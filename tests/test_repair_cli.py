@@ -380,3 +380,18 @@ def test_two_scores_with_one_output_name_are_refused(tmp_path: Path) -> None:
                                       "-o", str(out)])
     assert result.exit_code == 2 and "would both be written to" in result.stderr
     assert result.stderr.count("\n") == 1 and not out.exists()
+
+
+def test_the_certificate_lists_every_notehead_a_tied_note_rewrote(tmp_path: Path, fixtures: Path) -> None:
+    """A wrong note tied over the bar (Eb4 for E4): both noteheads are rewritten, and the
+    certificate lists exactly those noteheads — the changed ones in the written score."""
+    from serialkit.io.annotate import notehead_annotations
+
+    src = fixtures / "repair" / "tied-wrong.musicxml"
+    out = tmp_path / "fixed.musicxml"
+    code, text, _ = _run("repair", str(src), "--row", TESTER_ROW, "-o", str(out), "--no-review")
+    assert code == 0, text
+    before = {raw.id: raw.midi for raw, _ in notehead_annotations(src)}
+    changed = sorted(raw.id for raw, _ in notehead_annotations(out) if raw.midi != before[raw.id])
+    cert = json.loads((tmp_path / "fixed.certificate.json").read_text(encoding="utf-8"))
+    assert sorted(h for e in cert["events"] for h in e["noteheads"]) == changed == ["p1n3", "p1n4"]
