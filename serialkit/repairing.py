@@ -95,6 +95,8 @@ class RepairResult:
     held: tuple[Change, ...] = field(default=())
     """Suggestions left unapplied because they are below the threshold (not applied, not written)."""
     threshold: float = DEFAULT_THRESHOLD
+    name: str | None = None
+    """What the source is called in reports (``-``: standard input), when not its path."""
     noteheads: dict[str, list[str]] = field(default_factory=dict)
     """A changed tied note's noteheads in the written score (the first one's id is the note's)."""
 
@@ -108,7 +110,7 @@ class RepairResult:
         return {
             "format": "serialkit-repair-certificate",
             "version": 1,
-            "source": str(self.source),
+            "source": self.name or str(self.source),
             "source_sha256": _sha256(self.source),
             "output": None if self.out is None else str(self.out),
             "row": list(self.row.pcs),
@@ -125,7 +127,7 @@ class RepairResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON form for ``repair --json``."""
         return {
-            "source": str(self.source),
+            "source": self.name or str(self.source),
             "output": None if self.out is None or self.dry_run else str(self.out),
             "certificate": None if self.certificate_path is None else str(self.certificate_path),
             "review": None if self.review_path is None else str(self.review_path),
@@ -202,6 +204,7 @@ def repair_score(
     threshold: float = DEFAULT_THRESHOLD,
     review: bool = True,
     rules: str | None = None,
+    name: str | None = None,
 ) -> RepairResult:
     """Repair a copy of ``score``: suggested pitch corrections the gate accepts, one at a time.
 
@@ -210,6 +213,7 @@ def repair_score(
     the source) in the input's format, with ``<out stem>.certificate.json`` and (``review``)
     ``<out stem>.review.html`` beside it. ``rules``: the rule profile the gate follows
     (``analysis`` by default for a score without a task; see ``serialkit.check.profiles``).
+    ``name``: what reports and the certificate call the source (``-`` for standard input).
     """
     from serialkit.check import check_piece
     from serialkit.check.profiles import profile_for
@@ -265,7 +269,7 @@ def repair_score(
         notes.append(_held_note(len(changes), len(held), threshold, dry_run))
     result = RepairResult(source, None if out is None else Path(out), changes, before, after, the_row,
                           dry_run, withdrawn=tuple(withdrawn), notes=tuple(notes), held=held,
-                          threshold=threshold)
+                          threshold=threshold, name=name)
     if dry_run:
         return result
     if not changes:  # nothing improves: no copy, no certificate, only the report saying why

@@ -395,3 +395,22 @@ def test_the_certificate_lists_every_notehead_a_tied_note_rewrote(tmp_path: Path
     changed = sorted(raw.id for raw, _ in notehead_annotations(out) if raw.midi != before[raw.id])
     cert = json.loads((tmp_path / "fixed.certificate.json").read_text(encoding="utf-8"))
     assert sorted(h for e in cert["events"] for h in e["noteheads"]) == changed == ["p1n3", "p1n4"]
+
+
+def test_dash_reads_standard_input_and_writes_standard_output(tmp_path: Path) -> None:
+    """``repair - -o -`` as check and annotate take ``-``: the repaired score on standard output,
+    the report on standard error; ``-`` with a file output names the source ``-``."""
+    src, plant = _planted(tmp_path, "accidental")
+    result = CliRunner().invoke(cli, ["repair", "-", "--row", EXERCISE_ROW, "-o", "-"], input=src.read_bytes())
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.startswith("- → -: 1 note changed")
+    piped = tmp_path / "piped.musicxml"
+    piped.write_bytes(result.stdout_bytes)
+    before, after = _pitches(src), _pitches(piped)
+    assert {e: m for e, m in after.items() if before[e] != m} == plant.original
+    out = tmp_path / "fixed.musicxml"
+    result = CliRunner().invoke(cli, ["repair", "-", "--row", EXERCISE_ROW, "-o", str(out)], input=src.read_bytes())
+    assert result.exit_code == 0 and _pitches(out) == after
+    assert json.loads((tmp_path / "fixed.certificate.json").read_text(encoding="utf-8"))["source"] == "-"
+    result = CliRunner().invoke(cli, ["repair", str(src), "--row", EXERCISE_ROW, "-o", "-", "--json"])
+    assert result.exit_code == 2 and "standard output" in result.stderr

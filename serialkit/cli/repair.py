@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +21,14 @@ def register(cli: Any) -> None:
 
 @click.command("repair")
 @click.argument("scores", metavar="SCORE...", nargs=-1, required=True,
-                type=click.Path(exists=True, path_type=Path))
+                type=click.Path(exists=True, path_type=Path, allow_dash=True))
 @click.option("--row", "row_spec", metavar="ROW", help="The row (numbers, note names or a catalog name); default: the score's own.")
 @click.option("--identify", is_flag=True, help="Find the row from the music (the default when neither --row nor the score gives one).")
 @click.option("--convention", type=click.Choice(["relative", "absolute"]), default=None,
               help="Labelling convention (default: the score's own, else relative).")
-@click.option("-o", "--output", "output", type=click.Path(path_type=Path),
-              help="The repaired score (one SCORE), or a folder for several scores or a folder of them.")
+@click.option("-o", "--output", "output", type=click.Path(path_type=Path, allow_dash=True),
+              help="The repaired score (one SCORE; '-': standard output, without certificate or review "
+                   "page), or a folder for several scores or a folder of them.")
 @click.option("--only", "only", multiple=True, type=click.Choice(["ROW", "ORDER"]),
               help="Change only notes that findings of this code name (repeatable; default: ROW and ORDER).")
 @click.option("--rules", "rules_spec", metavar="PROFILE",
@@ -68,10 +71,11 @@ def repair(
     from serialkit.core.suggest import DEFAULT_THRESHOLD
     from serialkit.repairing import repair_score, score_files
 
-    files = score_files(scores)
-    batch = len(files) > 1 or any(p.is_dir() for p in scores)
     if not dry_run and output is None:
         raise click.UsageError("give -o/--output for the repaired score (or --dry-run)")
+    scores, output, shown = _spool(scores, output, as_json)
+    files = score_files(scores)
+    batch = len(files) > 1 or any(p.is_dir() for p in scores)
     targets: dict[Path, Path] = {}
     if batch and output is not None:
         from serialkit.batch import Source, output_paths
@@ -91,8 +95,9 @@ def repair(
             result = repair_score(
                 path, row_spec, identify=identify, convention=convention, out=target,
                 only=list(only) or None, dry_run=dry_run,
-                threshold=DEFAULT_THRESHOLD if threshold is None else threshold, review=not no_review,
-                rules=rules_spec,
+                threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
+                review=not no_review and output not in shown,
+                rules=rules_spec, name="-" if path in shown else None,
             )
         except SerialkitError as exc:
             if not batch:
@@ -102,9 +107,15 @@ def repair(
             results.append({"source": str(path), "error": str(exc)})
             continue
         data = result.to_dict()
+        if shown:  # standard input or output: named "-", not by the temporary files that held them
+            if result.out is not None and output in shown:
+                data.update(output="-", certificate=None, review=None)
+                sys.stdout.buffer.write(result.out.read_bytes())
+                sys.stdout.buffer.flush()
         results.append(data)
         if not as_json:
-            _print(data)
+            with contextlib.redirect_stdout(sys.stderr) if output in shown else contextlib.nullcontext():
+                _print(data)
     done = [r for r in results if "error" not in r]
     summary = {
         "scores": len(results),
@@ -130,6 +141,35 @@ def repair(
     if errors:
         raise SystemExit(EXIT_BAD_INPUT)
     raise SystemExit(EXIT_OK if all(r["passed"] for r in done) else EXIT_FAIL)
+
+
+def _spool(scores: tuple[Path, ...], output: Path | None,
+           as_json: bool) -> tuple[tuple[Path, ...], Path | None, set[Path]]:
+    """``-`` as SCORE (standard input) and as -o (standard output), as check and annotate take
+    them: each through a temporary file that lives as long as the command. Returns the scores,
+    the output and the temporary paths that stand for ``-``."""
+    import tempfile
+
+    from serialkit.io.stdin import read_stdin_bytes, spooled
+
+    dash = Path("-")
+    if dash in scores and len(scores) > 1:
+        raise click.UsageError("'-' (standard input) is repaired alone")
+    to_stdout = output == dash
+    if to_stdout and as_json:
+        raise click.UsageError("only one of -o - and --json can use standard output")
+    if to_stdout and len(scores) == 1 and scores[0].is_dir() or len(scores) > 1 and to_stdout:
+        raise click.UsageError("several scores need -o DIR, not -o -")
+    ctx = click.get_current_context()
+    shown: set[Path] = set()
+    if dash in scores:
+        scores = (ctx.with_resource(spooled(read_stdin_bytes())),)
+        shown.add(scores[0])
+    if to_stdout:
+        folder = Path(ctx.with_resource(tempfile.TemporaryDirectory(prefix="serialkit-repair-")))
+        output = folder / f"repaired{scores[0].suffix}"
+        shown.add(output)
+    return scores, output, shown
 
 
 def _print(data: dict[str, Any]) -> None:
