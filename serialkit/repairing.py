@@ -97,6 +97,9 @@ class RepairResult:
     threshold: float = DEFAULT_THRESHOLD
     name: str | None = None
     """What the source is called in reports (``-``: standard input), when not its path."""
+    written: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Each changed (or held) note's pitch as the score writes it, before and after (``Eb4``,
+    a transposing part's written pitch): the spelling and transposition of the score."""
     noteheads: dict[str, list[str]] = field(default_factory=dict)
     """A changed tied note's noteheads in the written score (the first one's id is the note's)."""
 
@@ -117,7 +120,7 @@ class RepairResult:
             "row_names": self.row.names(),
             "profile": self.after.get("profile"),
             "threshold": self.threshold,
-            "events": [dict(c.to_dict(), noteheads=self.noteheads.get(c.event_id, [c.event_id]))
+            "events": [dict(self._entry(c), noteheads=self.noteheads.get(c.event_id, [c.event_id]))
                        for c in self.changes],
             "withdrawn": list(self.withdrawn),
             "before": _verdict(self.before),
@@ -132,15 +135,24 @@ class RepairResult:
             "certificate": None if self.certificate_path is None else str(self.certificate_path),
             "review": None if self.review_path is None else str(self.review_path),
             "dry_run": self.dry_run,
-            "changes": [c.to_dict() for c in self.changes],
+            "changes": [self._entry(c) for c in self.changes],
             "withdrawn": list(self.withdrawn),
-            "held": [c.to_dict() for c in self.held],
+            "held": [self._entry(c) for c in self.held],
             "threshold": self.threshold,
             "notes": list(self.notes),
             "before": _verdict(self.before),
             "after": _verdict(self.after),
             "passed": self.passed,
         }
+
+    def _entry(self, change: Change) -> dict[str, Any]:
+        """``change.to_dict()`` with the written pitch beside the sounding one (``written``)."""
+        data = change.to_dict()
+        names = self.written.get(change.event_id)
+        if names is not None:
+            for side, name in zip(("before", "after"), names, strict=True):
+                data[side] = dict(data[side], written=name)
+        return data
 
 
 def _verdict(report: Mapping[str, Any]) -> dict[str, Any]:
@@ -269,7 +281,7 @@ def repair_score(
         notes.append(_held_note(len(changes), len(held), threshold, dry_run))
     result = RepairResult(source, None if out is None else Path(out), changes, before, after, the_row,
                           dry_run, withdrawn=tuple(withdrawn), notes=tuple(notes), held=held,
-                          threshold=threshold, name=name)
+                          threshold=threshold, name=name, written=_written_names(source, (*changes, *held)))
     if dry_run:
         return result
     if not changes:  # nothing improves: no copy, no certificate, only the report saying why
@@ -485,6 +497,51 @@ def spell(target: int, step: str, model: str, habit: int) -> tuple[str, int, int
 
     letter, alter, octave = min(options, key=rank)
     return letter, alter, octave
+
+
+def _pitch_name(step: str, alter: int, octave: int) -> str:
+    """``Eb4``, ``F#5``, ``C4``: a written pitch as messages name it."""
+    return f"{step}{'#' * alter if alter > 0 else 'b' * -alter}{octave}"
+
+
+def _written_names(source: Path, changes: Sequence[Change]) -> dict[str, tuple[str, str]]:
+    """Each change's note as the score writes it, before and after (``_write_score`` spells the
+    new pitch the same way): its staff's transposition and the letter the score gives it. A JSON
+    piece has no spelling: nothing."""
+    suffix = source.suffix.lower()
+    if suffix == ".mei":
+        from serialkit.io.mei_read import scan_mei_tree
+        from serialkit.io.safety import parse_xml, read_bytes
+
+        data = read_bytes(source)
+        state = scan_mei_tree(parse_xml(data, str(source)), str(source))
+        elements, habit = state.elements, _habit(data, rb'accid(?:\.ges)?="(s|f)"')
+
+        def step_of(el: Any) -> str:
+            return str(el.get("pname.ges") or el.get("pname") or "C").upper()
+    elif suffix in (".musicxml", ".xml", ".mxl"):
+        from serialkit.io.musicxml_read import take_scan
+
+        scan = take_scan(source)[3]
+        elements = scan.elements
+        habit = sum(1 if (a.text or "").strip().startswith("1") else -1
+                    for a in scan.root.iter("alter") if (a.text or "").strip() not in ("", "0"))
+
+        def step_of(el: Any) -> str:
+            return str((el.findtext("pitch/step") or "C").strip())
+    else:
+        return {}
+    by_id = {raw.id: (el, raw) for el, raw in elements}
+    out: dict[str, tuple[str, str]] = {}
+    for c in changes:
+        if c.event_id not in by_id:
+            continue
+        el, raw = by_id[c.event_id]
+        step, written = step_of(el), raw.midi - raw.transposition
+        alter = (written - _NATURAL.get(step, 0) + 6) % 12 - 6
+        before = _pitch_name(step, alter, (written - alter - _NATURAL.get(step, 0)) // 12 - 1)
+        out[c.event_id] = (before, _pitch_name(*spell(written + c.after - c.before, step, c.model or "other", habit)))
+    return out
 
 
 def _tied_noteheads(path: Path, ids: set[str]) -> dict[str, list[str]]:

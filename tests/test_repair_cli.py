@@ -367,6 +367,10 @@ def test_repair_writes_a_transposing_part_at_written_pitch_in_place(corpus: Path
     added = _only_the_note_and_its_label_differ(original, out.read_text(encoding="utf-8"))
     assert len(added) == 2 and 'xml:id="note-000000087804319"' in added[0] and "<fing " in added[1], added
     assert _pitches(out) == _pitches(corpus / "webern-op21-i-mm1-25.mei")
+    cert = json.loads((tmp_path / "fixed.certificate.json").read_text(encoding="utf-8"))
+    (entry,) = cert["events"]
+    assert (entry["before"]["written"], entry["after"]["written"]) == ("E4", "Eb4")  # as the horn reads it
+    assert (entry["before"]["midi"], entry["after"]["midi"]) == (57, 56)  # as it sounds
 
 
 def test_two_scores_with_one_output_name_are_refused(tmp_path: Path) -> None:
@@ -414,3 +418,15 @@ def test_dash_reads_standard_input_and_writes_standard_output(tmp_path: Path) ->
     assert json.loads((tmp_path / "fixed.certificate.json").read_text(encoding="utf-8"))["source"] == "-"
     result = CliRunner().invoke(cli, ["repair", str(src), "--row", EXERCISE_ROW, "-o", "-", "--json"])
     assert result.exit_code == 2 and "standard output" in result.stderr
+
+
+def test_messages_name_notes_as_the_score_writes_them(tmp_path: Path, fixtures: Path) -> None:
+    """A clarinet in Bb's written C5 for A4 (sounding A#4 for G4): the report names the written
+    pitches; the JSON keeps the sounding MIDI pitch and adds the written name."""
+    src = fixtures / "repair" / "clarinet-wrong.musicxml"
+    code, text, _ = _run("repair", str(src), "--row", TESTER_ROW, "--dry-run")
+    assert code == 0 and ": C5 → A4  " in text, text
+    code, text, _ = _run("repair", str(src), "--row", TESTER_ROW, "--dry-run", "--json")
+    (change,) = json.loads(text)["changes"]
+    assert change["before"] == {"midi": 70, "name": "A#4", "written": "C5"}
+    assert change["after"] == {"midi": 67, "name": "G4", "written": "A4"}

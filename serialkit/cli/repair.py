@@ -172,6 +172,11 @@ def _spool(scores: tuple[Path, ...], output: Path | None,
     return scores, output, shown
 
 
+def _written(side: dict[str, Any]) -> str:
+    """A note's pitch as the score writes it (its spelling and transposition), else as it sounds."""
+    return str(side.get("written") or side["name"])
+
+
 def _print(data: dict[str, Any]) -> None:
     verdict = click.style("pass", fg="green", bold=True) if data["passed"] else click.style("FAIL", fg="red", bold=True)
     where = "dry run" if data["dry_run"] else f"→ {data['output']}" if data["output"] else "not written"
@@ -180,7 +185,7 @@ def _print(data: dict[str, Any]) -> None:
                f"(unexplained {data['before']['unexplained']} → {data['after']['unexplained']})")
     for c in data["changes"]:
         click.echo(
-            f"  {c['location']}: {c['before']['name']} → {c['after']['name']}  {c['label']}"
+            f"  {c['location']}: {_written(c['before'])} → {_written(c['after'])}  {c['label']}"
             + (f" of {c['statement']}" if c["statement"] else "")
             + f"  [{c['rung']}; {c['model']}, {c['confidence']:.0%}]"
         )
@@ -189,7 +194,7 @@ def _print(data: dict[str, Any]) -> None:
     if data["dry_run"]:
         for c in data["held"]:
             click.echo(
-                f"  held: {c['location']}: {c['before']['name']} → {c['after']['name']}  {c['label']}"
+                f"  held: {c['location']}: {_written(c['before'])} → {_written(c['after'])}  {c['label']}"
                 + (f" of {c['statement']}" if c["statement"] else "")
                 + f"  [{c['model']}, {c['confidence']:.0%} < {data['threshold']:g}]"
             )
