@@ -430,3 +430,24 @@ def test_messages_name_notes_as_the_score_writes_them(tmp_path: Path, fixtures: 
     (change,) = json.loads(text)["changes"]
     assert change["before"] == {"midi": 70, "name": "A#4", "written": "C5"}
     assert change["after"] == {"midi": 67, "name": "G4", "written": "A4"}
+
+
+def test_small_messages_name_the_trouble_once(tmp_path: Path) -> None:
+    """A bad --row names the option; a file standing where -o needs a folder is named as such;
+    lxml's place is not repeated after the file:line; plurals agree."""
+    src, _plant = _planted(tmp_path, "accidental")
+    result = CliRunner().invoke(cli, ["repair", str(src), "--row", "C D", "-o", str(tmp_path / "x.musicxml")])
+    assert result.exit_code == 2 and result.stderr.startswith("error: --row 'C D': 2 pitch classes given")
+    (tmp_path / "plain").write_text("", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["repair", str(src), "--row", EXERCISE_ROW,
+                                      "-o", str(tmp_path / "plain" / "x.musicxml")])
+    assert result.exit_code == 2 and "plain is a file, not a directory" in result.stderr
+    broken = tmp_path / "broken.musicxml"
+    broken.write_text(src.read_text(encoding="utf-8").replace("<type>", "<typ", 1), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["repair", str(broken), "--row", EXERCISE_ROW, "--dry-run"])
+    assert result.exit_code == 2 and result.stderr.count(", line ") == 0, result.stderr
+    folder = tmp_path / "one"
+    folder.mkdir()
+    src.rename(folder / src.name)
+    code, text, _ = _run("repair", str(folder), "--row", EXERCISE_ROW, "-o", str(tmp_path / "out"))
+    assert "summary: 1 score, 1 changed (1 note), 1 pass the gate" in text, text

@@ -31,6 +31,19 @@ EXIT_INTERRUPTED = 130
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def check_row_option(spec: str | None) -> None:
+    """A bad --row is one error naming the option, before any score is read."""
+    if not spec:
+        return
+    from serialkit.core.errors import RowError
+    from serialkit.core.rows import Row
+
+    try:
+        Row.parse(spec)
+    except RowError as exc:
+        raise RowError(f"--row {spec!r}: {exc}") from None
+
+
 def echo_json(data: Any) -> None:
     """Print JSON to stdout (sorted keys off, 2-space indent, UTF-8)."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))

@@ -13,6 +13,7 @@ from serialkit.cli._batch import gather, run_and_report
 from serialkit.cli._common import (
     EXIT_FAIL,
     EXIT_OK,
+    check_row_option,
     echo_json,
     jobs_option,
     json_option,
@@ -24,7 +25,6 @@ from serialkit.cli._common import (
 )
 from serialkit.cli._suggestions import suggestion_lines
 from serialkit.core.errors import SerialkitError
-from serialkit.core.rows import Row
 
 
 def _exact(ctx: click.Context, param: click.Parameter, value: str) -> Fraction:
@@ -131,8 +131,7 @@ def check(
         raise click.BadParameter("must be at most 1", param_hint="--max-crossing")
     if as_json and report_path is not None and str(report_path) == "-":
         raise click.UsageError("--json and --report - both print to standard output; give one")
-    if row_spec:
-        Row.parse(row_spec)  # a bad row is one error, not one per score
+    check_row_option(row_spec)  # a bad row is one error, not one per score
     if rules_spec is not None and rules_spec != "generation":
         from serialkit.check.profiles import profile_for
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from serialkit.cli._common import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, echo_json
+from serialkit.cli._common import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, check_row_option, echo_json
 from serialkit.core.errors import SerialkitError
 
 
@@ -73,6 +73,7 @@ def repair(
 
     if not dry_run and output is None:
         raise click.UsageError("give -o/--output for the repaired score (or --dry-run)")
+    check_row_option(row_spec)
     scores, output, shown = _spool(scores, output, as_json)
     files = score_files(scores)
     batch = len(files) > 1 or any(p.is_dir() for p in scores)
@@ -133,9 +134,10 @@ def repair(
     if as_json:
         echo_json({"summary": summary, "scores": results} if batch else results[0])
     elif batch:
+        n, k = summary["scores"], summary["changed_notes"]
         click.echo(
-            f"summary: {summary['scores']} scores, {summary['scores_changed']} changed "
-            f"({summary['changed_notes']} notes), {summary['passed']} pass the gate"
+            f"summary: {n} score{'s' if n != 1 else ''}, {summary['scores_changed']} changed "
+            f"({k} note{'s' if k != 1 else ''}), {summary['passed']} pass the gate"
             + (f", {errors} could not be read" if errors else "")
         )
     if errors:

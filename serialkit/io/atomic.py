@@ -25,6 +25,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
         os.close(fd)
     except OSError as exc:
+        blocker = next((p for p in (parent, *parent.parents) if p.exists() and not p.is_dir()), None)
+        if blocker is not None:  # mkdir says "File exists"; the trouble is a file standing as a folder
+            raise ScoreWriteError(f"cannot write {target}: {blocker} is a file, not a directory") from None
         raise ScoreWriteError(f"cannot write {target}: {exc.strerror or exc}") from None
     tmp = Path(tmp_name)
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode

@@ -106,6 +106,7 @@ def parse_xml(data: bytes, where: str) -> etree._ElementTree:
     except etree.XMLSyntaxError as exc:
         line = exc.lineno if exc.lineno else "?"
         msg = exc.msg if hasattr(exc, "msg") and exc.msg else str(exc)
+        msg = re.sub(r",? line \d+, column (\d+)$", r" (column \1)", msg)  # lxml repeats the place
         raise ScoreReadError(f"{where}:{line}: not well-formed XML: {msg}") from None
     if root is None:
         raise ScoreReadError(f"{where}:1: empty document")
