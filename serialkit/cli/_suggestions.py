@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -23,3 +24,19 @@ def suggestion_lines(report: Mapping[str, Any], event_ids: Sequence[str], top: i
         parts = [describe(c) for c in note["candidates"][:top]]
         yield click.style("suggest: ", fg="cyan") + " or ".join(parts)
 
+
+
+_HOLE = re.compile(r"^statement (\S+) \(.*?\) lacks position (\d+) ")
+
+
+def hole_notes(report: Mapping[str, Any], finding: Mapping[str, Any]) -> list[str]:
+    """The notes standing in the hole a finding reports (``statement S1 (RI0) lacks position 5``)
+    that the report suggests a correction for: not among the finding's own notes (its
+    neighbours), so the finding's suggestion lines would not show them."""
+    found = _HOLE.match(str(finding.get("message") or ""))
+    if found is None:
+        return []
+    statement, position = found.group(1), int(found.group(2))
+    return [n["event_id"] for n in report.get("suggestions") or ()
+            if n.get("finding") == "hole" and n["event_id"] not in finding["event_ids"] and n["candidates"]
+            and n["candidates"][0].get("statement") == statement and n["candidates"][0].get("position") == position]

@@ -23,7 +23,7 @@ from serialkit.cli._common import (
     report_option,
     write_report,
 )
-from serialkit.cli._suggestions import suggestion_lines
+from serialkit.cli._suggestions import hole_notes, suggestion_lines
 from serialkit.core.errors import SerialkitError
 
 
@@ -218,8 +218,18 @@ def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: i
             click.echo(f"         {v['message']}")
             for line in suggestion_lines(data, v["event_ids"]) if v["code"] in ("ROW", "ORDER") else ():
                 click.echo(f"         {line}")
+            for eid in hole_notes(data, v) if v["code"] == "ROW" else ():  # the note standing in the hole
+                for line in suggestion_lines(data, [eid]):
+                    click.echo(f"         {line} for {eid}")
         if len(violations) > show:
             click.echo(f"  … and {len(violations) - show} more (use --json for all)")
+        shown = {e for v in violations[:show] for e in [*v["event_ids"], *hole_notes(data, v)]}
+        rest = [n["event_id"] for n in data.get("suggestions") or () if n["event_id"] not in shown]
+        if rest and len(violations) <= show:  # notes standing where a statement has a hole
+            click.echo("suggested for notes standing where a statement has a hole:")
+            for eid in rest:
+                for line in suggestion_lines(data, [eid]):
+                    click.echo(f"  {eid}: {line}")
     observations = data.get("observations") or []
     if observations:
         click.echo(f"{len(observations)} observation{'s' if len(observations) != 1 else ''} "

@@ -209,3 +209,21 @@ def test_a_closed_pipe_keeps_the_verdicts_exit_status(fixtures: Path, tmp_path: 
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 1, err
         assert b"Traceback" not in err
+
+
+@pytest.mark.corpus
+def test_text_shows_the_suggestion_for_a_note_standing_in_a_hole(corpus: Path, tmp_path: Path) -> None:
+    """Webern Op. 27 with a chord's C5 written a third up (E5): the finding names the hole's
+    neighbours, and the text shows the suggestion for the note standing in it, as the JSON has it."""
+    text = (corpus / "webern-op27-ii-mm1-11.mei").read_text(encoding="utf-8")
+    note = '<note pname="c" oct="5" accid="n"/>'
+    first = text.index(note)
+    src = tmp_path / "op27.mei"
+    src.write_text(text[:first] + note.replace('"c"', '"e"') + text[first + len(note):], encoding="utf-8")
+    row = "Eb B Bb D C# C F# E G F A Ab"
+    code, out, _ = _run(str(src), "--row", row)
+    data = json.loads(_run(str(src), "--row", row, "--json")[1])
+    (hole,) = [n for n in data["suggestions"] if n["finding"] == "hole"]
+    best = hole["candidates"][0]
+    assert code == 1 and f"suggest: {best['name']} ({best['label']} of {best['statement']}" in out, out
+    assert hole["event_id"] in out
