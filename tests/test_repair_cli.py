@@ -451,3 +451,9 @@ def test_small_messages_name_the_trouble_once(tmp_path: Path) -> None:
     src.rename(folder / src.name)
     code, text, _ = _run("repair", str(folder), "--row", EXERCISE_ROW, "-o", str(tmp_path / "out"))
     assert "summary: 1 score, 1 changed (1 note), 1 pass the gate" in text, text
+
+
+def test_only_takes_codes_in_any_case_as_rules_does(tmp_path: Path) -> None:
+    src, _plant = _planted(tmp_path, "accidental")
+    code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "--only", "order", "--dry-run", "--json")
+    assert code == 1 and json.loads(text)["changes"] == []

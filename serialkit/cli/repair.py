@@ -29,7 +29,7 @@ def register(cli: Any) -> None:
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path, allow_dash=True),
               help="The repaired score (one SCORE; '-': standard output, without certificate or review "
                    "page), or a folder for several scores or a folder of them.")
-@click.option("--only", "only", multiple=True, type=click.Choice(["ROW", "ORDER"]),
+@click.option("--only", "only", multiple=True, type=click.Choice(["ROW", "ORDER"], case_sensitive=False),
               help="Change only notes that findings of this code name (repeatable; default: ROW and ORDER).")
 @click.option("--rules", "rules_spec", metavar="PROFILE",
               help="The rule profile the gate follows: analysis (default for a score: real-score idioms "
