@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import subprocess
 import sys
 from fractions import Fraction
@@ -43,6 +44,7 @@ from serialkit.core.predicates import (
     order_and_row,
     tagged_statements,
 )
+from serialkit.core.predicates import columns as columns_module
 from serialkit.core.rows import ALL_FORMS, Row, RowForm
 from tests.strategies import row_statement_pieces, rows
 
@@ -402,6 +404,51 @@ def test_columns_ticks_are_exact_over_mixed_denominators() -> None:
     for k, e in enumerate(piece.events):
         assert Fraction(cols.start[k], cols.scale) == e.onset
         assert Fraction(cols.end[k], cols.scale) == e.end
+
+
+tick_times = st.sampled_from(
+    [Fraction(0), Fraction(1, 2), Fraction(1, 3), Fraction(2, 5), Fraction(3), Fraction(5, 7), MICRO, Fraction(9, 4)]
+)
+
+
+@st.composite
+def read_cases(draw: st.DrawFn) -> tuple[Piece, tuple[int, ...]]:
+    """Events over mixed denominators (new ones turning up late, so the one-pass reading grows
+    its scale), grace notes, tags or none, in heard order or not; and extra denominators."""
+    n_voices = draw(st.integers(1, 3))
+    events = []
+    for k in range(draw(st.integers(0, 14))):
+        onset = draw(tick_times) + draw(st.sampled_from([0, 0, 0, 1]))
+        duration = draw(st.sampled_from([Fraction(0), Fraction(1, 6), Fraction(1), Fraction(3, 11), MICRO]))
+        tag = draw(st.one_of(st.none(), st.builds(Tag, st.sampled_from(ALL_FORMS), st.sampled_from([0, 1, 11]))))
+        events.append(Event(f"e{k}", f"v{draw(st.integers(0, n_voices - 1))}", onset, duration,
+                            draw(st.integers(40, 80)), grace=duration == 0, tag=tag))
+    if draw(st.booleans()):  # in heard order, or all but one pair of neighbours
+        events.sort(key=lambda e: (e.onset, 16 if e.tag is None else e.tag.position))
+        k = draw(st.integers(-1, max(-1, len(events) - 2)))
+        if k >= 0:
+            events[k], events[k + 1] = events[k + 1], events[k]
+    extra = tuple(draw(st.lists(st.sampled_from([2, 3, 8, 1000]), max_size=2)))
+    return Piece(tuple(events), voices=tuple(Voice(f"v{v}") for v in range(n_voices))), extra
+
+
+@settings(max_examples=200, deadline=None)
+@given(read_cases())
+def test_one_pass_columns_agree_with_reading_the_fractions(case: tuple[Piece, tuple[int, ...]]) -> None:
+    """The one-pass reading (growing scale, sortedness on the way) against the plain definition."""
+    piece, extra = case
+    cols = Columns(piece, extra)
+    index = {v: k for k, v in enumerate(piece.voice_ids)}
+    assert columns_module._read(piece.events, index, extra) == columns_module._read_plain(piece.events, index, extra)
+    dens = {e.onset.denominator for e in piece.events} | {e.duration.denominator for e in piece.events}
+    assert cols.scale == math.lcm(1, *dens, *extra)
+    assert [Fraction(s, cols.scale) for s in cols.start] == [e.onset for e in piece.events]
+    assert [Fraction(t, cols.scale) for t in cols.end] == [e.end for e in piece.events]
+    assert cols.silent == sum(1 for e in piece.events if e.duration == 0)
+    assert cols.untagged == sum(1 for e in piece.events if e.tag is None)
+    heard = sorted(range(cols.n), key=lambda i: (piece.events[i].onset, cols.positions[i], i))
+    assert cols.order == heard
+    assert cols.in_order == (heard == list(range(cols.n)))
 
 
 # -- values -------------------------------------------------------------------------------------

@@ -145,7 +145,8 @@ def tagged_statements(piece: Piece | Columns, use_ids: bool = True) -> list[Tagg
         # there are any, the general pass below groups them by voice).
         by_key: defaultdict[str | None, list[int]] = defaultdict(list)
         order = cols.order
-        any(map(list.append, map(by_key.__getitem__, map(_STATEMENT, map(tags.__getitem__, order))), order))
+        heard = tags if cols.in_order else map(tags.__getitem__, order)
+        any(map(list.append, map(by_key.__getitem__, map(_STATEMENT, heard)), order))
         if None not in by_key:
             grouped = list(by_key.values())
             first_forms = map(_FORM, map(tags.__getitem__, map(_FIRST, grouped)))
