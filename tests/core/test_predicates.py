@@ -42,6 +42,7 @@ from serialkit.core.predicates import (
     gate,
     naive_collision_pairs,
     order_and_row,
+    scan_statements,
     tagged_statements,
 )
 from serialkit.core.predicates import columns as columns_module
@@ -570,12 +571,22 @@ def mislabelled_statements(draw: st.DrawFn) -> tuple[Piece, Rules]:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mislabelled_statements(), st.booleans())
 def test_fused_order_and_row_agree_with_walking_every_statement(case: tuple[Piece, Rules], ids: bool) -> None:
-    """order_and_row skips statements a quick pass finds clean; without a row it walks every one."""
+    """order_and_row skips the statements the scan finds clean; without that judgement it walks every one."""
     piece, rules = case
+    assert piece.row is not None
     cols = Columns(piece)
-    statements = tagged_statements(cols, use_ids=ids)
-    order, row = order_and_row(cols, rules, statements, piece.row)
-    assert order == order_and_row(cols, rules, statements)[0]
+    statements, clean, _ = scan_statements(cols, piece.row, use_ids=ids)
+    assert statements == tagged_statements(cols, use_ids=ids) and clean is not None
+    for stmt, ok in zip(statements, clean, strict=True):  # clean: the plain definition
+        tags = [piece.events[i].tag for i in stmt.indices]
+        pcs = piece.row.form(stmt.form, piece.convention)
+        assert ok == (
+            all(t is not None and t.form is stmt.form for t in tags)
+            and all(a.position < b.position for a, b in zip(tags, tags[1:], strict=False))  # type: ignore[union-attr]
+            and all(pcs[t.position] == piece.events[i].midi % 12 for t, i in zip(tags, stmt.indices, strict=True))  # type: ignore[union-attr]
+        )
+    order, row = order_and_row(cols, rules, statements, piece.row, clean)
+    assert order == order_and_row(cols, rules, statements)[0]  # walking every statement
     assert row == check_row(cols, piece.row)
 
 
@@ -613,7 +624,22 @@ def test_schedule_agrees_with_naive_statement_count(case: tuple[Piece, Rules], d
         BlueprintEntry(s.id, v, tuple(data.draw(forms, label=f"{s.id}{v}"))) for s in sections for v in piece.voice_ids
     )
     events = [e.copy(section=data.draw(st.sampled_from([None, None, "A", "B"]), label="section")) for e in piece.events]
+    if data.draw(st.booleans(), label="own sections"):  # every event's own section, often one per statement
+        events = [e.copy(section="A" if e.onset < cut else "B") for e in events]
     piece = piece.copy(events=tuple(events), sections=sections, blueprint=Blueprint(entries))
+    if data.draw(st.booleans(), label="kept"):  # the blueprint the statements keep, but for one form
+        plan: dict[tuple[str | None, str], list[RowForm]] = {}
+        for stmt in tagged_statements(piece):
+            e = piece.events[stmt.indices[0]]
+            plan.setdefault((e.section, e.voice), []).append(stmt.form)
+        if plan and data.draw(st.booleans(), label="one off"):
+            forms_of = plan[data.draw(st.sampled_from(sorted(plan, key=str)), label="off")]
+            forms_of[data.draw(st.integers(0, len(forms_of) - 1), label="k")] = data.draw(st.sampled_from(ALL_FORMS))
+        blueprint = Blueprint(tuple(BlueprintEntry(sec, v, tuple(f)) for (sec, v), f in plan.items() if sec is not None))
+        piece = piece.copy(blueprint=blueprint)
     statements = tagged_statements(piece)
     found = check_schedule(piece, statements)
     assert [v.event_ids[0] for v in found] == _naive_schedule(piece, statements)
+    scan = scan_statements(piece)
+    assert check_schedule(piece, scan.statements, None, scan.homes) == found  # statement by statement
+    assert check_schedule(piece) == found

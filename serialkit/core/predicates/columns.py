@@ -25,7 +25,7 @@ class Columns:
     """Parallel lists, one entry per event, in the piece's event order."""
 
     __slots__ = (
-        "piece", "events", "n", "silent", "scale", "voice", "start", "end", "midi", "tags",
+        "piece", "events", "n", "silent", "scale", "voice", "start", "end", "midi", "tags", "sections",
         "in_order", "_ids", "_order", "_by_voice", "_voice_midi", "_positions", "_untagged", "_locator",
     )
 
@@ -45,9 +45,10 @@ class Columns:
         self.voice: list[int] = read[3]
         self.midi: list[int] = read[4]
         self.tags: list[Tag | None] = read[5]
-        self._positions: list[int] = read[6]
-        self.silent: int = read[7]  # grace notes: no duration
-        self.in_order: bool = read[8]
+        self.sections: list[str | None] = read[6]  # each event's own section id
+        self._positions: list[int] = read[7]
+        self.silent: int = read[8]  # grace notes: no duration
+        self.in_order: bool = read[9]
         self._ids: list[str] | None = None
         self._order: list[int] | None = None
         self._by_voice: list[list[int]] | None = None
@@ -132,12 +133,14 @@ class Columns:
 _UNTAGGED = 16
 """The order position of an untagged event in :attr:`Columns.positions` (after every real one)."""
 
-_Read = tuple[int, list[int], list[int], list[int], list[int], list["Tag | None"], list[int], int, bool]
+_Read = tuple[
+    int, list[int], list[int], list[int], list[int], list["Tag | None"], list["str | None"], list[int], int, bool
+]
 
 
 def _read(events: tuple[Event, ...], index: dict[str, int], extra: tuple[int, ...]) -> _Read:
     """Every column in one pass over the events: ``(scale, start, end, voice, midi, tags,
-    positions, silent, in_order)``.
+    sections, positions, silent, in_order)``.
 
     The scale grows as new denominators turn up (the ticks read so far are multiplied up), so it
     ends as the least common multiple of every onset's and duration's denominator (and ``extra``).
@@ -151,9 +154,10 @@ def _read(events: tuple[Event, ...], index: dict[str, int], extra: tuple[int, ..
     voice: list[int] = []
     midi: list[int] = []
     tags: list[Tag | None] = []
+    sections: list[str | None] = []
     positions: list[int] = []
-    put_start, put_end, put_voice, put_midi, put_tag, put_position = (
-        start.append, end.append, voice.append, midi.append, tags.append, positions.append
+    put_start, put_end, put_voice, put_midi, put_tag, put_section, put_position = (
+        start.append, end.append, voice.append, midi.append, tags.append, sections.append, positions.append
     )
     voice_of = index.__getitem__
     silent = 0
@@ -191,8 +195,9 @@ def _read(events: tuple[Event, ...], index: dict[str, int], extra: tuple[int, ..
         put_voice(voice_of(e.voice))
         put_midi(e.midi)
         put_tag(t)
+        put_section(e.section)
         put_position(q)
-    return scale, start, end, voice, midi, tags, positions, silent, in_order
+    return scale, start, end, voice, midi, tags, sections, positions, silent, in_order
 
 
 def _read_plain(events: tuple[Event, ...], index: dict[str, int], extra: tuple[int, ...]) -> _Read:
@@ -207,7 +212,8 @@ def _read_plain(events: tuple[Event, ...], index: dict[str, int], extra: tuple[i
     positions = [_UNTAGGED if t is None else t.position for t in tags]
     keys = [s * 32 + q for s, q in zip(start, positions, strict=True)]
     return (
-        scale, start, end, [index[e.voice] for e in events], [e.midi for e in events], tags, positions,
+        scale, start, end, [index[e.voice] for e in events], [e.midi for e in events], tags,
+        [e.section for e in events], positions,
         sum(1 for e in events if e.duration == 0), keys == sorted(keys),
     )
 
