@@ -423,7 +423,8 @@ def read_cases(draw: st.DrawFn) -> tuple[Piece, tuple[int, ...]]:
         duration = draw(st.sampled_from([Fraction(0), Fraction(1, 6), Fraction(1), Fraction(3, 11), MICRO]))
         tag = draw(st.one_of(st.none(), st.builds(Tag, st.sampled_from(ALL_FORMS), st.sampled_from([0, 1, 11]))))
         events.append(Event(f"e{k}", f"v{draw(st.integers(0, n_voices - 1))}", onset, duration,
-                            draw(st.integers(40, 80)), grace=duration == 0, tag=tag))
+                            draw(st.integers(40, 80)), grace=duration == 0, tag=tag,
+                            claimed_pc=draw(st.one_of(st.none(), st.integers(0, 11)))))
     if draw(st.booleans()):  # in heard order, or all but one pair of neighbours
         events.sort(key=lambda e: (e.onset, 16 if e.tag is None else e.tag.position))
         k = draw(st.integers(-1, max(-1, len(events) - 2)))
@@ -447,6 +448,7 @@ def test_one_pass_columns_agree_with_reading_the_fractions(case: tuple[Piece, tu
     assert [Fraction(t, cols.scale) for t in cols.end] == [e.end for e in piece.events]
     assert cols.silent == sum(1 for e in piece.events if e.duration == 0)
     assert cols.untagged == sum(1 for e in piece.events if e.tag is None)
+    assert cols.claims == sum(1 for e in piece.events if e.claimed_pc is not None)
     heard = sorted(range(cols.n), key=lambda i: (piece.events[i].onset, cols.positions[i], i))
     assert cols.order == heard
     assert cols.in_order == (heard == list(range(cols.n)))

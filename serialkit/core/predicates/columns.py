@@ -25,7 +25,7 @@ class Columns:
     """Parallel lists, one entry per event, in the piece's event order."""
 
     __slots__ = (
-        "piece", "events", "n", "silent", "scale", "voice", "start", "end", "midi", "tags", "sections",
+        "piece", "events", "n", "silent", "claims", "scale", "voice", "start", "end", "midi", "tags", "sections",
         "in_order", "_ids", "_order", "_by_voice", "_voice_midi", "_positions", "_untagged", "_locator",
     )
 
@@ -48,7 +48,8 @@ class Columns:
         self.sections: list[str | None] = read[6]  # each event's own section id
         self._positions: list[int] = read[7]
         self.silent: int = read[8]  # grace notes: no duration
-        self.in_order: bool = read[9]
+        self.claims: int = read[9]  # events claiming a pitch class
+        self.in_order: bool = read[10]
         self._ids: list[str] | None = None
         self._order: list[int] | None = None
         self._by_voice: list[list[int]] | None = None
@@ -134,13 +135,13 @@ _UNTAGGED = 16
 """The order position of an untagged event in :attr:`Columns.positions` (after every real one)."""
 
 _Read = tuple[
-    int, list[int], list[int], list[int], list[int], list["Tag | None"], list["str | None"], list[int], int, bool
+    int, list[int], list[int], list[int], list[int], list["Tag | None"], list["str | None"], list[int], int, int, bool
 ]
 
 
 def _read(events: tuple[Event, ...], index: dict[str, int], extra: tuple[int, ...]) -> _Read:
     """Every column in one pass over the events: ``(scale, start, end, voice, midi, tags,
-    sections, positions, silent, in_order)``.
+    sections, positions, silent, claims, in_order)``.
 
     The scale grows as new denominators turn up (the ticks read so far are multiplied up), so it
     ends as the least common multiple of every onset's and duration's denominator (and ``extra``).
@@ -160,7 +161,7 @@ def _read(events: tuple[Event, ...], index: dict[str, int], extra: tuple[int, ..
         start.append, end.append, voice.append, midi.append, tags.append, sections.append, positions.append
     )
     voice_of = index.__getitem__
-    silent = 0
+    silent = claims = 0
     last = -1  # the last sort key: onset ticks * 32 + position
     in_order = True
     o: Any  # a Fraction, read through its slots
@@ -197,7 +198,9 @@ def _read(events: tuple[Event, ...], index: dict[str, int], extra: tuple[int, ..
         put_tag(t)
         put_section(e.section)
         put_position(q)
-    return scale, start, end, voice, midi, tags, sections, positions, silent, in_order
+        if e.claimed_pc is not None:
+            claims += 1
+    return scale, start, end, voice, midi, tags, sections, positions, silent, claims, in_order
 
 
 def _read_plain(events: tuple[Event, ...], index: dict[str, int], extra: tuple[int, ...]) -> _Read:
@@ -214,7 +217,8 @@ def _read_plain(events: tuple[Event, ...], index: dict[str, int], extra: tuple[i
     return (
         scale, start, end, [index[e.voice] for e in events], [e.midi for e in events], tags,
         [e.section for e in events], positions,
-        sum(1 for e in events if e.duration == 0), keys == sorted(keys),
+        sum(1 for e in events if e.duration == 0), sum(1 for e in events if e.claimed_pc is not None),
+        keys == sorted(keys),
     )
 
 

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from functools import partial
-from itertools import repeat
-from operator import attrgetter, is_
 from typing import NamedTuple
 
 from serialkit.core.piece import Piece, Tag
 from serialkit.core.predicates.columns import Columns, columns_of
 from serialkit.core.predicates.model import Rules, Violation
 from serialkit.core.rows import FORM_TYPES, Row, RowForm, pc_name
-
-_CLAIMED = attrgetter("claimed_pc")
 
 
 class TaggedStatement(NamedTuple):
@@ -90,7 +86,7 @@ def row_violations(cols: Columns, table: _FormTable, bad: list[int]) -> list[Vio
 def check_pc(piece: Piece | Columns, row: Row | None = None) -> list[Violation]:
     """PC: a claimed pitch class equals MIDI mod 12 and agrees with the event's own tag."""
     cols = columns_of(piece)
-    if all(map(is_, map(_CLAIMED, cols.events), repeat(None))):  # nothing claimed
+    if not cols.claims:
         return []
     the_row = _row_of(cols.piece, row)
     table = None if the_row is None else _FormTable(the_row, cols.piece.convention)
