@@ -126,7 +126,7 @@ def proposer_options(proposer_default: str | None, proposer_help: str) -> Callab
 def timeout_option() -> Callable[[F], F]:
     """``--timeout SECONDS``: seconds per model request (remote proposers), the same as ``-O timeout=S``."""
     return click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
-                        help="Seconds per model request (remote proposers; same as -O timeout=SECONDS).")
+                        help="Seconds per model request (offline proposers ignore it; same as -O timeout=SECONDS).")
 
 
 def with_timeout(options: dict[str, Any], timeout: float | None) -> dict[str, Any]:

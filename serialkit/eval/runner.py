@@ -155,6 +155,16 @@ def select_tasks(tasks: Sequence[BankTask], patterns: Sequence[str]) -> list[Ban
     return chosen
 
 
+def run_options(config: EvalConfig, m: ModelSpec) -> dict[str, Any]:
+    """The proposer options of model ``m``'s runs: the experiment's, its entry's, its name and URL."""
+    options = {**config.proposer_options, **m.options}
+    if m.name:
+        options.setdefault("model", m.name)
+    if m.base_url:
+        options.setdefault("base_url", m.base_url)
+    return options
+
+
 def plan_runs(tasks: Sequence[BankTask], config: EvalConfig) -> list[RunSpec]:
     """All runs in a stable order: run index, task, variant, model (early stops stay balanced)."""
     tasks = select_tasks(tasks, config.tasks)
@@ -164,11 +174,7 @@ def plan_runs(tasks: Sequence[BankTask], config: EvalConfig) -> list[RunSpec]:
         for task in tasks:
             for variant in config.variants:
                 for index, m in enumerate(models):
-                    options = {**config.proposer_options, **m.options}
-                    if m.name:
-                        options.setdefault("model", m.name)
-                    if m.base_url:
-                        options.setdefault("base_url", m.base_url)
+                    options = run_options(config, m)
                     specs.append(RunSpec(
                         key=run_key(task.name, variant, run, m.proposer, m.name),
                         task=task.name, family=task.family, task_path=str(task.path),
@@ -305,8 +311,9 @@ class RateLimiter:
 
 
 def _check_names(config: EvalConfig) -> None:
-    """Unknown variants or proposers are bad input, found before anything runs."""
+    """Unknown variants, proposers or proposer options are bad input, found before anything runs."""
     from serialkit.harness import VARIANTS as known
+    from serialkit.harness.session import check_proposer_options
     from serialkit.plugins import registry
 
     for variant in config.variants:
@@ -314,6 +321,8 @@ def _check_names(config: EvalConfig) -> None:
             raise TaskError(f"unknown variant {variant!r} (known: {', '.join(known)})")
     for m in config.model_specs():
         registry("proposers").get(m.proposer)
+        # an option the proposer does not take would fail every run: refuse it before any starts
+        check_proposer_options(m.proposer, run_options(config, m))
     if config.max_cost is not None:
         unpriced = [m.name or m.proposer for m in config.model_specs() if not m.priced]
         if unpriced:
