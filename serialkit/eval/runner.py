@@ -657,9 +657,20 @@ def _run_pool(todo: Sequence[RunSpec], jobs: int, threads: bool, limiter: RateLi
         except KeyboardInterrupt:
             pass
     finally:
+        workers = list(getattr(pool, "_processes", None) or {}) if interrupted else []
         pool.shutdown(wait=not interrupted, cancel_futures=True)
+        _end_workers(workers)
         monitor.running = 0
     return interrupted
+
+
+def _end_workers(pids: Sequence[int]) -> None:
+    """End the process workers of an interrupted pool: the runs they held are recorded (or were
+    abandoned by a second Ctrl-C), and a worker left behind — one that cannot end by itself — must
+    not keep the runner (joining its pool at exit) or the machine waiting."""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _result(spec: RunSpec, future: cf.Future[dict[str, Any]]) -> dict[str, Any]:
