@@ -19,6 +19,7 @@ from serialkit.core.predicates import (
     Violation,
     check_order,
     run_predicates,
+    statements_from_labels,
     tagged_statements,
 )
 from serialkit.core.rows import Row, _check_convention, pc_name, position_label
@@ -278,6 +279,12 @@ def check_piece(
         piece = piece.copy(convention=conv)
     extra = _plugin_predicates() if plugins else []
     notes: list[str] = []
+    if own_tagged:  # the labels, not how a file names statement ids, decide the statements
+        piece, regrouped = statements_from_labels(piece)
+        if regrouped is not None:
+            from serialkit.check.gate import _regrouped_note
+
+            notes.append(_regrouped_note(regrouped))
     violations: list[Violation] = []
     structural: list[Violation] = []  # about statements, not about one note: no suggestion for them
     checked: list[str] = []

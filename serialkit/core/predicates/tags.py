@@ -10,7 +10,7 @@ from itertools import repeat
 from operator import attrgetter, is_, itemgetter
 from typing import NamedTuple
 
-from serialkit.core.piece import Piece
+from serialkit.core.piece import Piece, Tag
 from serialkit.core.predicates.columns import Columns, columns_of
 from serialkit.core.predicates.model import Rules, Violation
 from serialkit.core.rows import FORM_TYPES, Row, RowForm, pc_name
@@ -397,3 +397,59 @@ def _aliases(row: Row | None, convention: str, a: RowForm, b: RowForm) -> bool:
     if row is None:
         return False
     return row.form(a, convention) == row.form(b, convention)  # type: ignore[arg-type]
+
+
+def contradicted_statement_ids(piece: Piece | Columns) -> str | None:
+    """Where the statement ids a piece declares contradict its labels, as one clause naming the
+    note; None when they agree (or no note declares one).
+
+    Labels (form and order position) are the music's claim; an id only says which notes one
+    statement holds. It contradicts the labels when one id holds two forms, when one voice's
+    notes change id between two consecutive positions of one form (P0:3 then P0:4: the labels
+    say one statement goes on), or when one id starts its form again in a voice after position 11
+    (a second statement). Each of these would make ORDER, SCHED, EXTRA or COMPLETE judge how a
+    file groups its ids instead of the notes.
+    """
+    cols = columns_of(piece)
+    tags, voice, ids = cols.tags, cols.voice, cols.ids
+    forms: dict[str, RowForm] = {}
+    last: dict[int, int] = {}  # voice → index of its last note with a statement id
+    for i in cols.order:
+        tag = tags[i]
+        if tag is None or tag.statement is None:
+            continue
+        key = tag.statement
+        form = forms.setdefault(key, tag.form)
+        if tag.form != form:
+            return (f"note {ids[i]} ({tag.label}) has statement id {key!r}, which holds {form.label}: "
+                    "a statement has one form")
+        v = voice[i]
+        j = last.get(v)
+        last[v] = i
+        prev = tags[j] if j is not None else None
+        if prev is None or prev.form != tag.form:
+            continue
+        if prev.statement != key and tag.position == prev.position + 1:
+            return (f"note {ids[i]} ({tag.label}) continues the statement of note {ids[j]} "  # type: ignore[index]
+                    f"({prev.label}) under another statement id ({key!r}, not {prev.statement!r})")
+        if prev.statement == key and prev.position == 11 and tag.position == 0:
+            return (f"note {ids[i]} ({tag.label}) starts {tag.form.label} again after position 11 "
+                    f"under the same statement id {key!r}")
+    return None
+
+
+def statements_from_labels(piece: Piece) -> tuple[Piece, str | None]:
+    """``piece`` with statement ids its labels support: its own ids when they agree with the labels,
+    else ids read from the labels alone (each voice's runs of one form in time order, as
+    :func:`tagged_statements` groups notes without ids), with the reason as one clause."""
+    why = contradicted_statement_ids(piece)
+    if why is None:
+        return piece, None
+    cols = Columns(piece)
+    regrouped: dict[str, Tag] = {}
+    for stmt in tagged_statements(cols, use_ids=False):
+        for i in stmt.indices:
+            tag = cols.tags[i]
+            assert tag is not None
+            regrouped[cols.ids[i]] = Tag(tag.form, tag.position, stmt.key)
+    return piece.with_tags(regrouped), why
