@@ -637,18 +637,21 @@ def _run_pool(todo: Sequence[RunSpec], jobs: int, threads: bool, limiter: RateLi
         monitor.running = len(flight)
         return True
 
+    signals = _Interruptions()
     try:
-        while len(flight) < jobs and submit():
-            pass
-        while flight:
-            ready, _ = cf.wait(flight, return_when=cf.FIRST_COMPLETED)
-            for future in ready:
-                spec, tmp = flight.pop(future)
-                monitor.running = len(flight)
-                record(spec, tmp, _result(spec, future))
-                if not interrupted:
-                    submit()
-    except KeyboardInterrupt:
+        with signals.noted():  # Ctrl-C and SIGTERM only set a flag here, never interrupt a lock
+            while len(flight) < jobs and not signals.count and submit():
+                pass
+            while flight and signals.count < 2:  # a second Ctrl-C abandons the runs in flight
+                ready, _ = cf.wait(flight, timeout=POLL, return_when=cf.FIRST_COMPLETED)
+                for future in ready:
+                    spec, tmp = flight.pop(future)
+                    monitor.running = len(flight)
+                    record(spec, tmp, _result(spec, future))
+                    if not signals.count:
+                        submit()
+        interrupted = bool(signals.count)
+    except KeyboardInterrupt:  # not the main thread (no handlers of ours), or from a callback
         interrupted = True
         try:  # finish and record what is in flight; a second Ctrl-C abandons it
             for future in cf.as_completed(list(flight)):
@@ -662,6 +665,47 @@ def _run_pool(todo: Sequence[RunSpec], jobs: int, threads: bool, limiter: RateLi
         _end_workers(workers)
         monitor.running = 0
     return interrupted
+
+
+POLL = 0.2  # seconds between looks at the interruption flag while runs are in flight
+
+
+class _Interruptions:
+    """Ctrl-C and SIGTERM while a pool runs, counted instead of raised.
+
+    A ``KeyboardInterrupt`` raised at an arbitrary point of the waiting loop could land inside
+    ``concurrent.futures`` while it held a future's lock, and the runner then waited for ever
+    (seen: one hang in three stress runs of kill-and-resume). Here the signal only counts; the
+    loop stops starting runs at the first and abandons those in flight at the second. A handler
+    already installed (the CLI's SIGTERM bookkeeping for exit 143) still runs; a signal ignored
+    (SIGINT in a background job) stays ignored; a default SIGTERM stays the default."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    @contextlib.contextmanager
+    def noted(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous: dict[int, Any] = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+        def note(signum: int, frame: Any) -> None:
+            self.count += 1
+            before = previous.get(signum)
+            if callable(before) and before is not signal.default_int_handler:
+                with contextlib.suppress(KeyboardInterrupt):
+                    before(signum, frame)
+
+        installed = [sig for sig, h in previous.items()
+                     if h is signal.default_int_handler or (callable(h) and sig == signal.SIGTERM)]
+        for sig in installed:
+            signal.signal(sig, note)
+        try:
+            yield
+        finally:
+            for sig in installed:
+                signal.signal(sig, previous[sig])
 
 
 def _end_workers(pids: Sequence[int]) -> None:
