@@ -218,3 +218,39 @@ def test_an_interrupted_pool_ends_its_workers(tmp_path: Path) -> None:
             if child.pid in {int(line) for line in pids.read_text().split()}:
                 child.kill()
                 child.join()
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals need the main thread")
+def test_a_pool_counts_ctrl_c_and_sigterm_instead_of_raising() -> None:
+    """While runs are in flight a signal only counts: a KeyboardInterrupt raised wherever the main
+    thread was could leave a lock of concurrent.futures held and the runner waiting for ever. A
+    handler already there (the CLI's SIGTERM bookkeeping) still runs; an ignored SIGINT stays so."""
+    from serialkit.eval.runner import _Interruptions
+
+    seen: list[int] = []
+
+    def bookkeeping(signum: int, frame: object) -> None:
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    # as a terminal starts the runner (a suite run as a background job inherits SIGINT ignored)
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    old_term = signal.signal(signal.SIGTERM, bookkeeping)
+    try:
+        counted = _Interruptions()
+        with counted.noted():
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.01)  # the handlers run between bytecodes of this thread
+        assert counted.count == 2 and seen == [signal.SIGTERM]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert signal.getsignal(signal.SIGTERM) is bookkeeping
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        ignored = _Interruptions()
+        with ignored.noted():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)
+        assert ignored.count == 0
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+        signal.signal(signal.SIGTERM, old_term)
