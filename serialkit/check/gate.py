@@ -35,14 +35,8 @@ from fractions import Fraction
 from typing import Any
 
 from serialkit.core.piece import Piece, Tag
-from serialkit.core.predicates import (
-    Columns,
-    Limits,
-    Rules,
-    check_time,
-    statements_from_labels,
-    tagged_statements,
-)
+from serialkit.core.predicates import Columns, Limits, Rules, check_time, tagged_statements
+from serialkit.core.predicates.tags import statements_from_labels
 from serialkit.core.rows import position_label
 
 __all__ = ["CODES", "RELAXED_IGNORES", "GateVerdict", "gate_candidate"]

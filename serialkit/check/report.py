@@ -19,9 +19,9 @@ from serialkit.core.predicates import (
     Violation,
     check_order,
     run_predicates,
-    statements_from_labels,
     tagged_statements,
 )
+from serialkit.core.predicates.tags import statements_from_labels
 from serialkit.core.rows import Row, _check_convention, pc_name, position_label
 
 if TYPE_CHECKING:

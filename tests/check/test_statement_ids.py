@@ -20,11 +20,8 @@ from hypothesis import strategies as st
 
 from serialkit.cli import cli
 from serialkit.core.piece import Event, Piece, Tag
-from serialkit.core.predicates import (
-    contradicted_statement_ids,
-    statements_from_labels,
-    tagged_statements,
-)
+from serialkit.core.predicates import tagged_statements
+from serialkit.core.predicates.tags import contradicted_statement_ids, statements_from_labels
 from serialkit.core.rows import Row, RowForm
 from serialkit.harness import run
 

@@ -30,9 +30,7 @@ from serialkit.core.predicates.tags import (
     check_pc,
     check_row,
     check_schedule,
-    contradicted_statement_ids,
     order_and_row,
-    statements_from_labels,
     tagged_statements,
 )
 from serialkit.core.predicates.time import TIME_CODES, Limits, check_time, note_faults
@@ -65,7 +63,6 @@ __all__ = [
     "check_schedule",
     "check_time",
     "collision_pairs",
-    "contradicted_statement_ids",
     "crossed_noteheads",
     "crossing_share",
     "gate",
@@ -73,6 +70,5 @@ __all__ = [
     "note_faults",
     "order_and_row",
     "run_predicates",
-    "statements_from_labels",
     "tagged_statements",
 ]
