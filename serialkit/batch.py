@@ -286,7 +286,7 @@ def _gate(piece: Any, row: Any, convention: str | None, rules: Any, data: dict[s
         labels=dict(verdict.labels), gate=verdict.to_dict(),
     )
     data["checked"] = checked
-    data["notes"] = [*data["notes"], *verdict.notes]
+    data["notes"] = list(dict.fromkeys([*data["notes"], *verdict.notes]))  # each note once
     return bool(verdict.passed(mode))
 
 

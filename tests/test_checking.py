@@ -264,3 +264,27 @@ def test_a_statement_with_a_hole_is_named_and_never_passes() -> None:
         n["event_id"] not in skipped.violations[0].event_ids for n in skipped.suggestions)
     cut = check_piece(_line(p0 + p0[:9]), row=row, profile=profile_for("analysis"))
     assert cut.strict, cut.violations
+
+
+def test_the_inferred_reading_is_viewed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """check builds one columnar view of the inferred reading and every finding shares it (the
+    predicates, the unexplained notes, the fragment and hole checks each built their own)."""
+    from serialkit.core.predicates.columns import Columns
+
+    row = Row.parse("webern-op21")
+    forms = row.forms("relative")
+    pcs = [*forms[RowForm("P", 0)], *forms[RowForm("I", 3)], *forms[RowForm("P", 5)]]
+    piece = Piece(events=tuple(
+        Event(id=f"n{i}", voice="v", onset=Fraction(i), duration=Fraction(1), midi=60 + pc + (i == 17))
+        for i, pc in enumerate(pcs)))
+    built: list[Piece] = []
+    init = Columns.__init__
+
+    def counted(self: Columns, viewed: Piece, *args: Any, **kwargs: Any) -> None:
+        built.append(viewed)
+        init(self, viewed, *args, **kwargs)
+
+    monkeypatch.setattr(Columns, "__init__", counted)
+    report = check_piece(piece, row=row)
+    assert [v.code for v in report.violations] == ["ROW", "ROW"]  # the wrong note, and the hole it leaves
+    assert len(built) == 1

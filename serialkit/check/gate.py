@@ -36,6 +36,7 @@ from typing import Any
 
 from serialkit.core.piece import Piece, Tag
 from serialkit.core.predicates import Columns, Limits, Rules, check_time, tagged_statements
+from serialkit.core.predicates.tags import statements_from_labels
 from serialkit.core.rows import position_label
 
 __all__ = ["CODES", "RELAXED_IGNORES", "GateVerdict", "gate_candidate"]
@@ -136,13 +137,14 @@ def gate_candidate(
 
     if piece.row is None:
         raise ValueError("gate_candidate needs a piece with a row (frame the candidate by its task)")
+    piece, regrouped = statements_from_labels(piece)  # the labels, not how a file names ids, decide
     bare = piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
     analysis = analyze(bare, row=piece.row, convention=piece.convention)
     inferred = check_piece(bare, row=piece.row, convention=piece.convention, rules=rules, plugins=plugins,
                            analysis=analysis)
     claimed = any(e.tag is not None for e in piece.events)
     violations: list[dict[str, Any]] = []
-    notes: list[str] = []
+    notes: list[str] = [] if regrouped is None else [_regrouped_note(regrouped)]
     labels: dict[str, str | None]
     if claimed:
         refused: set[str] = set()
@@ -202,6 +204,12 @@ def gate_candidate(
         Fraction(inferred.coverage) if inferred.coverage is not None else Fraction(1),
         CHECKER, ANALYSIS, tuple(notes), labels, delivered, scheduled, tuple(short), claimed,
     )
+
+
+def _regrouped_note(why: str) -> str:
+    """The note a report carries when a piece's statement ids were set aside for its labels."""
+    return (f"statement ids set aside: {why}; statements were read from the labels (each voice's "
+            "runs of one form in time order)")
 
 
 def _label(tag: Tag) -> str:

@@ -21,6 +21,7 @@ from serialkit.core.predicates import (
     run_predicates,
     tagged_statements,
 )
+from serialkit.core.predicates.tags import statements_from_labels
 from serialkit.core.rows import Row, _check_convention, pc_name, position_label
 
 if TYPE_CHECKING:
@@ -278,6 +279,12 @@ def check_piece(
         piece = piece.copy(convention=conv)
     extra = _plugin_predicates() if plugins else []
     notes: list[str] = []
+    if own_tagged:  # the labels, not how a file names statement ids, decide the statements
+        piece, regrouped = statements_from_labels(piece)
+        if regrouped is not None:
+            from serialkit.check.gate import _regrouped_note
+
+            notes.append(_regrouped_note(regrouped))
     violations: list[Violation] = []
     structural: list[Violation] = []  # about statements, not about one note: no suggestion for them
     checked: list[str] = []
@@ -290,16 +297,17 @@ def check_piece(
         else:
             analysis = _analyze(bare, the_row, conv)
         inferred = analysis.tagged(bare)
+        icols = Columns(inferred)  # one view of the inferred reading for every finding below
         if own_tagged:
             violations += run_predicates(piece, rules)
             violations += _order_without_ids(piece, rules)
             violations += _run_plugins(extra, piece, rules, True)
         else:
-            violations += run_predicates(inferred, rules)
+            violations += run_predicates(icols, rules)
             violations += _run_plugins(extra, inferred, rules, True)
-        violations += _unexplained(inferred, analysis.unexplained)
+        violations += _unexplained(icols, analysis.unexplained)
         if piece.blueprint is None and (profile is None or profile.judges("ROW")):
-            structural = _fragments(inferred, analysis) or _holes(inferred, analysis)
+            structural = _fragments(icols, analysis) or _holes(icols, analysis)
             violations += structural
         checked = list(CODES)
         if piece.blueprint is None:
@@ -417,11 +425,11 @@ def _order_without_ids(piece: Piece, rules: Rules) -> list[Violation]:
     return check_order(cols, rules, tagged_statements(cols, use_ids=False))
 
 
-def _unexplained(piece: Piece, unexplained: Iterable[str]) -> list[Violation]:
+def _unexplained(cols: Columns, unexplained: Iterable[str]) -> list[Violation]:
+    """A ROW violation per note no inferred statement explains (``cols``: the inferred reading)."""
     ids = set(unexplained)
     if not ids:
         return []
-    cols = Columns(piece)
     return [
         Violation(
             "ROW",
@@ -448,7 +456,7 @@ def row_for(piece: Piece, source: object, row: Row | str | None = None) -> tuple
     return found.row, found
 
 
-def _fragments(piece: Piece, analysis: Analysis) -> list[Violation]:
+def _fragments(cols: Columns, analysis: Analysis) -> list[Violation]:
     """One ROW violation when the row is read only in fragments: under half the explained notes
     lie in complete statements (the bar ``identify`` sets before it names a row). Notes that
     merely belong to some form at some position are not a statement of the row: a hexachord
@@ -460,7 +468,6 @@ def _fragments(piece: Piece, analysis: Analysis) -> list[Violation]:
         return []
     partial = [s for s in analysis.statements if not s.complete]
     ids = {e for s in partial for e in s.members}
-    cols = Columns(piece)
     first = next(i for i in cols.order if cols.ids[i] in ids)
     return [Violation(
         "ROW", tuple(cols.ids[i] for i in cols.order if cols.ids[i] in ids),
@@ -469,11 +476,10 @@ def _fragments(piece: Piece, analysis: Analysis) -> list[Violation]:
         f"{float(MIN_COMPLETE):.0%} needed)", cols.where(first))]
 
 
-def _holes(piece: Piece, analysis: Analysis) -> list[Violation]:
+def _holes(cols: Columns, analysis: Analysis) -> list[Violation]:
     """ROW: a statement that lacks an order position between two it states (a score without a
     task). The note there is missing or wrong — the place an engraving error or a wrong note
     leaves — and is named with its neighbours; a statement cut off at either end is not a hole."""
-    cols = Columns(piece)
     at = {cols.ids[i]: i for i in cols.order}
     out: list[Violation] = []
     for s in analysis.statements:

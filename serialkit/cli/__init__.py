@@ -15,6 +15,7 @@ from serialkit.cli._common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     color_option,
+    leave_at_once,
     no_color_env,
 )
 from serialkit.core.errors import SerialkitError
@@ -109,5 +110,9 @@ _load_commands()
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli(prog_name="serialkit")
+    """Console-script entry point (an interrupted ``eval run`` leaves through ``os._exit``)."""
+    try:
+        cli(prog_name="serialkit")
+    except SystemExit:
+        leave_at_once()
+        raise

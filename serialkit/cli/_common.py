@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -139,7 +139,7 @@ def proposer_options(proposer_default: str | None, proposer_help: str) -> Callab
 def timeout_option() -> Callable[[F], F]:
     """``--timeout SECONDS``: seconds per model request (remote proposers), the same as ``-O timeout=S``."""
     return click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
-                        help="Seconds per model request (remote proposers; same as -O timeout=SECONDS).")
+                        help="Seconds per model request (offline proposers ignore it; same as -O timeout=SECONDS).")
 
 
 def with_timeout(options: dict[str, Any], timeout: float | None) -> dict[str, Any]:
@@ -169,3 +169,29 @@ def promise_exit(code: int) -> None:
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         ctx.meta["serialkit.exit_status"] = code
+
+
+_exit_at_once: list[int] = []
+
+
+def exit_at_once(code: int) -> NoReturn:
+    """End the command with ``code`` and have the ``serialkit`` program leave at once
+    (``os._exit`` after flushing its output, in :func:`serialkit.cli.main`), skipping the
+    interpreter's shutdown. For an interrupted ``eval run`` whose records are all on disk: joining
+    the worker pool at interpreter exit could wait for ever on a worker that cannot end. Inside a
+    test's ``CliRunner`` it is an ordinary exit."""
+    _exit_at_once.append(code)
+    sys.exit(code)
+
+
+def leave_at_once() -> None:
+    """If the command asked for :func:`exit_at_once`: flush standard output and error, then
+    ``os._exit`` with its code. Called by the console script only, never inside a library call."""
+    if not _exit_at_once:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(_exit_at_once[-1])

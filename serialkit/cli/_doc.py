@@ -25,7 +25,7 @@ MEANINGS = {
     "--proposer": "which proposer writes the music (stochastic, openai, replay, a plugin's)",
     "--model": "model name for remote proposers",
     "--base-url": "OpenAI-compatible endpoint",
-    "--timeout": "SECONDS per model request (remote proposers); the same as `-O timeout=SECONDS`",
+    "--timeout": "SECONDS per model request (offline proposers ignore it); the same as `-O timeout=SECONDS`",
     "--seed": "random seed (runs, bootstrap, rater forms)",
     "--convention": "labelling convention: relative or absolute",
     "--row": "the row: numbers, note names or a catalogue name",

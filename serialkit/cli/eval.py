@@ -16,6 +16,7 @@ from serialkit.cli._common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     echo_json,
+    exit_at_once,
     force_option,
     is_tty,
     jobs_option,
@@ -153,7 +154,7 @@ def run_cmd(bank: str, variant: tuple[str, ...], variants_alias: tuple[str, ...]
                                on_status=show.update if show else None)
     except KeyboardInterrupt:  # before or after the runner's own handling: nothing half-written
         click.echo("interrupted: finished runs are saved; continue with --resume", err=True)
-        sys.exit(interrupted_exit_code())
+        exit_at_once(interrupted_exit_code())
     finally:
         signal.signal(signal.SIGTERM, previous)
         if show:
@@ -177,9 +178,9 @@ def run_cmd(bank: str, variant: tuple[str, ...], variants_alias: tuple[str, ...]
     elif summary.errors:
         click.echo(f"{len(summary.errors)} runs errored (not counted as delivered or undelivered); "
                    "--resume runs them again", err=True)
-    if summary.interrupted:
+    if summary.interrupted:  # every record is fsync'ed: leave without joining the worker pool
         click.echo("interrupted: finished runs are saved; continue with --resume", err=True)
-        sys.exit(interrupted_exit_code())
+        exit_at_once(interrupted_exit_code())
     sys.exit(EXIT_BAD_INPUT if summary.errors else EXIT_OK)
 
 

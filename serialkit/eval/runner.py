@@ -155,6 +155,16 @@ def select_tasks(tasks: Sequence[BankTask], patterns: Sequence[str]) -> list[Ban
     return chosen
 
 
+def run_options(config: EvalConfig, m: ModelSpec) -> dict[str, Any]:
+    """The proposer options of model ``m``'s runs: the experiment's, its entry's, its name and URL."""
+    options = {**config.proposer_options, **m.options}
+    if m.name:
+        options.setdefault("model", m.name)
+    if m.base_url:
+        options.setdefault("base_url", m.base_url)
+    return options
+
+
 def plan_runs(tasks: Sequence[BankTask], config: EvalConfig) -> list[RunSpec]:
     """All runs in a stable order: run index, task, variant, model (early stops stay balanced)."""
     tasks = select_tasks(tasks, config.tasks)
@@ -164,11 +174,7 @@ def plan_runs(tasks: Sequence[BankTask], config: EvalConfig) -> list[RunSpec]:
         for task in tasks:
             for variant in config.variants:
                 for index, m in enumerate(models):
-                    options = {**config.proposer_options, **m.options}
-                    if m.name:
-                        options.setdefault("model", m.name)
-                    if m.base_url:
-                        options.setdefault("base_url", m.base_url)
+                    options = run_options(config, m)
                     specs.append(RunSpec(
                         key=run_key(task.name, variant, run, m.proposer, m.name),
                         task=task.name, family=task.family, task_path=str(task.path),
@@ -305,8 +311,9 @@ class RateLimiter:
 
 
 def _check_names(config: EvalConfig) -> None:
-    """Unknown variants or proposers are bad input, found before anything runs."""
+    """Unknown variants, proposers or proposer options are bad input, found before anything runs."""
     from serialkit.harness import VARIANTS as known
+    from serialkit.harness.session import check_proposer_options
     from serialkit.plugins import registry
 
     for variant in config.variants:
@@ -314,6 +321,8 @@ def _check_names(config: EvalConfig) -> None:
             raise TaskError(f"unknown variant {variant!r} (known: {', '.join(known)})")
     for m in config.model_specs():
         registry("proposers").get(m.proposer)
+        # an option the proposer does not take would fail every run: refuse it before any starts
+        check_proposer_options(m.proposer, run_options(config, m))
     if config.max_cost is not None:
         unpriced = [m.name or m.proposer for m in config.model_specs() if not m.priced]
         if unpriced:
@@ -628,18 +637,21 @@ def _run_pool(todo: Sequence[RunSpec], jobs: int, threads: bool, limiter: RateLi
         monitor.running = len(flight)
         return True
 
+    signals = _Interruptions()
     try:
-        while len(flight) < jobs and submit():
-            pass
-        while flight:
-            ready, _ = cf.wait(flight, return_when=cf.FIRST_COMPLETED)
-            for future in ready:
-                spec, tmp = flight.pop(future)
-                monitor.running = len(flight)
-                record(spec, tmp, _result(spec, future))
-                if not interrupted:
-                    submit()
-    except KeyboardInterrupt:
+        with signals.noted():  # Ctrl-C and SIGTERM only set a flag here, never interrupt a lock
+            while len(flight) < jobs and not signals.count and submit():
+                pass
+            while flight and signals.count < 2:  # a second Ctrl-C abandons the runs in flight
+                ready, _ = cf.wait(flight, timeout=POLL, return_when=cf.FIRST_COMPLETED)
+                for future in ready:
+                    spec, tmp = flight.pop(future)
+                    monitor.running = len(flight)
+                    record(spec, tmp, _result(spec, future))
+                    if not signals.count:
+                        submit()
+        interrupted = bool(signals.count)
+    except KeyboardInterrupt:  # not the main thread (no handlers of ours), or from a callback
         interrupted = True
         try:  # finish and record what is in flight; a second Ctrl-C abandons it
             for future in cf.as_completed(list(flight)):
@@ -648,9 +660,61 @@ def _run_pool(todo: Sequence[RunSpec], jobs: int, threads: bool, limiter: RateLi
         except KeyboardInterrupt:
             pass
     finally:
+        workers = list(getattr(pool, "_processes", None) or {}) if interrupted else []
         pool.shutdown(wait=not interrupted, cancel_futures=True)
+        _end_workers(workers)
         monitor.running = 0
     return interrupted
+
+
+POLL = 0.2  # seconds between looks at the interruption flag while runs are in flight
+
+
+class _Interruptions:
+    """Ctrl-C and SIGTERM while a pool runs, counted instead of raised.
+
+    A ``KeyboardInterrupt`` raised at an arbitrary point of the waiting loop could land inside
+    ``concurrent.futures`` while it held a future's lock, and the runner then waited for ever
+    (seen: one hang in three stress runs of kill-and-resume). Here the signal only counts; the
+    loop stops starting runs at the first and abandons those in flight at the second. A handler
+    already installed (the CLI's SIGTERM bookkeeping for exit 143) still runs; a signal ignored
+    (SIGINT in a background job) stays ignored; a default SIGTERM stays the default."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    @contextlib.contextmanager
+    def noted(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous: dict[int, Any] = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+        def note(signum: int, frame: Any) -> None:
+            self.count += 1
+            before = previous.get(signum)
+            if callable(before) and before is not signal.default_int_handler:
+                with contextlib.suppress(KeyboardInterrupt):
+                    before(signum, frame)
+
+        installed = [sig for sig, h in previous.items()
+                     if h is signal.default_int_handler or (callable(h) and sig == signal.SIGTERM)]
+        for sig in installed:
+            signal.signal(sig, note)
+        try:
+            yield
+        finally:
+            for sig in installed:
+                signal.signal(sig, previous[sig])
+
+
+def _end_workers(pids: Sequence[int]) -> None:
+    """End the process workers of an interrupted pool: the runs they held are recorded (or were
+    abandoned by a second Ctrl-C), and a worker left behind — one that cannot end by itself — must
+    not keep the runner (joining its pool at exit) or the machine waiting."""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _result(spec: RunSpec, future: cf.Future[dict[str, Any]]) -> dict[str, Any]:

@@ -2,35 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from serialkit.plugins.hookspecs import Register, hookimpl
-
-
-def _stochastic(**options: Any) -> Any:
-    from serialkit.harness.proposers.stochastic import StochasticProposer
-
-    return StochasticProposer(**options)
-
-
-def _openai(**options: Any) -> Any:
-    from serialkit.harness.proposers.openai import OpenAIProposer
-
-    return OpenAIProposer(**options)
-
-
-def _replay(**options: Any) -> Any:
-    from serialkit.harness.proposers.replay import ReplayProposer
-
-    return ReplayProposer(**options)
 
 
 @hookimpl
 def register_proposers(register: Register) -> None:
-    """``stochastic`` (offline, default), ``openai`` (any compatible endpoint), ``replay``."""
-    register("stochastic", _stochastic, offline=True, description="seeded offline proposer with model-like mistakes")
-    register("openai", _openai, offline=False, description="OpenAI-compatible chat-completions endpoint")
-    register("replay", _replay, offline=True, description="replays a recorded transcript exactly")
+    """``stochastic`` (offline, default), ``openai`` (any compatible endpoint), ``replay``: lazy
+    references (imported on first use; ``inspect.signature`` sees the class's options through them)."""
+    register("stochastic", "serialkit.harness.proposers.stochastic:StochasticProposer", offline=True, description="seeded offline proposer with model-like mistakes")
+    register("openai", "serialkit.harness.proposers.openai:OpenAIProposer", offline=False, description="OpenAI-compatible chat-completions endpoint")
+    register("replay", "serialkit.harness.proposers.replay:ReplayProposer", offline=True, description="replays a recorded transcript exactly")
 
 
 @hookimpl

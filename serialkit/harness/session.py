@@ -49,22 +49,55 @@ class Usage:
         }
 
 
+# Options that belong to the environment a proposer runs in, not to the proposer: every proposer
+# accepts them, and one that has no use for them (an offline proposer sends no request that could
+# time out) ignores them. ``--timeout`` is one of them, so it means the same with every proposer.
+ENVIRONMENT_OPTIONS = frozenset({"timeout"})
+
+
+def factory_options(name: str, factory: Any, options: Mapping[str, Any] | None, seed: int) -> dict[str, Any]:
+    """The keyword arguments ``factory`` (proposer ``name``) is called with: ``options`` less the
+    environment's options it does not take, plus ``seed`` when it takes one and none was given.
+    An option it does not take is a :class:`ProposerError` naming the proposer and the option."""
+    opts = dict(options or {})
+    params: Mapping[str, inspect.Parameter] | None
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        params = None  # cannot tell: pass everything and let the call say
+    if params is None:
+        return opts
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    named = [k for k, p in params.items()
+             if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+    if not takes_any:
+        for key in ENVIRONMENT_OPTIONS - set(named):
+            opts.pop(key, None)
+        unknown = sorted(k for k in opts if k not in named)
+        if unknown:
+            which = ", ".join(repr(k) for k in unknown)
+            takes = ", ".join(sorted(named)) or "none"
+            raise ProposerError(f"proposer {name!r} takes no option {which} (its options: {takes})")
+    if ("seed" in named or takes_any) and "seed" not in opts:
+        opts["seed"] = seed
+    return opts
+
+
+def check_proposer_options(name: str, options: Mapping[str, Any] | None) -> None:
+    """Refuse, before anything runs, an option proposer ``name`` does not take."""
+    from serialkit.plugins import registry
+
+    factory_options(name, registry("proposers").get(name).load(), options, 0)
+
+
 def make_proposer(name: str | Proposer, options: dict[str, Any] | None, seed: int) -> Proposer:
-    """A proposer from the registry by name (``seed`` passed when its factory takes one)."""
+    """A proposer from the registry by name, called with :func:`factory_options`."""
     if not isinstance(name, str):
         return name
     from serialkit.plugins import registry
 
     factory = registry("proposers").get(name).load()
-    opts = dict(options or {})
-    params: Mapping[str, inspect.Parameter]
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        params = {}
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    if ("seed" in params or takes_any) and "seed" not in opts:
-        opts["seed"] = seed
+    opts = factory_options(name, factory, options, seed)
     try:
         proposer: Proposer = factory(**opts)
     except TypeError as exc:

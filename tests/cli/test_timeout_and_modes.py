@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from serialkit.cli import cli
+from serialkit.core.errors import ProposerError
 from serialkit.harness import load_task
 from tests.eval.helpers import small_bank
 from tests.harness.fake_openai import FakeOpenAI
@@ -81,3 +82,77 @@ def test_check_one_mode_flag_still_chooses_the_gate(flags: list[str], mode: str)
     result = CliRunner().invoke(cli, ["check", str(DEMO), "--json", *flags])
     assert result.exit_code in (0, 1), result.stderr
     assert json.loads(result.stdout)["mode"] == mode
+
+
+# --timeout (and -O timeout=) belongs to the environment, not to one proposer: every proposer takes
+# it (an offline one ignores it). An option the chosen proposer does not take is one line, exit 2,
+# naming the proposer and the option, before anything is written or run.
+
+ENVIRONMENT = [["--timeout", "2"], ["-O", "timeout=2"]]
+
+
+@pytest.mark.parametrize("proposer", ["stochastic", "example"])
+@pytest.mark.parametrize("flags", ENVIRONMENT)
+def test_generate_every_proposer_takes_the_timeout(tmp_path: Path, proposer: str, flags: list[str]) -> None:
+    result = CliRunner().invoke(cli, ["generate", "duo-berg", "-o", str(tmp_path / "run"),
+                                      "--proposer", proposer, *flags])
+    assert result.exit_code in (0, 1), result.stderr
+    assert (tmp_path / "run" / "certificate.json").exists()
+
+
+def test_replay_takes_the_timeout_too(tmp_path: Path) -> None:
+    first = CliRunner().invoke(cli, ["generate", "duo-berg", "-o", str(tmp_path / "a"), "--proposer", "stochastic"])
+    assert first.exit_code in (0, 1), first.stderr
+    again = CliRunner().invoke(cli, ["generate", "duo-berg", "-o", str(tmp_path / "b"), "--proposer", "replay",
+                                     "-O", f"transcript={tmp_path / 'a' / 'transcript.jsonl'}", "--timeout", "2"])
+    assert again.exit_code == first.exit_code, again.stderr
+
+
+@pytest.mark.parametrize(("proposer", "option"), [("stochastic", "bogus=1"), ("example", "seed=3"),
+                                                  ("example", "rates.wrong_pc=0.1")])
+def test_generate_option_the_proposer_does_not_take_is_one_line(tmp_path: Path, proposer: str,
+                                                               option: str) -> None:
+    result = CliRunner().invoke(cli, ["generate", "duo-berg", "-o", str(tmp_path / "run"),
+                                      "--proposer", proposer, "-O", option])
+    key = option.split("=")[0].split(".")[0]
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: proposer {proposer!r} takes no option {key!r} "
+                                                   "(its options: "), result.stderr
+    assert result.stdout == "" and not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("flags", ENVIRONMENT)
+def test_eval_run_stochastic_takes_the_timeout(tmp_path: Path, flags: list[str]) -> None:
+    bank = small_bank(tmp_path, ("mono-line-01",))
+    run_dir = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["eval", "run", str(bank), "--variant", "raw", "--runs", "1", *flags,
+                                      "-o", str(run_dir)])
+    assert result.exit_code == 0, result.stderr
+    assert not (run_dir / "errors.jsonl").exists()
+    assert len((run_dir / "runs.jsonl").read_text().splitlines()) == 1
+
+
+def test_eval_run_refuses_an_option_the_proposer_does_not_take_before_any_run(tmp_path: Path) -> None:
+    bank = small_bank(tmp_path, ("mono-line-01",))
+    run_dir = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["eval", "run", str(bank), "--variant", "raw", "--runs", "1",
+                                      "-O", "bogus=1", "--jobs", "2", "-o", str(run_dir)])
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: proposer 'stochastic' takes no option 'bogus' (its options: model, profile, rates, seed)"]
+    assert not run_dir.exists()
+
+
+def test_factory_options_drop_the_environment_only_where_not_taken() -> None:
+    from serialkit.harness.session import factory_options
+
+    def takes_timeout(timeout: float = 1.0, seed: int = 0) -> None: ...
+    def takes_anything(**options: object) -> None: ...
+    def takes_little(model: str | None = None) -> None: ...
+
+    assert factory_options("a", takes_timeout, {"timeout": 2}, 5) == {"timeout": 2, "seed": 5}
+    assert factory_options("b", takes_anything, {"timeout": 2, "x": 1}, 5) == {"timeout": 2, "x": 1, "seed": 5}
+    assert factory_options("c", takes_little, {"timeout": 2, "model": "m"}, 5) == {"model": "m"}
+    with pytest.raises(ProposerError, match=r"proposer 'c' takes no option 'x' \(its options: model\)"):
+        factory_options("c", takes_little, {"x": 1}, 5)

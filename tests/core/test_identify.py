@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -129,3 +130,29 @@ def test_no_wrong_row_is_claimed(family: str, seed: int) -> None:
         assert "with confidence" in str(exc) and "--row" in str(exc)
         return
     assert _same_row(found.row, synth.row), found.summary()
+
+
+def _candidate(name: str, coverage: str, complete: str) -> Any:
+    from serialkit.core import catalog
+    from serialkit.core.analysis.identify import Candidate
+
+    entry = catalog.get(name)
+    return Candidate(entry.row, entry, (), Fraction(coverage), Fraction(complete))
+
+
+@pytest.mark.parametrize(("right", "other", "winner"), [
+    # one wrong note breaks one of the right row's six statements: it still explains more notes
+    (("webern-op21", "71/72", "60/71"), ("ginastera-sonata-for-guitar-op47-mvts-ii-and-iii-row-class-ii-7",
+                                         "70/72", "1"), "webern-op21"),
+    (("webern-op21", "99/100", "88/99"), ("webern-op27", "98/100", "1"), "webern-op21"),
+    # a row explaining a few more notes, but in fragments, is beaten by one of complete statements
+    (("webern-op21", "98/100", "36/46"), ("webern-op27", "99/100", "10/47"), "webern-op21"),
+    # equal coverage: the more complete statements
+    (("webern-op21", "23/24", "12/23"), ("webern-op27", "23/24", "1"), "webern-op27"),
+])
+def test_the_row_explaining_more_notes_wins_unless_the_other_is_clearly_better(
+        right: tuple[str, str, str], other: tuple[str, str, str], winner: str) -> None:
+    from serialkit.core.analysis.identify import _ranked
+
+    for judged in ([_candidate(*right), _candidate(*other)], [_candidate(*other), _candidate(*right)]):
+        assert _ranked(judged)[0].name == winner

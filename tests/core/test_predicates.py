@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import subprocess
 import sys
 from fractions import Fraction
@@ -41,8 +42,10 @@ from serialkit.core.predicates import (
     gate,
     naive_collision_pairs,
     order_and_row,
+    scan_statements,
     tagged_statements,
 )
+from serialkit.core.predicates import columns as columns_module
 from serialkit.core.rows import ALL_FORMS, Row, RowForm
 from tests.strategies import row_statement_pieces, rows
 
@@ -404,6 +407,53 @@ def test_columns_ticks_are_exact_over_mixed_denominators() -> None:
         assert Fraction(cols.end[k], cols.scale) == e.end
 
 
+tick_times = st.sampled_from(
+    [Fraction(0), Fraction(1, 2), Fraction(1, 3), Fraction(2, 5), Fraction(3), Fraction(5, 7), MICRO, Fraction(9, 4)]
+)
+
+
+@st.composite
+def read_cases(draw: st.DrawFn) -> tuple[Piece, tuple[int, ...]]:
+    """Events over mixed denominators (new ones turning up late, so the one-pass reading grows
+    its scale), grace notes, tags or none, in heard order or not; and extra denominators."""
+    n_voices = draw(st.integers(1, 3))
+    events = []
+    for k in range(draw(st.integers(0, 14))):
+        onset = draw(tick_times) + draw(st.sampled_from([0, 0, 0, 1]))
+        duration = draw(st.sampled_from([Fraction(0), Fraction(1, 6), Fraction(1), Fraction(3, 11), MICRO]))
+        tag = draw(st.one_of(st.none(), st.builds(Tag, st.sampled_from(ALL_FORMS), st.sampled_from([0, 1, 11]))))
+        events.append(Event(f"e{k}", f"v{draw(st.integers(0, n_voices - 1))}", onset, duration,
+                            draw(st.integers(40, 80)), grace=duration == 0, tag=tag,
+                            claimed_pc=draw(st.one_of(st.none(), st.integers(0, 11)))))
+    if draw(st.booleans()):  # in heard order, or all but one pair of neighbours
+        events.sort(key=lambda e: (e.onset, 16 if e.tag is None else e.tag.position))
+        k = draw(st.integers(-1, max(-1, len(events) - 2)))
+        if k >= 0:
+            events[k], events[k + 1] = events[k + 1], events[k]
+    extra = tuple(draw(st.lists(st.sampled_from([2, 3, 8, 1000]), max_size=2)))
+    return Piece(tuple(events), voices=tuple(Voice(f"v{v}") for v in range(n_voices))), extra
+
+
+@settings(max_examples=200, deadline=None)
+@given(read_cases())
+def test_one_pass_columns_agree_with_reading_the_fractions(case: tuple[Piece, tuple[int, ...]]) -> None:
+    """The one-pass reading (growing scale, sortedness on the way) against the plain definition."""
+    piece, extra = case
+    cols = Columns(piece, extra)
+    index = {v: k for k, v in enumerate(piece.voice_ids)}
+    assert columns_module._read(piece.events, index, extra) == columns_module._read_plain(piece.events, index, extra)
+    dens = {e.onset.denominator for e in piece.events} | {e.duration.denominator for e in piece.events}
+    assert cols.scale == math.lcm(1, *dens, *extra)
+    assert [Fraction(s, cols.scale) for s in cols.start] == [e.onset for e in piece.events]
+    assert [Fraction(t, cols.scale) for t in cols.end] == [e.end for e in piece.events]
+    assert cols.silent == sum(1 for e in piece.events if e.duration == 0)
+    assert cols.untagged == sum(1 for e in piece.events if e.tag is None)
+    assert cols.claims == sum(1 for e in piece.events if e.claimed_pc is not None)
+    heard = sorted(range(cols.n), key=lambda i: (piece.events[i].onset, cols.positions[i], i))
+    assert cols.order == heard
+    assert cols.in_order == (heard == list(range(cols.n)))
+
+
 # -- values -------------------------------------------------------------------------------------
 
 
@@ -523,12 +573,22 @@ def mislabelled_statements(draw: st.DrawFn) -> tuple[Piece, Rules]:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mislabelled_statements(), st.booleans())
 def test_fused_order_and_row_agree_with_walking_every_statement(case: tuple[Piece, Rules], ids: bool) -> None:
-    """order_and_row skips statements a quick pass finds clean; without a row it walks every one."""
+    """order_and_row skips the statements the scan finds clean; without that judgement it walks every one."""
     piece, rules = case
+    assert piece.row is not None
     cols = Columns(piece)
-    statements = tagged_statements(cols, use_ids=ids)
-    order, row = order_and_row(cols, rules, statements, piece.row)
-    assert order == order_and_row(cols, rules, statements)[0]
+    statements, clean, _ = scan_statements(cols, piece.row, use_ids=ids)
+    assert statements == tagged_statements(cols, use_ids=ids) and clean is not None
+    for stmt, ok in zip(statements, clean, strict=True):  # clean: the plain definition
+        tags = [piece.events[i].tag for i in stmt.indices]
+        pcs = piece.row.form(stmt.form, piece.convention)
+        assert ok == (
+            all(t is not None and t.form is stmt.form for t in tags)
+            and all(a.position < b.position for a, b in zip(tags, tags[1:], strict=False))  # type: ignore[union-attr]
+            and all(pcs[t.position] == piece.events[i].midi % 12 for t, i in zip(tags, stmt.indices, strict=True))  # type: ignore[union-attr]
+        )
+    order, row = order_and_row(cols, rules, statements, piece.row, clean)
+    assert order == order_and_row(cols, rules, statements)[0]  # walking every statement
     assert row == check_row(cols, piece.row)
 
 
@@ -566,7 +626,22 @@ def test_schedule_agrees_with_naive_statement_count(case: tuple[Piece, Rules], d
         BlueprintEntry(s.id, v, tuple(data.draw(forms, label=f"{s.id}{v}"))) for s in sections for v in piece.voice_ids
     )
     events = [e.copy(section=data.draw(st.sampled_from([None, None, "A", "B"]), label="section")) for e in piece.events]
+    if data.draw(st.booleans(), label="own sections"):  # every event's own section, often one per statement
+        events = [e.copy(section="A" if e.onset < cut else "B") for e in events]
     piece = piece.copy(events=tuple(events), sections=sections, blueprint=Blueprint(entries))
+    if data.draw(st.booleans(), label="kept"):  # the blueprint the statements keep, but for one form
+        plan: dict[tuple[str | None, str], list[RowForm]] = {}
+        for stmt in tagged_statements(piece):
+            e = piece.events[stmt.indices[0]]
+            plan.setdefault((e.section, e.voice), []).append(stmt.form)
+        if plan and data.draw(st.booleans(), label="one off"):
+            forms_of = plan[data.draw(st.sampled_from(sorted(plan, key=str)), label="off")]
+            forms_of[data.draw(st.integers(0, len(forms_of) - 1), label="k")] = data.draw(st.sampled_from(ALL_FORMS))
+        blueprint = Blueprint(tuple(BlueprintEntry(sec, v, tuple(f)) for (sec, v), f in plan.items() if sec is not None))
+        piece = piece.copy(blueprint=blueprint)
     statements = tagged_statements(piece)
     found = check_schedule(piece, statements)
     assert [v.event_ids[0] for v in found] == _naive_schedule(piece, statements)
+    scan = scan_statements(piece)
+    assert check_schedule(piece, scan.statements, None, scan.homes) == found  # statement by statement
+    assert check_schedule(piece) == found

@@ -10,6 +10,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,8 @@ from serialkit.eval.store import RunStore
 from serialkit.harness import load_task
 from serialkit.harness.proposers.base import Request
 from serialkit.harness.proposers.openai import Endpoint, OpenAIProposer
+from serialkit.plugins import hookimpl, register_plugin, unregister_plugin
+from serialkit.plugins.hookspecs import Register
 from tests.eval.helpers import CLI, small_bank
 from tests.harness.fake_openai import FakeOpenAI
 
@@ -116,3 +119,138 @@ def test_closing_an_endpoint_cancels_the_requests_in_flight(monkeypatch: pytest.
         assert not asyncio.all_tasks(endpoint._loop)  # nothing left pending on the stopped loop
         worker.join(timeout=60)
     assert outcome and outcome[0] is not None  # the waiting run was told, not left hanging
+
+
+# After an interruption the runner leaves at once: its records are on disk, and nothing it would
+# wait for at interpreter exit (the worker pool's join) may keep it running. Seen: one hang in
+# three stress runs after Ctrl-C, a worker that could not end holding the pool's join at exit.
+
+_LEFT_RUNNING = """
+import sys, threading
+from serialkit.cli import main
+# stands for what the interpreter would wait for at exit (a pool whose worker cannot end)
+threading.Thread(target=threading.Event().wait, daemon=False).start()
+sys.argv = ["serialkit", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_run_leaves_without_waiting_at_interpreter_exit(tmp_path: Path, sig: int,
+                                                                      code: int) -> None:
+    bank = small_bank(tmp_path, ("mono-line-01", "canon-02"))
+    run_dir = tmp_path / "run"
+    args = ["eval", "run", str(bank), "--runs", "20", "--jobs", "2", "-o", str(run_dir)]
+    proc = subprocess.Popen([CLI[0], "-c", _LEFT_RUNNING, *args], text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        _wait_for(lambda: _records(run_dir) >= 1, proc, "a finished run")
+        os.killpg(proc.pid, sig)
+        _, err = proc.communicate(timeout=120)  # a bound against hanging, not a speed assertion
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == code, err
+    assert err.strip().splitlines() == ["interrupted: finished runs are saved; continue with --resume"]
+    keys = [r["key"] for r in RunStore(run_dir).records()]
+    assert keys and len(keys) == len(set(keys)) == len((run_dir / "runs.jsonl").read_text().splitlines())
+
+
+class _Lingering:
+    """A proposer whose worker process cannot end by itself (it leaves a thread that never ends)."""
+
+    started = False
+
+    def __init__(self, pids: str, seed: int = 0) -> None:
+        self.pids, self.seed = pids, seed
+        self.name, self.model = "lingering", None
+
+    def propose(self, request: Request) -> Any:
+        from serialkit.harness.proposers.base import CallUsage, Reply
+
+        with open(self.pids, "a", encoding="utf-8") as fh:
+            fh.write(f"{os.getpid()}\n")
+        if not _Lingering.started:
+            _Lingering.started = True
+            threading.Thread(target=threading.Event().wait, daemon=False).start()
+        return Reply(None, CallUsage(status="error"), "no answer")
+
+
+class _LingeringPlugin:
+    @hookimpl
+    def register_proposers(self, register: Register) -> None:
+        register("lingering", _Lingering)
+
+
+def test_an_interrupted_pool_ends_its_workers(tmp_path: Path) -> None:
+    """Ctrl-C during a process-pool run: once the runs in flight are recorded, the workers are
+    ended, not left for the interpreter to join at exit (one that cannot end would hang it)."""
+    import multiprocessing
+
+    from serialkit.eval.runner import EvalConfig, run_eval
+
+    pids = tmp_path / "pids"
+    pids.touch()
+    register_plugin(_LingeringPlugin(), "lingering")
+    calls: list[int] = []
+
+    def interrupt_once(_record: dict[str, Any]) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+
+    try:
+        config = EvalConfig(bank=str(small_bank(tmp_path, ("mono-line-01",))), variants=("raw",), runs=8, jobs=2,
+                            executor="process", proposer="lingering", proposer_options={"pids": str(pids)})
+        summary = run_eval(config, tmp_path / "run", on_run=interrupt_once)
+        assert summary.interrupted
+        workers = {int(line) for line in pids.read_text().split()}
+        assert workers and os.getpid() not in workers
+        deadline = time.monotonic() + 60  # a bound against hanging, not a speed assertion
+        while workers & {p.pid for p in multiprocessing.active_children()} and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not workers & {p.pid for p in multiprocessing.active_children()}
+    finally:
+        unregister_plugin("lingering")
+        for child in multiprocessing.active_children():
+            if child.pid in {int(line) for line in pids.read_text().split()}:
+                child.kill()
+                child.join()
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals need the main thread")
+def test_a_pool_counts_ctrl_c_and_sigterm_instead_of_raising() -> None:
+    """While runs are in flight a signal only counts: a KeyboardInterrupt raised wherever the main
+    thread was could leave a lock of concurrent.futures held and the runner waiting for ever. A
+    handler already there (the CLI's SIGTERM bookkeeping) still runs; an ignored SIGINT stays so."""
+    from serialkit.eval.runner import _Interruptions
+
+    seen: list[int] = []
+
+    def bookkeeping(signum: int, frame: object) -> None:
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    # as a terminal starts the runner (a suite run as a background job inherits SIGINT ignored)
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    old_term = signal.signal(signal.SIGTERM, bookkeeping)
+    try:
+        counted = _Interruptions()
+        with counted.noted():
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.01)  # the handlers run between bytecodes of this thread
+        assert counted.count == 2 and seen == [signal.SIGTERM]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert signal.getsignal(signal.SIGTERM) is bookkeeping
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        ignored = _Interruptions()
+        with ignored.noted():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)
+        assert ignored.count == 0
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+        signal.signal(signal.SIGTERM, old_term)

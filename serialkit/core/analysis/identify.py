@@ -6,8 +6,9 @@ holds (``shortlist``), and runs of twelve distinct pitch classes in a voice or i
 stated). Where statements sound as chords, an uncatalogued row is read from the succession of
 sets that fill each aggregate (``aggregates``), and none is proposed when the chords cannot decide
 between rows. A quick first reading (whole statements only) ranks them all; the best few are analysed
-in full and the one explaining the most notes wins (ties — coverages within two points — go to the
-more complete statements, then to a catalogued row). The runner-up and its coverage are kept so
+in full and the one explaining the most notes wins; one within two points of it wins instead only
+when clearly better (its statements mostly complete where the leader's are mostly fragments); equal
+coverages go to the more complete statements, then to a catalogued row. The runner-up and its coverage are kept so
 the user can see the decision. When even the winner explains most notes only in fragments, no row
 is claimed: a ``RowError`` names the best candidate and asks for the row.
 """
@@ -36,7 +37,7 @@ SCAN = 96  # events per stream searched for twelve-note windows
 TRIAL = 240  # events analysed to compare candidate rows
 PLAIN = 3  # uncatalogued twelve-note windows tried
 FULL = 2  # candidates analysed in full after the quick reading
-TIE = Fraction(2, 100)  # coverages this close are a tie, decided by complete statements
+TIE = Fraction(2, 100)  # this close to the leader's coverage, a clearly more complete row wins
 MIN_COMPLETE = Fraction(1, 2)  # below this share of notes in complete statements: no confident pick
 
 
@@ -217,16 +218,31 @@ def _judged(candidate: Candidate, analysis: Analysis) -> Candidate:
 
 
 def _ranked(judged: list[Candidate]) -> list[Candidate]:
-    """Best first: the most coverage, where coverages are within TIE of the best the most complete
-    statements (a wrong row can explain nearly as many notes, but in fragments), then catalogued."""
-    top = max((c.coverage or Fraction(0) for c in judged), default=Fraction(0))
+    """Best first: the row that explains the most notes. A row within TIE of it wins only when it
+    is clearly better: its statements mostly complete (at least MIN_COMPLETE of its notes) where
+    the leader's are mostly fragments (a wrong row can explain nearly as many notes, but in
+    fragments). A row whose statements are merely more complete does not beat one that explains
+    more notes: one wrong note breaks a statement of the right row, and a short score then has
+    few statements to lose. Equal coverage: the more complete, then a catalogued row."""
 
-    def key(c: Candidate) -> tuple[bool, Fraction, Fraction, bool]:
-        cov = c.coverage or Fraction(0)
-        tied = cov >= top - TIE
-        return tied, c.completeness if tied else Fraction(0), cov, c.entry is not None
+    def key(c: Candidate) -> tuple[Fraction, Fraction, bool]:
+        return c.coverage or Fraction(0), c.completeness, c.entry is not None
 
-    return sorted(judged, key=key, reverse=True)
+    order = sorted(judged, key=key, reverse=True)
+    if not order:
+        return order
+    lead = order[0]
+    for c in order[1:]:
+        if (c.coverage or Fraction(0)) >= (lead.coverage or Fraction(0)) - TIE and _clearly_better(c, lead):
+            order.remove(c)
+            order.insert(0, c)
+            break
+    return order
+
+
+def _clearly_better(c: Candidate, lead: Candidate) -> bool:
+    """``c`` states the row in mostly complete statements where ``lead`` has mostly fragments."""
+    return c.completeness >= MIN_COMPLETE > lead.completeness
 
 
 def identify(piece: Piece, analyze: Callable[[Piece, Row], Analysis]) -> Identification:

@@ -25,12 +25,14 @@ from serialkit.core.predicates.model import (
     Violation,
 )
 from serialkit.core.predicates.tags import (
+    StatementScan,
     TaggedStatement,
     check_order,
     check_pc,
     check_row,
     check_schedule,
     order_and_row,
+    scan_statements,
     tagged_statements,
 )
 from serialkit.core.predicates.time import TIME_CODES, Limits, check_time, note_faults
@@ -51,6 +53,7 @@ __all__ = [
     "Limits",
     "Locator",
     "Rules",
+    "StatementScan",
     "TaggedStatement",
     "Verdict",
     "Violation",
@@ -70,5 +73,6 @@ __all__ = [
     "note_faults",
     "order_and_row",
     "run_predicates",
+    "scan_statements",
     "tagged_statements",
 ]

@@ -9,31 +9,24 @@ from __future__ import annotations
 from fractions import Fraction
 from itertools import repeat
 from math import lcm
-from operator import add, attrgetter, is_, mul
+from operator import add, attrgetter, mul
+from typing import Any
 
 from serialkit.core.piece import Event, Piece, Tag
 from serialkit.core.timeline import Locator
 
-_ONSET = attrgetter("onset")
-_DURATION = attrgetter("duration")
 # Fraction's public numerator/denominator are Python-level properties over these slots; read the
-# slots directly where this interpreter has them (CPython), the properties elsewhere.
+# slots directly where this interpreter has them (CPython, PyPy), the properties elsewhere.
 _SLOTTED = hasattr(Fraction(1, 2), "_numerator") and Fraction(1, 2)._numerator == 1  # type: ignore[attr-defined]
-_NUM = attrgetter("_numerator" if _SLOTTED else "numerator")
-_DEN = attrgetter("_denominator" if _SLOTTED else "denominator")
-_VOICE = attrgetter("voice")
-_MIDI = attrgetter("midi")
-_TAG = attrgetter("tag")
 _ID = attrgetter("id")
-_POSITION = attrgetter("position")
 
 
 class Columns:
     """Parallel lists, one entry per event, in the piece's event order."""
 
     __slots__ = (
-        "piece", "events", "n", "silent", "scale", "voice", "start", "end", "midi", "tags",
-        "_ids", "_order", "_by_voice", "_voice_midi", "_positions", "_untagged", "_locator",
+        "piece", "events", "n", "silent", "claims", "scale", "voice", "start", "end", "midi", "tags", "sections",
+        "in_order", "_ids", "_order", "_by_voice", "_voice_midi", "_positions", "_untagged", "_locator",
     )
 
     def __init__(self, piece: Piece, extra_denominators: tuple[int, ...] = ()) -> None:
@@ -41,29 +34,26 @@ class Columns:
         self.piece = piece
         self.events: tuple[Event, ...] = events
         self.n = len(events)
-        onsets = list(map(_ONSET, events))
-        durations = list(map(_DURATION, events))
-        onum = list(map(_NUM, onsets))
-        oden = list(map(_DEN, onsets))
-        dnum = list(map(_NUM, durations))
-        dden = list(map(_DEN, durations))
-        self.silent: int = dnum.count(0)  # grace notes: no duration
-        dens = set(oden)
-        dens.update(dden)
-        dens.update(extra_denominators)
-        self.scale: int = lcm(*dens) if dens else 1
-        factor = {d: self.scale // d for d in dens}
-        self.start: list[int] = list(map(mul, onum, map(factor.__getitem__, oden)))
-        self.end: list[int] = list(map(add, self.start, map(mul, dnum, map(factor.__getitem__, dden))))
         index = {v: i for i, v in enumerate(piece.voice_ids)}
-        self.voice: list[int] = list(map(index.__getitem__, map(_VOICE, events)))
-        self.midi: list[int] = list(map(_MIDI, events))
-        self.tags: list[Tag | None] = list(map(_TAG, events))
+        if _SLOTTED:
+            read = _read(events, index, extra_denominators)
+        else:  # pragma: no cover - every known interpreter keeps Fraction's slots
+            read = _read_plain(events, index, extra_denominators)
+        self.scale: int = read[0]
+        self.start: list[int] = read[1]
+        self.end: list[int] = read[2]
+        self.voice: list[int] = read[3]
+        self.midi: list[int] = read[4]
+        self.tags: list[Tag | None] = read[5]
+        self.sections: list[str | None] = read[6]  # each event's own section id
+        self._positions: list[int] = read[7]
+        self.silent: int = read[8]  # grace notes: no duration
+        self.claims: int = read[9]  # events claiming a pitch class
+        self.in_order: bool = read[10]
         self._ids: list[str] | None = None
         self._order: list[int] | None = None
         self._by_voice: list[list[int]] | None = None
         self._voice_midi: list[list[int]] | None = None
-        self._positions: list[int] | None = None
         self._untagged: int | None = None
         self._locator: Locator | None = None
 
@@ -88,26 +78,24 @@ class Columns:
     def untagged(self) -> int:
         """How many events carry no tag."""
         if self._untagged is None:
-            self._untagged = sum(map(is_, self.tags, repeat(None)))
+            self._untagged = self._positions.count(_UNTAGGED)
         return self._untagged
 
     @property
     def positions(self) -> list[int]:
         """Order positions of the tags (16 for an untagged event)."""
-        if self._positions is None:
-            tags = self.tags
-            if self.untagged:
-                self._positions = [16 if t is None else t.position for t in tags]
-            else:
-                self._positions = list(map(_POSITION, tags))
         return self._positions
 
     @property
     def order(self) -> list[int]:
-        """Event indices sorted by onset, then order position (untagged last), then index."""
+        """Event indices sorted by onset, then order position (untagged last), then index: the
+        indices themselves when the events already stand in that order (:attr:`in_order`)."""
         if self._order is None:
-            keys = list(map(add, map(mul, self.start, repeat(32)), self.positions))
-            self._order = sorted(range(self.n), key=keys.__getitem__)
+            if self.in_order:
+                self._order = list(range(self.n))
+            else:
+                keys = list(map(add, map(mul, self.start, repeat(32)), self._positions))
+                self._order = sorted(range(self.n), key=keys.__getitem__)
         return self._order
 
     @property
@@ -141,6 +129,97 @@ class Columns:
     def where(self, i: int) -> str:
         """Human location of event ``i``: ``voice v1, bar 3, beat 2``."""
         return self.locator.describe(self.events[i])
+
+
+_UNTAGGED = 16
+"""The order position of an untagged event in :attr:`Columns.positions` (after every real one)."""
+
+_Read = tuple[
+    int, list[int], list[int], list[int], list[int], list["Tag | None"], list["str | None"], list[int], int, int, bool
+]
+
+
+def _read(events: tuple[Event, ...], index: dict[str, int], extra: tuple[int, ...]) -> _Read:
+    """Every column in one pass over the events: ``(scale, start, end, voice, midi, tags,
+    sections, positions, silent, claims, in_order)``.
+
+    The scale grows as new denominators turn up (the ticks read so far are multiplied up), so it
+    ends as the least common multiple of every onset's and duration's denominator (and ``extra``).
+    ``in_order``: the sort key of :attr:`Columns.order` never falls from one event to the next.
+    """
+    scale = lcm(1, *extra)
+    factor = {d: scale // d for d in {1, *extra}}
+    get = factor.get
+    start: list[int] = []
+    end: list[int] = []
+    voice: list[int] = []
+    midi: list[int] = []
+    tags: list[Tag | None] = []
+    sections: list[str | None] = []
+    positions: list[int] = []
+    put_start, put_end, put_voice, put_midi, put_tag, put_section, put_position = (
+        start.append, end.append, voice.append, midi.append, tags.append, sections.append, positions.append
+    )
+    voice_of = index.__getitem__
+    silent = claims = 0
+    last = -1  # the last sort key: onset ticks * 32 + position
+    in_order = True
+    o: Any  # a Fraction, read through its slots
+    d: Any
+    for e in events:
+        o, d = e.onset, e.duration
+        fo, fd = get(o._denominator), get(d._denominator)
+        if fo is None or fd is None:  # a new denominator: grow the scale
+            grown = lcm(scale, o._denominator, d._denominator)
+            m = grown // scale
+            start[:] = [x * m for x in start]
+            end[:] = [x * m for x in end]
+            if start:
+                last = start[-1] * 32 + positions[-1]
+            scale = grown
+            for k in factor:
+                factor[k] = scale // k
+            fo = factor[o._denominator] = scale // o._denominator
+            fd = factor[d._denominator] = scale // d._denominator
+        s = o._numerator * fo
+        dn = d._numerator
+        if not dn:
+            silent += 1
+        t = e.tag
+        q = _UNTAGGED if t is None else t.position
+        key = s * 32 + q
+        if key < last:
+            in_order = False
+        last = key
+        put_start(s)
+        put_end(s + dn * fd)
+        put_voice(voice_of(e.voice))
+        put_midi(e.midi)
+        put_tag(t)
+        put_section(e.section)
+        put_position(q)
+        if e.claimed_pc is not None:
+            claims += 1
+    return scale, start, end, voice, midi, tags, sections, positions, silent, claims, in_order
+
+
+def _read_plain(events: tuple[Event, ...], index: dict[str, int], extra: tuple[int, ...]) -> _Read:
+    """The same columns through Fraction's public attributes, several passes (the plain definition)."""
+    dens = {1, *extra}
+    for e in events:
+        dens.update((e.onset.denominator, e.duration.denominator))
+    scale = lcm(*dens)
+    start = [e.onset.numerator * (scale // e.onset.denominator) for e in events]
+    end = [s + e.duration.numerator * (scale // e.duration.denominator) for s, e in zip(start, events, strict=True)]
+    tags = [e.tag for e in events]
+    positions = [_UNTAGGED if t is None else t.position for t in tags]
+    keys = [s * 32 + q for s, q in zip(start, positions, strict=True)]
+    return (
+        scale, start, end, [index[e.voice] for e in events], [e.midi for e in events], tags,
+        [e.section for e in events], positions,
+        sum(1 for e in events if e.duration == 0), sum(1 for e in events if e.claimed_pc is not None),
+        keys == sorted(keys),
+    )
 
 
 def columns_of(piece: Piece | Columns) -> Columns:

@@ -17,7 +17,7 @@ from serialkit.core.predicates.tags import (
     check_row,
     check_schedule,
     order_and_row,
-    tagged_statements,
+    scan_statements,
 )
 from serialkit.core.predicates.voices import check_crossings, check_range
 from serialkit.core.rows import Row
@@ -35,10 +35,11 @@ def run_predicates(
     if unknown:
         raise PieceError(f"unknown predicate code(s) {', '.join(unknown)} (known: {', '.join(CODES)})")
     cols = piece if isinstance(piece, Columns) else Columns(piece)
-    statements = None
-    if "ORDER" in wanted or "SCHED" in wanted:
-        statements = tagged_statements(cols)
     the_row = row if row is not None else cols.piece.row
+    # one pass groups the statements for ORDER and SCHED, judging them for both on the way
+    statements = clean = homes = None
+    if "ORDER" in wanted or "SCHED" in wanted:
+        statements, clean, homes = scan_statements(cols, the_row if "ORDER" in wanted else None)
     fused: list[Violation] | None = None  # ROW checked inside the ORDER pass
     out: list[Violation] = []
     for code in CODES:
@@ -46,12 +47,13 @@ def run_predicates(
             continue
         if code == "ROW":
             if "ORDER" in wanted and the_row is not None:
-                order_found, row_found = order_and_row(cols, rules, statements, the_row)
+                fused, row_found = order_and_row(cols, rules, statements, the_row, clean)
                 out += row_found
-                fused = order_found
             else:
                 out += check_row(cols, row)
         elif code == "ORDER":
+            if fused is None and the_row is not None:
+                fused = order_and_row(cols, rules, statements, the_row, clean)[0]
             out += fused if fused is not None else check_order(cols, rules, statements)
         elif code == "COLL":
             out += check_collisions(cols, rules.tolerance)
@@ -62,7 +64,7 @@ def run_predicates(
         elif code == "CROSS":
             out += check_crossings(cols, rules.max_crossing_share)
         else:
-            out += check_schedule(cols, statements, row)
+            out += check_schedule(cols, statements, row, homes)
     return out
 
 

@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections import defaultdict
-from collections.abc import Callable
 from functools import partial
-from itertools import repeat
-from operator import attrgetter, is_, itemgetter
 from typing import NamedTuple
 
-from serialkit.core.piece import Piece
+from serialkit.core.piece import Piece, Tag
 from serialkit.core.predicates.columns import Columns, columns_of
 from serialkit.core.predicates.model import Rules, Violation
 from serialkit.core.rows import FORM_TYPES, Row, RowForm, pc_name
-
-_SECTION = attrgetter("section")
-_STATEMENT = attrgetter("statement")
-_CLAIMED = attrgetter("claimed_pc")
-_FORM = attrgetter("form")
-_FIRST: Callable[[list[int]], int] = itemgetter(0)
 
 
 class TaggedStatement(NamedTuple):
@@ -96,7 +86,7 @@ def row_violations(cols: Columns, table: _FormTable, bad: list[int]) -> list[Vio
 def check_pc(piece: Piece | Columns, row: Row | None = None) -> list[Violation]:
     """PC: a claimed pitch class equals MIDI mod 12 and agrees with the event's own tag."""
     cols = columns_of(piece)
-    if all(map(is_, map(_CLAIMED, cols.events), repeat(None))):  # nothing claimed
+    if not cols.claims:
         return []
     the_row = _row_of(cols.piece, row)
     table = None if the_row is None else _FormTable(the_row, cols.piece.convention)
@@ -128,8 +118,105 @@ def check_pc(piece: Piece | Columns, row: Row | None = None) -> list[Violation]:
     return out
 
 
+class StatementScan(NamedTuple):
+    """Tagged statements and what the pass that grouped them learned (:func:`scan_statements`).
+
+    ``clean`` (only when a row was given): per statement, True when every event carries the
+    statement's own form object, at a strictly rising position, with that form's pitch class —
+    the statement then breaks neither ORDER nor ROW. ``homes``: per statement its voice index and
+    its events' own section id, given only when every statement lies in one voice and one section
+    and all its events carry one form object.
+    """
+
+    statements: list[TaggedStatement]
+    clean: list[bool] | None
+    homes: list[tuple[int, str | None]] | None
+
+
+class _Open:
+    """A statement while the scan groups it."""
+
+    __slots__ = ("key", "members", "put", "form", "pcs", "voice", "section", "top", "clean", "uniform")
+
+    def __init__(self, key: str, form: RowForm, pcs: tuple[int, ...], voice: int, section: str | None) -> None:
+        self.key, self.form, self.pcs, self.voice, self.section = key, form, pcs, voice, section
+        self.members: list[int] = []
+        self.put = self.members.append
+        self.top = -1
+        self.clean = self.uniform = True
+
+    def odd(self, tag: Tag, section: str | None, pc: int, no_row: bool) -> None:
+        """Note an event that is not simply the next one of a clean, uniform statement."""
+        if tag.form is not self.form or section != self.section:
+            self.uniform = False
+        q = tag.position
+        if q > self.top and tag.form is self.form and (no_row or self.pcs[q] == pc):
+            self.top = q
+        else:
+            self.clean = False
+
+
+def scan_statements(
+    piece: Piece | Columns, row: Row | None = None, use_ids: bool = True
+) -> StatementScan:
+    """Tagged events grouped into statements (see :func:`tagged_statements`) in one pass in heard
+    order, which on the way judges each statement ``clean`` against ``row`` and finds its home
+    (:class:`StatementScan`)."""
+    cols = columns_of(piece)
+    by_type = _FormTable(row, cols.piece.convention).by_type if row is not None else None
+    no_row = by_type is None
+    tags, voice, midi, sections = cols.tags, cols.voice, cols.midi, cols.sections
+    voice_ids = cols.piece.voice_ids
+    current: list[_Open | None] = [None] * len(voice_ids)  # the statement each voice is in
+    opened: dict[str, _Open] = {}
+    run_key: dict[int, str] = {}
+    run_last: dict[int, tuple[RowForm, int]] = {}
+    runs = 0
+    for i in cols.order:
+        t = tags[i]
+        if t is None:
+            continue
+        v = voice[i]
+        key = t.statement if use_ids else None
+        if key is None:  # an implicit statement: a run of one form in this voice
+            last = run_last.get(v)
+            q = t.position
+            if (
+                last is None
+                or (last[0] is not t.form and last[0] != t.form)
+                or (last[1] == 11 and q < 10)
+                or (q == 0 and last[1] > 0)
+            ):
+                runs += 1
+                run_key[v] = f"~{voice_ids[v]}.{runs}"
+            key = run_key[v]
+            run_last[v] = (t.form, q)
+        st = current[v]
+        if st is None or key != st.key:
+            st = opened.get(key)
+            if st is None:
+                form = t.form
+                pcs = () if by_type is None else by_type[form.type][form.n]
+                st = opened[key] = _Open(key, form, pcs, v, sections[i])
+            elif st.voice != v:
+                st.uniform = False
+            current[v] = st
+        st.put(i)
+        q = t.position
+        if q > st.top and t.form is st.form and sections[i] == st.section and (no_row or st.pcs[q] == midi[i] % 12):
+            st.top = q
+        else:
+            st.odd(t, sections[i], midi[i] % 12, no_row)
+    found = list(opened.values())
+    statements = [_new_statement((st.key, st.form, tuple(st.members))) for st in found]
+    clean = None if no_row else [st.clean for st in found]
+    homes = [(st.voice, st.section) for st in found] if all(st.uniform for st in found) else None
+    return StatementScan(statements, clean, homes)
+
+
 def tagged_statements(piece: Piece | Columns, use_ids: bool = True) -> list[TaggedStatement]:
-    """Tagged events grouped into statements, each in heard order (onset, then position).
+    """Tagged events grouped into statements, each in heard order (onset, then position), the
+    statements in the order they start.
 
     An explicit ``tag.statement`` id groups its events (across voices). Events without one (or
     every event, when ``use_ids`` is False) form implicit statements per voice: a run of
@@ -137,50 +224,7 @@ def tagged_statements(piece: Piece | Columns, use_ids: bool = True) -> list[Tagg
     later position (a fresh start), or when, after position 11, any position but 11 or 10 (an
     immediate repeat or an oscillation) follows.
     """
-    cols = columns_of(piece)
-    tags = cols.tags
-    if use_ids and not cols.untagged:
-        # Every event is tagged: group by statement id in one C-level pass, appending each index
-        # in onset order to its statement's list (None collects the events without an id; when
-        # there are any, the general pass below groups them by voice).
-        by_key: defaultdict[str | None, list[int]] = defaultdict(list)
-        order = cols.order
-        any(map(list.append, map(by_key.__getitem__, map(_STATEMENT, map(tags.__getitem__, order))), order))
-        if None not in by_key:
-            grouped = list(by_key.values())
-            first_forms = map(_FORM, map(tags.__getitem__, map(_FIRST, grouped)))
-            return list(map(_new_statement, zip(by_key, first_forms, map(tuple, grouped), strict=True)))
-    groups: dict[str, list[int]] = {}
-    forms: dict[str, RowForm] = {}
-    run_key: dict[int, str] = {}
-    run_last: dict[int, tuple[RowForm, int]] = {}
-    runs = 0
-    voice = cols.voice
-    for i in cols.order:
-        tag = tags[i]
-        if tag is None:
-            continue
-        key = tag.statement if use_ids else None
-        if key is None:
-            v = voice[i]
-            last = run_last.get(v)
-            if (
-                last is None
-                or (last[0] is not tag.form and last[0] != tag.form)
-                or (last[1] == 11 and tag.position < 10)
-                or (tag.position == 0 and last[1] > 0)
-            ):
-                runs += 1
-                run_key[v] = f"~{cols.piece.voice_ids[v]}.{runs}"
-            key = run_key[v]
-            run_last[v] = (tag.form, tag.position)
-        members = groups.get(key)
-        if members is None:
-            groups[key] = [i]
-            forms[key] = tag.form
-        else:
-            members.append(i)
-    return [TaggedStatement(k, forms[k], tuple(v)) for k, v in groups.items()]
+    return scan_statements(piece, None, use_ids).statements
 
 
 def check_order(
@@ -204,30 +248,23 @@ def order_and_row(
     rules: Rules,
     statements: list[TaggedStatement] | None = None,
     row: Row | None = None,
+    clean: list[bool] | None = None,
 ) -> tuple[list[Violation], list[Violation]]:
-    """ORDER violations and, in the same pass when a row is given, ROW violations."""
-    stmts = tagged_statements(cols) if statements is None else statements
+    """ORDER violations and, in the same pass when a row is given, ROW violations.
+
+    Each statement is walked note by note, except those ``clean`` marks: the scan's judgement
+    of these statements against this row (:attr:`StatementScan.clean`; the scan that groups the
+    statements when none are given). A clean statement breaks neither rule: its events carry its
+    form at strictly rising positions with the form's pitch classes, which then all differ.
+    """
+    if statements is None:
+        statements, clean, _ = scan_statements(cols, row)
     table = None if row is None else _FormTable(row, cols.piece.convention)
     row_bad: list[int] = []
     out: list[Violation] = []
-    tags, midi = cols.tags, cols.midi
-    by_type = table.by_type if table is not None else {}
-    for stmt in stmts:
-        if table is not None:
-            # A statement whose events all carry its form object at strictly rising positions
-            # with the form's pitch classes breaks neither rule (its pitch classes then all
-            # differ): confirm that in a quick pass, and walk only the others note by note.
-            form = stmt.form
-            form_pcs = by_type[form.type][form.n]
-            top = -1
-            for i in stmt.indices:
-                tag = tags[i]
-                q = tag.position  # type: ignore[union-attr]
-                if q <= top or tag.form is not form or form_pcs[q] != midi[i] % 12:  # type: ignore[union-attr]
-                    break
-                top = q
-            else:
-                continue
+    for k, stmt in enumerate(statements):
+        if clean is not None and table is not None and clean[k]:
+            continue
         _walk(cols, rules, stmt, table, out, row_bad)
     return out, ([] if table is None else row_violations(cols, table, row_bad))
 
@@ -311,15 +348,24 @@ def check_schedule(
     piece: Piece | Columns,
     statements: list[TaggedStatement] | None = None,
     row: Row | None = None,
+    homes: list[tuple[int, str | None]] | None = None,
 ) -> list[Violation]:
     """SCHED: each event's form is the form the blueprint schedules for its section and voice
-    at that point in the voice's sequence of statements (aliases of a symmetric row agree)."""
+    at that point in the voice's sequence of statements (aliases of a symmetric row agree).
+
+    With ``homes`` (:attr:`StatementScan.homes` of these statements, in the order they start) a
+    piece that keeps its schedule is confirmed statement by statement; otherwise, and to report
+    what breaks it, event by event."""
     cols = columns_of(piece)
     p = cols.piece
     if p.blueprint is None:
         return []
-    stmts = tagged_statements(cols) if statements is None else statements
+    if statements is None:
+        statements, _, homes = scan_statements(cols)
+    stmts = statements
     the_row = _row_of(p, row)
+    if homes is not None and _keeps_schedule(p, stmts, homes, the_row):
+        return []
     sid = [-1] * cols.n  # the statement of each event (-1: in none)
     for k, stmt in enumerate(stmts):
         for i in stmt.indices:
@@ -340,7 +386,7 @@ def check_schedule(
     last_sid = [-2] * n_voices
     last_nth = [0] * n_voices
     last_want: list[RowForm | None] = [None] * n_voices
-    sec_col = list(map(_SECTION, cols.events))
+    sec_col = cols.sections
     tags, voice = cols.tags, cols.voice
     for i in cols.order:
         k = sid[i]
@@ -393,7 +439,88 @@ def check_schedule(
     return out
 
 
+def _keeps_schedule(
+    p: Piece, stmts: list[TaggedStatement], homes: list[tuple[int, str | None]], row: Row | None
+) -> bool:
+    """True when each statement, lying wholly in its home voice and section, carries the form
+    scheduled for it there: the n-th statement to start in a voice and section the n-th form."""
+    if p.sections and any(section is None for _, section in homes):
+        return False  # such events belong where their onsets fall: judged event by event
+    assert p.blueprint is not None
+    voice_ids = p.voice_ids
+    started: dict[tuple[int, str | None], int] = {}
+    plan: dict[tuple[int, str | None], tuple[RowForm, ...]] = {}
+    for stmt, home in zip(stmts, homes, strict=True):
+        nth = started.get(home, 0)
+        started[home] = nth + 1
+        scheduled = plan.get(home)
+        if scheduled is None:
+            scheduled = plan[home] = p.blueprint.forms_for(home[1], voice_ids[home[0]])
+        if nth >= len(scheduled):
+            return False
+        want, form = scheduled[nth], stmt.form
+        if form is not want and form != want and not _aliases(row, p.convention, form, want):
+            return False
+    return True
+
+
 def _aliases(row: Row | None, convention: str, a: RowForm, b: RowForm) -> bool:
     if row is None:
         return False
     return row.form(a, convention) == row.form(b, convention)  # type: ignore[arg-type]
+
+
+def contradicted_statement_ids(piece: Piece | Columns) -> str | None:
+    """Where the statement ids a piece declares contradict its labels, as one clause naming the
+    note; None when they agree (or no note declares one).
+
+    Labels (form and order position) are the music's claim; an id only says which notes one
+    statement holds. It contradicts the labels when one id holds two forms, when one voice's
+    notes change id between two consecutive positions of one form (P0:3 then P0:4: the labels
+    say one statement goes on), or when one id starts its form again in a voice after position 11
+    (a second statement). Each of these would make ORDER, SCHED, EXTRA or COMPLETE judge how a
+    file groups its ids instead of the notes.
+    """
+    cols = columns_of(piece)
+    tags, voice, ids = cols.tags, cols.voice, cols.ids
+    forms: dict[str, RowForm] = {}
+    last: dict[int, int] = {}  # voice → index of its last note with a statement id
+    for i in cols.order:
+        tag = tags[i]
+        if tag is None or tag.statement is None:
+            continue
+        key = tag.statement
+        form = forms.setdefault(key, tag.form)
+        if tag.form != form:
+            return (f"note {ids[i]} ({tag.label}) has statement id {key!r}, which holds {form.label}: "
+                    "a statement has one form")
+        v = voice[i]
+        j = last.get(v)
+        last[v] = i
+        prev = tags[j] if j is not None else None
+        if prev is None or prev.form != tag.form:
+            continue
+        if prev.statement != key and tag.position == prev.position + 1:
+            return (f"note {ids[i]} ({tag.label}) continues the statement of note {ids[j]} "  # type: ignore[index]
+                    f"({prev.label}) under another statement id ({key!r}, not {prev.statement!r})")
+        if prev.statement == key and prev.position == 11 and tag.position == 0:
+            return (f"note {ids[i]} ({tag.label}) starts {tag.form.label} again after position 11 "
+                    f"under the same statement id {key!r}")
+    return None
+
+
+def statements_from_labels(piece: Piece) -> tuple[Piece, str | None]:
+    """``piece`` with statement ids its labels support: its own ids when they agree with the labels,
+    else ids read from the labels alone (each voice's runs of one form in time order, as
+    :func:`tagged_statements` groups notes without ids), with the reason as one clause."""
+    why = contradicted_statement_ids(piece)
+    if why is None:
+        return piece, None
+    cols = Columns(piece)
+    regrouped: dict[str, Tag] = {}
+    for stmt in tagged_statements(cols, use_ids=False):
+        for i in stmt.indices:
+            tag = cols.tags[i]
+            assert tag is not None
+            regrouped[cols.ids[i]] = Tag(tag.form, tag.position, stmt.key)
+    return piece.with_tags(regrouped), why
