@@ -48,8 +48,9 @@ RUNG_COLOUR = "#56B4E9"
 """The review page's colour for the ``rewrite`` rung (``render.marks.RUNG_COLORS``)."""
 FIXABLE = ("ROW", "ORDER")
 """The finding codes a pitch correction can fix (``--only``)."""
-TIMING_FIXABLE = ("COLL",)
-"""The finding codes the timing rungs can fix (``--only``), where the rule profile judges them."""
+TIMING_FIXABLE = ("COLL", "CROSS")
+"""The finding codes the timing rungs can fix (``--only``), where the rule profile judges them
+(``harness.scores.TIMING_CODES``)."""
 SCORE_SUFFIXES = (".musicxml", ".xml", ".mxl", ".mei", ".json")
 
 
@@ -231,11 +232,12 @@ def repair_score(
     rules: str | None = None,
 ) -> RepairResult:
     """Repair a copy of ``score``: suggested pitch corrections the gate accepts, one at a time,
-    then, where the rule profile judges collisions (``generation``), the timing rungs trim, yield
-    and retime on each collision the gate reports, each kept only when the gate accepts it.
+    then, where the rule profile judges collisions and crossings (``generation``), the timing rungs
+    trim, yield and retime on each collision and crossing the gate reports, each kept only when the
+    gate accepts it (``harness.scores.retime_findings``).
 
-    ``only``: finding codes whose notes may change (``ROW``, ``ORDER``, ``COLL``; default all the
-    profile judges; ``COLL`` under a profile that does not judge it is an error). With
+    ``only``: finding codes whose notes may change (``ROW``, ``ORDER``, ``COLL``, ``CROSS``;
+    default all the profile judges; a timing code the profile does not judge is an error). With
     ``dry_run`` nothing is written. Otherwise the repaired score goes to ``out`` (required; never
     the source) in the input's format, with ``<out stem>.certificate.json`` and (``review``)
     ``<out stem>.review.html`` beside it. ``rules``: the rule profile the gate follows

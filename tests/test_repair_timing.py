@@ -133,14 +133,15 @@ def test_generation_repair_puts_a_held_collision_right(tmp_path: Path, seed: int
         assert (marks[eid].color or "").upper() == RUNG_COLORS[rung[eid]].upper()
 
 
-def test_the_analysis_profile_never_changes_timing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("finding", ["COLL", "CROSS"])
+def test_the_analysis_profile_never_changes_timing(tmp_path: Path, finding: str) -> None:
     src, _pair = _canon(tmp_path, 1)
     out = tmp_path / "fixed.musicxml"
     code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "-o", str(out), "--json")
     data = json.loads(text)
     assert code == 0 and data["changes"] == []  # COLL is an observation under analysis
     assert _notes(out) == _notes(src)
-    result = CliRunner().invoke(cli, ["repair", str(src), "--row", EXERCISE_ROW, "--only", "COLL",
+    result = CliRunner().invoke(cli, ["repair", str(src), "--row", EXERCISE_ROW, "--only", finding,
                                       "-o", str(tmp_path / "x.musicxml")])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
     assert "--rules generation" in result.stderr and not (tmp_path / "x.musicxml").exists()
@@ -313,3 +314,43 @@ def test_timing_repair_opens_in_musescore(tmp_path: Path) -> None:
     # MuseScore reads the repaired timing: its export passes the generation gate too
     code, text, _ = _run("check", str(tmp_path / "exported.musicxml"), "--row", EXERCISE_ROW, "--rules", "generation")
     assert code == 0, text
+
+
+def _crossed_canon(seed: int) -> tuple[object, object, tuple[str, str]]:
+    """A held canon whose follower's held note is written three octaves up (its pitch class, so
+    the row still reads): it sounds above the leader, a crossing as well as a collision."""
+    from serialkit.core.piece import Voice
+
+    piece, row, (held, entry) = held_canon(seed, 1)
+    piece = piece.with_events(e.copy(midi=e.midi + 36) if e.id == entry else e for e in piece.events)
+    return piece.copy(voices=tuple(Voice(v.id, v.name) for v in piece.voices)), row, (held, entry)
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_crossings_are_moved_all_or_none(seed: int) -> None:
+    """CROSS is one finding for the whole score's share of crossed noteheads: the timing rungs
+    move crossed notes off their crossings and keep the moves only if the finding is gone."""
+    from serialkit.check import check_piece
+    from serialkit.check.profiles import profile_for
+    from serialkit.core.predicates import Rules
+    from serialkit.harness.scores import finding_keys, retime_findings
+
+    piece, row, (held, entry) = _crossed_canon(seed)
+    profile = profile_for("generation", Rules(max_crossing_share=Fraction(0)))  # any crossing is a finding
+
+    def judge(p: object) -> dict[str, object]:
+        return check_piece(p, row=row, profile=profile).to_dict()  # type: ignore[arg-type]
+
+    report = judge(piece)
+    assert report["counts"]["CROSS"] == 1
+    plan = retime_findings(piece, row, report, judge, codes=("CROSS",))
+    assert plan.report["counts"]["CROSS"] == 0 and not plan.left
+    assert finding_keys(plan.report) <= finding_keys(report)
+    assert {e.event_id for e in plan.edits} >= {held} and all(e.code == "CROSS" for e in plan.edits)
+    # the follower's voice listed on top: nearly every notehead crossed, and the rungs cannot
+    # clear them all, so not one note is moved
+    swapped = piece.copy(voices=tuple(reversed(piece.voices)))
+    report = judge(swapped)
+    plan = retime_findings(swapped, row, report, judge, codes=("CROSS",))
+    assert plan.edits == () and plan.piece == swapped and plan.report == report
+    assert len(plan.left) == 1 and plan.left[0].startswith("CROSS left as it is")

@@ -26,9 +26,9 @@ def register(cli: Any) -> None:
               help="Labelling convention (default: the score's own, else relative).")
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path),
               help="The repaired score (one SCORE), or a folder for several scores or a folder of them.")
-@click.option("--only", "only", multiple=True, type=click.Choice(["ROW", "ORDER", "COLL"]),
+@click.option("--only", "only", multiple=True, type=click.Choice(["ROW", "ORDER", "COLL", "CROSS"]),
               help="Change only notes that findings of this code name (repeatable; default: every code the "
-                   "profile judges; COLL needs --rules generation).")
+                   "profile judges; COLL and CROSS need --rules generation).")
 @click.option("--rules", "rules_spec", metavar="PROFILE",
               help="The rule profile the gate follows: analysis (default for a score: real-score idioms "
                    "allowed; COLL, CROSS, RANGE as observations), generation, or codes such as ROW,ORDER.")
@@ -54,9 +54,9 @@ def repair(
     folder: each note the row cannot explain gets the note most likely meant (a dropped or added
     accidental, a note a line off, two notes swapped), applied one at a time and kept only when the
     gate accepts the result. With --rules generation, collisions (two voices sounding one pitch
-    class at once) are put right too, by the repair ladder's timing rungs (trim, yield, retime),
-    each kept only when the gate no longer reports it and reports nothing new; the analysis
-    profile (the default) never changes timing.
+    class at once) and voice crossings are put right too, by the repair ladder's timing rungs
+    (trim, yield, retime), each kept only when the gate no longer reports it and reports nothing
+    new; the analysis profile (the default) never changes timing.
 
     Writes the repaired score in the input's format (changed notes coloured and labelled
     ``rewrite P5:7``, ``trim COLL``), OUT-stem.certificate.json (every changed note before and after, and why)

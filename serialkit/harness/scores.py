@@ -1,15 +1,16 @@
 """The repair ladder's deterministic timing rungs (trim, yield, retime) on an existing score.
 
 ``serialkit repair --rules generation`` puts a collision (COLL: two voices sounding one pitch class
-at once) right the way the harness does in its own candidates: the score's notes are kept in a
-``Verifier`` over a task that frames the score (:func:`score_task`: one section as long as the
+at once) or a voice crossing right the way the harness does in its own candidates: the score's
+notes are kept in a ``Verifier`` over a task that frames the score (:func:`score_task`: one section as long as the
 score, each voice's notes as its slots in time order, the score's own grid — the finest step its
 onsets and durations use), and one note of each collision climbs the timing rungs of the ladder
 (``RepairContext.first``, in rank order) through ``RepairContext.settle``, the ladder's one
 keep-or-roll-back. A rung's result is kept only when the verifier finds the note clean and the
 whole gate, run on the score as changed (``judge``), no longer reports the finding and reports
-nothing it did not report before. Crossings are left to the gate (counted per notehead), since a
-real score's voices cross far more often than a generated candidate's may.
+nothing it did not report before (a crossing counts per notehead). Voice crossings (CROSS, one
+finding for the whole score's share of crossed noteheads) are moved note by note with no crossing
+allowed, and kept only if the gate then reports no CROSS: all the moves, or none.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ from serialkit.harness.repair import RepairContext, RungSpec
 from serialkit.harness.tasks import Slot, Task, Texture
 from serialkit.harness.verify import TIME_CODES, Candidate, Verifier
 
-__all__ = ["TimingEdit", "TimingPlan", "finding_keys", "retime_findings", "score_task"]
+__all__ = ["TIMING_CODES", "TimingEdit", "TimingPlan", "finding_keys", "retime_findings", "score_task"]
 
 SECTION = "score"
+TIMING_CODES = ("COLL", "CROSS")
+"""The findings the timing rungs put right in a score."""
 
 Judge = Callable[[Piece], Mapping[str, Any]]
 
@@ -125,13 +128,17 @@ def retime_findings(
     row: Row,
     report: Mapping[str, Any],
     judge: Judge,
-    codes: Sequence[str] = ("COLL",),
+    codes: Sequence[str] = TIMING_CODES,
     tolerance: Fraction = Fraction(0),
 ) -> TimingPlan:
     """Put right the findings of ``codes`` in ``report`` (the gate's report on ``piece``) with the
-    timing rungs, one finding at a time: the later note of a collision first, then the earlier.
-    ``judge`` runs the whole gate on a changed piece; a change is kept only when the finding is
-    gone and the gate reports nothing new (:func:`finding_keys`)."""
+    timing rungs. ``judge`` runs the whole gate on a changed piece; a change is kept only when its
+    finding is gone and the gate reports nothing new (:func:`finding_keys`).
+
+    COLL, one collision at a time: the later note first, then the earlier. CROSS, one finding for
+    the share of crossed noteheads in the whole score: each crossed notehead in turn is moved off
+    its crossing (the verifier then allows no crossing at all), and the moves are kept only if the
+    gate reports no CROSS at the end — all of them, or none."""
     task, cands = score_task(piece, row, tolerance)
     ver = Verifier(task)
     for cand in cands.values():
@@ -139,38 +146,82 @@ def retime_findings(
     ver.crossing_budget = len(cands)  # crossings are the gate's (per notehead), not the verifier's
     ctx = RepairContext(ver)
     ctx = RepairContext(ver, rungs=ctx.first)  # trim, yield, retime: the deterministic timing rungs
-    current: Mapping[str, Any] = report
-    keys = finding_keys(report)
-    why: dict[str, tuple[str, str]] = {}
-    left: list[str] = []
-    for v in report.get("violations") or ():
-        if v["code"] not in codes:
-            continue
-        key = (str(v["code"]), *sorted(str(e) for e in v["event_ids"]))
-        if key not in keys:
-            continue  # put right already, by the repair of another finding
-        for target in reversed([str(e) for e in v["event_ids"]]):
-            state = {k: (c.cand.onset, c.cand.duration) for k, c in ver.kept.items()}
-            got = _attempt(ctx, piece, target, key, keys, judge)
-            if got is None:
-                continue
-            current, keys = got, finding_keys(got)
-            reason = f"{v['code']} at {v.get('location') or '?'}: {v.get('message', '')}"
-            for k, c in ver.kept.items():
-                if state.get(k) != (c.cand.onset, c.cand.duration):
-                    why[k] = (str(v["code"]), reason if k == target else f"{reason}; this note makes room")
-            break
-        else:
-            left.append(f"{v['code']} at {v.get('location') or '?'} left as it is: no timing rung puts it "
-                        "right without the gate finding something new")
+    fix = _Fixing(ctx, piece, judge, report)
+    if "COLL" in codes:
+        for v in report.get("violations") or ():
+            if v["code"] == "COLL":
+                key = ("COLL", *sorted(str(e) for e in v["event_ids"]))
+                reason = f"COLL at {v.get('location') or '?'}: {v.get('message', '')}"
+                if key in fix.keys and not any(fix.one(t, "COLL", key, reason) for t in reversed(v["event_ids"])):
+                    fix.left.append(f"COLL at {v.get('location') or '?'} left as it is: no timing rung puts it "
+                                    "right without the gate finding something new")
+    cross = next((v for v in fix.report.get("violations") or () if v["code"] == "CROSS"), None)
+    if "CROSS" in codes and cross is not None:
+        fix.crossings(cross)
     edits = []
     for eid, cand in cands.items():
         now = ver.kept[eid].cand
         if (now.onset, now.duration) != (cand.onset, cand.duration):
-            code, reason = why.get(eid, ("COLL", ""))
+            code, reason = fix.why.get(eid, ("COLL", ""))
             edits.append(TimingEdit(eid, now.rungs[-1] if now.rungs else "retime", (cand.onset, now.onset),
                                     (cand.duration, now.duration), code, reason))
-    return TimingPlan(_changed(piece, ver), tuple(edits), current, tuple(left))
+    return TimingPlan(_changed(piece, ver), tuple(edits), fix.report, tuple(fix.left))
+
+
+class _Fixing:
+    """The state of :func:`retime_findings`: the gate's current report and its findings, why each
+    changed note changed, the findings left."""
+
+    def __init__(self, ctx: RepairContext, piece: Piece, judge: Judge, report: Mapping[str, Any]) -> None:
+        self.ctx, self.piece, self.judge = ctx, piece, judge
+        self.report, self.keys = report, finding_keys(report)
+        self.why: dict[str, tuple[str, str]] = {}
+        self.left: list[str] = []
+
+    def one(self, target: str, code: str, key: tuple[str, ...], reason: str) -> bool:
+        """One note of a finding up the timing rungs; True when a change was kept."""
+        kept = self.ctx.verifier.kept
+        state = {k: (c.cand.onset, c.cand.duration) for k, c in kept.items()}
+        got = _attempt(self.ctx, self.piece, target, code, key, self.keys, self.judge)
+        if got is None:
+            return False
+        self.report, self.keys = got, finding_keys(got)
+        for k, c in kept.items():
+            if state.get(k) != (c.cand.onset, c.cand.duration):
+                said = reason if k == target else f"{reason}; this note makes room"
+                earlier = self.why.get(k)
+                self.why[k] = (code, said if earlier is None else f"{earlier[1]}; then {said}")
+        return True
+
+    def crossings(self, cross: Mapping[str, Any]) -> None:
+        """Every crossed notehead moved off its crossing, kept only if the CROSS finding is gone."""
+        ver = self.ctx.verifier
+        saved = (self.report, self.keys, dict(self.why))
+        locator = self.piece.locator()
+        events = {e.id: e for e in self.piece.events}
+        budget, ver.crossing_budget = ver.crossing_budget, 0
+        moved = 0
+        with ver.trial() as whole:
+            progress = True
+            while progress:  # a move can free another note's way: again until nothing moves
+                progress = False
+                for v in [v for v in self.report.get("violations") or () if v["code"] == "CROSS"]:
+                    for target in map(str, v["event_ids"]):
+                        key = ("CROSS", target)
+                        where = locator.describe(events[target]) if target in events else "?"
+                        if key in self.keys and self.one(target, "CROSS", key,
+                                                          f"CROSS at {where}: the note sits in a voice crossing "
+                                                          f"({cross.get('message', '')})"):
+                            moved += 1
+                            progress = True
+            done = not any(v["code"] == "CROSS" for v in self.report.get("violations") or ())
+            whole.keep(done)
+        ver.crossing_budget = budget
+        if not done:
+            self.report, self.keys, self.why = saved
+            self.left.append(f"CROSS left as it is: {cross.get('message', '')}; the timing rungs move "
+                             f"{moved} of its {len(cross['event_ids'])} noteheads off their crossings, not "
+                             "enough to bring the share under the limit, so none is moved")
 
 
 def _changed(piece: Piece, ver: Verifier, extra: Candidate | None = None) -> Piece:
@@ -186,8 +237,8 @@ def _changed(piece: Piece, ver: Verifier, extra: Candidate | None = None) -> Pie
     return piece.with_events(out)
 
 
-def _attempt(ctx: RepairContext, piece: Piece, target: str, key: tuple[str, ...], keys: set[tuple[str, ...]],
-             judge: Judge) -> Mapping[str, Any] | None:
+def _attempt(ctx: RepairContext, piece: Piece, target: str, code: str, key: tuple[str, ...],
+             keys: set[tuple[str, ...]], judge: Judge) -> Mapping[str, Any] | None:
     """One note of a finding up the timing rungs: the first rung whose result the verifier finds
     clean and the gate accepts is kept (the gate's report returned); otherwise nothing changes."""
     ver = ctx.verifier
@@ -197,14 +248,15 @@ def _attempt(ctx: RepairContext, piece: Piece, target: str, key: tuple[str, ...]
     with ver.trial() as outer:
         cand = ver.kept[target].cand
         ver.remove(target)
-        problems = ver.problems(cand, crossing_ok=True)
-        if "COLL" not in problems or not set(problems) <= TIME_CODES or "WINDOW" in problems:
-            return None  # not a collision the verifier sees, or the voice is not one line here
+        crossing_ok = code != "CROSS"
+        problems = ver.problems(cand, crossing_ok=crossing_ok)
+        if code not in problems or not set(problems) <= TIME_CODES or "WINDOW" in problems:
+            return None  # not a finding the verifier sees, or the voice is not one line here
 
         def judged(rung: RungSpec) -> Callable[[], Candidate | None]:
             def attempt() -> Candidate | None:
                 fixed: Candidate | None = rung.fn(cand, problems, ctx)
-                if fixed is None or ver.problems(fixed, crossing_ok=True):
+                if fixed is None or ver.problems(fixed, crossing_ok=crossing_ok):
                     return None
                 verdict = judge(_changed(piece, ver, fixed))
                 found = finding_keys(verdict)
@@ -214,6 +266,6 @@ def _attempt(ctx: RepairContext, piece: Piece, target: str, key: tuple[str, ...]
                 return fixed
             return attempt
 
-        kept = ctx.settle(*(judged(r) for r in ctx.rungs), crossing_ok=True)
+        kept = ctx.settle(*(judged(r) for r in ctx.rungs), crossing_ok=crossing_ok)
         outer.keep(kept is not None)
     return got.get("report") if kept is not None else None
