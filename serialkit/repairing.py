@@ -465,10 +465,12 @@ def _write_score(source: Path, repaired: Piece, changes: Sequence[Change], out: 
         from serialkit.io.mei_write import write_mei
 
         write_mei(repaired, out, annotations=notes)
-    elif suffix == ".json":
+    elif suffix == ".json":  # a JSON piece has no noteheads: the marks go in its metadata
         from serialkit.io.atomic import atomic_write
 
-        atomic_write(out, json.dumps(repaired.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        marks = {eid: {"label": a.label, "color": a.color} for eid, a in notes.items()}
+        marked = repaired.copy(metadata={**repaired.metadata, "repair_marks": marks}) if marks else repaired
+        atomic_write(out, json.dumps(marked.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         raise ScoreWriteError(f"{out}: cannot write {suffix or 'a file without an extension'}")
 

@@ -181,6 +181,10 @@ def test_timing_repair_writes_the_inputs_format(tmp_path: Path, suffix: str) -> 
     cert = json.loads((tmp_path / "fixed.certificate.json").read_text(encoding="utf-8"))
     _check_certificate(cert, before, after)
     assert cert["events"]
+    if suffix == ".json":  # a JSON piece carries the marks in its metadata
+        marks = json.loads(out.read_text(encoding="utf-8"))["metadata"]["repair_marks"]
+        assert set(marks) == {e["id"] for e in cert["events"]}
+        assert all(m["label"].split()[0] in TIMING and m["color"] for m in marks.values())
     if suffix == ".mei":
         from lxml import etree
 
