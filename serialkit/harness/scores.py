@@ -233,7 +233,7 @@ def _changed(piece: Piece, ver: Verifier, extra: Candidate | None = None) -> Pie
     for e in piece.events:
         c = now.get(e.id)
         out.append(e if c is None or (c.onset, c.duration) == (e.onset, e.duration)
-                   else e.copy(onset=c.onset, duration=c.duration))
+                   else e.copy(onset=c.onset, duration=c.duration, tied_ids=()))  # its old ties are gone
     return piece.with_events(out)
 
 
