@@ -3,9 +3,9 @@
 ``serialkit repair`` goes through :func:`repair_score`: the score is checked, the most confident
 suggested correction (``core.suggest``) is applied and the notes analysed again, one at a time
 (``core.suggest.plan_repairs``); the whole gate then checks the result and any change that brings
-a new finding onto a changed note is taken back. Under a rule profile that judges collisions
-(``--rules generation``; never ``analysis``, which observes them), the ladder's timing rungs —
-trim, yield, retime — then put collisions right, one at a time, each kept only when the gate no
+a new finding onto a changed note is taken back. Under a rule profile that judges collisions and
+crossings (``--rules generation``; never ``analysis``, which observes them), the ladder's timing
+rungs — trim, yield, retime — then put them right, one at a time, each kept only when the gate no
 longer reports it and reports nothing new (``harness.scores.retime_findings``). What remains is
 written in the input's format — MusicXML edited in place (pitch, accidental, colour and a label per
 changed note; written anew by serialkit's MusicXML writer when a note's time changed, so that every
@@ -79,7 +79,10 @@ class Change:
 
     @property
     def text(self) -> str:
-        """The label the written score carries by the note: ``rewrite P5:7``, ``trim COLL``."""
+        """The label the written score carries by the note: ``rewrite P5:7``, ``trim COLL``,
+        ``rewrite P5:7, yield`` (a corrected pitch whose time changed too)."""
+        if len(self.rungs) > 1:
+            return f"{self.rungs[0]} {self.label}, {', '.join(self.rungs[1:])}"
         return f"{self.rung} {self.label}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -281,29 +284,32 @@ def repair_score(
         notes.append(f"not repaired: {unexplained} of {len(piece.events)} notes are unexplained, "
                      "more than wrong notes would leave (is the row right?)")
         allowed = set()
+    timing = [c for c in TIMING_FIXABLE if profile.judges(c) and (only is None or c in only)]
+
+    def judge(candidate: Piece) -> Mapping[str, Any]:
+        return check_piece(candidate, row=the_row, convention=conv, source=str(out or source),
+                           profile=profile).to_dict()
+
     while True:
         plan = plan_repairs(bare, the_row, conv, threshold=threshold, only=allowed)
         fixed, applied = plan.piece, plan.applied
         repaired = _with_pitches(piece, fixed)
-        after = check_piece(repaired, row=the_row, convention=conv, source=str(out or source),
-                            profile=profile).to_dict()
-        flagged = _newly_flagged(before, after, applied)
+        after = dict(judge(repaired))
+        # a corrected pitch may sound against another voice: the timing rungs may yet put that right
+        flagged = _newly_flagged(before, after, applied, ignore=timing)
+        edits: Sequence[TimingEdit] = ()
+        left: tuple[str, ...] = ()
+        if not flagged and timing and any(v["code"] in timing for v in after.get("violations") or ()):
+            from serialkit.harness.scores import retime_findings
+
+            timed = retime_findings(repaired, the_row, after, judge, timing, profile.rules.tolerance)
+            repaired, after, edits, left = timed.piece, dict(timed.report), timed.edits, timed.left
+            flagged = _newly_flagged(before, after, applied)
         if not flagged:
             break
         withdrawn += sorted(flagged)
         allowed = (allowed if allowed is not None else {e.id for e in piece.events}) - flagged
-    timing = [c for c in TIMING_FIXABLE if profile.judges(c) and (only is None or c in only)]
-    edits: Sequence[TimingEdit] = ()
-    if timing and any(v["code"] in timing for v in after.get("violations") or ()):
-        from serialkit.harness.scores import retime_findings
-
-        def judge(candidate: Piece) -> Mapping[str, Any]:
-            return check_piece(candidate, row=the_row, convention=conv, source=str(out or source),
-                               profile=profile).to_dict()
-
-        timed = retime_findings(repaired, the_row, after, judge, timing, profile.rules.tolerance)
-        repaired, after, edits = timed.piece, dict(timed.report), timed.edits
-        notes += timed.left
+    notes += left
     changes = _with_timing(piece, _changes(piece, applied), edits, repaired)
     held = _held(piece, plan.held)
     if held:
@@ -383,13 +389,15 @@ def _held_note(changed: int, held: int, threshold: float, dry_run: bool) -> str:
     return head + ("; listed below (held)" if dry_run else "; use --dry-run to see them")
 
 
-def _newly_flagged(before: Mapping[str, Any], after: Mapping[str, Any], applied: Sequence[Applied]) -> set[str]:
-    """Changed notes the gate flags now under a (code, notes) it did not flag before."""
+def _newly_flagged(before: Mapping[str, Any], after: Mapping[str, Any], applied: Sequence[Applied],
+                   ignore: Sequence[str] = ()) -> set[str]:
+    """Changed notes the gate flags now under a (code, notes) it did not flag before (findings of
+    the codes in ``ignore`` aside)."""
     changed = {e.event_id for a in applied for e in a.suggestion.edits}
     old = {(v["code"], tuple(v["event_ids"])) for v in before.get("violations") or ()}
     bad: set[str] = set()
     for v in after.get("violations") or ():
-        if (v["code"], tuple(v["event_ids"])) in old:
+        if (v["code"], tuple(v["event_ids"])) in old or v["code"] in ignore:
             continue
         bad |= changed & set(v["event_ids"])
     bad |= changed & set(after.get("unexplained") or ())

@@ -358,3 +358,30 @@ def test_crossings_are_moved_all_or_none(seed: int) -> None:
     plan = retime_findings(swapped, row, report, judge, codes=("CROSS",))
     assert plan.edits == () and plan.piece == swapped and plan.report == report
     assert len(plan.left) == 1 and plan.left[0].startswith("CROSS left as it is")
+
+
+def test_a_corrected_pitch_that_collides_gets_a_timing_rung_too(tmp_path: Path) -> None:
+    """The held note written a semitone off: its correction makes it collide with the follower's
+    entry; under the generation rules the correction stays and the timing rungs put the collision
+    right (analysis: the correction alone). One certificate entry with both rungs."""
+    piece, _row, (held, _entry) = held_canon(1)
+    src = tmp_path / "both.musicxml"
+    original = next(e.midi for e in piece.events if e.id == held)
+    write_musicxml(piece.with_events(e.copy(midi=e.midi + 1) if e.id == held else e for e in piece.events), src)
+    out = tmp_path / "fixed.musicxml"
+    code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "--rules", "generation", "-o", str(out))
+    assert code == 0, text
+    before, after = _notes(src), _notes(out)
+    cert = json.loads((tmp_path / "fixed.certificate.json").read_text(encoding="utf-8"))
+    _check_certificate(cert, before, after)
+    (entry,) = [e for e in cert["events"] if e["id"] == held]
+    assert entry["rungs"][0] == "rewrite" and entry["rungs"][1] in TIMING and entry["after"]["midi"] == original
+    assert after[held][2] < before[held][2]
+    from serialkit.io.annotate import read_annotations
+
+    mark = read_annotations(out)[held]
+    assert mark.label == f"rewrite {entry['label']}, {entry['rung']}"
+    assert (mark.color or "").upper() == RUNG_COLORS[entry["rung"]].upper()
+    code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "--dry-run", "--json")
+    data = json.loads(text)
+    assert [(c["id"], c["rungs"]) for c in data["changes"]] == [(held, ["rewrite"])]
