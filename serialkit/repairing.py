@@ -3,10 +3,14 @@
 ``serialkit repair`` goes through :func:`repair_score`: the score is checked, the most confident
 suggested correction (``core.suggest``) is applied and the notes analysed again, one at a time
 (``core.suggest.plan_repairs``); the whole gate then checks the result and any change that brings
-a new finding onto a changed note is taken back. What remains is written in the input's format —
-MusicXML or MEI edited in place (pitch, accidental, colour and a label per changed note; every
-other byte as it was), or a JSON piece — with a certificate (each changed note before and after, and why) and a review page. The
-source file is never written.
+a new finding onto a changed note is taken back. Under a rule profile that judges collisions and
+crossings (``--rules generation``; never ``analysis``, which observes them), the ladder's timing
+rungs — trim, yield, retime — then put them right, one at a time, each kept only when the gate no
+longer reports it and reports nothing new (``harness.scores.retime_findings``). What remains is
+written in the input's format — MusicXML or MEI edited in place (pitch, accidental, colour and a
+label per changed note; every other byte as it was; written anew by serialkit's own writer when a
+note's time changed, so that every bar adds up), or a JSON piece — with a certificate (each changed
+note before and after, and why) and a review page. The source file is never written.
 """
 
 from __future__ import annotations
@@ -15,18 +19,23 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from serialkit.core.errors import ScoreWriteError, SerialkitError
-from serialkit.core.piece import Event, Piece
+from serialkit.core.piece import Event, Piece, fraction_str
 from serialkit.core.rows import Row, _check_convention
 from serialkit.core.suggest import DEFAULT_THRESHOLD, Applied, Suggestion, plan_repairs
+
+if TYPE_CHECKING:
+    from serialkit.harness.scores import TimingEdit
 
 __all__ = [
     "FIXABLE",
     "REPAIR_RUNG",
+    "TIMING_FIXABLE",
     "Change",
     "RepairResult",
     "repair_score",
@@ -39,12 +48,21 @@ RUNG_COLOUR = "#56B4E9"
 """The review page's colour for the ``rewrite`` rung (``render.marks.RUNG_COLORS``)."""
 FIXABLE = ("ROW", "ORDER")
 """The finding codes a pitch correction can fix (``--only``)."""
+TIMING_FIXABLE = ("COLL", "CROSS")
+"""The finding codes the timing rungs can fix (``--only``), where the rule profile judges them
+(``harness.scores.TIMING_CODES``)."""
 SCORE_SUFFIXES = (".musicxml", ".xml", ".mxl", ".mei", ".json")
+
+
+Time = tuple[Fraction, Fraction, str]
+"""A note's onset and duration (quarter notes) and where the onset is (``bar 3, beat 2``)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One changed note: where, its pitch before and after, the rung, and why."""
+    """One changed note: where, its pitch before and after, the rung, and why; for a note a timing
+    rung changed, its onset and duration before and after (``time``) and the timing rung (``rung``,
+    after ``rewrite`` in ``rungs`` when its pitch changed too)."""
 
     event_id: str
     location: str
@@ -52,25 +70,41 @@ class Change:
     after: int
     label: str
     statement: str | None
-    model: str
-    confidence: float
+    model: str | None
+    confidence: float | None
     reason: str
     rung: str = REPAIR_RUNG
+    time: tuple[Time, Time] | None = None
+    rungs: tuple[str, ...] = (REPAIR_RUNG,)
+
+    @property
+    def text(self) -> str:
+        """The label the written score carries by the note: ``rewrite P5:7``, ``trim COLL``,
+        ``rewrite P5:7, yield`` (a corrected pitch whose time changed too)."""
+        if len(self.rungs) > 1:
+            return f"{self.rungs[0]} {self.label}, {', '.join(self.rungs[1:])}"
+        return f"{self.rung} {self.label}"
 
     def to_dict(self) -> dict[str, Any]:
         """The certificate's entry (``render`` reads ``id``, ``rung`` and ``label``)."""
         from serialkit.core.rows import pc_name
 
+        before: dict[str, Any] = {"midi": self.before, "name": f"{pc_name(self.before)}{self.before // 12 - 1}"}
+        after: dict[str, Any] = {"midi": self.after, "name": f"{pc_name(self.after)}{self.after // 12 - 1}"}
+        if self.time is not None:
+            for side, (onset, duration, at) in zip((before, after), self.time, strict=True):
+                side.update(onset=fraction_str(onset), duration=fraction_str(duration), at=at)
         return {
             "id": self.event_id,
             "location": self.location,
             "rung": self.rung,
-            "before": {"midi": self.before, "name": f"{pc_name(self.before)}{self.before // 12 - 1}"},
-            "after": {"midi": self.after, "name": f"{pc_name(self.after)}{self.after // 12 - 1}"},
+            "rungs": list(self.rungs),
+            "before": before,
+            "after": after,
             "label": self.label,
             "statement": self.statement,
             "model": self.model,
-            "confidence": round(self.confidence, 3),
+            "confidence": None if self.confidence is None else round(self.confidence, 3),
             "why": self.reason,
         }
 
@@ -218,9 +252,13 @@ def repair_score(
     rules: str | None = None,
     name: str | None = None,
 ) -> RepairResult:
-    """Repair a copy of ``score``: suggested pitch corrections the gate accepts, one at a time.
+    """Repair a copy of ``score``: suggested pitch corrections the gate accepts, one at a time,
+    then, where the rule profile judges collisions and crossings (``generation``), the timing rungs
+    trim, yield and retime on each collision and crossing the gate reports, each kept only when the
+    gate accepts it (``harness.scores.retime_findings``).
 
-    ``only``: finding codes whose notes may change (``ROW``, ``ORDER``; default both). With
+    ``only``: finding codes whose notes may change (``ROW``, ``ORDER``, ``COLL``, ``CROSS``;
+    default all the profile judges; a timing code the profile does not judge is an error). With
     ``dry_run`` nothing is written. Otherwise the repaired score goes to ``out`` (required; never
     the source) in the input's format, with ``<out stem>.certificate.json`` and (``review``)
     ``<out stem>.review.html`` beside it. ``rules``: the rule profile the gate follows
@@ -232,10 +270,15 @@ def repair_score(
     from serialkit.check.report import row_for
 
     source = Path(score)
+    profile = profile_for(rules, task_bound=False)
     if only is not None:
-        bad = [c for c in only if c not in FIXABLE]
+        bad = [c for c in only if c not in FIXABLE + TIMING_FIXABLE]
         if bad:
-            raise SerialkitError(f"--only {bad[0]}: a pitch correction fixes only {', '.join(FIXABLE)}")
+            raise SerialkitError(f"--only {bad[0]}: repair fixes only {', '.join(FIXABLE + TIMING_FIXABLE)}")
+        unjudged = [c for c in only if c in TIMING_FIXABLE and not profile.judges(c)]
+        if unjudged:
+            raise SerialkitError(f"--only {unjudged[0]}: the {profile.name} profile does not judge {unjudged[0]}, "
+                                 "so no timing is changed for it; give --rules generation")
     if not dry_run:
         if out is None:
             raise SerialkitError(f"{source}: give -o/--output for the repaired score (or --dry-run)")
@@ -250,9 +293,8 @@ def repair_score(
     piece = read_any(source)
     conv = _check_convention(convention or piece.convention)
     the_row = row_for(piece, source, row)[0]
-    profile = profile_for(rules, task_bound=False)
     before = check_piece(piece, row=the_row, convention=conv, source=str(source), profile=profile).to_dict()
-    allowed = _allowed(before, only, piece)
+    allowed = _allowed(before, None if only is None else [c for c in only if c in FIXABLE], piece)
     bare = piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
     withdrawn: list[str] = []
     notes: list[str] = []
@@ -261,6 +303,7 @@ def repair_score(
         notes.append(f"not repaired: {unexplained} of {len(piece.events)} notes are unexplained, "
                      "more than wrong notes would leave (is the row right?)")
         allowed = set()
+    timing = [c for c in TIMING_FIXABLE if profile.judges(c) and (only is None or c in only)]
 
     def judge(candidate: Piece, suggest: bool = False) -> dict[str, Any]:
         return check_piece(candidate, row=the_row, convention=conv, source=str(out or source),
@@ -275,7 +318,14 @@ def repair_score(
         withdrawn += sorted(refused - set(withdrawn))
         notes.append(why)
         allowed = (allowed if allowed is not None else {e.id for e in piece.events}) - refused
-    changes = _changes(piece, applied)
+    edits: Sequence[TimingEdit] = ()
+    if timing and any(v["code"] in timing for v in after.get("violations") or ()):
+        from serialkit.harness.scores import retime_findings
+
+        timed = retime_findings(repaired, the_row, after, judge, timing, profile.rules.tolerance)
+        repaired, after, edits = timed.piece, dict(timed.report), timed.edits
+        notes += timed.left
+    changes = _with_timing(piece, _changes(piece, applied), edits, repaired)
     held = _held(piece, plan.held)
     if held:
         notes.append(_held_note(len(changes), len(held), threshold, dry_run))
@@ -293,11 +343,17 @@ def repair_score(
     target = Path(out)
     cert_path = target.with_name(target.name[: -len(target.suffix)] + ".certificate.json")
     review_path = target.with_name(target.name[: -len(target.suffix)] + ".review.html") if review else None
+    if any(c.time is not None for c in changes) and source.suffix.lower() in (".musicxml", ".xml", ".mxl"):
+        result.notes += ("the score is written anew by serialkit's MusicXML writer, since a note's time "
+                         "changed (every bar rebuilt so that it adds up, rests filling what a trim frees); "
+                         "the source's layout and notation beyond the notes are not carried over",)
     _write_score(source, repaired, changes, target)
     try:  # a claim is checked where it is made: the file written, read back, is what passes
         written = read_any(target)
         got = {e.id: e.midi for e in written.events}
-        wrong = [c.event_id for c in changes if got.get(c.event_id) != c.after]
+        when = {e.id: (e.onset, e.duration) for e in written.events}
+        wrong = [c.event_id for c in changes if got.get(c.event_id) != c.after
+                 or (c.time is not None and when.get(c.event_id) != c.time[1][:2])]
         if wrong:
             raise ScoreWriteError(f"{target}: the written score does not carry the repair of {wrong[0]}")
         after = check_piece(written, row=the_row, convention=conv, source=str(target), profile=profile).to_dict()
@@ -446,25 +502,70 @@ def _changes(piece: Piece, applied: Sequence[Applied]) -> tuple[Change, ...]:
     return tuple(c for c in out.values() if c.before != c.after)
 
 
+def _with_timing(piece: Piece, changes: Sequence[Change], edits: Sequence[TimingEdit],
+                 repaired: Piece) -> tuple[Change, ...]:
+    """The pitch changes with the timing rungs' edits merged in: one entry per changed note."""
+    if not edits:
+        return tuple(changes)
+    events = {e.id: e for e in piece.events}
+    midi = {e.id: e.midi for e in repaired.events}
+    locator = piece.locator()
+
+    def at(onset: Fraction) -> str:
+        bar, beat = locator.locate(onset)
+        return f"bar {bar}, beat {fraction_str(beat)}"
+
+    out = {c.event_id: c for c in changes}
+    for edit in edits:
+        time = ((edit.onset[0], edit.duration[0], at(edit.onset[0])),
+                (edit.onset[1], edit.duration[1], at(edit.onset[1])))
+        pitch = out.get(edit.event_id)
+        if pitch is None:
+            event = events[edit.event_id]
+            out[edit.event_id] = Change(edit.event_id, locator.describe(event), event.midi, midi[edit.event_id],
+                                        edit.code, None, None, None, edit.reason, edit.rung, time, (edit.rung,))
+        else:
+            out[edit.event_id] = replace(pitch, reason=f"{pitch.reason}; {edit.reason}", rung=edit.rung,
+                                         time=time, rungs=(*pitch.rungs, edit.rung))
+    return tuple(out.values())
+
+
+def _colour(rung: str) -> str:
+    """The colour of a rung: the pitch rewrite's own, else the review page's (``RUNG_COLORS``)."""
+    if rung == REPAIR_RUNG:
+        return RUNG_COLOUR
+    from serialkit.render.marks import OTHER_RUNG_COLOR, RUNG_COLORS
+
+    return RUNG_COLORS.get(rung, OTHER_RUNG_COLOR).upper()
+
+
 def _write_score(source: Path, repaired: Piece, changes: Sequence[Change], out: Path) -> None:
     """The repaired score in the input's format (nothing written when anything fails)."""
     from serialkit.io.annotate import Annotation
 
     suffix = source.suffix.lower()
-    notes = {c.event_id: Annotation(f"{c.rung} {c.label}", RUNG_COLOUR) for c in changes}
-    if suffix in (".musicxml", ".xml", ".mxl"):
+    notes = {c.event_id: Annotation(c.text, _colour(c.rung)) for c in changes}
+    if suffix in (".musicxml", ".xml", ".mxl") and any(c.time is not None for c in changes):
+        _rewrite_musicxml(repaired, notes, out)
+    elif suffix in (".musicxml", ".xml", ".mxl"):
         _write_musicxml(source, {c.event_id: c for c in changes}, notes, out)
+    elif suffix == ".mei" and any(c.time is not None for c in changes):  # a note's time changed
+        from serialkit.io.mei_write import write_mei
+
+        write_mei(repaired, out, annotations=notes)
     elif suffix == ".mei":  # edited in place, as annotate does: every other byte as it was
         from serialkit.io.mei_annotate import write_annotated_mei
 
         by_id = {c.event_id: c for c in changes}
         habit = _habit(source.read_bytes(), rb'accid(?:\.ges)?="(s|f)"')
         write_annotated_mei(source, notes, out, "fingering", pitches={c.event_id: c.after for c in changes},
-                            spelling=lambda eid, step, written: spell(written, step, by_id[eid].model, habit))
-    elif suffix == ".json":
+                            spelling=lambda eid, step, written: spell(written, step, by_id[eid].model or "other", habit))
+    elif suffix == ".json":  # a JSON piece has no noteheads: the marks go in its metadata
         from serialkit.io.atomic import atomic_write
 
-        atomic_write(out, json.dumps(repaired.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        marks = {eid: {"label": a.label, "color": a.color} for eid, a in notes.items()}
+        marked = repaired.copy(metadata={**repaired.metadata, "repair_marks": marks}) if marks else repaired
+        atomic_write(out, json.dumps(marked.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         raise ScoreWriteError(f"{out}: cannot write {suffix or 'a file without an extension'}")
 
@@ -568,6 +669,20 @@ def _habit(data: bytes, pattern: bytes) -> int:
     import re
 
     return sum(1 if m.group(1) == b"s" else -1 for m in re.finditer(pattern, data))
+def _rewrite_musicxml(repaired: Piece, notes: Mapping[str, Any], out: Path) -> None:
+    """A changed note length cannot be edited into the source's measures soundly (voices, backups,
+    ties and beams would all move), so the repaired piece is written anew by serialkit's own
+    MusicXML writer — every bar adds up, rests fill what a trim frees — and annotated."""
+    from serialkit.io.annotate import _mxl_bytes, annotate_tree, serialize
+    from serialkit.io.atomic import atomic_path
+    from serialkit.io.musicxml_write import musicxml_bytes
+    from serialkit.io.safety import parse_xml
+
+    tree = parse_xml(musicxml_bytes(repaired), str(out))
+    data = serialize(annotate_tree(tree, str(out), notes, "fingering"), tree)
+    payload = _mxl_bytes(None, None, data) if out.suffix.lower() == ".mxl" else data
+    with atomic_path(out) as tmp:
+        tmp.write_bytes(payload)
 
 
 def _write_musicxml(source: Path, changes: Mapping[str, Change], notes: Mapping[str, Any], out: Path) -> None:
@@ -599,7 +714,7 @@ def _write_musicxml(source: Path, changes: Mapping[str, Change], notes: Mapping[
             octave = int((pitch.findtext("octave") or "4").strip())
             written = 12 * (octave + 1) + _NATURAL.get(step, 0) + round(float(alter_text))
             new_step, new_alter, new_octave = spell(written + change.after - change.before, step,
-                                                    change.model, habit)
+                                                    change.model or "other", habit)
             for child in list(pitch):
                 pitch.remove(child)
             etree.SubElement(pitch, "step").text = new_step

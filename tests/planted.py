@@ -150,3 +150,29 @@ def exercise(seed: int, statements: int = 4) -> tuple[Piece, Row]:
             events.append(Event(f"n{len(events)}", "v1", onset, length, 60 + pc))
             onset += length
     return Piece(tuple(events), voices=(Voice("v1", low=55, high=80),)), row
+
+
+def held_canon(seed: int, statements: int = 2) -> tuple[Piece, Row, tuple[str, str]]:
+    """A two-voice canon on ``EXERCISE_ROW`` with one planted collision: the lower voice follows the
+    upper two octaves down one quarter later, in its rhythm; every note lasts a quarter except one
+    held for two (drawn by ``seed``), so the follower enters on that pitch class while the leader
+    still holds it. Returns the piece, the row and (the held note, the entry it collides with)."""
+    from fractions import Fraction
+
+    from serialkit.core.piece import TimeSignature, Voice
+    from serialkit.core.rows import ALL_FORMS
+
+    rng = random.Random(seed)
+    row = Row.parse(EXERCISE_ROW)
+    pcs = [pc for _ in range(statements) for pc in row.form(rng.choice(ALL_FORMS))]
+    held = rng.randrange(2, len(pcs) - 2)
+    events: list[Event] = []
+    onset = Fraction(0)
+    for k, pc in enumerate(pcs):
+        length = Fraction(2 if k == held else 1)
+        events.append(Event(f"a{k}", "upper", onset, length, 72 + pc))
+        events.append(Event(f"b{k}", "lower", onset + 1, length, 48 + pc))
+        onset += length
+    voices = (Voice("upper", "Upper", 60, 84), Voice("lower", "Lower", 36, 60))
+    piece = Piece(tuple(events), voices=voices, time_signatures=(TimeSignature(4, 4),))
+    return piece, row, (f"a{held}", f"b{held}")

@@ -29,8 +29,10 @@ def register(cli: Any) -> None:
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path, allow_dash=True),
               help="The repaired score (one SCORE; '-': standard output, without certificate or review "
                    "page), or a folder for several scores or a folder of them.")
-@click.option("--only", "only", multiple=True, type=click.Choice(["ROW", "ORDER"], case_sensitive=False),
-              help="Change only notes that findings of this code name (repeatable; default: ROW and ORDER).")
+@click.option("--only", "only", multiple=True,
+              type=click.Choice(["ROW", "ORDER", "COLL", "CROSS"], case_sensitive=False),
+              help="Change only notes that findings of this code name (repeatable; default: every code the "
+                   "profile judges; COLL and CROSS need --rules generation).")
 @click.option("--rules", "rules_spec", metavar="PROFILE",
               help="The rule profile the gate follows: analysis (default for a score: real-score idioms "
                    "allowed; COLL, CROSS, RANGE as observations), generation, or codes such as ROW,ORDER.")
@@ -55,10 +57,13 @@ def repair(
     """Correct wrong notes in SCORE (MusicXML, .mxl, MEI or a .json piece), or in every score of a
     folder: each note the row cannot explain gets the note most likely meant (a dropped or added
     accidental, a note a line off, two notes swapped), applied one at a time and kept only when the
-    gate accepts the result.
+    gate accepts the result. With --rules generation, collisions (two voices sounding one pitch
+    class at once) and voice crossings are put right too, by the repair ladder's timing rungs
+    (trim, yield, retime), each kept only when the gate no longer reports it and reports nothing
+    new; the analysis profile (the default) never changes timing.
 
     Writes the repaired score in the input's format (changed notes coloured and labelled
-    ``rewrite P5:7``), OUT-stem.certificate.json (every changed note before and after, and why)
+    ``rewrite P5:7``, ``trim COLL``), OUT-stem.certificate.json (every changed note before and after, and why)
     and OUT-stem.review.html. The source is never written. Exit 0 when every repaired score
     passes the gate, 1 when findings remain, 2 bad input.
 
@@ -67,6 +72,7 @@ def repair(
       serialkit repair exercise.musicxml --row webern-op21 -o exercise-fixed.musicxml
       serialkit repair class/ --row "C B G Ab Eb Db D Bb F# F E A" -o class-fixed/
       serialkit repair score.mei --row webern-op21 --dry-run
+      serialkit repair score.musicxml --rules generation --only COLL -o fixed.musicxml
     """
     from serialkit.core.suggest import DEFAULT_THRESHOLD
     from serialkit.repairing import repair_score, score_files
@@ -179,6 +185,25 @@ def _written(side: dict[str, Any]) -> str:
     return str(side.get("written") or side["name"])
 
 
+def _edit(c: dict[str, Any]) -> str:
+    """``D4 → D#4  P5:7 of S11  [rewrite; accidental, 82%]``, or for a timing rung
+    ``A#3 at bar 6, beat 1 for 4 → at bar 6, beat 1 for 1 quarter  [yield]`` and why."""
+    before, after = c["before"], c["after"]
+    parts = []
+    if before["midi"] != after["midi"] or "onset" not in before:
+        parts.append(f"{_written(before)} → {_written(after)}  {c['label']}"
+                     + (f" of {c['statement']}" if c["statement"] else ""))
+    if "onset" in before:
+        unit = "quarter" if after["duration"] in (1, "1") else "quarters"
+        parts.append(f"{_written(after)} at {before['at']} for {before['duration']} → at {after['at']} for "
+                     f"{after['duration']} {unit}")
+    rungs = "; ".join(
+        f"{r}; {c['model']}, {c['confidence']:.0%}" if r == "rewrite" and c["model"] else r for r in c["rungs"]
+    )
+    why = f"\n      why: {c['why']}" if "onset" in before else ""
+    return "; ".join(parts) + f"  [{rungs}]" + why
+
+
 def _print(data: dict[str, Any]) -> None:
     verdict = click.style("pass", fg="green", bold=True) if data["passed"] else click.style("FAIL", fg="red", bold=True)
     where = "dry run" if data["dry_run"] else f"→ {data['output']}" if data["output"] else "not written"
@@ -186,11 +211,7 @@ def _print(data: dict[str, Any]) -> None:
     click.echo(f"{data['source']} {where}: {n} note{'s' if n != 1 else ''} changed; gate after: {verdict} "
                f"(unexplained {data['before']['unexplained']} → {data['after']['unexplained']})")
     for c in data["changes"]:
-        click.echo(
-            f"  {c['location']}: {_written(c['before'])} → {_written(c['after'])}  {c['label']}"
-            + (f" of {c['statement']}" if c["statement"] else "")
-            + f"  [{c['rung']}; {c['model']}, {c['confidence']:.0%}]"
-        )
+        click.echo(f"  {c['location']}: " + _edit(c))
     for note in data["notes"]:
         click.echo(f"  note: {note}")
     if data["dry_run"]:
