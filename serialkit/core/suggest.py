@@ -474,6 +474,7 @@ def suggest(
     for eid, midi in _nearby(analysis, events, order, index, onsets, reported, cands):
         add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi)))
     before_cache: dict[tuple[int, int], int] = {(0, len(order)): _badness(analysis, piece)}
+    rough_cache: dict[tuple[int, int], int] = {(0, len(order)): _roughness(analysis, piece)}
     verified: dict[str, list[_Cand]] = {}
     queue = sorted(
         (c for bucket in cands.values() for c in bucket.values()),
@@ -490,7 +491,9 @@ def suggest(
             lo_i, hi_i = max(0, min(ixs) - window), min(len(order), max(ixs) + window + 1)
         sub = piece.with_events(order[lo_i:hi_i])
         if (lo_i, hi_i) not in before_cache:
-            before_cache[(lo_i, hi_i)] = _badness(analyze(sub, analysis.row, analysis.convention), sub)
+            here = analyze(sub, analysis.row, analysis.convention)
+            before_cache[(lo_i, hi_i)] = _badness(here, sub)
+            rough_cache[(lo_i, hi_i)] = _roughness(here, sub)
         changed = sub.with_events(
             e.copy(midi=c.edits[e.id]) if e.id in c.edits else e for e in sub.events
         )
@@ -502,16 +505,34 @@ def suggest(
         c.form, c.position = tag.form, tag.position
         c.statement = _statement_of(analysis, after, tag.statement)
         holds = any(note in s.event_ids for s in after.statements if s.id == tag.statement)
-        c.weight = _PRIOR[c.model] * 4.0 ** min(gain, 24) * (1.0 + c.local) * (1.0 if holds else _REPEAT)
+        c.weight = (_PRIOR[c.model] * 4.0 ** min(gain, 200) * (1.0 + c.local) * (1.0 if holds else _REPEAT)
+                    * _ROUGH ** (_roughness(after, changed) - rough_cache[(lo_i, hi_i)]))
         c.reason = _reason(c, events[note], gain)
         verified.setdefault(note, []).append(c)
+    rivals = _rivals(verified, index)
     out = []
     for eid in [e.id for e in piece.events if e.id in reported or e.id in verified]:
         found = sorted(verified.get(eid, []), key=lambda c: (-c.weight, c.key))
-        total = sum(c.weight for c in found) + _KEEP_WEIGHT
+        total = sum(c.weight for c in found) + _KEEP_WEIGHT + rivals.get(eid, 0.0)
         chosen = tuple(_suggestion(c, events, c.weight / total) for c in found[:limit])
         out.append(NoteSuggestions(eid, events[eid].midi, chosen, reported.get(eid, "hole")))
     return tuple(out)
+
+
+def _rivals(verified: Mapping[str, list[_Cand]], index: Mapping[str, int]) -> dict[str, float]:
+    """Per note, the weight of better corrections of other notes nearby (within ``2 * _REACH``
+    notes in time order): one wrong note leaves trouble that a change of several notes around it
+    can ease, and only the best of them is the wrong note. A note whose best correction is beaten
+    by another note's shares its confidence with it; the best keeps its own."""
+    best = {n: max(c.weight for c in cs) for n, cs in verified.items() if cs}
+    out: dict[str, float] = {}
+    for n, w in best.items():
+        mine = {e for c in verified[n] for e in c.edits}
+        out[n] = sum(
+            v for m, v in best.items()
+            if v > w and m not in mine and abs(index[m] - index[n]) <= 2 * _REACH
+        )
+    return out
 
 
 _REACH = 6
@@ -558,6 +579,23 @@ def _nearby(
         for *_rank, eid, midi in sorted(tries)[:_TRIES]:
             out[(eid, midi)] = None
     return list(out)
+
+
+_ROUGH = 0.5
+"""Per order inversion or voice jump in the statement a correction makes the note part of."""
+
+
+def _roughness(analysis: Analysis, piece: Piece) -> int:
+    """How far the statements are from plain lines: neighbouring positions found out of time
+    order, and positions held in a voice that neither neighbouring position is in (a note of
+    another voice, or another statement's, taken for it)."""
+    events = {e.id: e for e in piece.events}
+    out = 0
+    for s in analysis.statements:
+        found = [events[e] for e in s.event_ids if e is not None and e in events]
+        out += sum(1 for a, b in zip(found, found[1:], strict=False) if a.onset > b.onset)
+        out += sum(1 for a, b, c in zip(found, found[1:], found[2:], strict=False) if a.voice == c.voice != b.voice)
+    return out
 
 
 _KEEP_WEIGHT = 4.0
@@ -643,27 +681,35 @@ def _candidates(
 
 
 def _swaps(event: Event, st: _Stmt, events: Mapping[str, Event]) -> list[tuple[float, Suggestion]]:
-    """The note has a pitch ``st`` is missing but stands where a neighbouring position is: the
-    two notes were written in each other's place."""
+    """The note has the pitch class of a position of ``st`` and stands near the note holding a
+    neighbouring position: the two notes were written in each other's place. The position it
+    names is missing from ``st`` (its time must then keep the statement in order), or held by
+    another note (a chord or a doubling took it: the two notes must be close in time)."""
     out: list[tuple[float, Suggestion]] = []
     x = event.pc
-    for p in st.missing:
-        if st.pcs[p] != x:
+    for p in range(12):
+        if st.pcs[p] != x or st.events.get(p) == event.id:
             continue
+        held = p in st.events
         for q in (p - 1, p + 1):
             if not 0 <= q < 12 or q not in st.events:
                 continue
             other = events[st.events[q]]
             if other.id == event.id or other.pc == x or other.onset == event.onset:
                 continue
-            onsets = dict(st.onsets)
-            onsets[q] = event.onset
-            onsets[p] = other.onset
-            ordered = [onsets[k] for k in sorted(onsets)]
-            if any(a > b for a, b in zip(ordered, ordered[1:], strict=False)):
-                continue
-            fit = (1.0 if event.voice == other.voice else 0.5) * (
-                1.0 if abs(event.onset - other.onset) <= st.ioi * 2 else 0.4)
+            near = abs(event.onset - other.onset) <= st.ioi * 2
+            if held and not near:  # a chord: near when within the span of the positions around
+                around = [st.onsets[k] for k in range(min(p, q) - 1, max(p, q) + 2) if k in st.onsets]
+                if abs(event.onset - other.onset) > max(around) - min(around):
+                    continue
+            if not held:
+                onsets = dict(st.onsets)
+                onsets[q] = event.onset
+                onsets[p] = other.onset
+                ordered = [onsets[k] for k in sorted(onsets)]
+                if any(a > b for a, b in zip(ordered, ordered[1:], strict=False)):
+                    continue
+            fit = (1.0 if event.voice == other.voice else 0.5) * (1.0 if near else 0.4) * (0.5 if held else 1.0)
             mine = _nearest(event.midi, other.pc)
             theirs = _nearest(other.midi, x)
             out.append((
