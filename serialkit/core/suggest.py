@@ -280,6 +280,8 @@ class _Cand:
     position: int = 0
     statement: str | None = None
     reason: str = ""
+    suspect: bool = False
+    """A change of a note nothing reports, tried because its statement holds a doubled position."""
 
     @property
     def key(self) -> _Key:
@@ -402,6 +404,7 @@ def suggest(
     whole: int = 400,
     max_notes: int | None = None,
     budget: int | None = None,
+    suspects: bool = True,
 ) -> tuple[NoteSuggestions, ...]:
     """Suggested corrections, best first per note, for every unexplained note, every tagged note
     a ROW or ORDER finding names (``findings``: Violation records or their dicts), and every note
@@ -415,6 +418,15 @@ def suggest(
     ``max_notes``: suggest for at most this many reported notes (the first in score order);
     ``budget``: verify at most this many candidates (each is one analysis), those a statement's
     hole supports first, then by the error model's prior.
+
+    ``suspects``: also try notes nothing reports whose statement holds a position twice (a wrong
+    note the analysis absorbs as a repeat or doubling, so the piece passes): the pitch classes of
+    the doubled position's neighbours and of positions the statement borrows from another
+    (elided) are tried on both notes of the doubled position. Such a change is kept only when
+    nothing gets worse and the statements become plainer (fewer repeats, borrowed notes, order
+    inversions and voice jumps); it is reported with ``finding="suspect"`` at no more than a
+    third of the confidence, and ``plan_repairs`` never applies it (Webern's own repeats and
+    doublings are music).
     """
     from serialkit.core.analysis import analyze
 
@@ -473,8 +485,14 @@ def suggest(
             add(_Cand(e.id, {e.id: midi}, model, strength))
     for eid, midi in _nearby(analysis, events, order, index, onsets, reported, cands):
         add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi)))
+    if suspects:
+        taken = set(cands)
+        for eid, midi in _doubled(analysis, events, reported):
+            if eid not in taken:
+                add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi), suspect=True))
     before_cache: dict[tuple[int, int], int] = {(0, len(order)): _badness(analysis, piece)}
     rough_cache: dict[tuple[int, int], int] = {(0, len(order)): _roughness(analysis, piece)}
+    shape_cache: dict[tuple[int, int], int] = {(0, len(order)): _shape(analysis)}
     verified: dict[str, list[_Cand]] = {}
     queue = sorted(
         (c for bucket in cands.values() for c in bucket.values()),
@@ -494,19 +512,25 @@ def suggest(
             here = analyze(sub, analysis.row, analysis.convention)
             before_cache[(lo_i, hi_i)] = _badness(here, sub)
             rough_cache[(lo_i, hi_i)] = _roughness(here, sub)
+            shape_cache[(lo_i, hi_i)] = _shape(here)
         changed = sub.with_events(
             e.copy(midi=c.edits[e.id]) if e.id in c.edits else e for e in sub.events
         )
         after = analyze(changed, analysis.row, analysis.convention)
         gain = before_cache[(lo_i, hi_i)] - _badness(after, changed)
         tag = after.tags.get(note)
-        if gain <= 0 or tag is None or any(after.tags.get(e) is None for e in c.edits):
+        if tag is None or any(after.tags.get(e) is None for e in c.edits):
+            continue
+        plainer = rough_cache[(lo_i, hi_i)] + shape_cache[(lo_i, hi_i)] - _roughness(after, changed) - _shape(after)
+        if gain < 0 or gain == 0 and not (c.suspect and plainer > 0):
             continue
         c.form, c.position = tag.form, tag.position
         c.statement = _statement_of(analysis, after, tag.statement)
         holds = any(note in s.event_ids for s in after.statements if s.id == tag.statement)
         c.weight = (_PRIOR[c.model] * 4.0 ** min(gain, 200) * (1.0 + c.local) * (1.0 if holds else _REPEAT)
                     * _ROUGH ** (_roughness(after, changed) - rough_cache[(lo_i, hi_i)]))
+        if gain == 0:  # a suspect: never more than a third of the confidence
+            c.weight = min(c.weight * 2.0 ** plainer, _KEEP_WEIGHT / 2)
         c.reason = _reason(c, events[note], gain)
         verified.setdefault(note, []).append(c)
     rivals = _rivals(verified, index)
@@ -515,7 +539,8 @@ def suggest(
         found = sorted(verified.get(eid, []), key=lambda c: (-c.weight, c.key))
         total = sum(c.weight for c in found) + _KEEP_WEIGHT + rivals.get(eid, 0.0)
         chosen = tuple(_suggestion(c, events, c.weight / total) for c in found[:limit])
-        out.append(NoteSuggestions(eid, events[eid].midi, chosen, reported.get(eid, "hole")))
+        finding = reported.get(eid, "suspect" if all(c.suspect for c in found) else "hole")
+        out.append(NoteSuggestions(eid, events[eid].midi, chosen, finding))
     return tuple(out)
 
 
@@ -582,19 +607,55 @@ def _nearby(
 
 
 _ROUGH = 0.5
+
+
+def _shape(analysis: Analysis) -> int:
+    """Notes statements hold twice: repeats of a position and notes borrowed from another
+    statement (elided)."""
+    return sum(len(s.repeats) + len(s.elided) for s in analysis.statements)
+
+
+def _doubled(analysis: Analysis, events: Mapping[str, Event], reported: Mapping[str, str]) -> list[tuple[str, int]]:
+    """Suspect changes (event id, pitch): in a statement holding a position twice (a repeat), each
+    of the two notes may be a wrong note that copies its position's pitch class; tried with the
+    pitch classes of the neighbouring positions and of positions the statement borrows, by the
+    error models (a semitone, a third, a step)."""
+    out: dict[tuple[str, int], None] = {}
+    for s in analysis.statements:
+        if not s.repeats:
+            continue
+        pcs = analysis.row.form(s.form, analysis.convention)
+        borrowed = [p for p, e in enumerate(s.event_ids) if e is not None and e in s.elided]
+        for r in s.repeats:
+            if r not in events or events[r].pc not in pcs:
+                continue
+            p = pcs.index(events[r].pc)
+            for eid in (r, s.event_ids[p]):
+                if eid is None or eid not in events or eid in reported:
+                    continue
+                e = events[eid]
+                for q in sorted({p - 1, p + 1, *borrowed} - {p}):
+                    if 0 <= q < 12 and pcs[q] != e.pc:
+                        midi = _nearest(e.midi, pcs[q])
+                        if error_model(e.midi, midi) != "other":
+                            out[(eid, midi)] = None
+    return list(out)
 """Per order inversion or voice jump in the statement a correction makes the note part of."""
 
 
 def _roughness(analysis: Analysis, piece: Piece) -> int:
     """How far the statements are from plain lines: neighbouring positions found out of time
-    order, and positions held in a voice that neither neighbouring position is in (a note of
-    another voice, or another statement's, taken for it)."""
+    order, and positions held in a voice that neither neighbouring position is in, or the first or
+    last position in another voice than the line it starts or ends (a note of another voice, or
+    another statement's, taken for it)."""
     events = {e.id: e for e in piece.events}
     out = 0
     for s in analysis.statements:
         found = [events[e] for e in s.event_ids if e is not None and e in events]
         out += sum(1 for a, b in zip(found, found[1:], strict=False) if a.onset > b.onset)
         out += sum(1 for a, b, c in zip(found, found[1:], found[2:], strict=False) if a.voice == c.voice != b.voice)
+        if len(found) > 2:  # the first or last position in another voice than the line it starts or ends
+            out += (found[0].voice != found[1].voice == found[2].voice) + (found[-1].voice != found[-2].voice == found[-3].voice)
     return out
 
 
@@ -782,7 +843,7 @@ def plan_repairs(
     while len(applied) < max_edits:
         best: Suggestion | None = None
         held = []
-        for note in suggest(current, analysis):
+        for note in suggest(current, analysis, suspects=False):
             for cand in note.candidates[:1]:
                 key = tuple((e.event_id, e.after) for e in cand.edits)
                 if key in tried or (allowed is not None and any(e.event_id not in allowed for e in cand.edits)):

@@ -253,3 +253,35 @@ def test_suggest_is_deterministic(seed: int, kind: str) -> None:
     plant = next(p for p in plant_errors(synth.piece, synth.row, "p", 3, seed) if p.kind == kind)
     analysis = analyze(plant.piece, plant.row)
     assert suggest(plant.piece, analysis) == suggest(plant.piece, analyze(plant.piece, plant.row))
+
+
+@pytest.mark.parametrize(("family", "seed", "index"), [("invariant_chords", 1, 0), ("pivot_voice_change", 1, 1)])
+def test_a_wrong_note_read_as_a_doubling_is_a_suspect(family: str, seed: int, index: int) -> None:
+    """A wrong note the analysis reads as a repeat or doubling of its neighbour (nothing is left
+    unexplained, no statement has a hole) is still suggested as a suspect, below the repair
+    threshold, and a repair does not apply it."""
+    plant = _planted(family, seed, index)
+    analysis = analyze(plant.piece, plant.row)
+    assert not analysis.unexplained, "the wrong note is absorbed"
+    (eid, midi), = plant.original.items()
+    found = {n.event_id: n for n in suggest(plant.piece, analysis)}
+    assert found[eid].finding == "suspect"
+    best = found[eid].best
+    assert best is not None and best.midi == midi and best.confidence < DEFAULT_THRESHOLD
+    assert not [n for n in found.values() if n.finding != "suspect"]
+    assert not suggest(plant.piece, analysis, suspects=False)
+    assert plan_repairs(plant.piece, plant.row).applied == ()
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.filter_too_much])
+@given(family=st.sampled_from(CLEAN), seed=st.integers(0, 10_000))
+def test_suspects_in_correct_pieces_stay_below_a_third(family: str, seed: int) -> None:
+    """Property: in a correct piece the analysis explains, whatever suspects are tried, none is
+    confident (a third at most)."""
+    synth = FAMILIES[family](seed)
+    analysis = analyze(synth.piece, synth.row)
+    assume(not analysis.unexplained)
+    for note in suggest(synth.piece, analysis):
+        if note.finding == "suspect":
+            assert all(c.confidence <= 1 / 3 + 1e-9 for c in note.candidates)
