@@ -398,7 +398,8 @@ def _suggestions(piece: Piece, analysis: Analysis, verdict: Verdict,
     findings = [v for v in verdict.violations if v.code in ("ROW", "ORDER") and v not in skip]
     if own:  # a tagged note's finding is about its own claim
         bare = bare.with_events(e.copy(tag=own.get(e.id)) for e in bare.events)
-    found = suggest(bare, analysis, findings, max_notes=SUGGEST_NOTES, budget=SUGGEST_BUDGET)
+    found = suggest(bare, analysis, findings, max_notes=SUGGEST_NOTES, budget=SUGGEST_BUDGET,
+                    suspects=False)  # a report names findings: notes nothing flags stay out
     return tuple(n.to_dict() for n in found)
 
 

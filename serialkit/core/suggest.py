@@ -16,19 +16,45 @@ nearest octave). Confidence is the candidate's share of the evidence, with a fix
 "the note is right as written" (a statement the excerpt cuts off, a free note), so a note that
 nothing wants is never confidently "corrected". Standard library only; consumes the public
 :class:`~serialkit.core.analysis.Analysis` result.
+
+This module verifies and ranks candidates and plans repairs; ``suggest_trouble`` finds the trouble
+and proposes the candidates; ``suggest_model`` holds the error models and the returned values.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from fractions import Fraction
+from dataclasses import dataclass
 from typing import Any
 
-from serialkit.core.analysis.model import Analysis, Statement
+from serialkit.core.analysis.model import Analysis
 from serialkit.core.piece import Event, Piece
-from serialkit.core.rows import RowForm, pc_name, position_label
+from serialkit.core.rows import RowForm
+from serialkit.core.suggest_model import (
+    _MODEL_TEXT,
+    DEFAULT_THRESHOLD,
+    MODELS,
+    Edit,
+    NoteSuggestions,
+    Suggestion,
+    _name,
+    _nearest,
+    describe,
+    error_model,
+)
+from serialkit.core.suggest_trouble import (
+    _REACH,
+    _badness,
+    _candidates,
+    _doubled,
+    _nearby,
+    _read_elsewhere,
+    _roughness,
+    _shape,
+    _statements,
+    _trouble_holes,
+)
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -44,224 +70,21 @@ __all__ = [
     "suggest",
 ]
 
-MODELS = ("accidental", "third", "step", "swap", "other")
-"""The error models, most common first."""
-
 # How often each kind of error happens, relative to one another (engraving and copying habits).
 _PRIOR = {"accidental": 1.0, "third": 0.55, "step": 0.3, "swap": 0.8, "other": 0.05}
-# The weight kept for "the note is right as written" against the candidates of one note.
-_KEEP = 0.12
-# A candidate that only extends a statement past its first or last note found is weaker than one
-# that fills a hole between two notes of the statement.
-_OPEN_END = 0.35
+
 # A correction after which the note only repeats a position is weaker than one where it holds one.
 _REPEAT = 0.5
-DEFAULT_THRESHOLD = 0.6
-"""The confidence a suggestion needs before ``repair`` applies it."""
 
 
-@dataclass(frozen=True, slots=True)
-class Edit:
-    """One pitch change: the event and its MIDI pitch before and after."""
-
-    event_id: str
-    before: int
-    after: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form with note names."""
-        return {
-            "event_id": self.event_id,
-            "before": self.before,
-            "after": self.after,
-            "before_name": _name(self.before),
-            "after_name": _name(self.after),
-        }
+_ROUGH = 0.5
+"""The weight kept per order inversion or voice jump a correction adds to the statements (and
+gained per one it removes)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Suggestion:
-    """The note most likely meant, the statement it completes, and why."""
-
-    event_id: str
-    midi: int
-    edits: tuple[Edit, ...]
-    model: str
-    confidence: float
-    form: RowForm
-    position: int
-    statement: str | None
-    reason: str
-
-    @property
-    def label(self) -> str:
-        """The label the note would get: ``P0:3``."""
-        return position_label(self.form, self.position)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (the check report's ``suggestions[].candidates`` entries)."""
-        return {
-            "event_id": self.event_id,
-            "midi": self.midi,
-            "name": _name(self.midi),
-            "model": self.model,
-            "confidence": round(self.confidence, 3),
-            "statement": self.statement,
-            "form": self.form.label,
-            "position": self.position,
-            "label": self.label,
-            "edits": [e.to_dict() for e in self.edits],
-            "reason": self.reason,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class NoteSuggestions:
-    """The candidates for one reported note, best first (empty: nothing plausible)."""
-
-    event_id: str
-    midi: int
-    candidates: tuple[Suggestion, ...] = field(default=())
-    finding: str = "unexplained"
-
-    @property
-    def best(self) -> Suggestion | None:
-        """The top candidate, or None."""
-        return self.candidates[0] if self.candidates else None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "event_id": self.event_id,
-            "midi": self.midi,
-            "name": _name(self.midi),
-            "finding": self.finding,
-            "candidates": [c.to_dict() for c in self.candidates],
-        }
-
-
-def _name(midi: int) -> str:
-    return f"{pc_name(midi)}{midi // 12 - 1}"
-
-
-def error_model(before: int, after: int) -> str:
-    """Which error model explains writing ``before`` where ``after`` was meant (same octave)."""
-    d = abs(after - before)
-    if d == 1:
-        return "accidental"
-    if d in (3, 4):
-        return "third"
-    if d == 2:
-        return "step"
-    return "other"
-
-
-def _nearest(midi: int, pc: int) -> int:
-    """The pitch of class ``pc`` in ``midi``'s octave region, by error model: ±1, ±3/±4, ±2,
-    else the nearest (a tritone goes down)."""
-    up = (pc - midi) % 12
-    if up == 0:
-        return midi
-    for step in (1, 3, 4, 2):
-        if up == step:
-            return _clamp(midi + step)
-        if up == 12 - step:
-            return _clamp(midi - step)
-    return _clamp(midi + up if up < 6 else midi - (12 - up))
-
-
-def _clamp(midi: int) -> int:
-    while midi > 127:
-        midi -= 12
-    while midi < 0:
-        midi += 12
-    return midi
-
-
-@dataclass
-class _Stmt:
-    """A statement's found positions with their onsets and voices."""
-
-    statement: Statement
-    pcs: tuple[int, ...]
-    onsets: dict[int, Fraction]
-    voices: dict[int, str]
-    events: dict[int, str]
-    ioi: Fraction
-
-    @property
-    def missing(self) -> list[int]:
-        return [p for p in range(12) if p not in self.onsets]
-
-    def window(self, p: int) -> tuple[Fraction | None, Fraction | None, int | None, int | None]:
-        """Onsets (and positions) of the nearest found positions before and after ``p``."""
-        before = max((q for q in self.onsets if q < p), default=None)
-        after = min((q for q in self.onsets if q > p), default=None)
-        return (
-            None if before is None else self.onsets[before],
-            None if after is None else self.onsets[after],
-            before,
-            after,
-        )
-
-    def fits(self, p: int, t: Fraction) -> tuple[bool, bool]:
-        """(the time ``t`` fits position ``p``, it fits between two found notes)."""
-        lo, hi, before, after = self.window(p)
-        if lo is not None and hi is not None:
-            return lo <= t <= hi, True
-        reach = self.ioi * 2
-        if lo is None and hi is not None and after is not None:
-            return hi - reach * (after - p) <= t <= hi, False
-        if hi is None and lo is not None and before is not None:
-            return lo <= t <= lo + reach * (p - before), False
-        return False, False
-
-    def neighbour_voices(self, p: int) -> set[str]:
-        _lo, _hi, before, after = self.window(p)
-        return {self.voices[q] for q in (before, after) if q is not None}
-
-
-def _statements(analysis: Analysis, events: Mapping[str, Event]) -> list[_Stmt]:
-    out = []
-    for s in analysis.statements:
-        pcs = analysis.row.form(s.form, analysis.convention)
-        onsets: dict[int, Fraction] = {}
-        voices: dict[int, str] = {}
-        ids: dict[int, str] = {}
-        for p, eid in enumerate(s.event_ids):
-            if eid is None or eid not in events:
-                continue
-            onsets[p] = events[eid].onset
-            voices[p] = events[eid].voice
-            ids[p] = eid
-        if len(onsets) < 2:
-            continue
-        times = sorted(onsets.values())
-        span = times[-1] - times[0]
-        ioi = span / (len(times) - 1) if span > 0 else Fraction(1)
-        out.append(_Stmt(s, pcs, onsets, voices, ids, max(ioi, Fraction(1, 4))))
-    return out
-
-
-def _voice_factor(stmt: _Stmt, p: int, voice: str) -> float:
-    if voice in stmt.neighbour_voices(p):
-        return 1.0
-    if voice in stmt.statement.voices:
-        return 0.6
-    return 0.3
-
-
-def _fit(stmt: _Stmt, p: int, t: Fraction, voice: str, spare: int) -> float:
-    """How well a note at ``t`` in ``voice`` fills position ``p`` (0: it does not)."""
-    fits, inside = stmt.fits(p, t)
-    if not fits:
-        return 0.0
-    weight = _voice_factor(stmt, p, voice) * (1.0 if inside else _OPEN_END)
-    # a hole among several: the note may be meant for another of them
-    weight /= max(1, spare)
-    if len(stmt.onsets) == 11:
-        weight *= 1.5  # it completes the statement
-    return weight
+_KEEP_WEIGHT = 4.0
+"""The weight of "the note is right as written": a candidate that only halves the trouble
+(one note fewer unexplained) at the likeliest prior never gets past half the confidence."""
 
 
 _Key = tuple[tuple[str, int], ...]
@@ -280,117 +103,12 @@ class _Cand:
     position: int = 0
     statement: str | None = None
     reason: str = ""
+    suspect: bool = False
+    """A change of a note nothing reports, tried because its statement holds a doubled position."""
 
     @property
     def key(self) -> _Key:
         return tuple(sorted(self.edits.items()))
-
-
-def _badness(analysis: Analysis, piece: Piece) -> int:
-    """Unexplained notes plus twice the holes in statements: what a correction must reduce.
-
-    Unexplained notes the analysis could read where they stand (``_read_elsewhere``) do not
-    count. A hole (``_trouble_holes``) is stronger evidence of a wrong note than a note nothing
-    explains, which may be free."""
-    events = {e.id: e for e in piece.events}
-    loose = len(analysis.unexplained) - len(_read_elsewhere(analysis, events))
-    return loose + 2 * len(_trouble_holes(analysis, events))
-
-
-@dataclass(frozen=True, slots=True)
-class _Hole:
-    """A position a statement is missing where the piece could have held it: the time span it
-    falls in, the pitch class it wants, and the notes around it."""
-
-    lo: Fraction
-    hi: Fraction
-    want: int
-    voices: frozenset[str]
-    around: frozenset[str]
-    members: frozenset[str]
-
-
-def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hole]:
-    """Every hole in a statement: a position missing between two found notes, or before the
-    first / after the last found note when the piece goes on long enough there to have held it
-    (a statement an excerpt cuts off at its start or end has no hole)."""
-    if not events:
-        return []
-    start = min(e.onset for e in events.values())
-    end = max(e.onset for e in events.values())
-    out: list[_Hole] = []
-    for s in analysis.statements:
-        found = [(p, events[e]) for p, e in enumerate(s.event_ids) if e is not None and e in events]
-        if len(found) < 2:
-            continue
-        pcs = analysis.row.form(s.form, analysis.convention)
-        members = frozenset(e.id for _p, e in found)
-
-        def hole(p: int, lo: Fraction, hi: Fraction, *near: Event) -> _Hole:
-            return _Hole(lo, hi, pcs[p], frozenset(e.voice for e in near),  # noqa: B023
-                         frozenset(e.id for e in near), members)  # noqa: B023
-
-        for (p, a), (q, b) in zip(found, found[1:], strict=False):
-            out += [hole(k, a.onset, b.onset, a, b) for k in range(p + 1, q)]
-        (first, a), (last, b) = found[0], found[-1]
-        ioi = max((b.onset - a.onset) / max(1, last - first), Fraction(1, 4))
-        if first and a.onset - start >= 4 * ioi * first:
-            out += [hole(k, a.onset - 2 * ioi * first, a.onset, a) for k in range(first)]
-        if last < 11 and end - b.onset >= 4 * ioi * (11 - last):
-            out += [hole(k, b.onset, b.onset + 2 * ioi * (11 - last), b) for k in range(last + 1, 12)]
-    return out
-
-
-def _read_elsewhere(analysis: Analysis, events: Mapping[str, Event]) -> set[str]:
-    """Unexplained notes that are right as written: the analysis could read them where they
-    stand, with the pitch class of a statement's position, but chose another note for it.
-
-    The statement is complete, and either the position's neighbours in it are in the note's
-    voice and sound around it while the position went to a repeated note of another voice, or the
-    position's note is in the note's voice and only that position's and its neighbours' pitch
-    classes come between them, before the statement begins or after it ends (a repeat or
-    tremolo the statement did not take in). Such a note
-    is a reading the analysis did not choose, not a wrong note: it is not reported, nor counted
-    as trouble (a correction that only moves the analysis elsewhere is no correction)."""
-    loose = {e: events[e] for e in analysis.unexplained if e in events}
-    if not loose:
-        return set()
-    lines: dict[str, list[str]] = {}
-    for e in sorted(events.values(), key=lambda e: (e.onset, e.id)):
-        lines.setdefault(e.voice, []).append(e.id)
-    place = {eid: (k, line) for line in lines.values() for k, eid in enumerate(line)}
-
-    def _repeated(eid: str) -> bool:  # the note repeats its voice's note before or after it
-        k, line = place[eid]
-        return any(events[line[j]].pc == events[eid].pc for j in (k - 1, k + 1) if 0 <= j < len(line))
-    out: set[str] = set()
-    for s in analysis.statements:
-        if s.found < 12:  # a statement with a hole: the note may be the one missing, miswritten
-            continue
-        ids = s.event_ids
-        pcs = analysis.row.form(s.form, analysis.convention)
-        members = set(s.members) | loose.keys()
-        for p, h in enumerate(ids):
-            if h is None or h not in events:
-                continue
-            holder = events[h]
-            near = [events[q] for q in (ids[p - 1] if p else None, ids[p + 1] if p < 11 else None)
-                    if q is not None and q in events]
-            tremolo = {pcs[q] for q in (p - 1, p, p + 1) if 0 <= q < 12}
-            for u in loose.values():
-                if u.id in out or u.pc != pcs[p]:
-                    continue
-                if holder.voice == u.voice:  # a repeat or tremolo of the position, outside the span
-                    if events[ids[0]].onset <= u.onset <= events[ids[11]].onset:  # type: ignore[index]
-                        continue
-                    (i, line), (j, _) = place[u.id], place[h]
-                    between = line[min(i, j) + 1:max(i, j)]
-                    if all(x in members and events[x].pc in tremolo for x in between):
-                        out.add(u.id)
-                elif near and all(n.voice == u.voice for n in near) and all(
-                        (n.onset <= u.onset) == (ids.index(n.id) < p) for n in near) and _repeated(h):
-                    out.add(u.id)
-    return out
 
 
 def suggest(
@@ -402,6 +120,7 @@ def suggest(
     whole: int = 400,
     max_notes: int | None = None,
     budget: int | None = None,
+    suspects: bool = True,
 ) -> tuple[NoteSuggestions, ...]:
     """Suggested corrections, best first per note, for every unexplained note, every tagged note
     a ROW or ORDER finding names (``findings``: Violation records or their dicts), and every note
@@ -415,6 +134,15 @@ def suggest(
     ``max_notes``: suggest for at most this many reported notes (the first in score order);
     ``budget``: verify at most this many candidates (each is one analysis), those a statement's
     hole supports first, then by the error model's prior.
+
+    ``suspects``: also try notes nothing reports whose statement holds a position twice (a wrong
+    note the analysis absorbs as a repeat or doubling, so the piece passes): the pitch classes of
+    the doubled position's neighbours and of positions the statement borrows from another
+    (elided) are tried on both notes of the doubled position. Such a change is kept only when
+    nothing gets worse and the statements become plainer (fewer repeats, borrowed notes, order
+    inversions and voice jumps); it is reported with ``finding="suspect"`` at no more than a
+    third of the confidence, and ``plan_repairs`` never applies it (Webern's own repeats and
+    doublings are music).
     """
     from serialkit.core.analysis import analyze
 
@@ -473,7 +201,14 @@ def suggest(
             add(_Cand(e.id, {e.id: midi}, model, strength))
     for eid, midi in _nearby(analysis, events, order, index, onsets, reported, cands):
         add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi)))
+    if suspects:
+        taken = set(cands)
+        for eid, midi in _doubled(analysis, events, reported):
+            if eid not in taken:
+                add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi), suspect=True))
     before_cache: dict[tuple[int, int], int] = {(0, len(order)): _badness(analysis, piece)}
+    rough_cache: dict[tuple[int, int], int] = {(0, len(order)): _roughness(analysis, piece)}
+    shape_cache: dict[tuple[int, int], int] = {(0, len(order)): _shape(analysis)}
     verified: dict[str, list[_Cand]] = {}
     queue = sorted(
         (c for bucket in cands.values() for c in bucket.values()),
@@ -490,79 +225,55 @@ def suggest(
             lo_i, hi_i = max(0, min(ixs) - window), min(len(order), max(ixs) + window + 1)
         sub = piece.with_events(order[lo_i:hi_i])
         if (lo_i, hi_i) not in before_cache:
-            before_cache[(lo_i, hi_i)] = _badness(analyze(sub, analysis.row, analysis.convention), sub)
+            here = analyze(sub, analysis.row, analysis.convention)
+            before_cache[(lo_i, hi_i)] = _badness(here, sub)
+            rough_cache[(lo_i, hi_i)] = _roughness(here, sub)
+            shape_cache[(lo_i, hi_i)] = _shape(here)
         changed = sub.with_events(
             e.copy(midi=c.edits[e.id]) if e.id in c.edits else e for e in sub.events
         )
         after = analyze(changed, analysis.row, analysis.convention)
         gain = before_cache[(lo_i, hi_i)] - _badness(after, changed)
         tag = after.tags.get(note)
-        if gain <= 0 or tag is None or any(after.tags.get(e) is None for e in c.edits):
+        if tag is None or any(after.tags.get(e) is None for e in c.edits):
+            continue
+        plainer = rough_cache[(lo_i, hi_i)] + shape_cache[(lo_i, hi_i)] - _roughness(after, changed) - _shape(after)
+        if gain < 0 or gain == 0 and not (c.suspect and plainer > 0):
             continue
         c.form, c.position = tag.form, tag.position
         c.statement = _statement_of(analysis, after, tag.statement)
         holds = any(note in s.event_ids for s in after.statements if s.id == tag.statement)
-        c.weight = _PRIOR[c.model] * 4.0 ** min(gain, 24) * (1.0 + c.local) * (1.0 if holds else _REPEAT)
+        c.weight = (_PRIOR[c.model] * 4.0 ** min(gain, 200) * (1.0 + c.local) * (1.0 if holds else _REPEAT)
+                    * _ROUGH ** (_roughness(after, changed) - rough_cache[(lo_i, hi_i)]))
+        if gain == 0:  # a suspect: never more than a third of the confidence
+            c.weight = min(c.weight * 2.0 ** plainer, _KEEP_WEIGHT / 2)
         c.reason = _reason(c, events[note], gain)
         verified.setdefault(note, []).append(c)
+    rivals = _rivals(verified, index)
     out = []
     for eid in [e.id for e in piece.events if e.id in reported or e.id in verified]:
         found = sorted(verified.get(eid, []), key=lambda c: (-c.weight, c.key))
-        total = sum(c.weight for c in found) + _KEEP_WEIGHT
+        total = sum(c.weight for c in found) + _KEEP_WEIGHT + rivals.get(eid, 0.0)
         chosen = tuple(_suggestion(c, events, c.weight / total) for c in found[:limit])
-        out.append(NoteSuggestions(eid, events[eid].midi, chosen, reported.get(eid, "hole")))
+        finding = reported.get(eid, "suspect" if all(c.suspect for c in found) else "hole")
+        out.append(NoteSuggestions(eid, events[eid].midi, chosen, finding))
     return tuple(out)
 
 
-_REACH = 6
-"""How many notes either side (in time order) of a trouble spot may be the wrong note."""
-_TRIES = 6
-"""At most this many changes of nearby notes are verified per trouble spot."""
-
-
-def _nearby(
-    analysis: Analysis,
-    events: Mapping[str, Event],
-    order: Sequence[Event],
-    index: Mapping[str, int],
-    onsets: Sequence[Fraction],
-    reported: Mapping[str, str],
-    cands: Mapping[str, object],
-) -> list[tuple[str, int]]:
-    """Changes (event id, pitch) to explained notes near trouble (an unexplained note, a hole in a
-    statement) that have no candidate yet: a wrong note the analysis absorbs (it reads as another
-    position, a repeat, another statement) leaves the trouble beside it, not on it.
-
-    A wrong note leaves its pitch class once too often around it and the one it replaced once too
-    rarely: among the notes near each trouble spot, a semitone or third change from a pitch class
-    more common there to a rarer one is tried, the largest imbalance and nearest note first."""
-    spans = {(index[e], index[e]) for e in analysis.unexplained if e in index}
-    for h in _trouble_holes(analysis, events):
-        first = bisect.bisect_left(onsets, h.lo)
-        spans.add((first, max(first, bisect.bisect_right(onsets, h.hi) - 1)))
-    out: dict[tuple[str, int], None] = {}
-    for lo_i, hi_i in sorted(spans):
-        count = [0] * 12
-        for e in order[max(0, lo_i - 2 * _REACH): hi_i + 2 * _REACH + 1]:
-            count[e.pc] += 1
-        tries = []
-        for i in range(max(0, lo_i - _REACH), min(len(order), hi_i + _REACH + 1)):
-            e = order[i]
-            if e.id in reported or e.id in cands or analysis.tags.get(e.id) is None:
-                continue
-            for shift in (1, -1, 3, -3, 4, -4):
-                excess = count[e.pc] - count[(e.pc + shift) % 12]
-                if excess > 0 and 0 <= e.midi + shift <= 127:
-                    distance = max(lo_i - i, i - hi_i, 0)
-                    tries.append((-excess, distance, abs(shift), e.id, e.midi + shift))
-        for *_rank, eid, midi in sorted(tries)[:_TRIES]:
-            out[(eid, midi)] = None
-    return list(out)
-
-
-_KEEP_WEIGHT = 4.0
-"""The weight of "the note is right as written": a candidate that only halves the trouble
-(one note fewer unexplained) at the likeliest prior never gets past half the confidence."""
+def _rivals(verified: Mapping[str, list[_Cand]], index: Mapping[str, int]) -> dict[str, float]:
+    """Per note, the weight of better corrections of other notes nearby (within ``2 * _REACH``
+    notes in time order): one wrong note leaves trouble that a change of several notes around it
+    can ease, and only the best of them is the wrong note. A note whose best correction is beaten
+    by another note's shares its confidence with it; the best keeps its own."""
+    best = {n: max(c.weight for c in cs) for n, cs in verified.items() if cs}
+    out: dict[str, float] = {}
+    for n, w in best.items():
+        mine = {e for c in verified[n] for e in c.edits}
+        out[n] = sum(
+            v for m, v in best.items()
+            if v > w and m not in mine and abs(index[m] - index[n]) <= 2 * _REACH
+        )
+    return out
 
 
 def _statement_of(analysis: Analysis, local: Analysis, sid: str | None) -> str | None:
@@ -600,88 +311,6 @@ def _suggestion(c: _Cand, events: Mapping[str, Event], confidence: float) -> Sug
     edits = tuple(Edit(e, events[e].midi, m) for e, m in sorted(c.edits.items(), key=lambda x: x[0] != c.note))
     return Suggestion(c.note, c.edits[c.note], edits, c.model, confidence, c.form, c.position,
                       c.statement, c.reason)
-
-
-def _candidates(
-    event: Event,
-    stmts: list[_Stmt],
-    events: Mapping[str, Event],
-    analysis: Analysis,
-    piece: Piece,
-) -> list[tuple[float, Suggestion]]:
-    """Candidates from the statements around the note: the holes its time fits, the neighbours
-    it may be swapped with, and (a tagged note) its own form's pitch; with their local fit."""
-    out: list[tuple[float, Suggestion]] = []
-    t, x = event.onset, event.pc
-    tag = event.tag if event.tag is not None else analysis.tags.get(event.id)
-    for st in stmts:
-        holes = [p for p in st.missing if st.fits(p, t)[0]]
-        for p in holes:
-            want = st.pcs[p]
-            fit = _fit(st, p, t, event.voice, len(holes))
-            if fit <= 0 or want == x:
-                continue
-            after = _nearest(event.midi, want)
-            model = error_model(event.midi, after)
-            out.append((
-                fit,
-                Suggestion(event.id, after, (Edit(event.id, event.midi, after),), model, 0.0,
-                           st.statement.form, p, st.statement.id, ""),
-            ))
-        out += _swaps(event, st, events)
-    if tag is not None:  # a tagged note a finding names: its own form wants another pitch
-        want = analysis.row.form(tag.form, analysis.convention)[tag.position]
-        if want != x:
-            after = _nearest(event.midi, want)
-            out.append((
-                1.0,
-                Suggestion(event.id, after, (Edit(event.id, event.midi, after),),
-                           error_model(event.midi, after), 0.0, tag.form, tag.position,
-                           tag.statement, ""),
-            ))
-    return out
-
-
-def _swaps(event: Event, st: _Stmt, events: Mapping[str, Event]) -> list[tuple[float, Suggestion]]:
-    """The note has a pitch ``st`` is missing but stands where a neighbouring position is: the
-    two notes were written in each other's place."""
-    out: list[tuple[float, Suggestion]] = []
-    x = event.pc
-    for p in st.missing:
-        if st.pcs[p] != x:
-            continue
-        for q in (p - 1, p + 1):
-            if not 0 <= q < 12 or q not in st.events:
-                continue
-            other = events[st.events[q]]
-            if other.id == event.id or other.pc == x or other.onset == event.onset:
-                continue
-            onsets = dict(st.onsets)
-            onsets[q] = event.onset
-            onsets[p] = other.onset
-            ordered = [onsets[k] for k in sorted(onsets)]
-            if any(a > b for a, b in zip(ordered, ordered[1:], strict=False)):
-                continue
-            fit = (1.0 if event.voice == other.voice else 0.5) * (
-                1.0 if abs(event.onset - other.onset) <= st.ioi * 2 else 0.4)
-            mine = _nearest(event.midi, other.pc)
-            theirs = _nearest(other.midi, x)
-            out.append((
-                fit,
-                Suggestion(event.id, mine,
-                           (Edit(event.id, event.midi, mine), Edit(other.id, other.midi, theirs)),
-                           "swap", 0.0, st.statement.form, q, st.statement.id, ""),
-            ))
-    return out
-
-
-_MODEL_TEXT = {
-    "accidental": "a dropped or added accidental (a semitone)",
-    "third": "a note a line off (a third; a wrong clef line)",
-    "step": "a note a step off (a whole tone)",
-    "swap": "two notes written in each other's place",
-    "other": "no common copying error explains it",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -736,7 +365,7 @@ def plan_repairs(
     while len(applied) < max_edits:
         best: Suggestion | None = None
         held = []
-        for note in suggest(current, analysis):
+        for note in suggest(current, analysis, suspects=False):
             for cand in note.candidates[:1]:
                 key = tuple((e.event_id, e.after) for e in cand.edits)
                 if key in tried or (allowed is not None and any(e.event_id not in allowed for e in cand.edits)):
@@ -758,14 +387,3 @@ def plan_repairs(
         applied.append(Applied(best, len(analysis.unexplained), len(after.unexplained)))
         current, analysis = changed, after
     return RepairPlan(current, tuple(applied), tuple(held))
-
-
-def describe(candidate: Mapping[str, Any]) -> str:
-    """One line for a candidate's JSON form: ``D#3 (P5:7 of S11; accidental, 82%)``; a swap
-    names the other note too."""
-    where = str(candidate["label"]) + (f" of {candidate['statement']}" if candidate.get("statement") else "")
-    pitch = str(candidate["name"])
-    if candidate["model"] == "swap":
-        other = next(e for e in candidate["edits"] if e["event_id"] != candidate["event_id"])
-        pitch = f"{pitch}, and {other['after_name']} for {other['before_name']} ({other['event_id']})"
-    return f"{pitch} ({where}; {candidate['model']}, {float(candidate['confidence']):.0%})"

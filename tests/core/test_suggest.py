@@ -212,3 +212,76 @@ def test_planted_errors_in_webern_op27(corpus: Path) -> None:
     top3 = sum(o.top3 for o in outcomes) / len(outcomes)
     print(f"\nOp. 27 planted: top {top:.1%}, top three {top3:.1%}")
     assert top >= 0.75 and top3 >= 0.9
+
+
+def _planted(family: str, seed: int, index: int) -> Plant:
+    synth = FAMILIES[family](seed)
+    return list(plant_errors(synth.piece, synth.row, f"{family}/{seed}", 6, seed))[index]
+
+
+def test_a_swap_whose_position_another_note_took_is_suggested() -> None:
+    """Two notes of a chord texture swapped: one reads as the other's position (no hole is left
+    for it), the other is unexplained; the top suggestion is the swap."""
+    plant = _planted("chords", 1, 5)
+    assert plant.kind == "swap"
+    outcome = evaluate(plant, DEFAULT_THRESHOLD)
+    assert outcome.top
+
+
+@pytest.mark.parametrize(("family", "seed", "index"), [("one_voice", 3, 0), ("chords", 1, 5)])
+def test_correct_notes_near_a_wrong_note_get_no_confident_suggestion(family: str, seed: int, index: int) -> None:
+    """A wrong note leaves holes around it that changing correct notes nearby also eases; those
+    changes are beaten by the wrong note's own correction and share their confidence with it."""
+    plant = _planted(family, seed, index)
+    outcome = evaluate(plant, DEFAULT_THRESHOLD)
+    assert outcome.top and outcome.false_edits == 0
+
+
+def test_ties_between_positions_go_to_the_plainer_statement() -> None:
+    """A wrong note in a repeated texture that a semitone either way would explain: the fix that
+    leaves the statement in its voice and in time order (not a position taken by another voice)
+    ranks first."""
+    plant = _planted("repeats", 1, 0)
+    assert evaluate(plant, DEFAULT_THRESHOLD).top
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["accidental", "third", "swap"]))
+def test_suggest_is_deterministic(seed: int, kind: str) -> None:
+    """Property: suggesting twice on the same planted piece gives the same candidates."""
+    synth = one_voice(seed, statements=4)
+    plant = next(p for p in plant_errors(synth.piece, synth.row, "p", 3, seed) if p.kind == kind)
+    analysis = analyze(plant.piece, plant.row)
+    assert suggest(plant.piece, analysis) == suggest(plant.piece, analyze(plant.piece, plant.row))
+
+
+@pytest.mark.parametrize(("family", "seed", "index"), [("invariant_chords", 1, 0), ("pivot_voice_change", 1, 1)])
+def test_a_wrong_note_read_as_a_doubling_is_a_suspect(family: str, seed: int, index: int) -> None:
+    """A wrong note the analysis reads as a repeat or doubling of its neighbour (nothing is left
+    unexplained, no statement has a hole) is still suggested as a suspect, below the repair
+    threshold, and a repair does not apply it."""
+    plant = _planted(family, seed, index)
+    analysis = analyze(plant.piece, plant.row)
+    assert not analysis.unexplained, "the wrong note is absorbed"
+    (eid, midi), = plant.original.items()
+    found = {n.event_id: n for n in suggest(plant.piece, analysis)}
+    assert found[eid].finding == "suspect"
+    best = found[eid].best
+    assert best is not None and best.midi == midi and best.confidence < DEFAULT_THRESHOLD
+    assert not [n for n in found.values() if n.finding != "suspect"]
+    assert not suggest(plant.piece, analysis, suspects=False)
+    assert plan_repairs(plant.piece, plant.row).applied == ()
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.filter_too_much])
+@given(family=st.sampled_from(CLEAN), seed=st.integers(0, 10_000))
+def test_suspects_in_correct_pieces_stay_below_a_third(family: str, seed: int) -> None:
+    """Property: in a correct piece the analysis explains, whatever suspects are tried, none is
+    confident (a third at most)."""
+    synth = FAMILIES[family](seed)
+    analysis = analyze(synth.piece, synth.row)
+    assume(not analysis.unexplained)
+    for note in suggest(synth.piece, analysis):
+        if note.finding == "suspect":
+            assert all(c.confidence <= 1 / 3 + 1e-9 for c in note.candidates)

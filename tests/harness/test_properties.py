@@ -17,6 +17,8 @@ from serialkit.harness.bank import generate_task
 profiles = st.sampled_from(["default", "paper-raw", "heavy"])
 HEAVY = {"wrong_pc": 0.05, "repetition": 0.03, "omission": 0.03, "register": 0.05, "collision": 0.5,
          "crossing": 0.3, "drift": 0.2, "malformed": 0.15, "patch_error": 0.5}
+TASK_CODES = {"COMPLETE", "SECTION"}
+"""Findings only a check against the task can make (the schedule, the sections)."""
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -78,6 +80,7 @@ def test_certificates_are_sound(task_seed: int, seed: int, profile: str) -> None
 @SETTINGS
 @given(task_seed=st.integers(0, 400), seed=st.integers(0, 10_000), profile=profiles,
        variant=st.sampled_from(["harness", "harness", "raw", "self-refine", "soft-rules"]))
+@example(task_seed=255, seed=2006, profile="default", variant="raw")  # raw left out a scheduled statement
 def test_every_released_candidate_passes_the_independent_strict_gate(
         task_seed: int, seed: int, profile: str, variant: str) -> None:
     task = generate_task(task_seed)
@@ -90,8 +93,10 @@ def test_every_released_candidate_passes_the_independent_strict_gate(
         if variant == "harness":
             traced = check_piece(result.piece, row=task.row, convention=task.convention, rules=_rules(task))
             assert traced.verdict.strict
-    else:
-        assert not (independent.verdict.strict and (variant != "harness" or result.verdict.strict))
+    elif independent.verdict.strict and (variant != "harness" or result.verdict.strict):
+        # a bare check knows no task: it cannot see a scheduled statement or section the candidate
+        # left out, so only the task's own findings may hold back music the check passes
+        assert {v["code"] for v in result.verdict.violations} <= TASK_CODES, result.verdict.violations[:3]
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])

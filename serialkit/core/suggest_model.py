@@ -1,0 +1,159 @@
+"""Suggested corrections: the vocabulary — error models, edits, suggestions and their text.
+
+The error models (how engraving and copying errors happen), the values ``suggest`` returns and
+``describe`` prints, and the pitch a pitch class is written at in a note's octave region. Standard
+library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from serialkit.core.rows import RowForm, pc_name, position_label
+
+MODELS = ("accidental", "third", "step", "swap", "other")
+"""The error models, most common first."""
+
+
+DEFAULT_THRESHOLD = 0.6
+"""The confidence a suggestion needs before ``repair`` applies it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """One pitch change: the event and its MIDI pitch before and after."""
+
+    event_id: str
+    before: int
+    after: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form with note names."""
+        return {
+            "event_id": self.event_id,
+            "before": self.before,
+            "after": self.after,
+            "before_name": _name(self.before),
+            "after_name": _name(self.after),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """The note most likely meant, the statement it completes, and why."""
+
+    event_id: str
+    midi: int
+    edits: tuple[Edit, ...]
+    model: str
+    confidence: float
+    form: RowForm
+    position: int
+    statement: str | None
+    reason: str
+
+    @property
+    def label(self) -> str:
+        """The label the note would get: ``P0:3``."""
+        return position_label(self.form, self.position)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (the check report's ``suggestions[].candidates`` entries)."""
+        return {
+            "event_id": self.event_id,
+            "midi": self.midi,
+            "name": _name(self.midi),
+            "model": self.model,
+            "confidence": round(self.confidence, 3),
+            "statement": self.statement,
+            "form": self.form.label,
+            "position": self.position,
+            "label": self.label,
+            "edits": [e.to_dict() for e in self.edits],
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class NoteSuggestions:
+    """The candidates for one reported note, best first (empty: nothing plausible)."""
+
+    event_id: str
+    midi: int
+    candidates: tuple[Suggestion, ...] = field(default=())
+    finding: str = "unexplained"
+
+    @property
+    def best(self) -> Suggestion | None:
+        """The top candidate, or None."""
+        return self.candidates[0] if self.candidates else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "event_id": self.event_id,
+            "midi": self.midi,
+            "name": _name(self.midi),
+            "finding": self.finding,
+            "candidates": [c.to_dict() for c in self.candidates],
+        }
+
+
+def _name(midi: int) -> str:
+    return f"{pc_name(midi)}{midi // 12 - 1}"
+
+
+def error_model(before: int, after: int) -> str:
+    """Which error model explains writing ``before`` where ``after`` was meant (same octave)."""
+    d = abs(after - before)
+    if d == 1:
+        return "accidental"
+    if d in (3, 4):
+        return "third"
+    if d == 2:
+        return "step"
+    return "other"
+
+
+def _nearest(midi: int, pc: int) -> int:
+    """The pitch of class ``pc`` in ``midi``'s octave region, by error model: ±1, ±3/±4, ±2,
+    else the nearest (a tritone goes down)."""
+    up = (pc - midi) % 12
+    if up == 0:
+        return midi
+    for step in (1, 3, 4, 2):
+        if up == step:
+            return _clamp(midi + step)
+        if up == 12 - step:
+            return _clamp(midi - step)
+    return _clamp(midi + up if up < 6 else midi - (12 - up))
+
+
+def _clamp(midi: int) -> int:
+    while midi > 127:
+        midi -= 12
+    while midi < 0:
+        midi += 12
+    return midi
+
+
+_MODEL_TEXT = {
+    "accidental": "a dropped or added accidental (a semitone)",
+    "third": "a note a line off (a third; a wrong clef line)",
+    "step": "a note a step off (a whole tone)",
+    "swap": "two notes written in each other's place",
+    "other": "no common copying error explains it",
+}
+
+
+def describe(candidate: Mapping[str, Any]) -> str:
+    """One line for a candidate's JSON form: ``D#3 (P5:7 of S11; accidental, 82%)``; a swap
+    names the other note too."""
+    where = str(candidate["label"]) + (f" of {candidate['statement']}" if candidate.get("statement") else "")
+    pitch = str(candidate["name"])
+    if candidate["model"] == "swap":
+        other = next(e for e in candidate["edits"] if e["event_id"] != candidate["event_id"])
+        pitch = f"{pitch}, and {other['after_name']} for {other['before_name']} ({other['event_id']})"
+    return f"{pitch} ({where}; {candidate['model']}, {float(candidate['confidence']):.0%})"

@@ -1,0 +1,394 @@
+"""Suggested corrections: where the trouble is and which changes to try.
+
+What a correction must reduce (``_badness``: unexplained notes and statements' holes), how plain
+the statements are (``_roughness``, ``_shape``), and the candidate changes: holes a note's time
+fits, swaps with a neighbouring position, changes of explained notes near trouble, and suspects in
+statements that hold a position twice. ``serialkit.core.suggest`` verifies and ranks them.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from serialkit.core.analysis.model import Analysis, Statement
+from serialkit.core.piece import Event, Piece
+from serialkit.core.suggest_model import Edit, Suggestion, _nearest, error_model
+
+# A candidate that only extends a statement past its first or last note found is weaker than one
+# that fills a hole between two notes of the statement.
+_OPEN_END = 0.35
+
+
+_REACH = 6
+"""How many notes either side (in time order) of a trouble spot may be the wrong note."""
+
+
+_TRIES = 6
+"""At most this many changes of nearby notes are verified per trouble spot."""
+
+
+@dataclass
+class _Stmt:
+    """A statement's found positions with their onsets and voices."""
+
+    statement: Statement
+    pcs: tuple[int, ...]
+    onsets: dict[int, Fraction]
+    voices: dict[int, str]
+    events: dict[int, str]
+    ioi: Fraction
+
+    @property
+    def missing(self) -> list[int]:
+        return [p for p in range(12) if p not in self.onsets]
+
+    def window(self, p: int) -> tuple[Fraction | None, Fraction | None, int | None, int | None]:
+        """Onsets (and positions) of the nearest found positions before and after ``p``."""
+        before = max((q for q in self.onsets if q < p), default=None)
+        after = min((q for q in self.onsets if q > p), default=None)
+        return (
+            None if before is None else self.onsets[before],
+            None if after is None else self.onsets[after],
+            before,
+            after,
+        )
+
+    def fits(self, p: int, t: Fraction) -> tuple[bool, bool]:
+        """(the time ``t`` fits position ``p``, it fits between two found notes)."""
+        lo, hi, before, after = self.window(p)
+        if lo is not None and hi is not None:
+            return lo <= t <= hi, True
+        reach = self.ioi * 2
+        if lo is None and hi is not None and after is not None:
+            return hi - reach * (after - p) <= t <= hi, False
+        if hi is None and lo is not None and before is not None:
+            return lo <= t <= lo + reach * (p - before), False
+        return False, False
+
+    def neighbour_voices(self, p: int) -> set[str]:
+        _lo, _hi, before, after = self.window(p)
+        return {self.voices[q] for q in (before, after) if q is not None}
+
+
+def _statements(analysis: Analysis, events: Mapping[str, Event]) -> list[_Stmt]:
+    out = []
+    for s in analysis.statements:
+        pcs = analysis.row.form(s.form, analysis.convention)
+        onsets: dict[int, Fraction] = {}
+        voices: dict[int, str] = {}
+        ids: dict[int, str] = {}
+        for p, eid in enumerate(s.event_ids):
+            if eid is None or eid not in events:
+                continue
+            onsets[p] = events[eid].onset
+            voices[p] = events[eid].voice
+            ids[p] = eid
+        if len(onsets) < 2:
+            continue
+        times = sorted(onsets.values())
+        span = times[-1] - times[0]
+        ioi = span / (len(times) - 1) if span > 0 else Fraction(1)
+        out.append(_Stmt(s, pcs, onsets, voices, ids, max(ioi, Fraction(1, 4))))
+    return out
+
+
+def _voice_factor(stmt: _Stmt, p: int, voice: str) -> float:
+    if voice in stmt.neighbour_voices(p):
+        return 1.0
+    if voice in stmt.statement.voices:
+        return 0.6
+    return 0.3
+
+
+def _fit(stmt: _Stmt, p: int, t: Fraction, voice: str, spare: int) -> float:
+    """How well a note at ``t`` in ``voice`` fills position ``p`` (0: it does not)."""
+    fits, inside = stmt.fits(p, t)
+    if not fits:
+        return 0.0
+    weight = _voice_factor(stmt, p, voice) * (1.0 if inside else _OPEN_END)
+    # a hole among several: the note may be meant for another of them
+    weight /= max(1, spare)
+    if len(stmt.onsets) == 11:
+        weight *= 1.5  # it completes the statement
+    return weight
+
+
+def _badness(analysis: Analysis, piece: Piece) -> int:
+    """Unexplained notes plus twice the holes in statements: what a correction must reduce.
+
+    Unexplained notes the analysis could read where they stand (``_read_elsewhere``) do not
+    count. A hole (``_trouble_holes``) is stronger evidence of a wrong note than a note nothing
+    explains, which may be free."""
+    events = {e.id: e for e in piece.events}
+    loose = len(analysis.unexplained) - len(_read_elsewhere(analysis, events))
+    return loose + 2 * len(_trouble_holes(analysis, events))
+
+
+@dataclass(frozen=True, slots=True)
+class _Hole:
+    """A position a statement is missing where the piece could have held it: the time span it
+    falls in, the pitch class it wants, and the notes around it."""
+
+    lo: Fraction
+    hi: Fraction
+    want: int
+    voices: frozenset[str]
+    around: frozenset[str]
+    members: frozenset[str]
+
+
+def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hole]:
+    """Every hole in a statement: a position missing between two found notes, or before the
+    first / after the last found note when the piece goes on long enough there to have held it
+    (a statement an excerpt cuts off at its start or end has no hole)."""
+    if not events:
+        return []
+    start = min(e.onset for e in events.values())
+    end = max(e.onset for e in events.values())
+    out: list[_Hole] = []
+    for s in analysis.statements:
+        found = [(p, events[e]) for p, e in enumerate(s.event_ids) if e is not None and e in events]
+        if len(found) < 2:
+            continue
+        pcs = analysis.row.form(s.form, analysis.convention)
+        members = frozenset(e.id for _p, e in found)
+
+        def hole(p: int, lo: Fraction, hi: Fraction, *near: Event) -> _Hole:
+            return _Hole(lo, hi, pcs[p], frozenset(e.voice for e in near),  # noqa: B023
+                         frozenset(e.id for e in near), members)  # noqa: B023
+
+        for (p, a), (q, b) in zip(found, found[1:], strict=False):
+            out += [hole(k, a.onset, b.onset, a, b) for k in range(p + 1, q)]
+        (first, a), (last, b) = found[0], found[-1]
+        ioi = max((b.onset - a.onset) / max(1, last - first), Fraction(1, 4))
+        if first and a.onset - start >= 4 * ioi * first:
+            out += [hole(k, a.onset - 2 * ioi * first, a.onset, a) for k in range(first)]
+        if last < 11 and end - b.onset >= 4 * ioi * (11 - last):
+            out += [hole(k, b.onset, b.onset + 2 * ioi * (11 - last), b) for k in range(last + 1, 12)]
+    return out
+
+
+def _read_elsewhere(analysis: Analysis, events: Mapping[str, Event]) -> set[str]:
+    """Unexplained notes that are right as written: the analysis could read them where they
+    stand, with the pitch class of a statement's position, but chose another note for it.
+
+    The statement is complete, and either the position's neighbours in it are in the note's
+    voice and sound around it while the position went to a repeated note of another voice, or the
+    position's note is in the note's voice and only that position's and its neighbours' pitch
+    classes come between them, before the statement begins or after it ends (a repeat or
+    tremolo the statement did not take in). Such a note
+    is a reading the analysis did not choose, not a wrong note: it is not reported, nor counted
+    as trouble (a correction that only moves the analysis elsewhere is no correction)."""
+    loose = {e: events[e] for e in analysis.unexplained if e in events}
+    if not loose:
+        return set()
+    lines: dict[str, list[str]] = {}
+    for e in sorted(events.values(), key=lambda e: (e.onset, e.id)):
+        lines.setdefault(e.voice, []).append(e.id)
+    place = {eid: (k, line) for line in lines.values() for k, eid in enumerate(line)}
+
+    def _repeated(eid: str) -> bool:  # the note repeats its voice's note before or after it
+        k, line = place[eid]
+        return any(events[line[j]].pc == events[eid].pc for j in (k - 1, k + 1) if 0 <= j < len(line))
+    out: set[str] = set()
+    for s in analysis.statements:
+        if s.found < 12:  # a statement with a hole: the note may be the one missing, miswritten
+            continue
+        ids = s.event_ids
+        pcs = analysis.row.form(s.form, analysis.convention)
+        members = set(s.members) | loose.keys()
+        for p, h in enumerate(ids):
+            if h is None or h not in events:
+                continue
+            holder = events[h]
+            near = [events[q] for q in (ids[p - 1] if p else None, ids[p + 1] if p < 11 else None)
+                    if q is not None and q in events]
+            tremolo = {pcs[q] for q in (p - 1, p, p + 1) if 0 <= q < 12}
+            for u in loose.values():
+                if u.id in out or u.pc != pcs[p]:
+                    continue
+                if holder.voice == u.voice:  # a repeat or tremolo of the position, outside the span
+                    if events[ids[0]].onset <= u.onset <= events[ids[11]].onset:  # type: ignore[index]
+                        continue
+                    (i, line), (j, _) = place[u.id], place[h]
+                    between = line[min(i, j) + 1:max(i, j)]
+                    if all(x in members and events[x].pc in tremolo for x in between):
+                        out.add(u.id)
+                elif near and all(n.voice == u.voice for n in near) and all(
+                        (n.onset <= u.onset) == (ids.index(n.id) < p) for n in near) and _repeated(h):
+                    out.add(u.id)
+    return out
+
+
+def _candidates(
+    event: Event,
+    stmts: list[_Stmt],
+    events: Mapping[str, Event],
+    analysis: Analysis,
+    piece: Piece,
+) -> list[tuple[float, Suggestion]]:
+    """Candidates from the statements around the note: the holes its time fits, the neighbours
+    it may be swapped with, and (a tagged note) its own form's pitch; with their local fit."""
+    out: list[tuple[float, Suggestion]] = []
+    t, x = event.onset, event.pc
+    tag = event.tag if event.tag is not None else analysis.tags.get(event.id)
+    for st in stmts:
+        holes = [p for p in st.missing if st.fits(p, t)[0]]
+        for p in holes:
+            want = st.pcs[p]
+            fit = _fit(st, p, t, event.voice, len(holes))
+            if fit <= 0 or want == x:
+                continue
+            after = _nearest(event.midi, want)
+            model = error_model(event.midi, after)
+            out.append((
+                fit,
+                Suggestion(event.id, after, (Edit(event.id, event.midi, after),), model, 0.0,
+                           st.statement.form, p, st.statement.id, ""),
+            ))
+        out += _swaps(event, st, events)
+    if tag is not None:  # a tagged note a finding names: its own form wants another pitch
+        want = analysis.row.form(tag.form, analysis.convention)[tag.position]
+        if want != x:
+            after = _nearest(event.midi, want)
+            out.append((
+                1.0,
+                Suggestion(event.id, after, (Edit(event.id, event.midi, after),),
+                           error_model(event.midi, after), 0.0, tag.form, tag.position,
+                           tag.statement, ""),
+            ))
+    return out
+
+
+def _swaps(event: Event, st: _Stmt, events: Mapping[str, Event]) -> list[tuple[float, Suggestion]]:
+    """The note has the pitch class of a position of ``st`` and stands near the note holding a
+    neighbouring position: the two notes were written in each other's place. The position it
+    names is missing from ``st`` (its time must then keep the statement in order), or held by
+    another note (a chord or a doubling took it: the two notes must be close in time)."""
+    out: list[tuple[float, Suggestion]] = []
+    x = event.pc
+    for p in range(12):
+        if st.pcs[p] != x or st.events.get(p) == event.id:
+            continue
+        held = p in st.events
+        for q in (p - 1, p + 1):
+            if not 0 <= q < 12 or q not in st.events:
+                continue
+            other = events[st.events[q]]
+            if other.id == event.id or other.pc == x or other.onset == event.onset:
+                continue
+            near = abs(event.onset - other.onset) <= st.ioi * 2
+            if held and not near:  # a chord: near when within the span of the positions around
+                around = [st.onsets[k] for k in range(min(p, q) - 1, max(p, q) + 2) if k in st.onsets]
+                if abs(event.onset - other.onset) > max(around) - min(around):
+                    continue
+            if not held:
+                onsets = dict(st.onsets)
+                onsets[q] = event.onset
+                onsets[p] = other.onset
+                ordered = [onsets[k] for k in sorted(onsets)]
+                if any(a > b for a, b in zip(ordered, ordered[1:], strict=False)):
+                    continue
+            fit = (1.0 if event.voice == other.voice else 0.5) * (1.0 if near else 0.4) * (0.5 if held else 1.0)
+            mine = _nearest(event.midi, other.pc)
+            theirs = _nearest(other.midi, x)
+            out.append((
+                fit,
+                Suggestion(event.id, mine,
+                           (Edit(event.id, event.midi, mine), Edit(other.id, other.midi, theirs)),
+                           "swap", 0.0, st.statement.form, q, st.statement.id, ""),
+            ))
+    return out
+
+
+def _nearby(
+    analysis: Analysis,
+    events: Mapping[str, Event],
+    order: Sequence[Event],
+    index: Mapping[str, int],
+    onsets: Sequence[Fraction],
+    reported: Mapping[str, str],
+    cands: Mapping[str, object],
+) -> list[tuple[str, int]]:
+    """Changes (event id, pitch) to explained notes near trouble (an unexplained note, a hole in a
+    statement) that have no candidate yet: a wrong note the analysis absorbs (it reads as another
+    position, a repeat, another statement) leaves the trouble beside it, not on it.
+
+    A wrong note leaves its pitch class once too often around it and the one it replaced once too
+    rarely: among the notes near each trouble spot, a semitone or third change from a pitch class
+    more common there to a rarer one is tried, the largest imbalance and nearest note first."""
+    spans = {(index[e], index[e]) for e in analysis.unexplained if e in index}
+    for h in _trouble_holes(analysis, events):
+        first = bisect.bisect_left(onsets, h.lo)
+        spans.add((first, max(first, bisect.bisect_right(onsets, h.hi) - 1)))
+    out: dict[tuple[str, int], None] = {}
+    for lo_i, hi_i in sorted(spans):
+        count = [0] * 12
+        for e in order[max(0, lo_i - 2 * _REACH): hi_i + 2 * _REACH + 1]:
+            count[e.pc] += 1
+        tries = []
+        for i in range(max(0, lo_i - _REACH), min(len(order), hi_i + _REACH + 1)):
+            e = order[i]
+            if e.id in reported or e.id in cands or analysis.tags.get(e.id) is None:
+                continue
+            for shift in (1, -1, 3, -3, 4, -4):
+                excess = count[e.pc] - count[(e.pc + shift) % 12]
+                if excess > 0 and 0 <= e.midi + shift <= 127:
+                    distance = max(lo_i - i, i - hi_i, 0)
+                    tries.append((-excess, distance, abs(shift), e.id, e.midi + shift))
+        for *_rank, eid, midi in sorted(tries)[:_TRIES]:
+            out[(eid, midi)] = None
+    return list(out)
+
+
+def _doubled(analysis: Analysis, events: Mapping[str, Event], reported: Mapping[str, str]) -> list[tuple[str, int]]:
+    """Suspect changes (event id, pitch): in a statement holding a position twice (a repeat), each
+    of the two notes may be a wrong note that copies its position's pitch class; tried with the
+    pitch classes of the neighbouring positions and of positions the statement borrows, by the
+    error models (a semitone, a third, a step)."""
+    out: dict[tuple[str, int], None] = {}
+    for s in analysis.statements:
+        if not s.repeats:
+            continue
+        pcs = analysis.row.form(s.form, analysis.convention)
+        borrowed = [p for p, e in enumerate(s.event_ids) if e is not None and e in s.elided]
+        for r in s.repeats:
+            if r not in events or events[r].pc not in pcs:
+                continue
+            p = pcs.index(events[r].pc)
+            for eid in (r, s.event_ids[p]):
+                if eid is None or eid not in events or eid in reported:
+                    continue
+                e = events[eid]
+                for q in sorted({p - 1, p + 1, *borrowed} - {p}):
+                    if 0 <= q < 12 and pcs[q] != e.pc:
+                        midi = _nearest(e.midi, pcs[q])
+                        if error_model(e.midi, midi) != "other":
+                            out[(eid, midi)] = None
+    return list(out)
+
+
+def _shape(analysis: Analysis) -> int:
+    """Notes statements hold twice: repeats of a position and notes borrowed from another
+    statement (elided)."""
+    return sum(len(s.repeats) + len(s.elided) for s in analysis.statements)
+
+
+def _roughness(analysis: Analysis, piece: Piece) -> int:
+    """How far the statements are from plain lines: neighbouring positions found out of time
+    order, and positions held in a voice that neither neighbouring position is in, or the first or
+    last position in another voice than the line it starts or ends (a note of another voice, or
+    another statement's, taken for it)."""
+    events = {e.id: e for e in piece.events}
+    out = 0
+    for s in analysis.statements:
+        found = [events[e] for e in s.event_ids if e is not None and e in events]
+        out += sum(1 for a, b in zip(found, found[1:], strict=False) if a.onset > b.onset)
+        out += sum(1 for a, b, c in zip(found, found[1:], found[2:], strict=False) if a.voice == c.voice != b.voice)
+        if len(found) > 2:  # the first or last position in another voice than the line it starts or ends
+            out += (found[0].voice != found[1].voice == found[2].voice) + (found[-1].voice != found[-2].voice == found[-3].voice)
+    return out
