@@ -2,7 +2,7 @@
 
 One unreadable score never stops the rest: each job's ``SerialkitError`` (or an operating-system
 error reading it) becomes that score's ``unreadable`` outcome. Results come back in input order.
-The jobs themselves (``check_job``, ``annotate_job``, ``convert_job``) are plain functions of
+The jobs themselves (``check_job``, ``annotate_job``, ``repair_job``, ``convert_job``) are plain functions of
 plain data, so they run the same in this process or in a worker process.
 """
 
@@ -106,6 +106,8 @@ class Outcome:
     error: str | None = None
     title: str | None = None
     voice_names: dict[str, str] = field(default_factory=dict)
+    tally: dict[str, int] = field(default_factory=dict)
+    """Counts the batch's summary adds up beside the verdicts (``repair``: notes changed)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON line printed for this score."""
@@ -124,11 +126,15 @@ class Summary:
     passed: int = 0
     failed: int = 0
     unreadable: int = 0
+    tally: dict[str, int] = field(default_factory=dict)
+    """The outcomes' own counts (``Outcome.tally``), added up."""
 
     def add(self, outcome: Outcome) -> None:
         """Count one outcome."""
         self.scores += 1
         setattr(self, outcome.status, getattr(self, outcome.status) + 1)
+        for key, n in outcome.tally.items():
+            self.tally[key] = self.tally.get(key, 0) + n
 
     @property
     def exit_code(self) -> int:
@@ -136,9 +142,9 @@ class Summary:
         return 2 if self.unreadable else 1 if self.failed else 0
 
     def to_dict(self) -> dict[str, int]:
-        """``{"scores": …, "passed": …, "failed": …, "unreadable": …}``."""
+        """``{"scores": …, "passed": …, "failed": …, "unreadable": …}``, then the tallies."""
         return {"scores": self.scores, "passed": self.passed, "failed": self.failed,
-                "unreadable": self.unreadable}
+                "unreadable": self.unreadable, **self.tally}
 
 
 Job = Callable[[Source, "Path | None", dict[str, Any]], Outcome]
@@ -317,6 +323,27 @@ def annotate_job(source: Source, out: Path | None, options: dict[str, Any]) -> O
         record["identification"] = found.get("summary")
     record["report"] = dict(result.report)
     return Outcome(source.name, PASSED if not analysis.unexplained else FAILED, record=record)
+
+
+def repair_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outcome:
+    """Repair one score into ``out`` (None with ``dry_run``); ``options``: ``row`` and
+    ``repair_score``'s keyword arguments. Passed: the repaired score passes the gate. The record
+    is ``RepairResult.to_dict()``; the tally counts the notes changed and the scores changed."""
+    from serialkit.repairing import repair_score
+
+    kwargs = dict(options)
+    row = kwargs.pop("row", None)
+    if source.data is not None:
+        from serialkit.io.stdin import spooled
+
+        with spooled(source.data, source.name) as path:
+            result = repair_score(path, row, out=out, name=source.name, **kwargs)
+    else:
+        assert source.path is not None
+        result = repair_score(source.path, row, out=out, **kwargs)
+    changed = len(result.changes)
+    return Outcome(source.name, PASSED if result.passed else FAILED, record=result.to_dict(),
+                   tally={"changed_notes": changed, "scores_changed": int(changed > 0)})
 
 
 STDIN_SUFFIXES = {"mei": ".mei", "musescore": ".mscx", "kern": ".krn", "abc": ".abc"}

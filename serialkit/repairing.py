@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
@@ -38,8 +38,8 @@ __all__ = [
     "TIMING_FIXABLE",
     "Change",
     "RepairResult",
+    "check_only",
     "repair_score",
-    "score_files",
 ]
 
 REPAIR_RUNG = "rewrite"
@@ -52,6 +52,8 @@ TIMING_FIXABLE = ("COLL", "CROSS")
 """The finding codes the timing rungs can fix (``--only``), where the rule profile judges them
 (``harness.scores.TIMING_CODES``)."""
 SCORE_SUFFIXES = (".musicxml", ".xml", ".mxl", ".mei", ".json")
+"""The formats a repair writes (a folder gives its files of these; a JSON file only when it is a
+serialkit piece, as for ``check``)."""
 
 
 Time = tuple[Fraction, Fraction, str]
@@ -207,24 +209,18 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def score_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """The scores named: files as given, folders expanded to the scores in them (sorted; reports
-    and certificates a repair wrote are skipped)."""
-    out: list[Path] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            found = sorted(
-                f for f in p.iterdir()
-                if f.is_file() and f.suffix.lower() in SCORE_SUFFIXES
-                and not f.name.endswith((".certificate.json", ".report.json", "summary.json"))
-            )
-            if not found:
-                raise SerialkitError(f"{p}: no scores (.musicxml, .xml, .mxl, .mei, .json) in this folder")
-            out += found
-        else:
-            out.append(p)
-    return out
+def check_only(only: Sequence[str] | None, profile: Any) -> None:
+    """Refuse ``--only`` codes repair cannot fix, and timing codes the rule profile does not judge
+    (one error before any score is read)."""
+    if only is None:
+        return
+    bad = [c for c in only if c not in FIXABLE + TIMING_FIXABLE]
+    if bad:
+        raise SerialkitError(f"--only {bad[0]}: repair fixes only {', '.join(FIXABLE + TIMING_FIXABLE)}")
+    unjudged = [c for c in only if c in TIMING_FIXABLE and not profile.judges(c)]
+    if unjudged:
+        raise SerialkitError(f"--only {unjudged[0]}: the {profile.name} profile does not judge {unjudged[0]}, "
+                             "so no timing is changed for it; give --rules generation")
 
 
 def read_any(path: Path) -> Piece:
@@ -271,14 +267,7 @@ def repair_score(
 
     source = Path(score)
     profile = profile_for(rules, task_bound=False)
-    if only is not None:
-        bad = [c for c in only if c not in FIXABLE + TIMING_FIXABLE]
-        if bad:
-            raise SerialkitError(f"--only {bad[0]}: repair fixes only {', '.join(FIXABLE + TIMING_FIXABLE)}")
-        unjudged = [c for c in only if c in TIMING_FIXABLE and not profile.judges(c)]
-        if unjudged:
-            raise SerialkitError(f"--only {unjudged[0]}: the {profile.name} profile does not judge {unjudged[0]}, "
-                                 "so no timing is changed for it; give --rules generation")
+    check_only(only, profile)
     if not dry_run:
         if out is None:
             raise SerialkitError(f"{source}: give -o/--output for the repaired score (or --dry-run)")
@@ -347,9 +336,13 @@ def repair_score(
         result.notes += ("the score is written anew by serialkit's MusicXML writer, since a note's time "
                          "changed (every bar rebuilt so that it adds up, rests filling what a trim frees); "
                          "the source's layout and notation beyond the notes are not carried over",)
-    _write_score(source, repaired, changes, target)
-    try:  # a claim is checked where it is made: the file written, read back, is what passes
-        written = read_any(target)
+    from serialkit.io.atomic import atomic_paths
+
+    paths = [target, cert_path] + ([review_path] if review_path is not None else [])
+    with atomic_paths(*paths) as staged:  # the score, its certificate and review page: all or none
+        _write_score(source, repaired, changes, staged[0])
+        # a claim is checked where it is made: the file written, read back, is what passes
+        written = read_any(staged[0])
         got = {e.id: e.midi for e in written.events}
         when = {e.id: (e.onset, e.duration) for e in written.events}
         wrong = [c.event_id for c in changes if got.get(c.event_id) != c.after
@@ -357,20 +350,16 @@ def repair_score(
         if wrong:
             raise ScoreWriteError(f"{target}: the written score does not carry the repair of {wrong[0]}")
         after = check_piece(written, row=the_row, convention=conv, source=str(target), profile=profile).to_dict()
-    except BaseException:
-        target.unlink(missing_ok=True)
-        raise
-    result.after = after
-    result.out, result.certificate_path = target, cert_path
-    result.noteheads = _tied_noteheads(target, {c.event_id for c in changes})
-    from serialkit.io.atomic import atomic_write
+        result.after = after
+        result.out, result.certificate_path = target, cert_path
+        result.noteheads = _tied_noteheads(staged[0], {c.event_id for c in changes})
+        staged[1].write_text(json.dumps(result.certificate(), indent=2, ensure_ascii=False) + "\n",
+                             encoding="utf-8")
+        if review_path is not None:
+            from serialkit.render import render
 
-    atomic_write(cert_path, json.dumps(result.certificate(), indent=2, ensure_ascii=False) + "\n")
-    if review_path is not None:
-        from serialkit.render import render
-
-        render(target, review_path, report=dict(after), certificate=result.certificate(), fmt="html")
-        result.review_path = review_path
+            render(staged[0], staged[2], report=dict(after), certificate=result.certificate(), fmt="html")
+            result.review_path = review_path
     return result
 
 

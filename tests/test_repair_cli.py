@@ -129,26 +129,117 @@ def test_only_order_leaves_unexplained_notes_alone(tmp_path: Path) -> None:
     assert json.loads(text)["changes"] == []
 
 
-def test_a_classroom_folder_gets_one_report_per_score_and_a_summary(tmp_path: Path) -> None:
+def _class(tmp_path: Path) -> Path:
+    """A class's exercises: three with a planted error, one correct."""
     folder = tmp_path / "class"
     folder.mkdir()
     for kind in ("accidental", "third", "swap"):
         _planted(folder, kind)
     piece, _row = exercise(2)
     write_musicxml(piece, folder / "correct.musicxml")
+    return folder
+
+
+def test_a_classroom_folder_gets_one_report_per_score_and_a_summary(tmp_path: Path) -> None:
+    folder = _class(tmp_path)
     out = tmp_path / "fixed"
-    code, text, _ = _run("repair", str(folder), "--row", EXERCISE_ROW, "-o", str(out))
+    report = tmp_path / "report.json"
+    code, text, _ = _run("repair", str(folder), "--row", EXERCISE_ROW, "-o", str(out), "--report", str(report))
     assert code == 0, text
     names = sorted(p.name for p in out.iterdir())
     for stem in ("accidental", "swap", "third"):
         assert {f"{stem}.musicxml", f"{stem}.certificate.json", f"{stem}.review.html"} <= set(names)
     assert not [n for n in names if n.startswith("correct.")]  # nothing to improve: nothing written
-    data = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert data["summary"] == {"scores": 4, "errors": 0, "changed_notes": 4, "scores_changed": 3, "passed": 4,
-                               "dry_run": False}
-    assert "summary: 4 scores, 3 changed (4 notes), 4 pass the gate" in text
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["summary"] == {"scores": 4, "passed": 4, "failed": 0, "unreadable": 0,
+                               "changed_notes": 4, "scores_changed": 3}
+    assert "4 scores: 4 passed, 0 failed, 0 unreadable; 3 changed (4 notes)" in text
     correct = next(r for r in data["scores"] if r["source"].endswith("correct.musicxml"))
     assert correct["changes"] == [] and correct["output"] is None and correct["certificate"] is None
+    assert correct["status"] == "passed"
+    for entry in data["scores"]:  # one report per score, in the text too
+        assert f"{entry['source']} " in text
+
+
+def test_repair_and_check_share_the_batch_options() -> None:
+    """-r/--recursive, -j/--jobs, --report, --json and -o mean in repair what they mean in check."""
+    from serialkit.cli.check import check
+    from serialkit.cli.repair import repair
+
+    def opts(cmd: object) -> dict[str, tuple[list[str], bool]]:
+        return {p.name: (p.opts, p.is_flag) for p in cmd.params  # type: ignore[attr-defined]
+                if p.name in ("recursive", "jobs", "report_path", "as_json", "output")}
+
+    assert opts(repair) == opts(check) and len(opts(repair)) == 5
+
+
+def test_a_folder_as_json_lines_is_checks_format(tmp_path: Path) -> None:
+    """``--json`` on a folder: one JSON object per score (source, status, then what was done),
+    then a summary line — the lines ``check --json`` prints for a folder."""
+    folder = _class(tmp_path)
+    code, text, _ = _run("repair", str(folder), "--row", EXERCISE_ROW, "--dry-run", "--json")
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert code == 0 and len(lines) == 5
+    *scores, last = lines
+    assert sorted(Path(r["source"]).name for r in scores) == sorted(p.name for p in folder.iterdir())
+    assert all(r["status"] == "passed" and r["passed"] and r["dry_run"] for r in scores)
+    assert sum(len(r["changes"]) for r in scores) == last["summary"]["changed_notes"] == 4
+    _code, checked, _ = _run("check", str(folder), "--row", EXERCISE_ROW, "--json")
+    check_lines = [json.loads(line) for line in checked.splitlines()]
+    assert [r["source"] for r in check_lines[:-1]] == [r["source"] for r in scores]
+    assert set(check_lines[-1]["summary"]) <= set(last["summary"])
+    assert not list(tmp_path.glob("*/*.certificate.json"))  # a dry run writes nothing
+
+
+def test_recursive_and_jobs_as_check_takes_them(tmp_path: Path) -> None:
+    """Sub-folders only with -r, their scores repaired under the same sub-folder of -o DIR; the
+    same entries in 2 processes as in one."""
+    folder = tmp_path / "class"
+    (folder / "week2").mkdir(parents=True)
+    _planted(folder, "accidental")
+    _planted(folder / "week2", "third")
+    code, text, _ = _run("repair", str(folder), "--row", EXERCISE_ROW, "--dry-run", "--json")
+    assert [Path(json.loads(line).get("source", "")).name for line in text.splitlines()[:-1]] == ["accidental.musicxml"]
+    out = tmp_path / "fixed"
+    code, text, _ = _run("repair", str(folder), "-r", "--row", EXERCISE_ROW, "-o", str(out), "--json")
+    assert code == 0, text
+    assert (out / "accidental.musicxml").exists() and (out / "week2" / "third.musicxml").exists()
+    assert (out / "week2" / "third.certificate.json").exists()
+    one = [json.loads(line) for line in text.splitlines()]
+    code, text, _ = _run("repair", str(folder), "--recursive", "--row", EXERCISE_ROW, "--dry-run", "--json",
+                         "--jobs", "2")
+    two = [json.loads(line) for line in text.splitlines()]
+    assert [(r.get("source"), [c["id"] for c in r.get("changes", [])]) for r in two] == \
+        [(r.get("source"), [c["id"] for c in r.get("changes", [])]) for r in one]
+
+
+def test_an_unreadable_score_in_a_folder_is_one_line_and_the_rest_are_repaired(tmp_path: Path) -> None:
+    folder = _class(tmp_path)
+    (folder / "broken.musicxml").write_text("<score-partwise><part-list>", encoding="utf-8")
+    out = tmp_path / "fixed"
+    result = CliRunner().invoke(cli, ["repair", str(folder), "--row", EXERCISE_ROW, "-o", str(out)])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "broken.musicxml" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "5 scores: 4 passed, 0 failed, 1 unreadable; 3 changed (4 notes)" in result.stdout
+    assert not (out / "broken.musicxml").exists() and (out / "third.musicxml").exists()
+
+
+def test_score_certificate_and_review_are_written_together_or_not_at_all(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review page that cannot be made leaves no score and no certificate: one line, exit 2."""
+    import serialkit.render
+    from serialkit.core.errors import SerialkitError
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise SerialkitError("the engraver failed")
+
+    monkeypatch.setattr(serialkit.render, "render", broken)
+    src, _plant = _planted(tmp_path, "accidental")
+    out = tmp_path / "out" / "fixed.musicxml"
+    result = CliRunner().invoke(cli, ["repair", str(src), "--row", EXERCISE_ROW, "-o", str(out)])
+    assert result.exit_code == 2 and result.stderr == "error: the engraver failed\n"
+    assert not out.parent.exists() or list(out.parent.iterdir()) == []
 
 
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path) -> None:
@@ -450,7 +541,7 @@ def test_small_messages_name_the_trouble_once(tmp_path: Path) -> None:
     folder.mkdir()
     src.rename(folder / src.name)
     code, text, _ = _run("repair", str(folder), "--row", EXERCISE_ROW, "-o", str(tmp_path / "out"))
-    assert "summary: 1 score, 1 changed (1 note), 1 pass the gate" in text, text
+    assert "1 score: 1 passed, 0 failed, 0 unreadable; 1 changed (1 note)" in text, text
 
 
 def test_only_takes_codes_in_any_case_as_rules_does(tmp_path: Path) -> None:

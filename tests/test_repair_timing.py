@@ -201,9 +201,11 @@ def test_a_class_folder_under_generation_rules(tmp_path: Path) -> None:
     piece, _row, _pair = held_canon(2)
     write_musicxml(piece.with_events(e.copy(duration=Fraction(1)) for e in piece.events), folder / "clean.musicxml")
     out = tmp_path / "fixed"
-    code, text, _ = _run("repair", str(folder), "--row", EXERCISE_ROW, "--rules", "generation", "-o", str(out))
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))["summary"]
-    assert summary["scores"] == 3 and summary["scores_changed"] == 2 and summary["errors"] == 0
+    report = tmp_path / "report.json"
+    code, text, _ = _run("repair", str(folder), "--row", EXERCISE_ROW, "--rules", "generation", "-o", str(out),
+                         "--report", str(report))
+    summary = json.loads(report.read_text(encoding="utf-8"))["summary"]
+    assert summary["scores"] == 3 and summary["scores_changed"] == 2 and summary["unreadable"] == 0
     assert code == (0 if summary["passed"] == 3 else 1), text
 
 

@@ -14,13 +14,15 @@ from serialkit.cli._common import echo_json_line, is_tty, promise_exit, write_re
 from serialkit.core.errors import SerialkitError
 
 
-def gather(inputs: Sequence[str], recursive: bool) -> list[Source]:
-    """The sources named on the command line, standard input read once into memory."""
+def gather(inputs: Sequence[str], recursive: bool, suffixes: Sequence[str] | None = None) -> list[Source]:
+    """The sources named on the command line, standard input read once into memory; a folder
+    gives its files of ``suffixes`` (default: every registered reader's)."""
     if sum(1 for i in inputs if i == STDIN) > 1:
         raise click.UsageError("'-' (standard input) can be given once")
-    sources = collect(inputs, recursive=recursive)
+    sources = collect(inputs, recursive=recursive, suffixes=suffixes)
     if not sources:
         raise SerialkitError(f"{', '.join(inputs)}: no scores found"
+                             + (f" ({', '.join(suffixes)})" if suffixes else "")
                              + ("" if recursive else " (use --recursive for sub-folders)"))
     out = []
     for src in sources:
@@ -34,9 +36,10 @@ def gather(inputs: Sequence[str], recursive: bool) -> list[Source]:
 
 def run_and_report(job: Job, sources: Sequence[Source], outputs: Sequence[Path | None],
                    options: dict[str, Any], *, jobs: int, as_json: bool, report_path: Path | None,
-                   line: Callable[[Outcome], str]) -> int:
+                   line: Callable[[Outcome], str], tail: Callable[[dict[str, int]], str] | None = None) -> int:
     """Run a batch: one line per score (``line``) or one JSON line with ``--json``, then the
-    summary; ``--report FILE`` gets every record and the summary. Returns the exit status."""
+    summary (``tail``: what the command adds to its text line, from the summary's tallies);
+    ``--report FILE`` gets every record and the summary. Returns the exit status."""
     summary = Summary()
     records: list[dict[str, Any]] = []
     bar_on = is_tty() and len(sources) > 1
@@ -67,7 +70,8 @@ def run_and_report(job: Job, sources: Sequence[Source], outputs: Sequence[Path |
         echo_json_line({"summary": totals})
     else:
         click.echo(f"{totals['scores']} score{'s' if totals['scores'] != 1 else ''}: {totals['passed']} passed, "
-                   f"{totals['failed']} failed, {totals['unreadable']} unreadable")
+                   f"{totals['failed']} failed, {totals['unreadable']} unreadable"
+                   + (tail(totals) if tail is not None else ""))
     if report_path is not None:
         write_report(report_path, {"scores": records, "summary": totals})
     return summary.exit_code

@@ -2,15 +2,36 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import click
 
-from serialkit.cli._common import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, check_row_option, echo_json
+from serialkit.batch import (
+    UNREADABLE,
+    Outcome,
+    Source,
+    is_batch,
+    output_paths,
+    repair_job,
+    run_batch,
+)
+from serialkit.cli._batch import gather, run_and_report
+from serialkit.cli._common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    check_row_option,
+    echo_json,
+    jobs_option,
+    json_option,
+    output_option,
+    promise_exit,
+    recursive_option,
+    report_option,
+    write_report,
+)
 from serialkit.core.errors import SerialkitError
 
 
@@ -20,15 +41,15 @@ def register(cli: Any) -> None:
 
 
 @click.command("repair")
-@click.argument("scores", metavar="SCORE...", nargs=-1, required=True,
-                type=click.Path(exists=True, path_type=Path, allow_dash=True))
+@click.argument("inputs", nargs=-1, required=True, metavar="SCORE...",
+                type=click.Path(path_type=str, allow_dash=True))
 @click.option("--row", "row_spec", metavar="ROW", help="The row (numbers, note names or a catalog name); default: the score's own.")
 @click.option("--identify", is_flag=True, help="Find the row from the music (the default when neither --row nor the score gives one).")
 @click.option("--convention", type=click.Choice(["relative", "absolute"]), default=None,
               help="Labelling convention (default: the score's own, else relative).")
-@click.option("-o", "--output", "output", type=click.Path(path_type=Path, allow_dash=True),
-              help="The repaired score (one SCORE; '-': standard output, without certificate or review "
-                   "page), or a folder for several scores or a folder of them.")
+@output_option("The repaired score (one SCORE; '-': standard output, without certificate or review "
+               "page); for several scores or a folder, a DIR that gets each repaired score under its own "
+               "name, with its certificate and review page.", file_or_dir=True, stdout=True)
 @click.option("--only", "only", multiple=True,
               type=click.Choice(["ROW", "ORDER", "COLL", "CROSS"], case_sensitive=False),
               help="Change only notes that findings of this code name (repeatable; default: every code the "
@@ -40,9 +61,13 @@ def register(cli: Any) -> None:
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=None,
               help="Confidence a suggestion needs before it is applied (default 0.6).")
 @click.option("--no-review", is_flag=True, help="Do not write the HTML review page beside the output.")
-@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON (one entry per score, and a summary).")
+@recursive_option()
+@jobs_option(help="Repair N scores at once (processes).")
+@report_option("Also write what was done as JSON to FILE ('-': standard output); for several scores, "
+               "every score's entry and the summary.")
+@json_option("Print what was done as JSON (several scores: one JSON line each, then a summary line).")
 def repair(
-    scores: tuple[Path, ...],
+    inputs: tuple[str, ...],
     row_spec: str | None,
     identify: bool,
     convention: str | None,
@@ -52,132 +77,112 @@ def repair(
     dry_run: bool,
     threshold: float | None,
     no_review: bool,
+    recursive: bool,
+    jobs: int,
+    report_path: Path | None,
     as_json: bool,
 ) -> None:
-    """Correct wrong notes in SCORE (MusicXML, .mxl, MEI or a .json piece), or in every score of a
-    folder: each note the row cannot explain gets the note most likely meant (a dropped or added
-    accidental, a note a line off, two notes swapped), applied one at a time and kept only when the
-    gate accepts the result. With --rules generation, collisions (two voices sounding one pitch
-    class at once) and voice crossings are put right too, by the repair ladder's timing rungs
-    (trim, yield, retime), each kept only when the gate no longer reports it and reports nothing
-    new; the analysis profile (the default) never changes timing.
+    """Correct wrong notes in SCORE (MusicXML, .mxl, MEI or a .json piece; '-' for standard
+    input), or in every score of a folder (--recursive for sub-folders, --jobs processes), with one
+    report per score and a summary, as check takes them: each note the row cannot explain gets the
+    note most likely meant (a dropped or added accidental, a note a line off, two notes swapped),
+    applied one at a time and kept only when the gate accepts the result. With --rules generation,
+    collisions (two voices sounding one pitch class at once) and voice crossings are put right too,
+    by the repair ladder's timing rungs (trim, yield, retime), each kept only when the gate no
+    longer reports it and reports nothing new; the analysis profile (the default) never changes
+    timing.
 
     Writes the repaired score in the input's format (changed notes coloured and labelled
     ``rewrite P5:7``, ``trim COLL``), OUT-stem.certificate.json (every changed note before and after, and why)
-    and OUT-stem.review.html. The source is never written. Exit 0 when every repaired score
-    passes the gate, 1 when findings remain, 2 bad input.
+    and OUT-stem.review.html: all three or none. The source is never written. Exit 0 when every
+    repaired score passes the gate, 1 when findings remain, 2 bad input (several scores: 2 if any
+    was unreadable, else 1 if any still fails, else 0).
 
     \b
     Examples:
       serialkit repair exercise.musicxml --row webern-op21 -o exercise-fixed.musicxml
-      serialkit repair class/ --row "C B G Ab Eb Db D Bb F# F E A" -o class-fixed/
+      serialkit repair class/ --row "C B G Ab Eb Db D Bb F# F E A" -o class-fixed/ --report class-fixed/report.json
       serialkit repair score.mei --row webern-op21 --dry-run
       serialkit repair score.musicxml --rules generation --only COLL -o fixed.musicxml
     """
+    from serialkit.check.profiles import profile_for
     from serialkit.core.suggest import DEFAULT_THRESHOLD
-    from serialkit.repairing import repair_score, score_files
+    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
+    from serialkit.repairing import SCORE_SUFFIXES, check_only
 
     if not dry_run and output is None:
         raise click.UsageError("give -o/--output for the repaired score (or --dry-run)")
-    check_row_option(row_spec)
-    scores, output, shown = _spool(scores, output, as_json)
-    files = score_files(scores)
-    batch = len(files) > 1 or any(p.is_dir() for p in scores)
-    targets: dict[Path, Path] = {}
-    if batch and output is not None:
-        from serialkit.batch import Source, output_paths
-
-        # two scores that would share an output name are refused, as check and annotate refuse them
-        sources = [Source(str(p), p, relative=Path(p.name)) for p in files]
-        targets = dict(zip(files, output_paths(sources, output, lambda s: Path(s.name).suffix), strict=True))
-    if batch and output is not None and not dry_run:
-        if output.exists() and not output.is_dir():
-            raise SerialkitError(f"{output}: several scores are repaired into a folder, and this is a file")
-        output.mkdir(parents=True, exist_ok=True)
-    results: list[dict[str, Any]] = []
-    errors = 0
-    for path in files:
-        target = (targets[path] if batch else output) if output is not None else None
-        try:
-            result = repair_score(
-                path, row_spec, identify=identify, convention=convention, out=target,
-                only=list(only) or None, dry_run=dry_run,
-                threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
-                review=not no_review and output not in shown,
-                rules=rules_spec, name="-" if path in shown else None,
-            )
-        except SerialkitError as exc:
-            if not batch:
-                raise
-            errors += 1
-            click.echo(f"error: {exc}", err=True)
-            results.append({"source": str(path), "error": str(exc)})
-            continue
-        data = result.to_dict()
-        if shown:  # standard input or output: named "-", not by the temporary files that held them
-            if result.out is not None and output in shown:
-                data.update(output="-", certificate=None, review=None)
-                sys.stdout.buffer.write(result.out.read_bytes())
-                sys.stdout.buffer.flush()
-        results.append(data)
-        if not as_json:
-            with contextlib.redirect_stdout(sys.stderr) if output in shown else contextlib.nullcontext():
-                _print(data)
-    done = [r for r in results if "error" not in r]
-    summary = {
-        "scores": len(results),
-        "errors": errors,
-        "changed_notes": sum(len(r["changes"]) for r in done),
-        "scores_changed": sum(1 for r in done if r["changes"]),
-        "passed": sum(1 for r in done if r["passed"]),
-        "dry_run": dry_run,
-    }
-    if batch and output is not None and not dry_run:
-        from serialkit.io.atomic import atomic_write
-
-        atomic_write(output / "summary.json",
-                     json.dumps({"summary": summary, "scores": results}, indent=2, ensure_ascii=False) + "\n")
-    if as_json:
-        echo_json({"summary": summary, "scores": results} if batch else results[0])
-    elif batch:
-        n, k = summary["scores"], summary["changed_notes"]
-        click.echo(
-            f"summary: {n} score{'s' if n != 1 else ''}, {summary['scores_changed']} changed "
-            f"({k} note{'s' if k != 1 else ''}), {summary['passed']} pass the gate"
-            + (f", {errors} could not be read" if errors else "")
-        )
-    if errors:
-        raise SystemExit(EXIT_BAD_INPUT)
-    raise SystemExit(EXIT_OK if all(r["passed"] for r in done) else EXIT_FAIL)
-
-
-def _spool(scores: tuple[Path, ...], output: Path | None,
-           as_json: bool) -> tuple[tuple[Path, ...], Path | None, set[Path]]:
-    """``-`` as SCORE (standard input) and as -o (standard output), as check and annotate take
-    them: each through a temporary file that lives as long as the command. Returns the scores,
-    the output and the temporary paths that stand for ``-``."""
-    import tempfile
-
-    from serialkit.io.stdin import read_stdin_bytes, spooled
-
-    dash = Path("-")
-    if dash in scores and len(scores) > 1:
+    to_stdout = output is not None and str(output) == "-"
+    stdouts = [x for x in (to_stdout, report_path is not None and str(report_path) == "-", as_json) if x]
+    if len(stdouts) > 1:
+        raise click.UsageError("only one of -o -, --report - and --json can use standard output")
+    if "-" in inputs and len(inputs) > 1:
         raise click.UsageError("'-' (standard input) is repaired alone")
-    to_stdout = output == dash
-    if to_stdout and as_json:
-        raise click.UsageError("only one of -o - and --json can use standard output")
-    if to_stdout and len(scores) == 1 and scores[0].is_dir() or len(scores) > 1 and to_stdout:
+    batch = is_batch(inputs)
+    if batch and to_stdout:
         raise click.UsageError("several scores need -o DIR, not -o -")
-    ctx = click.get_current_context()
-    shown: set[Path] = set()
-    if dash in scores:
-        scores = (ctx.with_resource(spooled(read_stdin_bytes())),)
-        shown.add(scores[0])
-    if to_stdout:
-        folder = Path(ctx.with_resource(tempfile.TemporaryDirectory(prefix="serialkit-repair-")))
-        output = folder / f"repaired{scores[0].suffix}"
-        shown.add(output)
-    return scores, output, shown
+    check_row_option(row_spec)  # a bad row, profile or --only is one error, not one per score
+    check_only(list(only) or None, profile_for(rules_spec, task_bound=False))
+    if report_path is not None:
+        ensure_writable_file(report_path)
+    sources = gather(inputs, recursive, SCORE_SUFFIXES)
+    options: dict[str, Any] = {
+        "row": row_spec, "identify": identify, "convention": convention, "only": list(only) or None,
+        "dry_run": dry_run, "threshold": DEFAULT_THRESHOLD if threshold is None else threshold,
+        "review": not no_review and not to_stdout, "rules": rules_spec,
+    }
+    if batch:
+        outputs: list[Path | None] = [None] * len(sources)
+        if output is not None:  # two scores that would share an output name are refused, as check does
+            targets = output_paths(sources, output, lambda s: Path(s.name).suffix)
+            if not dry_run:
+                ensure_output_dir(output)
+                outputs = list(targets)
+        code = run_and_report(repair_job, sources, outputs, options, jobs=jobs, as_json=as_json,
+                              report_path=report_path, line=_line, tail=_tail)
+        raise SystemExit(code)
+    if output is not None and not to_stdout and not dry_run:
+        ensure_writable_file(output)  # an unwritable output is one error before any work
+    with tempfile.TemporaryDirectory(prefix="serialkit-repair-") as tmp:
+        target = None if dry_run else output
+        if to_stdout and not dry_run:  # through a file of the input's format, then standard output
+            target = Path(tmp) / f"repaired{_suffix(sources[0])}"
+        outcome = next(run_batch(repair_job, sources, [target], options))
+        if outcome.status == UNREADABLE:
+            raise SerialkitError(str(outcome.error))
+        data = outcome.record
+        if to_stdout and data["output"] is not None and target is not None:
+            sys.stdout.buffer.write(target.read_bytes())
+            sys.stdout.buffer.flush()
+            data.update(output="-", certificate=None, review=None)  # the temporary files are gone
+    promise_exit(EXIT_OK if data["passed"] else EXIT_FAIL)
+    if report_path is not None:
+        write_report(report_path, data)
+    if as_json:
+        echo_json(data)
+    elif report_path is None or str(report_path) != "-":
+        click.echo(_text(data), err=to_stdout)
+    raise SystemExit(EXIT_OK if data["passed"] else EXIT_FAIL)
+
+
+def _suffix(source: Source) -> str:
+    """The extension of a source's format: its own, or for standard input the one its content calls for."""
+    if source.data is None:
+        return Path(source.name).suffix
+    from serialkit.io.stdin import _suffix as sniffed
+
+    return sniffed(source.data, None)
+
+
+def _line(outcome: Outcome) -> str:
+    """One score's entry in a batch: what was done, each changed note (as for one score)."""
+    return _text(outcome.record)
+
+
+def _tail(totals: dict[str, int]) -> str:
+    """What the batch summary adds: ``; 3 changed (4 notes)``."""
+    k = totals.get("changed_notes", 0)
+    return f"; {totals.get('scores_changed', 0)} changed ({k} note{'s' if k != 1 else ''})"
 
 
 def _written(side: dict[str, Any]) -> str:
@@ -204,22 +209,25 @@ def _edit(c: dict[str, Any]) -> str:
     return "; ".join(parts) + f"  [{rungs}]" + why
 
 
-def _print(data: dict[str, Any]) -> None:
+def _text(data: dict[str, Any]) -> str:
+    """One score's report: what was done, each changed note, notes, held suggestions, files."""
+    lines: list[str] = []
     verdict = click.style("pass", fg="green", bold=True) if data["passed"] else click.style("FAIL", fg="red", bold=True)
     where = "dry run" if data["dry_run"] else f"→ {data['output']}" if data["output"] else "not written"
     n = len(data["changes"])
-    click.echo(f"{data['source']} {where}: {n} note{'s' if n != 1 else ''} changed; gate after: {verdict} "
-               f"(unexplained {data['before']['unexplained']} → {data['after']['unexplained']})")
+    lines.append(f"{data['source']} {where}: {n} note{'s' if n != 1 else ''} changed; gate after: {verdict} "
+                 f"(unexplained {data['before']['unexplained']} → {data['after']['unexplained']})")
     for c in data["changes"]:
-        click.echo(f"  {c['location']}: " + _edit(c))
+        lines.append(f"  {c['location']}: " + _edit(c))
     for note in data["notes"]:
-        click.echo(f"  note: {note}")
+        lines.append(f"  note: {note}")
     if data["dry_run"]:
         for c in data["held"]:
-            click.echo(
+            lines.append(
                 f"  held: {c['location']}: {_written(c['before'])} → {_written(c['after'])}  {c['label']}"
                 + (f" of {c['statement']}" if c["statement"] else "")
                 + f"  [{c['model']}, {c['confidence']:.0%} < {data['threshold']:g}]"
             )
     if data["certificate"]:
-        click.echo(f"  certificate {data['certificate']}" + (f", review {data['review']}" if data["review"] else ""))
+        lines.append(f"  certificate {data['certificate']}" + (f", review {data['review']}" if data["review"] else ""))
+    return "\n".join(lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,10 +26,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
         os.close(fd)
     except OSError as exc:
-        blocker = next((p for p in (parent, *parent.parents) if p.exists() and not p.is_dir()), None)
-        if blocker is not None:  # mkdir says "File exists"; the trouble is a file standing as a folder
-            raise ScoreWriteError(f"cannot write {target}: {blocker} is a file, not a directory") from None
-        raise ScoreWriteError(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise _cannot(target, parent, exc) from None
     tmp = Path(tmp_name)
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
     try:
@@ -43,6 +41,45 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         if isinstance(exc, OSError) and exc.filename is not None and Path(exc.filename) == tmp:
             raise ScoreWriteError(f"cannot write {target}: {exc.strerror or exc}") from None
         raise
+
+
+def _cannot(target: Path, parent: Path, exc: OSError) -> ScoreWriteError:
+    blocker = next((p for p in (parent, *parent.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None:  # mkdir says "File exists"; the trouble is a file standing as a folder
+        return ScoreWriteError(f"cannot write {target}: {blocker} is a file, not a directory")
+    return ScoreWriteError(f"cannot write {target}: {exc.strerror or exc}")
+
+
+@contextlib.contextmanager
+def atomic_paths(*paths: str | os.PathLike[str]) -> Iterator[list[Path]]:
+    """Several outputs in one folder written together: yield a temporary path for each (the same
+    file name, in a private folder beside them); on success each one written is renamed over its
+    target, on any exception none is, and the temporary folder goes.
+
+    For a score and the files that describe it (a repair's certificate and review page): either
+    all of them are written or none is, never a score without its certificate."""
+    targets = [Path(p) for p in paths]
+    parent = targets[0].parent if str(targets[0].parent) else Path(".")
+    if any((t.parent if str(t.parent) else Path(".")) != parent for t in targets):
+        raise ValueError("atomic_paths: the outputs must share one folder")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{targets[0].name}.", suffix=".tmp", dir=parent))
+    except OSError as exc:
+        raise _cannot(targets[0], parent, exc) from None
+    try:
+        staged = [stage / t.name for t in targets]
+        yield staged
+        mode = 0o666 & ~_umask()
+        for tmp, target in zip(staged, targets, strict=True):
+            if tmp.exists():
+                try:
+                    os.chmod(tmp, mode)
+                    os.replace(tmp, target)
+                except OSError as exc:
+                    raise ScoreWriteError(f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 def _umask() -> int:

@@ -34,6 +34,9 @@ def _probe_dir(directory: Path, target: Path) -> None:
         os.close(fd)
         os.unlink(name)
     except OSError as exc:
+        blocker = next((p for p in (directory, *directory.parents) if p.exists() and not p.is_dir()), None)
+        if blocker is not None:  # mkdir says "File exists"; the trouble is a file standing as a folder
+            raise cannot_write(target, f"{blocker} is a file, not a directory") from None
         raise cannot_write(target, exc) from None
 
 

@@ -27,6 +27,8 @@ DEMO = ROOT / "fixtures" / "pieces" / "demo-piece.json"
 CLEAN = ROOT / "fixtures" / "pieces" / "clean-piece.json"
 MEI = ROOT / "fixtures" / "scores" / "features.mei"
 DUET = ROOT / "fixtures" / "render" / "duet.musicxml"
+CLASSROOM = ROOT / "fixtures" / "classroom"
+CLASS_ROW = "C B G Ab Eb Db D Bb F# F E A"
 ANSI = "\x1b["
 
 
@@ -92,6 +94,10 @@ def _writers(tmp: Path, bad: str) -> dict[str, list[str]]:
         "convert -o": ["convert", str(MEI), "-o", f"{bad}/a.musicxml"],
         "convert -o DIR": ["convert", str(MEI), str(DEMO), "--to", "mei", "-o", f"{bad}/dir"],
         "convert --report": ["convert", str(MEI), "-o", str(tmp / "ok.musicxml"), "--report", f"{bad}/r.json"],
+        "repair -o": ["repair", str(CLASSROOM / "ben.musicxml"), "--row", CLASS_ROW, "-o", f"{bad}/a.musicxml"],
+        "repair -o DIR": ["repair", str(CLASSROOM), "--row", CLASS_ROW, "-o", f"{bad}/dir"],
+        "repair --report": ["repair", str(CLASSROOM / "ben.musicxml"), "--row", CLASS_ROW, "--dry-run",
+                            "--report", f"{bad}/r.json"],
         "render -o": ["render", str(DUET), "-o", f"{bad}/a.svg"],
         "render --report": ["render", str(DUET), "-o", str(tmp / "ok.svg"), "--report", f"{bad}/r.json"],
         "generate -o": ["generate", "duo-berg", "-o", f"{bad}/run"],
