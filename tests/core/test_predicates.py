@@ -6,6 +6,7 @@ import dataclasses
 import math
 import subprocess
 import sys
+from array import array
 from fractions import Fraction
 
 import pytest
@@ -46,6 +47,7 @@ from serialkit.core.predicates import (
     tagged_statements,
 )
 from serialkit.core.predicates import columns as columns_module
+from serialkit.core.predicates import voices as voices_module
 from serialkit.core.rows import ALL_FORMS, Row, RowForm
 from tests.strategies import row_statement_pieces, rows
 
@@ -450,7 +452,7 @@ def test_one_pass_columns_agree_with_reading_the_fractions(case: tuple[Piece, tu
     assert cols.untagged == sum(1 for e in piece.events if e.tag is None)
     assert cols.claims == sum(1 for e in piece.events if e.claimed_pc is not None)
     heard = sorted(range(cols.n), key=lambda i: (piece.events[i].onset, cols.positions[i], i))
-    assert cols.order == heard
+    assert list(cols.order) == heard
     assert cols.in_order == (heard == list(range(cols.n)))
 
 
@@ -504,15 +506,22 @@ def test_a_statement_holds_one_form() -> None:
 def homorhythmic_pieces(draw: st.DrawFn) -> Piece:
     """Voices that share one rhythm (note against note) with overlapping registers, some sharing
     it only in part: a voice may drop notes, hold a note over the next (a chord in one voice) or
-    have grace notes, so the note-against-note and the bisection paths of CROSS both run."""
+    have grace notes, so the note-against-note and the bisection paths of CROSS both run. A
+    holding voice starts a note at every step but holds some over the next: in the same rhythm,
+    but two notes at once."""
     n_voices = draw(st.integers(2, 4))
     steps = draw(st.lists(st.sampled_from([Fraction(1, 2), Fraction(1, 3), Fraction(1)]), min_size=1, max_size=12))
     onsets = [sum(steps[:k], Fraction(0)) for k in range(len(steps))]
     events = []
+    kinds = {
+        "plain": ["note"],  # every step a note: in the same rhythm as any other plain voice
+        "holding": ["note", "held"],
+        "mixed": ["note", "note", "rest", "held", "grace"],
+    }
     for v in range(n_voices):
-        plain = draw(st.booleans())  # every step a note: in the same rhythm as any other plain voice
+        style = kinds[draw(st.sampled_from(["plain", "plain", "holding", "mixed", "mixed"]))]
         for k, (onset, step) in enumerate(zip(onsets, steps, strict=True)):
-            kind = "note" if plain else draw(st.sampled_from(["note", "note", "rest", "held", "grace"]))
+            kind = draw(st.sampled_from(style))
             if kind == "rest":
                 continue
             duration = {"note": step, "held": step * 2, "grace": Fraction(0)}[kind]
@@ -531,6 +540,48 @@ def test_crossings_of_voices_in_one_rhythm_agree_with_naive_definition(piece: Pi
     starts = [piece.events[i].onset for i in crossed]
     assert starts == sorted(starts)
     assert judged == sum(1 for e in piece.events if e.duration > 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(homorhythmic_pieces(), st.sampled_from([Fraction(1, 2**40 * 3**25), Fraction(1, 7**23)]))
+def test_crossings_with_ticks_beyond_64_bits_agree_with_naive_definition(piece: Piece, tiny: Fraction) -> None:
+    """A denominator that makes the ticks overflow 64 bits: the voices' ticks stay Python lists."""
+    nudged = piece.with_events([e.copy(onset=e.onset + tiny) if k == 0 else e for k, e in enumerate(piece.events)])
+    cols = Columns(nudged)
+    assume(max(cols.end) >= 2**63)
+    crossed, _ = crossed_noteheads(cols)
+    assert {nudged.events[i].id for i in crossed} == _naive_crossed(nudged)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 2**63 - 1), max_size=12), st.data(), st.booleans())
+def test_notes_in_turn_at_once_agree_with_the_plain_test(starts: list[int], data: st.DataObject, lists: bool) -> None:
+    """voices._in_turn on 64-bit lanes against comparing each end with the next onset: each end
+    one tick before, on or after the next onset (the edge of the test), or anywhere."""
+    ends = []
+    for k in range(len(starts)):
+        nxt = starts[k + 1] if k + 1 < len(starts) else 0
+        near = data.draw(st.sampled_from([nxt - 1, nxt, nxt + 1]).filter(lambda t: 0 <= t < 2**63))
+        ends.append(data.draw(st.one_of(st.just(near), st.integers(0, 2**63 - 1))))
+    plain = all(e <= s for e, s in zip(ends, starts[1:], strict=False))
+    assert voices_module._in_turn(*((starts, ends) if lists else (array("q", starts), array("q", ends)))) == plain
+
+
+pitch_rows = st.integers(0, 40).flatmap(
+    lambda n: st.tuples(st.lists(st.integers(0, 127), min_size=n, max_size=n),
+                        st.lists(st.integers(0, 127), min_size=n, max_size=n))
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pitch_rows)
+def test_pitches_compared_a_byte_a_note_agree_with_comparing_each_pair(rows: tuple[list[int], list[int]]) -> None:
+    a, b = rows
+    n = len(a)
+    lanes = voices_module._sounds_higher(
+        int.from_bytes(bytes(a), "little"), int.from_bytes(bytes(b), "little"), voices_module._tops(n)
+    )
+    assert list(lanes.to_bytes(n, "little")) == [128 if y > x else 0 for x, y in zip(a, b, strict=True)]
 
 
 @st.composite

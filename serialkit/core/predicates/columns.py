@@ -6,6 +6,7 @@ denominator of all the piece's times, so the hot loops compare plain ints, never
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 from itertools import repeat
 from math import lcm
@@ -26,7 +27,7 @@ class Columns:
 
     __slots__ = (
         "piece", "events", "n", "silent", "claims", "scale", "voice", "start", "end", "midi", "tags", "sections",
-        "in_order", "_ids", "_order", "_by_voice", "_voice_midi", "_positions", "_untagged", "_locator",
+        "in_order", "_ids", "_order", "_by_voice", "_voice_midi", "_voice_low", "_voice_high", "_positions", "_untagged", "_locator",
     )
 
     def __init__(self, piece: Piece, extra_denominators: tuple[int, ...] = ()) -> None:
@@ -51,9 +52,11 @@ class Columns:
         self.claims: int = read[9]  # events claiming a pitch class
         self.in_order: bool = read[10]
         self._ids: list[str] | None = None
-        self._order: list[int] | None = None
+        self._order: Sequence[int] | None = None
         self._by_voice: list[list[int]] | None = None
         self._voice_midi: list[list[int]] | None = None
+        self._voice_low: list[int] | None = None
+        self._voice_high: list[int] | None = None
         self._untagged: int | None = None
         self._locator: Locator | None = None
 
@@ -87,12 +90,12 @@ class Columns:
         return self._positions
 
     @property
-    def order(self) -> list[int]:
+    def order(self) -> Sequence[int]:
         """Event indices sorted by onset, then order position (untagged last), then index: the
-        indices themselves when the events already stand in that order (:attr:`in_order`)."""
+        indices themselves (a range) when the events already stand in that order (:attr:`in_order`)."""
         if self._order is None:
             if self.in_order:
-                self._order = list(range(self.n))
+                self._order = range(self.n)
             else:
                 keys = list(map(add, map(mul, self.start, repeat(32)), self._positions))
                 self._order = sorted(range(self.n), key=keys.__getitem__)
@@ -117,6 +120,20 @@ class Columns:
             midi = self.midi.__getitem__
             self._voice_midi = [list(map(midi, idx)) for idx in self.by_voice]
         return self._voice_midi
+
+    @property
+    def voice_low(self) -> list[int]:
+        """The lowest MIDI pitch of each voice (128 for a voice without notes)."""
+        if self._voice_low is None:
+            self._voice_low = [min(p, default=128) for p in self.voice_midi]
+        return self._voice_low
+
+    @property
+    def voice_high(self) -> list[int]:
+        """The highest MIDI pitch of each voice (-1 for a voice without notes)."""
+        if self._voice_high is None:
+            self._voice_high = [max(p, default=-1) for p in self.voice_midi]
+        return self._voice_high
 
     @property
     def locator(self) -> Locator:
@@ -149,7 +166,6 @@ def _read(events: tuple[Event, ...], index: dict[str, int], extra: tuple[int, ..
     """
     scale = lcm(1, *extra)
     factor = {d: scale // d for d in {1, *extra}}
-    get = factor.get
     start: list[int] = []
     end: list[int] = []
     voice: list[int] = []
@@ -160,22 +176,22 @@ def _read(events: tuple[Event, ...], index: dict[str, int], extra: tuple[int, ..
     put_start, put_end, put_voice, put_midi, put_tag, put_section, put_position = (
         start.append, end.append, voice.append, midi.append, tags.append, sections.append, positions.append
     )
-    voice_of = index.__getitem__
     silent = claims = 0
-    last = -1  # the last sort key: onset ticks * 32 + position
+    last, last_q = -1, 0  # the last sort key: onset ticks, then position
     in_order = True
     o: Any  # a Fraction, read through its slots
     d: Any
     for e in events:
         o, d = e.onset, e.duration
-        fo, fd = get(o._denominator), get(d._denominator)
-        if fo is None or fd is None:  # a new denominator: grow the scale
+        try:
+            fo, fd = factor[o._denominator], factor[d._denominator]
+        except KeyError:  # a new denominator: grow the scale
             grown = lcm(scale, o._denominator, d._denominator)
             m = grown // scale
             start[:] = [x * m for x in start]
             end[:] = [x * m for x in end]
             if start:
-                last = start[-1] * 32 + positions[-1]
+                last = start[-1]
             scale = grown
             for k in factor:
                 factor[k] = scale // k
@@ -187,13 +203,16 @@ def _read(events: tuple[Event, ...], index: dict[str, int], extra: tuple[int, ..
             silent += 1
         t = e.tag
         q = _UNTAGGED if t is None else t.position
-        key = s * 32 + q
-        if key < last:
+        if s != last:
+            if s < last:
+                in_order = False
+            last = s
+        elif q < last_q:
             in_order = False
-        last = key
+        last_q = q
         put_start(s)
         put_end(s + dn * fd)
-        put_voice(voice_of(e.voice))
+        put_voice(index[e.voice])
         put_midi(e.midi)
         put_tag(t)
         put_section(e.section)
