@@ -253,7 +253,7 @@ def check_piece(
     runs of one form (ignoring declared statement ids), and in both cases every note the inferred
     statements cannot explain is a ROW violation.
     With a ``profile`` (``serialkit.check.profiles``) its allowances replace ``rules``, its
-    observed codes (COLL, CROSS, RANGE under ``analysis``) go to ``observations`` instead of the
+    observed codes (COLL, CROSS, RANGE, COMPLETE under ``analysis``) go to ``observations`` instead of the
     verdict, and codes it does not name are not reported.
     Without a row and without tags only the predicates that need no tags run (COLL, PC, RANGE,
     CROSS); the report's ``notes`` say so.
