@@ -313,7 +313,7 @@ def check_piece(
             structural = fragments or _holes(icols, analysis)
             violations += structural
             if not fragments:
-                violations += _edge_repeats(icols, analysis)
+                violations += _edge_repeats(icols, analysis) + _scraps(icols, analysis)
         if piece.blueprint is None and not fragments and profile is not None and profile.runs("COMPLETE"):
             violations += _cut_short(icols, analysis)
             strict_only = {"COMPLETE"}
@@ -530,6 +530,32 @@ def _edge_repeats(cols: Columns, analysis: Analysis) -> list[Violation]:
             f"statement {s.id} ({s.form.label}) sounds position {r.position} ({pc_name(pcs[r.position])}) twice "
             f"and stops without position {r.missing} ({pc_name(pcs[r.missing])}) {side} it: one of the two is "
             f"likely a wrong note", cols.where(at[r.repeat])))
+    return out
+
+
+SCRAP = 3
+"""An incomplete statement with fewer notes of its own than this explains nothing (``_scraps``)."""
+
+
+def _scraps(cols: Columns, analysis: Analysis) -> list[Violation]:
+    """ROW: an incomplete statement with fewer than ``SCRAP`` notes of its own (the rest, if any,
+    borrowed from a neighbouring statement). Such a scrap is how the analysis absorbs a wrong note
+    that happens to fit some form somewhere — a statement's first note written as its second can
+    read as a three-note "statement" made of the previous statement's last two notes and it —
+    and is not a statement of the row. Its own notes are named (and get suggestions)."""
+    at = {cols.ids[i]: i for i in cols.order}
+    out: list[Violation] = []
+    for s in analysis.statements:
+        own = [e for k in s.own_positions() if (e := s.event_ids[k]) is not None]
+        if s.complete or not own or len(own) >= SCRAP:
+            continue
+        borrowed = sum(1 for e in s.event_ids if e is not None and e in s.elided)
+        first = min(own, key=lambda e: cols.start[at[e]])
+        out.append(Violation(
+            "ROW", tuple(sorted(own, key=lambda e: cols.start[at[e]])),
+            f"statement {s.id} ({s.form.label}) has only {len(own)} note{'s' if len(own) > 1 else ''} of its own"
+            + (f" and {borrowed} borrowed" if borrowed else "")
+            + ": a scrap of a row form, not a statement of the row", cols.where(at[first])))
     return out
 
 
