@@ -7,11 +7,20 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 SHARED = Path(os.environ.get("SERIALKIT_SHARED", ROOT.parent / "shared"))
 CORPUS = SHARED / "corpus"
+
+
+# CI (``CI`` set, as .ci/run does) draws the same examples on every run, so a red build is
+# reproducible and a green one stays green; a developer's run explores new examples each time and
+# replays its failures from .hypothesis/.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(scope="session")

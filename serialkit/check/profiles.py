@@ -4,7 +4,8 @@
   with the idioms of real scores allowed — immediate repeats (in any octave, so doublings too),
   tremolo/oscillation between two adjacent positions, a pivot note shared by two statements (the
   analysis reads elisions) — plus PC and SCHED where the score gives them something to check;
-  COLL, CROSS and RANGE are reported as observations, never violations.
+  COLL, CROSS, RANGE and COMPLETE (a statement cut short at an end) are reported as
+  observations, never violations.
 * ``generation`` (a task-bound candidate, and ``--rules generation``): every predicate is a
   violation, under the rules given (the task's, or the command's options).
 * a list of codes (``--rules ROW,ORDER``): only those predicates run, all as violations.
@@ -20,8 +21,9 @@ from serialkit.core.predicates import CODES, Rules
 __all__ = ["ANALYSIS_OSCILLATION", "OBSERVED", "PROFILES", "Profile", "profile_for"]
 
 PROFILES = ("analysis", "generation")
-OBSERVED = ("COLL", "CROSS", "RANGE")
-"""Codes the analysis profile reports as observations."""
+OBSERVED = ("COLL", "CROSS", "RANGE", "COMPLETE")
+"""Codes the analysis profile reports as observations. COMPLETE is a statement cut short at an end
+(an excerpt's edge, a composer's fragment — or a missing note); the generation profile judges it."""
 ANALYSIS_OSCILLATION = 8
 """Extra notes a tremolo between two adjacent positions may take in the analysis profile."""
 

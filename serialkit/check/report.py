@@ -27,6 +27,7 @@ from serialkit.core.rows import Row, _check_convention, pc_name, position_label
 if TYPE_CHECKING:
     from serialkit.check.profiles import Profile
     from serialkit.core.analysis import Analysis, Identification
+    from serialkit.core.analysis.model import Statement
 
 __all__ = ["CheckReport", "check_piece", "claims_violations", "require_row", "row_for"]
 
@@ -252,7 +253,7 @@ def check_piece(
     runs of one form (ignoring declared statement ids), and in both cases every note the inferred
     statements cannot explain is a ROW violation.
     With a ``profile`` (``serialkit.check.profiles``) its allowances replace ``rules``, its
-    observed codes (COLL, CROSS, RANGE under ``analysis``) go to ``observations`` instead of the
+    observed codes (COLL, CROSS, RANGE, COMPLETE under ``analysis``) go to ``observations`` instead of the
     verdict, and codes it does not name are not reported.
     Without a row and without tags only the predicates that need no tags run (COLL, PC, RANGE,
     CROSS); the report's ``notes`` say so.
@@ -286,6 +287,7 @@ def check_piece(
 
             notes.append(_regrouped_note(regrouped))
     violations: list[Violation] = []
+    strict_only: set[str] = set()  # COMPLETE, when reported: the relaxed verdict ignores it
     structural: list[Violation] = []  # about statements, not about one note: no suggestion for them
     checked: list[str] = []
     unchecked: tuple[str, ...] = ()
@@ -306,9 +308,15 @@ def check_piece(
             violations += run_predicates(icols, rules)
             violations += _run_plugins(extra, inferred, rules, True)
         violations += _unexplained(icols, analysis.unexplained)
+        fragments = _fragments(icols, analysis) if piece.blueprint is None else []
         if piece.blueprint is None and (profile is None or profile.judges("ROW")):
-            structural = _fragments(icols, analysis) or _holes(icols, analysis)
+            structural = fragments or _holes(icols, analysis)
             violations += structural
+            if not fragments:
+                violations += _edge_repeats(icols, analysis) + _scraps(icols, analysis)
+        if piece.blueprint is None and not fragments and profile is not None and profile.runs("COMPLETE"):
+            violations += _cut_short(icols, analysis)
+            strict_only = {"COMPLETE"}
         checked = list(CODES)
         if piece.blueprint is None:
             notes.append("SCHED had nothing to check: the piece has no blueprint")
@@ -335,7 +343,7 @@ def check_piece(
             "unexplained, more than wrong notes would leave (is the row right?)"
         )
     checked += [code for code, *_ in extra if code not in checked]
-    strict_only = STRICT_ONLY | {code for code, _fn, only, _tags in extra if only}
+    strict_only |= STRICT_ONLY | {code for code, _fn, only, _tags in extra if only}
     found = _dedupe(violations)
     observed: tuple[Violation, ...] = ()
     if profile is not None:
@@ -498,6 +506,83 @@ def _holes(cols: Columns, analysis: Analysis) -> list[Violation]:
                 "ROW", (before, after),
                 f"statement {s.id} ({s.form.label}) lacks position {k} ({pc_name(pcs[k])}, {label}) between "
                 f"its positions {k - 1} and {k + 1}: a note is missing or wrong there", cols.where(at[after])))
+    return out
+
+
+def _edges(s: Statement) -> tuple[int, int] | None:
+    """The first and last order positions a statement states (None: it states none)."""
+    found = [k for k, e in enumerate(s.event_ids) if e is not None]
+    return (found[0], found[-1]) if found else None
+
+
+def _edge_repeats(cols: Columns, analysis: Analysis) -> list[Violation]:
+    """ROW: a statement cut off at an end whose edge note sounds twice (``Analysis.edge_repeats``):
+    likely a wrong note read as a repeat. Both notes are named; the suggestion decides which."""
+    at = {cols.ids[i]: i for i in cols.order}
+    out: list[Violation] = []
+    for r in analysis.edge_repeats():
+        s = r.statement
+        pcs = analysis.row.form(s.form, analysis.convention)
+        side = "after" if r.missing > r.position else "before"
+        pair = sorted((r.edge, r.repeat), key=lambda e: cols.start[at[e]])
+        out.append(Violation(
+            "ROW", tuple(pair),
+            f"statement {s.id} ({s.form.label}) sounds position {r.position} ({pc_name(pcs[r.position])}) twice "
+            f"and stops without position {r.missing} ({pc_name(pcs[r.missing])}) {side} it: one of the two is "
+            f"likely a wrong note", cols.where(at[r.repeat])))
+    return out
+
+
+SCRAP = 3
+"""An incomplete statement with fewer notes of its own than this explains nothing (``_scraps``)."""
+
+
+def _scraps(cols: Columns, analysis: Analysis) -> list[Violation]:
+    """ROW: an incomplete statement with fewer than ``SCRAP`` notes of its own (the rest, if any,
+    borrowed from a neighbouring statement). Such a scrap is how the analysis absorbs a wrong note
+    that happens to fit some form somewhere — a statement's first note written as its second can
+    read as a three-note "statement" made of the previous statement's last two notes and it —
+    and is not a statement of the row. Its own notes are named (and get suggestions)."""
+    at = {cols.ids[i]: i for i in cols.order}
+    out: list[Violation] = []
+    for s in analysis.statements:
+        own = [e for k in s.own_positions() if (e := s.event_ids[k]) is not None]
+        if s.complete or not own or len(own) >= SCRAP:
+            continue
+        borrowed = sum(1 for e in s.event_ids if e is not None and e in s.elided)
+        first = min(own, key=lambda e: cols.start[at[e]])
+        out.append(Violation(
+            "ROW", tuple(sorted(own, key=lambda e: cols.start[at[e]])),
+            f"statement {s.id} ({s.form.label}) has only {len(own)} note{'s' if len(own) > 1 else ''} of its own"
+            + (f" and {borrowed} borrowed" if borrowed else "")
+            + ": a scrap of a row form, not a statement of the row", cols.where(at[first])))
+    return out
+
+
+def _cut_short(cols: Columns, analysis: Analysis) -> list[Violation]:
+    """COMPLETE: a statement that stops short of position 11 or starts after position 0 (a score
+    without a task). The analysis profile reports it as an observation — an excerpt's edge or a
+    composer's fragment cuts statements too — and the generation profile as a violation."""
+    at = {cols.ids[i]: i for i in cols.order}
+    flagged = {(r.statement.id, r.position) for r in analysis.edge_repeats()}  # ROW names those ends
+    out: list[Violation] = []
+    for s in analysis.statements:
+        edges = _edges(s)
+        if edges is None or s.complete:
+            continue
+        pcs = analysis.row.form(s.form, analysis.convention)
+        first, last = edges
+        ends = [(range(last + 1, 12), "ends after", last, s.event_ids[last]),
+                (range(0, first), "starts at", first, s.event_ids[first])]
+        for missing, verb, k, eid in ends:
+            if not missing or eid is None or (s.id, k) in flagged:
+                continue
+            names = ", ".join(f"{m} ({pc_name(pcs[m])})" for m in missing)
+            out.append(Violation(
+                "COMPLETE", (eid,),
+                f"statement {s.id} ({s.form.label}) {verb} position {k}: "
+                f"position{'s' if len(missing) > 1 else ''} {names} never sound{'s' if len(missing) == 1 else ''}",
+                cols.where(at[eid])))
     return out
 
 

@@ -14,15 +14,18 @@ from serialkit.core.suggest import describe
 def suggestion_lines(report: Mapping[str, Any], event_ids: Sequence[str], top: int = 2) -> Iterable[str]:
     """``suggest: D#3 (P5:7 of S11; accidental, 82 %) or …`` for the notes a finding names."""
     by_id = {n["event_id"]: n for n in report.get("suggestions") or ()}
-    for eid in event_ids:
-        note = by_id.get(eid)
-        if note is None:
-            continue
+    notes = [by_id[eid] for eid in event_ids if eid in by_id]
+    some = any(n["candidates"] for n in notes)  # a finding naming several notes: show those with one
+    for note in notes:
         if not note["candidates"]:
-            yield click.style("suggest: nothing plausible (no statement nearby wants another note here)", dim=True)
+            if not some:
+                yield click.style("suggest: nothing plausible (no statement nearby wants another note here)",
+                                  dim=True)
+                some = True  # said once per finding
             continue
         parts = [describe(c) for c in note["candidates"][:top]]
-        yield click.style("suggest: ", fg="cyan") + " or ".join(parts)
+        which = f" (for {note['event_id']})" if len(event_ids) > 1 else ""  # the finding names several
+        yield click.style("suggest: ", fg="cyan") + " or ".join(parts) + which
 
 
 

@@ -64,7 +64,7 @@ def register(cli: Any) -> None:
 @click.option("--oscillation", type=click.IntRange(min=0), default=0, show_default=True, help="Extra notes allowed when alternating two adjacent order positions.")
 @click.option("--max-crossing", default="1/10", show_default=True, metavar="N/D", callback=_exact, help="Largest share of noteheads allowed in voice crossings.")
 @click.option("--rules", "rules_spec", metavar="PROFILE",
-              help="analysis (default for a score: real-score idioms allowed; COLL, CROSS, RANGE as "
+              help="analysis (default for a score: real-score idioms allowed; COLL, CROSS, RANGE, COMPLETE as "
                    "observations), generation (default for a task-bound candidate: every rule), or "
                    "predicate codes such as ROW,ORDER.")
 @click.option("--task", "task_spec", metavar="TASK",

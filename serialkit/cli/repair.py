@@ -56,7 +56,7 @@ def register(cli: Any) -> None:
                    "profile judges; COLL and CROSS need --rules generation).")
 @click.option("--rules", "rules_spec", metavar="PROFILE",
               help="The rule profile the gate follows: analysis (default for a score: real-score idioms "
-                   "allowed; COLL, CROSS, RANGE as observations), generation, or codes such as ROW,ORDER.")
+                   "allowed; COLL, CROSS, RANGE, COMPLETE as observations), generation, or codes such as ROW,ORDER.")
 @click.option("--dry-run", is_flag=True, help="Print the corrections; write nothing.")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=None,
               help="Confidence a suggestion needs before it is applied (default 0.6).")

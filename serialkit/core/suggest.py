@@ -123,8 +123,9 @@ def suggest(
     suspects: bool = True,
 ) -> tuple[NoteSuggestions, ...]:
     """Suggested corrections, best first per note, for every unexplained note, every tagged note
-    a ROW or ORDER finding names (``findings``: Violation records or their dicts), and every note
-    standing where a statement has a hole.
+    a ROW or ORDER finding names (``findings``: Violation records or their dicts), every note
+    standing where a statement has a hole, and both notes of a statement's edge position sounded
+    twice where the statement stops short beside it (``Analysis.edge_repeats``).
 
     ``analysis`` is ``analyze(piece, row)`` of the piece's bare notes. Every candidate is verified
     by analysing the piece again with the change made (a piece longer than ``whole`` notes: the
@@ -160,6 +161,9 @@ def suggest(
         for eid in ids:
             if eid in events and eid not in reported:
                 reported[eid] = code
+    for r in analysis.edge_repeats():  # a wrong note read as a repeat at a statement's end (check: ROW)
+        for eid in (r.edge, r.repeat):
+            reported.setdefault(eid, "ROW")
     if max_notes is not None and len(reported) > max_notes:
         reported = dict(list(reported.items())[:max_notes])
     order = sorted(piece.events, key=lambda e: (e.onset, e.voice, e.midi, e.id))
@@ -242,7 +246,10 @@ def suggest(
             continue
         c.form, c.position = tag.form, tag.position
         c.statement = _statement_of(analysis, after, tag.statement)
-        holds = any(note in s.event_ids for s in after.statements if s.id == tag.statement)
+        home = next((s for s in after.statements if s.id == tag.statement), None)
+        holds = home is not None and note in home.event_ids
+        if home is not None and not holds and len(home.own_positions()) < 12:
+            continue  # it only becomes a repeat in a statement still short of notes: nothing explained
         c.weight = (_PRIOR[c.model] * 4.0 ** min(gain, 200) * (1.0 + c.local) * (1.0 if holds else _REPEAT)
                     * _ROUGH ** (_roughness(after, changed) - rough_cache[(lo_i, hi_i)]))
         if gain == 0:  # a suspect: never more than a third of the confidence

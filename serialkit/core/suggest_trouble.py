@@ -118,14 +118,16 @@ def _fit(stmt: _Stmt, p: int, t: Fraction, voice: str, spare: int) -> float:
 
 
 def _badness(analysis: Analysis, piece: Piece) -> int:
-    """Unexplained notes plus twice the holes in statements: what a correction must reduce.
+    """Unexplained notes plus twice the holes in statements and the statements cut short beside
+    a repeated edge note (a wrong note read as a repeat, ``Analysis.edge_repeats``): what a
+    correction must reduce.
 
     Unexplained notes the analysis could read where they stand (``_read_elsewhere``) do not
     count. A hole (``_trouble_holes``) is stronger evidence of a wrong note than a note nothing
     explains, which may be free."""
     events = {e.id: e for e in piece.events}
     loose = len(analysis.unexplained) - len(_read_elsewhere(analysis, events))
-    return loose + 2 * len(_trouble_holes(analysis, events))
+    return loose + 2 * (len(_trouble_holes(analysis, events)) + len(analysis.edge_repeats()))
 
 
 @dataclass(frozen=True, slots=True)

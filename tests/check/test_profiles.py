@@ -40,18 +40,22 @@ def test_op21_under_analysis_names_only_the_unexplained_note(corpus: Path) -> No
     assert [(v["code"], v["location"]) for v in violations] == [("ROW", "Horn 2 in F, bar 25, beat 2 (line 1837)")]
     assert "unexplained" in violations[0]["message"]
     observed = {o["code"] for o in data["observations"]}  # type: ignore[union-attr]
-    assert observed == {"COLL", "CROSS"} and data["relaxed"] is False
+    assert observed == {"COLL", "CROSS", "COMPLETE"} and data["relaxed"] is False
+    # the excerpt ends (bar 25) before two statements complete: observed, never a violation
+    short = [o["message"] for o in data["observations"] if o["code"] == "COMPLETE"]  # type: ignore[union-attr]
+    assert len(short) == 2 and all("positions 10" in m and "never sound" in m for m in short), short
 
 
 def test_op21_under_generation_keeps_todays_findings(corpus: Path) -> None:
     code, data, _ = _check(str(corpus / OP21), "--identify", "--rules", "generation")
     assert code == 1 and data["profile"]["name"] == "generation"  # type: ignore[index]
     counts = data["counts"]
-    assert counts == {"ROW": 1, "ORDER": 3, "COLL": 4, "PC": 0, "RANGE": 0, "CROSS": 1, "SCHED": 0}
+    assert counts == {"ROW": 1, "ORDER": 3, "COLL": 4, "PC": 0, "RANGE": 0, "CROSS": 1, "SCHED": 0, "COMPLETE": 2}
     assert data["observations"] == []
     # each location names the instrument as the score does, and each thing once
     for v in data["violations"]:  # type: ignore[union-attr]
-        assert v["location"].count("bar ") == 1 and "P4/4/1" not in v["location"]
+        said = v["location"].split(" (bar ")[0]  # "(bar 23 in the file, …)" when the score numbers bars otherwise
+        assert said.count("bar ") == 1 and "P4/4/1" not in v["location"]
         assert "/" not in v["message"].split(":")[-1] or v["code"] != "COLL"
 
 
@@ -81,7 +85,7 @@ def test_a_task_bound_candidate_refuses_the_analysis_profile(fixtures: Path) -> 
 
 
 def test_annotate_follows_the_profile(corpus: Path, tmp_path: Path) -> None:
-    for rules, codes in ((None, {"ROW"}), ("generation", {"ROW", "ORDER", "COLL", "CROSS"})):
+    for rules, codes in ((None, {"ROW"}), ("generation", {"ROW", "ORDER", "COLL", "CROSS", "COMPLETE"})):
         report = tmp_path / f"{rules}.json"
         args = ["annotate", str(corpus / OP21), "--identify", "--report", str(report)]
         result = CliRunner().invoke(cli, args + (["--rules", rules] if rules else []), catch_exceptions=False)
@@ -98,7 +102,7 @@ def test_render_paints_only_the_profiles_violations(corpus: Path, tmp_path: Path
     generation = render(corpus / OP21, tmp_path / "g.svg", row="webern-op21", rules="generation")
     painted = {f.code for f in analysis.findings if f.kind == "violation"}
     assert painted == {"ROW"}  # the one unexplained note; no collision or crossing painted red
-    assert {f.code for f in generation.findings if f.kind == "violation"} == {"ROW", "ORDER", "COLL", "CROSS"}
+    assert {f.code for f in generation.findings if f.kind == "violation"} == {"ROW", "ORDER", "COLL", "CROSS", "COMPLETE"}
 
 
 def test_profile_for_defaults_and_errors() -> None:

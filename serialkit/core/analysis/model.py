@@ -32,6 +32,18 @@ class Statement:
         """How many of the 12 order positions have a note."""
         return sum(1 for e in self.event_ids if e is not None)
 
+    def holes(self) -> int:
+        """Positions missing between the first and the last the statement states (-1: it states
+        none, or it is cut short at an end)."""
+        found = [k for k, e in enumerate(self.event_ids) if e is not None]
+        if not found or found[0] != 0 or found[-1] != 11:
+            return -1
+        return 12 - len(found)
+
+    def own_positions(self) -> list[int]:
+        """The order positions held by the statement's own notes (not borrowed from another)."""
+        return [k for k, e in enumerate(self.event_ids) if e is not None and e not in self.elided]
+
     @property
     def members(self) -> tuple[str, ...]:
         """Every event of the statement: one per position found, then repeated notes."""
@@ -70,6 +82,18 @@ class Ambiguity:
 
 
 @dataclass(frozen=True, slots=True)
+class EdgeRepeat:
+    """A statement cut short at an end whose edge position sounds twice (``Analysis.edge_repeats``):
+    the doubled position, the missing position beside it, the edge note and its repeat."""
+
+    statement: Statement
+    position: int
+    missing: int
+    edge: str
+    repeat: str
+
+
+@dataclass(frozen=True, slots=True)
 class Analysis:
     """The inferred tag of every event (None = unexplained), statements, coverage, ambiguities."""
 
@@ -94,10 +118,30 @@ class Analysis:
     @property
     def complete_share(self) -> Fraction:
         """The share of explained notes that lie in complete statements (0 when none is explained):
-        low when the row is read only in fragments, as a wrong row or non-serial music is."""
+        low when the row is read only in fragments, as a wrong row or non-serial music is. A
+        statement lacking a single position between two it states counts as complete: that is
+        the hole one wrong note leaves, not a fragment (a short exercise with a wrong note in each
+        statement is still twelve-tone writing)."""
         explained = sum(s.found for s in self.statements)
-        whole = sum(s.found for s in self.statements if s.complete)
+        whole = sum(s.found for s in self.statements if s.complete or s.holes() == 1)
         return Fraction(whole, explained) if explained else Fraction(0)
+
+    def edge_repeats(self) -> list[EdgeRepeat]:
+        """Statements cut short at an end whose edge note sounds twice. A wrong note that happens
+        to repeat its neighbour (a piece's last note written as the one before it) is read as a
+        repeat, which real scores allow, and leaves its statement one position short at that end:
+        the repeat stands where the missing position would."""
+        out = []
+        for s in self.statements:
+            found = s.own_positions()
+            if not found or len(found) == 12 or not s.repeats:
+                continue
+            for k, missing in ((found[-1], found[-1] + 1), (found[0], found[0] - 1)):
+                edge = s.event_ids[k]
+                again = [r for r in s.repeats if (t := self.tags.get(r)) is not None and t.position == k]
+                if 0 <= missing < 12 and again and edge is not None:
+                    out.append(EdgeRepeat(s, k, missing, edge, again[0]))
+        return out
 
     def label(self, event_id: str) -> str | None:
         """The printed label of one event (``P0:3``) or None when unexplained."""
