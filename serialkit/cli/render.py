@@ -12,7 +12,14 @@ from typing import Any
 
 import click
 
-from serialkit.cli._common import echo_json, json_option, output_option, report_option, write_report
+from serialkit.cli._common import (
+    echo_json,
+    json_option,
+    one_standard_output,
+    output_option,
+    report_option,
+    write_report,
+)
 from serialkit.core.errors import ScoreWriteError
 
 
@@ -95,6 +102,7 @@ def render_command(
     from serialkit.render.output import output_format
 
     to_stdout = str(output) == "-"
+    one_standard_output(output=output, report_path=report_path, as_json=as_json)
     if to_stdout and fmt is None:
         raise click.UsageError("-o - (standard output) needs --to svg|png|pdf|html")
     if blind and (check_report or certificate or row):
