@@ -166,3 +166,11 @@ def test_a_closed_pipe_keeps_the_verdict_of_a_generation(tmp_path: Path) -> None
                               "-O", "profile=hostile", "--seed", "5"])
     assert alone.returncode != 0 and code == alone.returncode, err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("path", [name for name, _ in _commands(cli)])
+def test_every_command_says_a_usage_error_in_one_line(path: str) -> None:
+    """An unknown option on any command (built-in or plugin): one line naming the command, exit 2."""
+    result = CliRunner().invoke(cli, [*path.split()[1:], "--zzzz"], prog_name="serialkit")
+    assert result.exit_code == 2, (path, result.output)
+    assert result.stderr == f"error: no such option '--zzzz' (see {path} --help)\n", result.stderr
