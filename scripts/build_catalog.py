@@ -57,6 +57,12 @@ FIRST_STATED: dict[str, tuple[list[int], str]] = {
 }
 
 
+# Titles music21 gets wrong, corrected (the source's own value stays in the corpus file).
+TITLES: dict[str, str] = {
+    "WebernOp21": "Symphony",  # Webern's Symphonie Op. 21, not a "Chamber Symphony" (outside tester, 1900)
+}
+
+
 def slugify(text: str) -> str:
     """A lower-case, hyphenated, ASCII name fragment ("Symphony, Op.21" -> "symphony-op21")."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
@@ -92,7 +98,7 @@ def music21_entries(data: dict[str, Any]) -> list[dict[str, Any]]:
                 "pcs": pcs,
                 "aliases": [key],
                 "composer": item.get("composer"),
-                "work": item.get("title"),
+                "work": TITLES.get(key, item.get("title")),
                 "opus": item.get("opus"),
                 "year": None,
                 "reference": None,

@@ -378,3 +378,21 @@ def convert_job(source: Source, out: Path | None, options: dict[str, Any]) -> Ou
         "bars": len(piece.bar_list()),
     }
     return Outcome(source.name, PASSED, record=record)
+
+
+def render_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outcome:
+    """Engrave one score (a file, a `generate` run directory or standard input) to ``out``;
+    ``options``: ``serialkit.render.render``'s keyword arguments. The record is
+    ``RenderResult.to_dict()``."""
+    from serialkit.render import render
+
+    assert out is not None
+    if source.data is not None:
+        from serialkit.io.stdin import spooled
+
+        with spooled(source.data, source.name) as path:
+            result = render(path, out, **options)
+    else:
+        assert source.path is not None
+        result = render(source.path, out, **options)
+    return Outcome(source.name, PASSED, record=result.to_dict())

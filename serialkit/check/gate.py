@@ -129,7 +129,8 @@ def gate_candidate(
     limits: Limits | None = None,
 ) -> GateVerdict:
     """Judge one candidate (a piece with row, sections and blueprint; notes with or without claimed
-    tags). ``unreadable`` names sections whose reply could not be read. ``limits``: the task's
+    tags). ``unreadable`` names sections whose reply could not be read (a mapping: with why, which
+    the SECTION finding says). ``limits``: the task's
     time limits (None: the piece's sections bound the notes and every voice is monophonic, with
     no grid or duration limits)."""
     from serialkit.check.report import check_piece, claims_violations
@@ -224,6 +225,7 @@ def _sections(piece: Piece, unreadable: Iterable[str]) -> list[dict[str, Any]]:
     """SECTION: an unreadable reply, or a voice the blueprint schedules in a section with no notes there."""
     out: list[dict[str, Any]] = []
     bad = set(unreadable)
+    why = dict(unreadable) if isinstance(unreadable, Mapping) else {}
     blueprint = piece.blueprint
     if blueprint is None:
         return out
@@ -231,7 +233,8 @@ def _sections(piece: Piece, unreadable: Iterable[str]) -> list[dict[str, Any]]:
     for sec in sorted(piece.sections, key=lambda s: s.start):
         if sec.id in bad:
             out.append({"code": "SECTION", "event_ids": [], "location": f"section {sec.id}", "tags": "schedule",
-                        "message": f"section {sec.id}: the reply could not be read"})
+                        "message": f"section {sec.id}: the reply could not be read"
+                                   + (f" ({why[sec.id]})" if why.get(sec.id) else "")})
         empty = [v for v in piece.voice_ids if blueprint.forms_for(sec.id, v) and (sec.id, v) not in present]
         if empty and sec.id not in bad:
             voices = ", ".join(empty)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from typing import Any
 
@@ -13,8 +12,8 @@ from serialkit import __version__
 from serialkit.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_INTERRUPTED,
-    EXIT_OK,
     color_option,
+    guard_stdout,
     leave_at_once,
     no_color_env,
 )
@@ -36,32 +35,69 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
-def _quiet_stdout() -> None:
-    """Point standard output at /dev/null so the interpreter's last flush cannot fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
+class UsageLine(click.ClickException):
+    """A usage error shown as one line, ``error: MESSAGE (see serialkit CMD --help)``, exit 2."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def __init__(self, exc: click.UsageError, command_path: str) -> None:
+        message = exc.format_message().rstrip(".")
+        if message[:2].istitle():  # click's "Missing option …" reads as the project's "missing option …"
+            message = message[0].lower() + message[1:]
+        super().__init__(f"{message} (see {command_path} --help)")
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"error: {self.message}", err=True)
+
+
+def _command_path(root: click.Context, args: list[str]) -> str:
+    """The command a command line names (``serialkit eval report``), for a usage error that
+    click raised before that command had a context."""
+    path, command = [root.command_path], root.command
+    for word in args:
+        if not isinstance(command, click.Group):
+            break
+        sub = command.get_command(root, word) if not word.startswith("-") else None
+        if sub is None:
+            continue
+        path.append(word)
+        command = sub
+    return " ".join(path)
 
 
 class SerialkitGroup(click.Group):
     """The root group: the one place errors become exit codes.
 
-    ``SerialkitError`` → its one-line message, exit 2; an operating-system error → one line naming
-    the file, exit 2 (never a traceback, never read as a musical verdict); a closed pipe (``| head``)
-    → quiet exit with the status the command had reached (``promise_exit``; 0 if none); Ctrl-C → exit 130 (outputs are written atomically, so nothing half-written).
+    ``SerialkitError`` → its one-line message, exit 2; a usage error (click's, or a command's own
+    ``click.UsageError``) → one line, exit 2; an operating-system error → one line naming the file,
+    exit 2 (never a traceback, never read as a musical verdict); Ctrl-C → exit 130 (outputs are
+    written atomically, so nothing half-written). A closed pipe (``| head``) is handled by
+    :func:`main`: the command runs on to its verdict and exits with it.
     """
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        words = list(args)
+        try:
+            ctx = super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise UsageLine(exc, exc.ctx.command_path if exc.ctx else info_name or "serialkit") from None
+        ctx.meta["serialkit.args"] = words
+        return ctx
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            path = exc.ctx.command_path if exc.ctx else _command_path(ctx, ctx.meta.get("serialkit.args", []))
+            raise UsageLine(exc, path) from None
         except SerialkitError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
-        except BrokenPipeError:  # the reader went away: quiet, with the verdict already reached
-            _quiet_stdout()
-            ctx.exit(ctx.meta.get("serialkit.exit_status", EXIT_OK))
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             click.echo(f"error: {where}{exc.strerror or exc}", err=True)
@@ -110,7 +146,13 @@ _load_commands()
 
 
 def main() -> None:
-    """Console-script entry point (an interrupted ``eval run`` leaves through ``os._exit``)."""
+    """Console-script entry point (an interrupted ``eval run`` leaves through ``os._exit``).
+
+    Standard output is guarded: when its reader goes away (``| head``, ``| true``) the command runs
+    on with its output discarded and exits with its own verdict (1 for a failing score, 2 for bad
+    input), never 0 for a closed pipe and never a traceback.
+    """
+    guard_stdout()
     try:
         cli(prog_name="serialkit")
     except SystemExit:

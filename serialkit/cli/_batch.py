@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from serialkit.batch import STDIN, UNREADABLE, Job, Outcome, Source, Summary, collect, run_batch
-from serialkit.cli._common import echo_json_line, is_tty, promise_exit, write_report
+from serialkit.cli._common import echo_json_line, is_tty, write_report
 from serialkit.core.errors import SerialkitError
 
 
@@ -41,6 +41,7 @@ def run_and_report(job: Job, sources: Sequence[Source], outputs: Sequence[Path |
     summary (``tail``: what the command adds to its text line, from the summary's tallies);
     ``--report FILE`` gets every record and the summary. Returns the exit status."""
     summary = Summary()
+    aside = report_path is not None and str(report_path) == "-"  # stdout carries the report: text to stderr
     records: list[dict[str, Any]] = []
     bar_on = is_tty() and len(sources) > 1
     bar: Any = None
@@ -51,7 +52,6 @@ def run_and_report(job: Job, sources: Sequence[Source], outputs: Sequence[Path |
         for outcome in run_batch(job, sources, outputs, options, jobs=jobs,
                                  progress=bar.update if bar is not None else None):
             summary.add(outcome)
-            promise_exit(summary.exit_code)
             if report_path is not None:
                 records.append(outcome.to_dict())
             if bar is not None:
@@ -61,7 +61,7 @@ def run_and_report(job: Job, sources: Sequence[Source], outputs: Sequence[Path |
             elif outcome.status == UNREADABLE:
                 click.echo(f"error: {outcome.error}", err=True)
             else:
-                click.echo(line(outcome))
+                click.echo(line(outcome), err=aside)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
@@ -71,7 +71,7 @@ def run_and_report(job: Job, sources: Sequence[Source], outputs: Sequence[Path |
     else:
         click.echo(f"{totals['scores']} score{'s' if totals['scores'] != 1 else ''}: {totals['passed']} passed, "
                    f"{totals['failed']} failed, {totals['unreadable']} unreadable"
-                   + (tail(totals) if tail is not None else ""))
+                   + (tail(totals) if tail is not None else ""), err=aside)
     if report_path is not None:
         write_report(report_path, {"scores": records, "summary": totals})
     return summary.exit_code

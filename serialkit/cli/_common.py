@@ -69,6 +69,19 @@ def write_report(path: Path, data: Any) -> None:
     atomic_write(path, json_text(data))
 
 
+def one_standard_output(*, output: Path | None = None, report_path: Path | None = None,
+                        as_json: bool = False) -> bool:
+    """Refuse (usage error, exit 2) when more than one of ``-o -``, ``--report -`` and ``--json``
+    would write to standard output: the two would be mixed into one unreadable stream. Returns
+    True when one of them does."""
+    used = [name for name, on in (("-o -", output is not None and str(output) == "-"),
+                                  ("--report -", report_path is not None and str(report_path) == "-"),
+                                  ("--json", as_json)) if on]
+    if len(used) > 1:
+        raise click.UsageError(f"only one of {', '.join(used[:-1])} and {used[-1]} can use standard output")
+    return bool(used)
+
+
 def is_tty() -> bool:
     """True when stderr is a terminal (progress bars only then)."""
     return sys.stderr.isatty()
@@ -87,7 +100,9 @@ def output_option(help: str, *, required: bool = False, directory: bool = False,
     command writes several files."""
     kind = click.Path(path_type=Path, dir_okay=directory or file_or_dir,
                       file_okay=not directory or file_or_dir, allow_dash=stdout)
-    return click.option("-o", "--output", "output", type=kind, required=required, default=None,
+    # No ``default=None`` here: click 8.3+ reads an explicit None default as a given value, so a
+    # required -o would go missing silently (``eval report DIR --json`` without -o: a traceback).
+    return click.option("-o", "--output", "output", type=kind, required=required,
                         metavar="DIR" if directory else "PATH", help=help)
 
 
@@ -163,12 +178,59 @@ def color_option() -> click.Option:
                         help="Colour on or off (default: on a terminal unless NO_COLOR is set).")
 
 
-def promise_exit(code: int) -> None:
-    """Record the exit status a command will end with, before it prints: if the reader of its
-    output goes away (``| head``), the command still exits with its verdict, not 0."""
-    ctx = click.get_current_context(silent=True)
-    if ctx is not None:
-        ctx.meta["serialkit.exit_status"] = code
+class _PipeGuard:
+    """Standard output that outlives its reader: on a closed pipe, later output goes to
+    ``/dev/null`` and the command goes on to its verdict (see :func:`guard_stdout`)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def _closed_pipe(self) -> None:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def write(self, data: Any) -> int:
+        try:
+            return int(self._stream.write(data) or 0)
+        except BrokenPipeError:
+            self._closed_pipe()
+            return len(data)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._closed_pipe()
+            try:  # what was buffered for the reader now goes to /dev/null
+                self._stream.flush()
+            except OSError:
+                pass
+
+    @property
+    def buffer(self) -> _PipeGuard:
+        """The byte stream under it, guarded the same way (SVG, MusicXML, MIDI to ``-o -``)."""
+        return _PipeGuard(self._stream.buffer)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def guard_stdout() -> None:
+    """Guard standard output for the whole program (called once, by the console script).
+
+    A reader that goes away early (``serialkit check folder | head -1``) must not decide the exit
+    status: the command's writes after that are discarded, it finishes its work and exits with its
+    verdict, with no traceback and no "Exception ignored" at exit."""
+    if sys.stdout is not None and not isinstance(sys.stdout, _PipeGuard):
+        sys.stdout = _PipeGuard(sys.stdout)
 
 
 _exit_at_once: list[int] = []

@@ -35,8 +35,8 @@ from serialkit.cli._common import (
     echo_json,
     jobs_option,
     json_option,
+    one_standard_output,
     output_option,
-    promise_exit,
     recursive_option,
     report_option,
     write_report,
@@ -125,9 +125,7 @@ def annotate(
         raise click.UsageError("give either --row or --identify, not both")
     if output is None and report_path is None and not as_json:
         raise click.UsageError("give -o OUT (the labelled score), --report FILE, --json, or several")
-    stdouts = [x for x in (output, report_path) if x is not None and str(x) == "-"] + ([1] if as_json else [])
-    if len(stdouts) > 1:
-        raise click.UsageError("only one of -o -, --report - and --json can use standard output")
+    stdouts = one_standard_output(output=output, report_path=report_path, as_json=as_json)
     batch = is_batch(inputs)
     if batch and output is not None and str(output) == "-":
         raise click.UsageError("several scores need -o DIR, not -o -")
@@ -159,7 +157,6 @@ def annotate(
             sys.stdout.buffer.flush()
             outcome.record["output"] = "-"  # the temporary file is gone: say where it went
     report = outcome.record["report"]
-    promise_exit(EXIT_OK if outcome.status == "passed" else EXIT_FAIL)
     if report_path is not None:
         write_report(report_path, report)
     if as_json:

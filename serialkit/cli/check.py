@@ -17,8 +17,8 @@ from serialkit.cli._common import (
     echo_json,
     jobs_option,
     json_option,
+    one_standard_output,
     output_option,
-    promise_exit,
     recursive_option,
     report_option,
     write_report,
@@ -129,8 +129,7 @@ def check(
     mode = "relaxed" if relaxed_flag else "strict"
     if max_crossing > 1:
         raise click.BadParameter("must be at most 1", param_hint="--max-crossing")
-    if as_json and report_path is not None and str(report_path) == "-":
-        raise click.UsageError("--json and --report - both print to standard output; give one")
+    one_standard_output(report_path=report_path, as_json=as_json)
     check_row_option(row_spec)  # a bad row is one error, not one per score
     if rules_spec is not None and rules_spec != "generation":
         from serialkit.check.profiles import profile_for
@@ -154,7 +153,6 @@ def check(
         raise SerialkitError(str(outcome.error))
     data = outcome.record
     data.pop("output", None)
-    promise_exit(EXIT_OK if outcome.status == "passed" else EXIT_FAIL)
     if report_path is not None:
         write_report(report_path, data)
     if as_json:

@@ -15,6 +15,7 @@ from serialkit.cli._common import (
     echo_json,
     jobs_option,
     json_option,
+    one_standard_output,
     output_option,
     recursive_option,
     report_option,
@@ -69,8 +70,7 @@ def convert(inputs: tuple[str, ...], output: Path, in_format: str | None, out_fo
         ensure_writable_file(report_path)
     if (to_stdout or is_batch(inputs)) and out_format is None:
         raise click.UsageError("give --to FORMAT with -o - or with several inputs (-o DIR)")
-    if to_stdout and (as_json or (report_path is not None and str(report_path) == "-")):
-        raise click.UsageError("-o - and --json (or --report -) would both use standard output")
+    one_standard_output(output=output, report_path=report_path, as_json=as_json)
     if is_batch(inputs):
         if to_stdout:
             raise click.UsageError("several inputs need -o DIR, not -o -")

@@ -54,13 +54,17 @@ def build_cmd(run_dir: str, output: Path, key: str | None, raters: int, seed: in
 
 
 @panel_group.command("analyze")
-@click.argument("ratings", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("ratings", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--key", "key", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @json_option("Print the analysis as JSON.")
 def analyze_cmd(ratings: tuple[str, ...], key: str, seed: int, as_json: bool) -> None:
-    """Preferences per criterion with bootstrap intervals, and Fleiss' kappa, from RATINGS CSVs."""
+    """Preferences per criterion with bootstrap intervals, and Fleiss' kappa, from RATINGS CSVs
+    ('-': standard input)."""
     from serialkit.panel.analyze import analyze, format_text, load_key, read_ratings
+
+    if ratings.count("-") > 1:
+        raise click.UsageError("'-' (standard input) can be given once")
 
     result = analyze(read_ratings(ratings), load_key(key), seed=seed)
     if as_json:

@@ -12,7 +12,15 @@ from typing import Any
 
 import click
 
-from serialkit.cli._common import echo_json, json_option, output_option, report_option, write_report
+from serialkit.cli._common import (
+    echo_json,
+    jobs_option,
+    json_option,
+    one_standard_output,
+    output_option,
+    report_option,
+    write_report,
+)
 from serialkit.core.errors import ScoreWriteError
 
 
@@ -29,11 +37,13 @@ def input_path(score: Path) -> Iterator[Path]:
 
 
 @click.command("render")
-@click.argument("score", type=click.Path(path_type=Path, allow_dash=True))
+@click.argument("scores", nargs=-1, required=True, metavar="SCORE...",
+                type=click.Path(path_type=str, allow_dash=True))
 @output_option(
     "Output file; .svg, .png, .pdf or .html picks the format (pages 2+ of SVG/PNG are written as "
-    "NAME-1.svg, NAME-2.svg, ...); '-' writes one file to standard output (give --to).",
-    required=True, stdout=True,
+    "NAME-1.svg, NAME-2.svg, ...); '-' writes one file to standard output (give --to); for "
+    "several scores, a DIR (give --to) where each is written as NAME.FORMAT.",
+    required=True, stdout=True, file_or_dir=True,
 )
 @click.option(
     "--check-report", "check_report", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
@@ -60,9 +70,10 @@ def input_path(score: Path) -> Iterator[Path]:
               help="Size of the pages in percent (100: a 2100 px wide PNG, labels about 13 px tall).")
 @click.option("--page-width", type=int, default=2100, show_default=True, help="Page width (MEI units x10).")
 @report_option("Also write what was written (files, pages, labels, findings) as JSON to FILE.")
-@json_option("Print what was written as JSON.")
+@json_option("Print what was written as JSON (several scores: one JSON line each, then a summary line).")
+@jobs_option(help="Engrave N scores at once (processes).")
 def render_command(
-    score: Path,
+    scores: tuple[str, ...],
     output: Path,
     check_report: Path | None,
     certificate: Path | None,
@@ -75,13 +86,15 @@ def render_command(
     page_width: int,
     report_path: Path | None,
     as_json: bool,
+    jobs: int,
 ) -> None:
     """Engrave SCORE (MusicXML, .mxl, MEI, a JSON piece, or '-' for standard input) with labels,
     violations and repairs marked.
 
     SCORE may also be a `serialkit generate` run directory: its score.musicxml (or, when the run
     was not released, its candidate.json) is engraved with its certificate and the failures of
-    its report.
+    its report. Several scores are engraved one by one into the folder -o DIR (give --to), with
+    one line each and a summary (exit 2 if any could not be engraved).
 
     \b
     Examples:
@@ -89,12 +102,19 @@ def render_command(
       serialkit render out/run -o run.pdf
       serialkit render candidate.musicxml --blind -o panel.png
       cat score.mei | serialkit render - --to svg -o - > score.svg
+      serialkit render a.musicxml b.mei out/run --to pdf -o pages/
     """
     from serialkit.io.outputs import ensure_writable_file
     from serialkit.render import render
     from serialkit.render.output import output_format
 
     to_stdout = str(output) == "-"
+    one_standard_output(output=output, report_path=report_path, as_json=as_json)
+    if len(scores) > 1:
+        raise SystemExit(_render_several(scores, output, fmt, report_path, as_json, jobs, {
+            "report": check_report, "certificate": certificate, "blind": blind, "scale": scale,
+            "page_width": page_width, "row": row, "convention": convention, "fmt": fmt, "rules": rules_spec}))
+    score = Path(scores[0])
     if to_stdout and fmt is None:
         raise click.UsageError("-o - (standard output) needs --to svg|png|pdf|html")
     if blind and (check_report or certificate or row):
@@ -130,16 +150,49 @@ def render_command(
     if as_json:
         echo_json(data)
         return
-    files = ", ".join(str(f) for f in result.files)
-    what = "blind" if blind else f"{result.labels} labels, {_tally(result.findings)}"
-    click.echo(f"wrote {files} ({result.pages} page{'s' if result.pages != 1 else ''}; {what})")
+    click.echo(_wrote(data, blind))
 
 
-def _tally(findings: Any) -> str:
+def _render_several(scores: tuple[str, ...], output: Path, fmt: str | None, report_path: Path | None,
+                    as_json: bool, jobs: int, options: dict[str, Any]) -> int:
+    """Several scores, each into ``output``/NAME.FORMAT, as check and convert run several; the exit status."""
+    from serialkit.batch import STDIN, Source, output_paths, render_job
+    from serialkit.cli._batch import run_and_report
+    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
+    from serialkit.io.stdin import read_stdin_bytes
+
+    if str(output) == "-":
+        raise click.UsageError("several scores need -o DIR, not -o -")
+    if fmt is None:
+        raise click.UsageError("give --to FORMAT with several scores (-o DIR)")
+    if options["report"] is not None or options["certificate"] is not None:
+        raise click.UsageError("--check-report and --certificate belong to one score; render several without them")
+    if report_path is not None:
+        ensure_writable_file(report_path)
+    ensure_output_dir(output)
+    if scores.count(STDIN) > 1:
+        raise click.UsageError("'-' (standard input) can be given once")
+    # each SCORE as given: a folder is a `generate` run directory, not a folder of scores to scan
+    listed = [Source(STDIN, data=read_stdin_bytes(), relative=Path("stdin")) if s == STDIN
+              else Source(s, Path(s), relative=Path(Path(s).name)) for s in scores]
+    outputs = output_paths(listed, output, lambda _s: f".{fmt}")
+    blind = bool(options["blind"])
+    return run_and_report(render_job, listed, list(outputs), options, jobs=jobs, as_json=as_json,
+                          report_path=report_path, line=lambda outcome: _wrote(outcome.record, blind))
+
+
+def _wrote(data: dict[str, Any], blind: bool) -> str:
+    """'wrote FILES (N pages; L labels, findings)', for one score's record (``RenderResult.to_dict``)."""
+    files = ", ".join(str(f) for f in data["files"])
+    what = "blind" if blind else f"{data['labels']} labels, {_tally(data['findings'])}"
+    return f"wrote {files} ({data['pages']} page{'s' if data['pages'] != 1 else ''}; {what})"
+
+
+def _tally(findings: list[dict[str, Any]]) -> str:
     """'1 violation, 5 observations, 16 ambiguities', in the order the review page lists them."""
     names = {"violation": ("violation", "violations"), "unexplained": ("unexplained note", "unexplained notes"),
              "observation": ("observation", "observations"), "ambiguity": ("ambiguity", "ambiguities")}
-    counts = Counter(f.kind for f in findings)
+    counts = Counter(f["kind"] for f in findings)
     return ", ".join(f"{n} {names.get(kind, (kind, kind))[n != 1]}" for kind, n in counts.items()) or "no findings"
 
 

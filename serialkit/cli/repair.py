@@ -27,7 +27,6 @@ from serialkit.cli._common import (
     jobs_option,
     json_option,
     output_option,
-    promise_exit,
     recursive_option,
     report_option,
     write_report,
@@ -155,7 +154,6 @@ def repair(
             sys.stdout.buffer.write(target.read_bytes())
             sys.stdout.buffer.flush()
             data.update(output="-", certificate=None, review=None)  # the temporary files are gone
-    promise_exit(EXIT_OK if data["passed"] else EXIT_FAIL)
     if report_path is not None:
         write_report(report_path, data)
     if as_json:

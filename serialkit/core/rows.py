@@ -11,6 +11,7 @@ from serialkit.core.errors import RowError
 from serialkit.core.spelling import (
     PC_NAMES_FLAT,
     PC_NAMES_SHARP,
+    is_german_spelling,
     is_integer_token,
     parse_note_name,
     parse_numeral,
@@ -152,7 +153,8 @@ class Row:
         try:
             if any(is_integer_token(t) for t in tokens):
                 return cls(tuple(_numeral_at(t, i) for i, t in enumerate(tokens)))
-            return cls(tuple(_note_at(t, i) for i, t in enumerate(tokens)))
+            german = is_german_spelling(tokens)
+            return cls(tuple(_note_at(t, i, german) for i, t in enumerate(tokens)))
         except RowError as exc:
             if _is_note_name(tokens[0]) or is_integer_token(tokens[0]):
                 raise
@@ -343,9 +345,9 @@ def _numeral_at(token: str, index: int) -> int:
         raise RowError(f"{exc} (token {index + 1})") from None
 
 
-def _note_at(token: str, index: int) -> int:
+def _note_at(token: str, index: int, german: bool = False) -> int:
     try:
-        return parse_note_name(token)
+        return parse_note_name(token, german)
     except RowError as exc:
         raise RowError(f"{exc} (token {index + 1})") from None
 

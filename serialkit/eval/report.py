@@ -51,9 +51,11 @@ def tables(s: dict[str, Any]) -> list[tuple[str, Table]]:
           _est(s["delivery"][v]["relaxed"], True), _est(s["delivery"][v]["released"], True),
           str(errored.get(v, 0))] for v in vs],
     )))
-    out.append(("Predicate pass rates (share of final candidates with no violation)", (
-        ["variant", *PREDICATE_CODES],
-        [[v, *(_est(s["predicates"][v][c], True) for c in PREDICATE_CODES)] for v in vs],
+    out.append(("Predicate pass rates (share of final candidates with notes that have no violation; "
+                "a run that delivered no notes is in no rate: – when none did)", (
+        ["variant", "runs with notes", *PREDICATE_CODES],
+        [[v, f"{s['with_notes'][v]} of {s['delivery'][v]['strict']['n']}",
+          *(_est(s["predicates"][v][c], True) for c in PREDICATE_CODES)] for v in vs],
     )))
     out.append(("Collisions per opportunity (overlapping cross-voice pairs)", (
         ["variant", "rate", "collisions", "opportunities"],
@@ -186,8 +188,10 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def _intro(s: dict[str, Any], run_dir: str) -> list[str]:
+    errored = sum(s.get("errored", {}).values())
     return [
-        f"Run directory: `{run_dir}` · {s['runs']} runs · {s['tasks']} tasks in "
+        f"Run directory: `{run_dir}` · {s['runs']} finished runs"
+        + (f" and {errored} errored (the model server failed)" if errored else "") + f" · {s['tasks']} tasks in "
         f"{len(s['families'])} families · variants: {', '.join(s['variants'])} · "
         f"proposers: {', '.join(s['proposers'])}.",
         "Intervals are 95 % percentile bootstrap intervals (2000 resamples) that resample whole "
@@ -234,10 +238,11 @@ def write_report(run_dir: str | os.PathLike[str], out: str | os.PathLike[str],
     if suffix not in (".html", ".htm", ".md"):
         raise SerialkitError(f"{target}: report must end in .html or .md")
     records = load_records(run_dir)
-    if not records:
-        raise SerialkitError(f"{run_dir}: no finished runs to report")
+    errored = RunStore(run_dir).errored()
+    if not records and not errored:
+        raise SerialkitError(f"{run_dir}: no finished or errored runs to report")
     summary = summarize(records, reference_lines(reference) if reference else None, seed=seed,
-                        errored=RunStore(run_dir).errored())
+                        errored=errored)
     pngs = plots(summary)
     if suffix == ".md":
         images = f"{target.stem}_files"

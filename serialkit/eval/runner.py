@@ -32,7 +32,15 @@ from serialkit.core.errors import SerialkitError, TaskError
 from serialkit.eval.bank import BankTask, load_bank
 from serialkit.eval.metrics import piece_metrics
 from serialkit.eval.models import ModelSpec, with_prices
-from serialkit.eval.store import MANIFEST, STATUS, RunDirError, RunStore, lock_run_dir, run_key
+from serialkit.eval.store import (
+    ERRORS,
+    MANIFEST,
+    STATUS,
+    RunDirError,
+    RunStore,
+    lock_run_dir,
+    run_key,
+)
 from serialkit.harness.proposers.errors import EndpointError
 from serialkit.io.atomic import atomic_write
 
@@ -192,7 +200,9 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 
 
 def _usage(usage: Any) -> dict[str, float]:
-    return {k: float(_get(usage, k, 0) or 0) for k in ("calls", "prompt_tokens", "completion_tokens", "seconds")}
+    """A run's usage: the counts (calls, tokens) as integers, the seconds as a number."""
+    counts: dict[str, float] = {k: int(_get(usage, k, 0) or 0) for k in ("calls", "prompt_tokens", "completion_tokens")}
+    return {**counts, "seconds": float(_get(usage, "seconds", 0) or 0)}
 
 
 def _violation_counts(verdict: Any) -> dict[str, int]:
@@ -483,9 +493,11 @@ def _run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], resume: bool,
             endpoint = result.get("endpoint")
             errors.append({"key": spec.key, "error": result["error"],
                            "kind": endpoint["kind"] if endpoint else "crash"})
-            store.append_error({**result, "task": spec.task, "family": spec.family, "variant": spec.variant,
-                                "run": spec.run, "proposer": spec.proposer, "model": spec.model,
-                                "time": datetime.now(UTC).isoformat(timespec="seconds")})
+            # the run it was, for the error log and for ``on_run`` alike (``eval run --json``)
+            result = {**result, "task": spec.task, "family": spec.family, "variant": spec.variant,
+                      "run": spec.run, "proposer": spec.proposer, "model": spec.model,
+                      "time": datetime.now(UTC).isoformat(timespec="seconds")}
+            store.append_error(result)
             if endpoint and endpoint.get("fatal") and not stop:
                 stop.append(result["error"])  # every further run would fail the same way
         else:
@@ -725,9 +737,12 @@ def _result(spec: RunSpec, future: cf.Future[dict[str, Any]]) -> dict[str, Any]:
 
 
 def load_records(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The finished runs of a run directory (error if it has none)."""
+    """The finished runs of a run directory: none when every run so far errored (its
+    ``errors.jsonl`` or manifest is there); an error when it is no run directory at all."""
     store = RunStore(run_dir)
     if not store.path.exists():
+        if (store.root / ERRORS).exists() or (store.root / MANIFEST).exists():
+            return []
         raise RunDirError(f"{store.root}: no {store.path.name} here; is this a run directory?")
     return store.records()
 

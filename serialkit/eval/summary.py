@@ -71,12 +71,19 @@ def corpus_distance(candidate_lines: Sequence[Sequence[int]],
             "samples": len(cand), "reference_samples": len(ref)}
 
 
+def has_notes(record: dict[str, Any]) -> bool:
+    """True when the run's final candidate has notes (a record without metrics counts as having them)."""
+    metrics = record.get("metrics") or {}
+    return int(metrics.get("events", 1) or 0) > 0
+
+
 def summarize(records: Sequence[dict[str, Any]], reference: Sequence[Sequence[int]] | None = None,
               seed: int = 0, errored: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """Everything the report shows, JSON-ready; Estimates become {value, low, high, n, clusters}.
 
     ``errored`` are runs the model server broke off (``RunStore.errored``): they are counted per
-    condition in their own column and left out of every rate."""
+    condition in their own column and left out of every rate. Predicate pass rates are over the
+    runs whose candidate has notes (``with_notes``): no notes breaks no rule, but passes none."""
     records = with_conditions(records)
     variants = variants_in(records)
     models = {(r["proposer"], r.get("model")) for r in records} | {
@@ -93,9 +100,9 @@ def summarize(records: Sequence[dict[str, Any]], reference: Sequence[Sequence[in
         "variants": variants,
         "tasks": len({r["task"] for r in records}),
         "families": sorted({r["family"] for r in records}),
-        "proposers": sorted({f"{r['proposer']}:{r.get('model') or '-'}" for r in records}),
+        "proposers": sorted({f"{r.get('proposer')}:{r.get('model') or '-'}" for r in [*records, *errored]}),
         "delivery": {}, "predicates": {}, "collisions": {}, "degeneracy": {}, "cost": {},
-        "corpus": {}, "by_family": {}, "errored": {v: errored_by.get(v, 0) for v in variants},
+        "corpus": {}, "by_family": {}, "errored": {v: errored_by.get(v, 0) for v in variants}, "with_notes": {},
     }
     for variant in variants:
         rs = [r for r in records if r["condition"] == variant]
@@ -103,8 +110,10 @@ def summarize(records: Sequence[dict[str, Any]], reference: Sequence[Sequence[in
             k: _boot(rs, [float(bool(r.get(k))) for r in rs], seed).to_dict()
             for k in ("strict", "relaxed", "released")
         }
+        sounding = [r for r in rs if has_notes(r)]  # a candidate with no notes breaks no rule: not a pass
+        out["with_notes"][variant] = len(sounding)
         out["predicates"][variant] = {
-            code: _boot(rs, [float(r.get("counts", {}).get(code, 0) == 0) for r in rs], seed).to_dict()
+            code: _boot(sounding, [float(r.get("counts", {}).get(code, 0) == 0) for r in sounding], seed).to_dict()
             for code in PREDICATE_CODES
         }
         withm = [r for r in rs if r.get("metrics")]

@@ -8,7 +8,7 @@ from serialkit.core.errors import PieceError
 from serialkit.core.piece import Event, Tag, fraction_str
 from serialkit.harness.gate import final_gate
 from serialkit.harness.model import Outcome
-from serialkit.harness.proposers.base import ProposedEvent, parse_proposal
+from serialkit.harness.proposers.base import ProposedEvent, parse_proposal, unreadable_why
 from serialkit.harness.session import Session
 
 
@@ -53,7 +53,7 @@ def run_single(session: Session, soft_rules: bool) -> Outcome:
         outcome.events += events
         outcome.certificates += records
         outcome.sections.append({"id": sec.id, "attempts": 1, "complete": parsed.ok, "readable": _whole(parsed),
-                                 "missing": []})
+                                 "unreadable": unreadable_why(parsed), "missing": []})
     return outcome
 
 
@@ -102,7 +102,7 @@ def run_self_refine(session: Session) -> Outcome:
             attempts += 1
             reply, call_id = session.call("refine", sec.id, attempts - 1, feedback=text)
         outcome.sections.append({"id": sec.id, "attempts": attempts, "complete": parsed.ok,
-                                 "readable": _whole(parsed), "missing": []})
+                                 "readable": _whole(parsed), "unreadable": unreadable_why(parsed), "missing": []})
     for events, records in kept.values():
         outcome.events += events
         outcome.certificates += records

@@ -16,7 +16,7 @@ from typing import Any
 from serialkit.core.piece import fraction_str
 from serialkit.harness.certificate import certificates
 from serialkit.harness.model import Outcome, event_id
-from serialkit.harness.proposers.base import ProposedEvent, parse_proposal
+from serialkit.harness.proposers.base import ProposedEvent, parse_proposal, unreadable_why
 from serialkit.harness.repair import RepairContext, RungSpec, ladder, make_room
 from serialkit.harness.session import Session
 from serialkit.harness.tasks import Slot, Task
@@ -95,6 +95,8 @@ class Harness:
         self.ladder = RepairContext(self.ver, rungs if rungs is not None else ladder(ladder_name), session,
                                     errors=self.outcome.errors)
         self.completed: list[str] = []  # notes the ladder's holes rungs wrote in the current section
+        self.unread: list[str] = []  # why each reply of the current section brought no notes
+        self.heard = False  # some reply of the current section could be read
 
     def run(self) -> Outcome:
         """Write, verify and repair every section in order, replanning up to the budget."""
@@ -116,6 +118,7 @@ class Harness:
         for what is left."""
         used = calls = 0
         self.completed = []
+        self.unread, self.heard = [], False
         budget = self.task.attempts + REASKS
         while calls < budget:
             if not self._missing(section):
@@ -130,10 +133,15 @@ class Harness:
         if self._missing(section):
             self.completed += self._complete(section, calls)
         left = self._missing(section)
-        self.outcome.sections.append({
+        record: dict[str, Any] = {
             "id": section, "attempts": calls, "complete": not left,
             "missing": [f"{s.voice} {s.label}" for s in left], "completed": self.completed,
-        })
+        }
+        slots = sum(len(self.task.slots(section, v)) for v in self.task.voice_ids)
+        if not self.heard and self.unread and len(left) == slots:
+            # no reply could be read and nothing stands in the section: said as the baselines say it
+            record.update(readable=False, unreadable=self.unread[-1])
+        self.outcome.sections.append(record)
 
     def _complete(self, section: str, attempt: int) -> list[str]:
         """The ladder's ``holes`` rungs on the section's missing notes; the ids of the notes written."""
@@ -173,6 +181,11 @@ class Harness:
         reply, call_id = self.session.call("section", section, attempt, **fields)
         parsed = parse_proposal(reply, self.task)
         self.outcome.errors += [f"{call_id} ({section}, attempt {attempt}): {e}" for e in parsed.errors]
+        why = unreadable_why(parsed)
+        if parsed.events:
+            self.heard = True
+        elif why is not None:
+            self.unread.append(why)
         ladder = self.ladder.at(section, attempt)
         pending = [c for c in self._bind(parsed.events, section, attempt, call_id) if not ladder.place(c)]
         for cand in ladder.repair(pending):

@@ -123,13 +123,13 @@ def run(task: Task | str | Path, variant: str = "harness", proposer: str | Propo
         if out_dir is not None:
             raise exc.with_run_dir(str(write_errored(Path(out_dir), transcript_text(session)))) from None
         raise
-    unreadable = [s["id"] for s in outcome.sections if s.get("readable") is False]
+    unreadable = {s["id"]: s.get("unreadable") or "" for s in outcome.sections if s.get("readable") is False}
     verdict = final_gate(task, outcome.events, unreadable=unreadable)
     released = verdict.passed(mode)
     verified_labels(outcome.certificates, verdict)
     piece = task.frame(tuple(sorted(outcome.events, key=lambda e: (e.onset, e.voice, e.id))))
     if unreadable:  # candidate.json carries them, so `serialkit check` gives the run's own verdict
-        piece = piece.copy(metadata={**piece.metadata, "unreadable_sections": unreadable})
+        piece = piece.copy(metadata={**piece.metadata, "unreadable_sections": list(unreadable)})
     certificate = build_certificate(session, outcome.certificates, released, mode)
     report = build_report(session, verdict, released, mode, outcome)
     transcript = transcript_text(session)

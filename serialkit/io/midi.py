@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import struct
+from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 
@@ -36,11 +37,12 @@ def midi_bytes(piece: Piece, tempo: float = 60.0, velocity: int = 80) -> bytes:
     """The Standard MIDI File for a Piece (tempo in quarter notes per minute)."""
     tpq = _ticks_per_quarter(piece)
     tracks = [_tempo_track(piece, tempo, tpq)]
+    names = track_names(piece)
     for index, (voice, events) in enumerate(piece.by_voice().items()):
         channel = index % 15
         channel = channel + 1 if channel >= 9 else channel  # skip the drum channel
         messages: list[tuple[int, int, bytes]] = []
-        name = voice.encode("utf-8")[:127]
+        name = names[voice].encode("utf-8")[:127]
         for e in events:
             onset, length = e.onset, e.duration
             if e.grace:
@@ -58,6 +60,22 @@ def midi_bytes(piece: Piece, tempo: float = 60.0, velocity: int = 80) -> bytes:
         tracks.append(body + b"\x00\xff\x2f\x00")
     header = b"MThd" + struct.pack(">IHHH", 6, 1, len(tracks), tpq)
     return header + b"".join(b"MTrk" + struct.pack(">I", len(t)) + t for t in tracks)
+
+
+def track_names(piece: Piece) -> dict[str, str]:
+    """Each voice's track name: its part or instrument name (``Violin``), so that the names survive
+    a round trip through MIDI; the voice id where it has none; ``Piano 1``, ``Piano 2`` where
+    several voices share one name."""
+    base = {v.id: v.name or v.id for v in piece.voices}
+    shared = Counter(base.values())
+    seen: Counter[str] = Counter()
+    out = {}
+    for voice_id, name in base.items():
+        if shared[name] > 1:
+            seen[name] += 1
+            name = f"{name} {seen[name]}"
+        out[voice_id] = name
+    return out
 
 
 def _tempo_track(piece: Piece, tempo: float, tpq: int) -> bytes:

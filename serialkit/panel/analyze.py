@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -10,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from serialkit.eval.stats import cluster_bootstrap, fleiss_kappa, rating_table
 from serialkit.panel.form import CRITERIA, LIKERT
@@ -27,14 +28,24 @@ class Rating:
     scores: dict[str, int]
 
 
+def _open_csv(path: Path) -> TextIO:
+    """A ratings file as text for the csv module, or standard input for ``-``."""
+    if str(path) == "-":
+        from serialkit.io.stdin import read_stdin_bytes
+
+        return io.StringIO(read_stdin_bytes().decode("utf-8-sig", "replace"), newline="")
+    return path.open(newline="", encoding="utf-8-sig")
+
+
 def read_ratings(paths: Sequence[str | os.PathLike[str]]) -> list[Rating]:
-    """Ratings from CSV files exported by the form; blank scores are skipped, bad ones are errors."""
+    """Ratings from CSV files exported by the form (``-``: standard input); blank scores are skipped,
+    bad ones are errors."""
     out: list[Rating] = []
     seen: dict[tuple[str, str, str], str] = {}
     for path in paths:
         p = Path(path)
         try:
-            with p.open(newline="", encoding="utf-8-sig") as fh:
+            with _open_csv(p) as fh:
                 reader = csv.DictReader(fh)
                 missing = {"rater", "item", "candidate"} - set(reader.fieldnames or ())
                 if missing:

@@ -92,7 +92,7 @@ def test_a_missing_section_is_never_released(mode: str) -> None:
     result = run("duo-berg", variant="raw", proposer=Mutating(lose_section_b), mode=mode)
     assert not result.released and not result.verdict.strict and not result.verdict.relaxed
     messages = [f["message"] for f in result.report["failures"] if f["code"] == "SECTION"]
-    assert messages == ["section B: the reply could not be read"]
+    assert messages == ["section B: the reply could not be read (HTTP 500 from the server)"]  # and why
     assert result.verdict.delivered == 24 and result.verdict.scheduled == 48
     assert {s["section"] for s in result.verdict.short} == {"B"}
 
@@ -110,8 +110,9 @@ def test_a_baseline_is_judged_on_everything_the_model_wrote(variant: str) -> Non
     baseline: no repair may mend its reply, so the section counts as unreadable (outside tester)."""
     result = run("duo-berg", variant=variant, proposer=Mutating(stray_voice))
     assert not result.released and not result.verdict.relaxed
-    assert [f["message"] for f in result.report["failures"] if f["code"] == "SECTION"] == [
-        "section A: the reply could not be read"]
+    (said,) = [f["message"] for f in result.report["failures"] if f["code"] == "SECTION"]
+    assert said.startswith("section A: the reply could not be read (1 note unreadable: events[")
+    assert said.endswith("]: unknown voice 'va')")
     assert any("unknown voice 'va'" in e for e in result.report["errors"])
 
 

@@ -57,6 +57,23 @@ def test_note_names(name: str, pc: int) -> None:
     assert parse_note_name(name) == pc
 
 
+@pytest.mark.parametrize(
+    ("spec", "pcs"),
+    [("Fis Es As H C D E F G A B Cis", (6, 3, 8, 11, 0, 2, 4, 5, 7, 9, 10, 1)),  # outside tester, 1900 #16
+     ("A Fis G Gis E F H B D Cis C Es", OP21),
+     ("A Fis G Gis E F B Bes D Cis C Es", None)],  # -is/-es without H: B is still B flat
+)
+def test_a_german_spelling_reads_a_bare_b_as_b_flat(spec: str, pcs: tuple[int, ...] | None) -> None:
+    """In German, H is B natural and B is B flat; a bare B is read so only when the row is spelt the
+    German way (an H, or -is/-es suffixes); elsewhere B is B natural."""
+    if pcs is None:
+        with pytest.raises(RowError, match="pitch class 10 appears twice"):
+            Row.parse(spec)
+    else:
+        assert Row.parse(spec).pcs == pcs
+    assert Row.parse("A F# G G# E F B Bb D C# C Eb").pcs == OP21  # English: B is B natural
+
+
 def test_row_from_sequence_and_row() -> None:
     row = Row.parse(list(OP21))
     assert Row.parse("A F# G G# E F B Bb D C# C Eb".split()) == row

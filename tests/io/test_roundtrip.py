@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 
 from serialkit.core.piece import Event, Piece, Voice
 from serialkit.io import from_music21, read_score, to_music21, write_mei, write_midi, write_musicxml
+from serialkit.io.midi import track_names
 from serialkit.io.validate import musicxml_errors
 from tests.strategies import notated_pieces
 
@@ -168,12 +169,26 @@ def test_midi_round_trip(piece: Piece, tmp_path_factory: pytest.TempPathFactory)
     write_midi(piece, out)
     back = read_score(out)
     assert back.metadata["format"] == "midi"
-    mine = sorted((e.voice, e.onset, e.duration, e.midi) for e in piece.events)
+    names = track_names(piece)  # a voice comes back under its track name: its part name, else its id
+    assert set(names.values()) == set(back.voice_ids)
+    mine = sorted((names[e.voice], e.onset, e.duration, e.midi) for e in piece.events)
     theirs = sorted((e.voice, e.onset, e.duration, e.midi) for e in back.events)
     assert mine == theirs
     assert [(t.numerator, t.denominator) for t in back.time_signatures][:1] == [
         (t.numerator, t.denominator) for t in piece.time_signatures
     ][:1]
+
+
+def test_midi_tracks_are_named_after_the_parts(fixtures: Path, tmp_path: Path) -> None:
+    """Track names are the part (instrument) names, not voice ids like P1/1/1 (outside tester, 1900)."""
+    piece = read_score(fixtures / "render" / "duet.musicxml")
+    assert [v.name for v in piece.voices] == ["Flute", "Cello"]
+    back = read_score(write_midi(piece, tmp_path / "duet.mid"))
+    assert back.voice_ids == ("Flute", "Cello")
+    assert sorted((e.onset, e.midi) for e in back.events if e.voice == "Cello") == sorted(
+        (e.onset, e.midi) for e in piece.events if e.voice == "P2/1/1" and not e.grace)
+    twins = piece.copy(voices=tuple(Voice(v.id, "Piano") for v in piece.voices))
+    assert track_names(twins) == {"P1/1/1": "Piano 1", "P2/1/1": "Piano 2"}
 
 
 def test_midi_reader_refuses_damaged_files(fixtures: Path, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from serialkit.eval.runner import VARIANTS
 from serialkit.panel.analyze import analyze, read_ratings
 from serialkit.panel.form import CRITERIA, CSV_HEADER
 from tests.conftest import require_program
-from tests.eval.helpers import run_cli, small_bank
+from tests.eval.helpers import CLI, run_cli, small_bank
 
 # Everything that would tell a rater which condition (or run) a candidate came from.
 REVEALING = [*VARIANTS, "self refine", "soft rules", "stochastic", "openai", "replay", "released",
@@ -205,6 +205,12 @@ def test_analysis_recovers_a_simulated_preference_and_agreement(packet: tuple[Pa
     for criterion, _ in CRITERIA:
         assert result["scores"]["harness"][criterion]["value"] > max(
             result["scores"][c][criterion]["value"] for c in others)
+    # '-' reads the ratings from standard input, as every other command reads its input (tester 1900)
+    piped = subprocess.run([*CLI, "panel", "analyze", "-", "--key", str(key_path), "--json", "--seed", "1"],
+                           input=files[0].read_bytes(), capture_output=True, timeout=300)
+    named = run_cli("panel", "analyze", str(files[0]), "--key", str(key_path), "--json", "--seed", "1")
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout) == json.loads(named.stdout)
     bad = tmp_path / "bad.csv"
     bad.write_text(",".join(CSV_HEADER) + "\nR1,Q01,XXXXX,A,9,1,1,1,\n")
     proc = run_cli("panel", "analyze", str(bad), "--key", str(key_path), check=False)

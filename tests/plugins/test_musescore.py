@@ -167,7 +167,7 @@ def test_report_absolute_convention_renames_forms_only() -> None:
 
 def test_the_separate_musescore_command_is_gone() -> None:
     result = CliRunner().invoke(cli, ["plugins", "musescore", str(FIXTURE)])
-    assert result.exit_code == 2 and "No such command" in result.output
+    assert result.exit_code == 2 and "no such command 'musescore'" in result.stderr
     assert "plugins musescore" not in PLUGIN.read_text(encoding="utf-8")
     assert "annotate" in PLUGIN.read_text(encoding="utf-8")
 

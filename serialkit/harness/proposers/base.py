@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from serialkit.core.errors import RowError
 from serialkit.core.rows import RowForm
+from serialkit.core.spelling import parse_pitch
 from serialkit.harness.tasks import Task
 
 KINDS = ("section", "patch", "refine")
@@ -234,11 +235,36 @@ def parse_proposal(reply: Reply, task: Task) -> Parsed:
     return Parsed(events, errors, True)
 
 
+def unreadable_why(parsed: Parsed) -> str | None:
+    """Why a reply could not be read (wholly or in part), in the words every variant uses; None
+    when it was read whole."""
+    if parsed.ok and not parsed.errors:
+        return None
+    if parsed.ok and parsed.events:  # read in part: how many notes were lost, and the first reason
+        lost = len(parsed.errors)
+        return f"{lost} note{'s' if lost != 1 else ''} unreadable: {parsed.errors[0]}"
+    return parsed.errors[0] if parsed.errors else "the reply has no notes"
+
+
 def _number(value: Any) -> Any:
     """An integer written as a string (``"60"``) read as the integer; anything else unchanged."""
     if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
         return int(value)
     return value
+
+
+def _midi(item: dict[str, Any]) -> int:
+    """The MIDI number of a proposed note: ``midi`` (or ``pitch``) as a number or as a note name with
+    its octave (``"Bb4"``, ``"B♭4"``: models write names as often as numbers)."""
+    key = "midi" if "midi" in item else "pitch" if "pitch" in item else None
+    if key is None:
+        raise ValueError("no 'midi' (a MIDI number, or a note name with its octave such as Bb4)")
+    value = _number(item[key])
+    if isinstance(value, str):
+        return parse_pitch(value)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise ValueError(f"{key} {value!r} is not an integer or a note name such as Bb4")
+    return int(value)
 
 
 def _event(item: Any, voices: set[str]) -> ProposedEvent:
@@ -247,9 +273,7 @@ def _event(item: Any, voices: set[str]) -> ProposedEvent:
     voice = str(item["voice"])
     if voice not in voices:
         raise ValueError(f"unknown voice {voice!r}")
-    midi = _number(item["midi"])
-    if isinstance(midi, bool) or not isinstance(midi, int | float) or midi != int(midi):
-        raise ValueError(f"midi {midi!r} is not an integer")
+    midi = _midi(item)
     onset = to_time(item["onset"], "onset")
     duration = to_time(item["duration"], "duration")
     if onset < 0 or duration <= 0:
