@@ -44,8 +44,6 @@ __all__ = [
 
 REPAIR_RUNG = "rewrite"
 """The rung of the repair ladder a pitch correction belongs to (the harness's segment rewrite)."""
-RUNG_COLOUR = "#56B4E9"
-"""The review page's colour for the ``rewrite`` rung (``render.marks.RUNG_COLORS``)."""
 FIXABLE = ("ROW", "ORDER")
 """The finding codes a pitch correction can fix (``--only``)."""
 TIMING_FIXABLE = ("COLL", "CROSS")
@@ -520,9 +518,8 @@ def _with_timing(piece: Piece, changes: Sequence[Change], edits: Sequence[Timing
 
 
 def _colour(rung: str) -> str:
-    """The colour of a rung: the pitch rewrite's own, else the review page's (``RUNG_COLORS``)."""
-    if rung == REPAIR_RUNG:
-        return RUNG_COLOUR
+    """The colour of a rung in the written score: the review page's (``render.marks.RUNG_COLORS``,
+    the one table of rung colours), as MusicXML and MEI write it."""
     from serialkit.render.marks import OTHER_RUNG_COLOR, RUNG_COLORS
 
     return RUNG_COLORS.get(rung, OTHER_RUNG_COLOR).upper()
@@ -674,6 +671,26 @@ def _rewrite_musicxml(repaired: Piece, notes: Mapping[str, Any], out: Path) -> N
         tmp.write_bytes(payload)
 
 
+def _set_pitch(pitch: Any, step: str, alter: int, octave: int) -> None:
+    """Rewrite a ``<pitch>`` in place: its step, alter and octave elements' text, an ``<alter>``
+    added after the step (on its line) or taken out when the note becomes natural; the rest of
+    the element (whitespace, other children) as it was."""
+    from lxml import etree
+
+    step_el, octave_el, alter_el = pitch.find("step"), pitch.find("octave"), pitch.find("alter")
+    if step_el is None or octave_el is None:
+        raise ScoreWriteError(f"a <pitch> without <step> or <octave> (line {pitch.sourceline})")
+    step_el.text, octave_el.text = step, str(octave)
+    if alter and alter_el is None:
+        alter_el = etree.Element("alter")
+        step_el.addnext(alter_el)
+        alter_el.tail = step_el.tail
+    if alter_el is not None and alter:
+        alter_el.text = str(alter)
+    elif alter_el is not None:
+        pitch.remove(alter_el)  # its tail goes with it: the octave keeps its line
+
+
 def _write_musicxml(source: Path, changes: Mapping[str, Change], notes: Mapping[str, Any], out: Path) -> None:
     from lxml import etree
 
@@ -704,21 +721,18 @@ def _write_musicxml(source: Path, changes: Mapping[str, Change], notes: Mapping[
             written = 12 * (octave + 1) + _NATURAL.get(step, 0) + round(float(alter_text))
             new_step, new_alter, new_octave = spell(written + change.after - change.before, step,
                                                     change.model or "other", habit)
-            for child in list(pitch):
-                pitch.remove(child)
-            etree.SubElement(pitch, "step").text = new_step
-            if new_alter:
-                etree.SubElement(pitch, "alter").text = str(new_alter)
-            etree.SubElement(pitch, "octave").text = str(new_octave)
+            _set_pitch(pitch, new_step, new_alter, new_octave)
             old = note.find("accidental")
-            if old is not None:
-                note.remove(old)
-            if k == 0:
+            if k == 0 and old is not None:  # the accidental shown, in the element the note had
+                old.text = _ACCIDENTAL_TEXT[new_alter]
+            elif k == 0:
                 acc = etree.Element("accidental")
                 acc.text = _ACCIDENTAL_TEXT[new_alter]
                 insert_in_order(note, acc)
-    root = annotate_tree(tree, where, notes, "fingering", scan)
-    data = serialize(root, tree)
+            elif old is not None:  # a tied continuation shows none
+                note.remove(old)
+    root = annotate_tree(tree, where, notes, "fingering", scan, declare=False)
+    data = serialize(root, tree, scan.ends)
     payload = _mxl_bytes(source if member else None, member, data) if out.suffix.lower() == ".mxl" else data
     with atomic_path(out) as tmp:
         tmp.write_bytes(payload)

@@ -28,6 +28,8 @@ class Scan:
     root: etree._Element
     elements: list[tuple[etree._Element, RawNote]] = field(default_factory=list)
     assigned: set[str] = field(default_factory=set)
+    ends: tuple[bytes, bytes] | None = None
+    """The file's bytes around its root element (``document_ends``), for writing it back as it was."""
 
 
 def _num(text: str | None, where: str, what: str) -> Fraction:
