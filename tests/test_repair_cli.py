@@ -616,3 +616,54 @@ def test_one_colour_per_rung_in_the_score_and_on_the_review_page(tmp_path: Path)
     assert f'color="{REWRITE_COLOUR}"' in score and REWRITE_COLOUR.lower() in html
     others = {c.upper() for r, c in RUNG_COLORS.items() if r != "rewrite"}
     assert not [c for c in others if c in score]
+
+
+@pytest.mark.parametrize("suffix", [".musicxml", ".mei"])
+def test_a_repair_parses_its_source_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str) -> None:
+    """One reading of the source feeds the piece, the written names, the spelling habit and the
+    in-place edit; the written score is read back once, which also gives its tied noteheads."""
+    import sys
+
+    import serialkit.io.safety as safety
+
+    real = safety.parse_xml
+    parsed: list[str] = []
+
+    def counting(data: bytes, where: str, *args: object, **kwargs: object) -> object:
+        parsed.append(str(where))
+        return real(data, where, *args, **kwargs)  # type: ignore[arg-type]
+
+    for module in list(sys.modules.values()):  # every module that took the name
+        if getattr(module, "parse_xml", None) is real:
+            monkeypatch.setattr(module, "parse_xml", counting)
+    src, plant = _planted(tmp_path, "accidental", suffix=suffix)
+    out = tmp_path / f"fixed{suffix}"
+    code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "-o", str(out), "--no-review")
+    assert code == 0, text
+    assert parsed.count(str(src)) == 1, parsed
+    assert [Path(w).name for w in parsed if w != str(src)] == [out.name], parsed  # the read-back
+    assert {e: m for e, m in _pitches(out).items() if _pitches(src)[e] != m} == plant.original
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["accidental", "third", "swap"]))
+def test_musicxml_and_mei_of_one_piece_spell_a_repair_alike(tmp_path: Path, seed: int, kind: str) -> None:
+    """Property: the spelling habit comes from the reader's written alterations in either format,
+    so one piece written as MusicXML and as MEI gets one habit and the same written names for
+    every change and held suggestion."""
+    from serialkit.repairing import _read
+
+    folder = tmp_path / f"{kind}-{seed}"
+    folder.mkdir(exist_ok=True)
+    names = {}
+    for suffix in (".musicxml", ".mei"):
+        src, _plant = _planted(folder, kind, seed, suffix=suffix)
+        score = _read(src)
+        assert score.habit == sum((n.alter > 0) - (n.alter < 0) for n in score.mei.parts.notes) if score.mei \
+            else score.habit == sum((n.alter > 0) - (n.alter < 0) for n in score.scan.parts.notes)
+        code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "--dry-run", "--json", "--threshold", "0")
+        data = json.loads(text)
+        names[suffix] = (score.habit, [(c["id"], c["before"].get("written"), c["after"].get("written"))
+                                       for c in [*data["changes"], *data["held"]]])
+    assert names[".musicxml"] == names[".mei"]
