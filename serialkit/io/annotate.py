@@ -138,7 +138,8 @@ def _label_words(first: etree._Element, note: etree._Element, label: str) -> Non
     if staff:
         etree.SubElement(direction, "staff").text = staff
     first.addprevious(direction)
-    direction.tail = first.tail
+    before = direction.getprevious()  # the note keeps its line: the direction gets the same indentation
+    direction.tail = before.tail if before is not None else direction.getparent().text  # type: ignore[union-attr]
 
 
 def _chord_groups(notes: list[etree._Element]) -> list[list[etree._Element]]:
