@@ -38,7 +38,7 @@ __all__ = [
     "TIMING_FIXABLE",
     "Change",
     "RepairResult",
-    "check_only",
+    "validate_only",
     "repair_score",
 ]
 
@@ -207,7 +207,7 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def check_only(only: Sequence[str] | None, profile: Any) -> None:
+def validate_only(only: Sequence[str] | None, profile: Any) -> None:
     """Refuse ``--only`` codes repair cannot fix, and timing codes the rule profile does not judge
     (one error before any score is read)."""
     if only is None:
@@ -332,7 +332,7 @@ def repair_score(
 
     source = Path(score)
     profile = profile_for(rules, task_bound=False)
-    check_only(only, profile)
+    validate_only(only, profile)
     if not dry_run:
         if out is None:
             raise SerialkitError(f"{source}: give -o/--output for the repaired score (or --dry-run)")

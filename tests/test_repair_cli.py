@@ -667,3 +667,16 @@ def test_musicxml_and_mei_of_one_piece_spell_a_repair_alike(tmp_path: Path, seed
         names[suffix] = (score.habit, [(c["id"], c["before"].get("written"), c["after"].get("written"))
                                        for c in [*data["changes"], *data["held"]]])
     assert names[".musicxml"] == names[".mei"]
+
+
+def test_the_readme_classroom_folder(fixtures: Path, tmp_path: Path) -> None:
+    """The README's example on the fixture folder: one entry per exercise, then the summary; the
+    same with --report as on standard output."""
+    report = tmp_path / "class.json"
+    code, text, _ = _run("repair", str(fixtures / "classroom"), "--row", "C B G Ab Eb Db D Bb F# F E A",
+                         "--dry-run", "--json", "--report", str(report))
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert code == 0 and [Path(r["source"]).stem for r in lines[:-1]] == ["anna", "ben", "carla", "dev", "emma"]
+    assert lines[-1] == {"summary": {"scores": 5, "passed": 5, "failed": 0, "unreadable": 0,
+                                     "changed_notes": 6, "scores_changed": 4}}
+    assert json.loads(report.read_text(encoding="utf-8")) == {"scores": lines[:-1], **lines[-1]}
