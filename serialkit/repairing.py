@@ -38,14 +38,12 @@ __all__ = [
     "TIMING_FIXABLE",
     "Change",
     "RepairResult",
-    "check_only",
+    "validate_only",
     "repair_score",
 ]
 
 REPAIR_RUNG = "rewrite"
 """The rung of the repair ladder a pitch correction belongs to (the harness's segment rewrite)."""
-RUNG_COLOUR = "#56B4E9"
-"""The review page's colour for the ``rewrite`` rung (``render.marks.RUNG_COLORS``)."""
 FIXABLE = ("ROW", "ORDER")
 """The finding codes a pitch correction can fix (``--only``)."""
 TIMING_FIXABLE = ("COLL", "CROSS")
@@ -209,7 +207,7 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def check_only(only: Sequence[str] | None, profile: Any) -> None:
+def validate_only(only: Sequence[str] | None, profile: Any) -> None:
     """Refuse ``--only`` codes repair cannot fix, and timing codes the rule profile does not judge
     (one error before any score is read)."""
     if only is None:
@@ -223,15 +221,82 @@ def check_only(only: Sequence[str] | None, profile: Any) -> None:
                              "so no timing is changed for it; give --rules generation")
 
 
-def read_any(path: Path) -> Piece:
-    """A piece from a JSON piece file or any score ``serialkit.io.read_score`` reads."""
+@dataclass
+class _Score:
+    """One reading of a score: its piece and, for MusicXML and MEI, what the reader found on the
+    way — the parsed tree, each notehead's element, the tie chains, the spelling habit — so that
+    the names, the writing and the noteheads of a repair all come from that one reading."""
+
+    piece: Piece
+    kind: str
+    """``musicxml``, ``mei``, ``json`` or ``other`` (read by ``read_score``; not written)."""
+    where: str = ""
+    tree: Any = None
+    member: str | None = None
+    """The score's member in an .mxl archive."""
+    scan: Any = None
+    """MusicXML: the reader's ``Scan`` (its ``ends``: the bytes around the root)."""
+    data: bytes = b""
+    """MEI: the file's bytes (edited in place, byte for byte)."""
+    mei: Any = None
+    """MEI: the reader's state."""
+    elements: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    """Notehead id → (its element, the reader's ``RawNote``)."""
+    chains: dict[str, list[str]] = field(default_factory=dict)
+    """A tied note's first notehead id → all its noteheads' ids, in order."""
+    habit: int = 0
+    """The score's habit in accidentals: > 0 when its notes are spelt with more sharps than
+    flats, < 0 more flats (the reader's written alterations, in either format)."""
+
+
+def _read(path: Path) -> _Score:
+    """Read ``path`` once: a JSON piece, MusicXML (.mxl too) or MEI with the reader's tree and
+    noteheads, or any other score ``read_score`` reads (repaired in a dry run only)."""
+    from serialkit.core.errors import PieceError, ScoreReadError
+    from serialkit.io._build import build_piece, tie_chains
+
     if path.suffix.lower() == ".json":
         from serialkit.io.jsonio import load_piece
 
-        return load_piece(path)
-    from serialkit.io import read_score
+        return _Score(load_piece(path), "json")
+    from serialkit.io import read_score, score_format
 
-    return read_score(path)
+    fmt = score_format(path)
+    if fmt not in ("musicxml", "mei"):
+        return _Score(read_score(path), "other")
+    where, member, ends, data, mei = str(path), None, None, b"", None
+    if fmt == "musicxml":
+        from serialkit.io.musicxml_read import load_document, scan_tree
+
+        tree, where, member, ends = load_document(path)
+        scan = scan_tree(tree, where)
+        scan.ends = ends
+        elements, parts = scan.elements, scan.parts
+    else:
+        from serialkit.io.mei_read import scan_mei_tree
+        from serialkit.io.safety import parse_xml, read_bytes
+
+        data = read_bytes(path)
+        tree, scan = parse_xml(data, where), None
+        mei = scan_mei_tree(tree, where)
+        elements, parts = mei.elements, mei.parts
+    try:
+        piece = build_piece(parts, path, "mxl" if member else fmt)
+    except PieceError as exc:
+        raise ScoreReadError(f"{where}: {exc}") from None
+    if not piece.events:
+        raise ScoreReadError(f"{path}: the score contains no notes")
+    return _Score(
+        piece, fmt, where, tree, member, scan, data, mei,
+        elements={raw.id: (el, raw) for el, raw in elements},
+        chains={chain[0].id: [n.id for n in chain] for chain in tie_chains(parts)},
+        habit=sum((n.alter > 0) - (n.alter < 0) for n in parts.notes),
+    )
+
+
+def read_any(path: Path) -> Piece:
+    """A piece from a JSON piece file or any score ``serialkit.io.read_score`` reads."""
+    return _read(path).piece
 
 
 def repair_score(
@@ -267,7 +332,7 @@ def repair_score(
 
     source = Path(score)
     profile = profile_for(rules, task_bound=False)
-    check_only(only, profile)
+    validate_only(only, profile)
     if not dry_run:
         if out is None:
             raise SerialkitError(f"{source}: give -o/--output for the repaired score (or --dry-run)")
@@ -279,7 +344,8 @@ def repair_score(
                 f"{target}: the repaired score is written in the input's format ({source.suffix}); "
                 f"give an output ending {source.suffix}"
             )
-    piece = read_any(source)
+    score_read = _read(source)  # the one reading of the source: piece, names, writing
+    piece = score_read.piece
     conv = _check_convention(convention or piece.convention)
     the_row = row_for(piece, source, row)[0]
     before = check_piece(piece, row=the_row, convention=conv, source=str(source), profile=profile).to_dict()
@@ -320,7 +386,7 @@ def repair_score(
         notes.append(_held_note(len(changes), len(held), threshold, dry_run))
     result = RepairResult(source, None if out is None else Path(out), changes, before, after, the_row,
                           dry_run, withdrawn=tuple(withdrawn), notes=tuple(notes), held=held,
-                          threshold=threshold, name=name, written=_written_names(source, (*changes, *held)))
+                          threshold=threshold, name=name, written=_written_names(score_read, (*changes, *held)))
     if dry_run:
         return result
     if not changes:  # nothing improves: no copy, no certificate, only the report saying why
@@ -340,9 +406,10 @@ def repair_score(
 
     paths = [target, cert_path] + ([review_path] if review_path is not None else [])
     with atomic_paths(*paths) as staged:  # the score, its certificate and review page: all or none
-        _write_score(source, repaired, changes, staged[0])
+        _write_score(score_read, source, repaired, changes, staged[0])
         # a claim is checked where it is made: the file written, read back, is what passes
-        written = read_any(staged[0])
+        written_read = _read(staged[0])
+        written = written_read.piece
         got = {e.id: e.midi for e in written.events}
         when = {e.id: (e.onset, e.duration) for e in written.events}
         wrong = [c.event_id for c in changes if got.get(c.event_id) != c.after
@@ -352,7 +419,8 @@ def repair_score(
         after = check_piece(written, row=the_row, convention=conv, source=str(target), profile=profile).to_dict()
         result.after = after
         result.out, result.certificate_path = target, cert_path
-        result.noteheads = _tied_noteheads(staged[0], {c.event_id for c in changes})
+        result.noteheads = {c.event_id: written_read.chains[c.event_id] for c in changes
+                            if len(written_read.chains.get(c.event_id, ())) > 1}  # tied over: every notehead
         staged[1].write_text(json.dumps(result.certificate(), indent=2, ensure_ascii=False) + "\n",
                              encoding="utf-8")
         if review_path is not None:
@@ -520,42 +588,44 @@ def _with_timing(piece: Piece, changes: Sequence[Change], edits: Sequence[Timing
 
 
 def _colour(rung: str) -> str:
-    """The colour of a rung: the pitch rewrite's own, else the review page's (``RUNG_COLORS``)."""
-    if rung == REPAIR_RUNG:
-        return RUNG_COLOUR
+    """The colour of a rung in the written score: the review page's (``render.marks.RUNG_COLORS``,
+    the one table of rung colours), as MusicXML and MEI write it."""
     from serialkit.render.marks import OTHER_RUNG_COLOR, RUNG_COLORS
 
     return RUNG_COLORS.get(rung, OTHER_RUNG_COLOR).upper()
 
 
-def _write_score(source: Path, repaired: Piece, changes: Sequence[Change], out: Path) -> None:
-    """The repaired score in the input's format (nothing written when anything fails)."""
+def _write_score(score: _Score, source: Path, repaired: Piece, changes: Sequence[Change], out: Path) -> None:
+    """The repaired score in the input's format, from the source's one reading (nothing written
+    when anything fails)."""
     from serialkit.io.annotate import Annotation
 
-    suffix = source.suffix.lower()
     notes = {c.event_id: Annotation(c.text, _colour(c.rung)) for c in changes}
-    if suffix in (".musicxml", ".xml", ".mxl") and any(c.time is not None for c in changes):
+    timed = any(c.time is not None for c in changes)  # a note's time changed: written anew
+    if score.kind == "musicxml" and timed:
         _rewrite_musicxml(repaired, notes, out)
-    elif suffix in (".musicxml", ".xml", ".mxl"):
-        _write_musicxml(source, {c.event_id: c for c in changes}, notes, out)
-    elif suffix == ".mei" and any(c.time is not None for c in changes):  # a note's time changed
+    elif score.kind == "musicxml":
+        _write_musicxml(score, source, {c.event_id: c for c in changes}, notes, out)
+    elif score.kind == "mei" and timed:
         from serialkit.io.mei_write import write_mei
 
         write_mei(repaired, out, annotations=notes)
-    elif suffix == ".mei":  # edited in place, as annotate does: every other byte as it was
+    elif score.kind == "mei":  # edited in place, as annotate does: every other byte as it was
         from serialkit.io.mei_annotate import write_annotated_mei
 
         by_id = {c.event_id: c for c in changes}
-        habit = _habit(source.read_bytes(), rb'accid(?:\.ges)?="(s|f)"')
         write_annotated_mei(source, notes, out, "fingering", pitches={c.event_id: c.after for c in changes},
-                            spelling=lambda eid, step, written: spell(written, step, by_id[eid].model or "other", habit))
-    elif suffix == ".json":  # a JSON piece has no noteheads: the marks go in its metadata
+                            spelling=lambda eid, step, written: spell(written, step, by_id[eid].model or "other",
+                                                                      score.habit),
+                            parsed=(score.data, score.tree, score.mei))
+    elif score.kind == "json":  # a JSON piece has no noteheads: the marks go in its metadata
         from serialkit.io.atomic import atomic_write
 
         marks = {eid: {"label": a.label, "color": a.color} for eid, a in notes.items()}
         marked = repaired.copy(metadata={**repaired.metadata, "repair_marks": marks}) if marks else repaired
         atomic_write(out, json.dumps(marked.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
+        suffix = source.suffix.lower()
         raise ScoreWriteError(f"{out}: cannot write {suffix or 'a file without an extension'}")
 
 
@@ -594,70 +664,31 @@ def _pitch_name(step: str, alter: int, octave: int) -> str:
     return f"{step}{'#' * alter if alter > 0 else 'b' * -alter}{octave}"
 
 
-def _written_names(source: Path, changes: Sequence[Change]) -> dict[str, tuple[str, str]]:
+def _written_names(score: _Score, changes: Sequence[Change]) -> dict[str, tuple[str, str]]:
     """Each change's note as the score writes it, before and after (``_write_score`` spells the
     new pitch the same way): its staff's transposition and the letter the score gives it. A JSON
     piece has no spelling: nothing."""
-    suffix = source.suffix.lower()
-    if suffix == ".mei":
-        from serialkit.io.mei_read import scan_mei_tree
-        from serialkit.io.safety import parse_xml, read_bytes
-
-        data = read_bytes(source)
-        state = scan_mei_tree(parse_xml(data, str(source)), str(source))
-        elements, habit = state.elements, _habit(data, rb'accid(?:\.ges)?="(s|f)"')
-
+    if score.kind == "mei":
         def step_of(el: Any) -> str:
             return str(el.get("pname.ges") or el.get("pname") or "C").upper()
-    elif suffix in (".musicxml", ".xml", ".mxl"):
-        from serialkit.io.musicxml_read import take_scan
-
-        scan = take_scan(source)[3]
-        elements = scan.elements
-        habit = sum(1 if (a.text or "").strip().startswith("1") else -1
-                    for a in scan.root.iter("alter") if (a.text or "").strip() not in ("", "0"))
-
+    elif score.kind == "musicxml":
         def step_of(el: Any) -> str:
             return str((el.findtext("pitch/step") or "C").strip())
     else:
         return {}
-    by_id = {raw.id: (el, raw) for el, raw in elements}
     out: dict[str, tuple[str, str]] = {}
     for c in changes:
-        if c.event_id not in by_id:
+        if c.event_id not in score.elements:
             continue
-        el, raw = by_id[c.event_id]
+        el, raw = score.elements[c.event_id]
         step, written = step_of(el), raw.midi - raw.transposition
         alter = (written - _NATURAL.get(step, 0) + 6) % 12 - 6
         before = _pitch_name(step, alter, (written - alter - _NATURAL.get(step, 0)) // 12 - 1)
-        out[c.event_id] = (before, _pitch_name(*spell(written + c.after - c.before, step, c.model or "other", habit)))
+        out[c.event_id] = (before, _pitch_name(*spell(written + c.after - c.before, step, c.model or "other",
+                                                      score.habit)))
     return out
 
 
-def _tied_noteheads(path: Path, ids: set[str]) -> dict[str, list[str]]:
-    """The noteheads of each changed note of ``ids`` that is tied over (every one was rewritten)."""
-    from serialkit.io._build import _merge_ties
-
-    suffix = path.suffix.lower()
-    if suffix == ".mei":
-        from serialkit.io.mei_read import scan_mei
-
-        parts = scan_mei(path)
-    elif suffix in (".musicxml", ".xml", ".mxl"):
-        from serialkit.io.musicxml_read import take_scan
-
-        parts = take_scan(path)[3].parts
-    else:
-        return {}
-    chains = {chain[0].id: [n.id for n in chain] for chain in _merge_ties(parts.notes, parts.tie_links)}
-    return {i: chains[i] for i in ids if len(chains.get(i, ())) > 1}
-
-
-def _habit(data: bytes, pattern: bytes) -> int:
-    """The score's habit in accidentals: > 0 when it writes more sharps (``s``), < 0 more flats."""
-    import re
-
-    return sum(1 if m.group(1) == b"s" else -1 for m in re.finditer(pattern, data))
 def _rewrite_musicxml(repaired: Piece, notes: Mapping[str, Any], out: Path) -> None:
     """A changed note length cannot be edited into the source's measures soundly (voices, backups,
     ties and beams would all move), so the repaired piece is written anew by serialkit's own
@@ -674,21 +705,38 @@ def _rewrite_musicxml(repaired: Piece, notes: Mapping[str, Any], out: Path) -> N
         tmp.write_bytes(payload)
 
 
-def _write_musicxml(source: Path, changes: Mapping[str, Change], notes: Mapping[str, Any], out: Path) -> None:
+def _set_pitch(pitch: Any, step: str, alter: int, octave: int) -> None:
+    """Rewrite a ``<pitch>`` in place: its step, alter and octave elements' text, an ``<alter>``
+    added after the step (on its line) or taken out when the note becomes natural; the rest of
+    the element (whitespace, other children) as it was."""
     from lxml import etree
 
-    from serialkit.io._build import _merge_ties
+    step_el, octave_el, alter_el = pitch.find("step"), pitch.find("octave"), pitch.find("alter")
+    if step_el is None or octave_el is None:
+        raise ScoreWriteError(f"a <pitch> without <step> or <octave> (line {pitch.sourceline})")
+    step_el.text, octave_el.text = step, str(octave)
+    if alter and alter_el is None:
+        alter_el = etree.Element("alter")
+        step_el.addnext(alter_el)
+        alter_el.tail = step_el.tail
+    if alter_el is not None and alter:
+        alter_el.text = str(alter)
+    elif alter_el is not None:
+        pitch.remove(alter_el)  # its tail goes with it: the octave keeps its line
+
+
+def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], notes: Mapping[str, Any],
+                    out: Path) -> None:
+    """The source's own MusicXML tree (its one reading) with the changed notes repitched,
+    coloured and labelled, written back with every other byte as it was."""
+    from lxml import etree
+
     from serialkit.io.annotate import _mxl_bytes, annotate_tree, insert_in_order, serialize
     from serialkit.io.atomic import atomic_path
-    from serialkit.io.musicxml_read import take_scan
 
-    tree, where, member, scan = take_scan(source)
-    element = {raw.id: el for el, raw in scan.elements}
-    members: dict[str, list[str]] = {}
-    for chain in _merge_ties(scan.parts.notes, scan.parts.tie_links):
-        members[chain[0].id] = [n.id for n in chain]
-    habit = sum(1 if (a.text or "").strip().startswith("1") else -1
-                for a in scan.root.iter("alter") if (a.text or "").strip() not in ("", "0"))
+    tree, where, member, scan = score.tree, score.where, score.member, score.scan
+    element = {nid: el for nid, (el, _raw) in score.elements.items()}
+    members, habit = score.chains, score.habit
     for eid, change in changes.items():
         ids = members.get(eid, [eid])
         for k, nid in enumerate(ids):
@@ -704,21 +752,18 @@ def _write_musicxml(source: Path, changes: Mapping[str, Change], notes: Mapping[
             written = 12 * (octave + 1) + _NATURAL.get(step, 0) + round(float(alter_text))
             new_step, new_alter, new_octave = spell(written + change.after - change.before, step,
                                                     change.model or "other", habit)
-            for child in list(pitch):
-                pitch.remove(child)
-            etree.SubElement(pitch, "step").text = new_step
-            if new_alter:
-                etree.SubElement(pitch, "alter").text = str(new_alter)
-            etree.SubElement(pitch, "octave").text = str(new_octave)
+            _set_pitch(pitch, new_step, new_alter, new_octave)
             old = note.find("accidental")
-            if old is not None:
-                note.remove(old)
-            if k == 0:
+            if k == 0 and old is not None:  # the accidental shown, in the element the note had
+                old.text = _ACCIDENTAL_TEXT[new_alter]
+            elif k == 0:
                 acc = etree.Element("accidental")
                 acc.text = _ACCIDENTAL_TEXT[new_alter]
                 insert_in_order(note, acc)
-    root = annotate_tree(tree, where, notes, "fingering", scan)
-    data = serialize(root, tree)
+            elif old is not None:  # a tied continuation shows none
+                note.remove(old)
+    root = annotate_tree(tree, where, notes, "fingering", scan, declare=False)
+    data = serialize(root, tree, scan.ends)
     payload = _mxl_bytes(source if member else None, member, data) if out.suffix.lower() == ".mxl" else data
     with atomic_path(out) as tmp:
         tmp.write_bytes(payload)

@@ -13,9 +13,12 @@ from hypothesis import strategies as st
 
 from serialkit.cli import cli
 from serialkit.io import read_score, write_musicxml
+from serialkit.render.marks import RUNG_COLORS
 from tests.planted import EXERCISE_ROW, Plant, exercise, plant_errors
 
 TESTER_ROW = "C# D F# E G Bb A Eb C B F Ab"
+REWRITE_COLOUR = RUNG_COLORS["rewrite"].upper()
+"""The one colour of the rewrite rung: the review page's, the written score's, MuseScore's."""
 
 
 def _run(*args: str) -> tuple[int, str, str]:
@@ -81,7 +84,7 @@ def test_repair_puts_the_planted_error_right(tmp_path: Path, kind: str) -> None:
     assert labelled == set(changed)
     assert {eid.split("-t")[0] for eid in coloured} == set(changed)  # tied continuations too
     assert all(marks[e].label.startswith("rewrite ") for e in labelled)  # type: ignore[union-attr]
-    assert all(marks[e].color == "#56B4E9" for e in coloured)
+    assert all(marks[e].color == REWRITE_COLOUR for e in coloured)
     html = (tmp_path / "fixed.review.html").read_text(encoding="utf-8")
     assert "sk-rung-rewrite" in html or "rewrite" in html
 
@@ -315,7 +318,7 @@ def test_repaired_score_opens_in_musescore_with_colours_and_labels(tmp_path: Pat
     marked = {k: v for k, v in theirs.items() if v != (None, None)}
     assert marked == {k: v for k, v in ours.items() if v != (None, None)}
     assert len(marked) == len(plant.original)
-    assert all(label and label.startswith("rewrite ") and (colour or "").upper() == "#56B4E9"
+    assert all(label and label.startswith("rewrite ") and (colour or "").upper() == REWRITE_COLOUR
                for label, colour in marked.values())
     # MuseScore reads the corrected pitches: the exported score passes the gate too
     code, text, _ = _run("check", str(exported), "--row", EXERCISE_ROW)
@@ -435,7 +438,7 @@ def test_repair_edits_mei_in_place(corpus: Path, tmp_path: Path) -> None:
     added = _only_the_note_and_its_label_differ(original, out.read_text(encoding="utf-8"))
     assert len(added) == 2, added
     note, = (a for a in added if "<note " in a)
-    assert 'pname="f" oct="5" dur="4" accid="n" artic="ten"' in note and 'color="#56B4E9"' in note
+    assert 'pname="f" oct="5" dur="4" accid="n" artic="ten"' in note and f'color="{REWRITE_COLOUR}"' in note
     assert "<fing " in next(a for a in added if a is not note) and "rewrite" in added[1]
     assert _pitches(out) == _pitches(corpus / "webern-op27-ii-mm1-11.mei")
 
@@ -548,3 +551,132 @@ def test_only_takes_codes_in_any_case_as_rules_does(tmp_path: Path) -> None:
     src, _plant = _planted(tmp_path, "accidental")
     code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "--only", "order", "--dry-run", "--json")
     assert code == 1 and json.loads(text)["changes"] == []
+
+
+def _note_spans(text: str) -> dict[str, tuple[int, int]]:
+    """Each ``<note id=…>``'s first and last line (0-based) in a pretty-printed MusicXML file."""
+    import re
+
+    spans: dict[str, tuple[int, int]] = {}
+    current, start = None, 0
+    for i, line in enumerate(text.splitlines()):
+        if (m := re.search(r'<note\b[^>]*\bid="([^"]+)"', line)) is not None:
+            current, start = m.group(1), i
+        if current is not None and "</note>" in line:
+            spans[current] = (start, i)
+            current = None
+    return spans
+
+
+@pytest.mark.parametrize("name,row,changed", [
+    ("twin-adjacent.musicxml", TESTER_ROW, {"p1n16", "p1n17"}),
+    ("tied-wrong.musicxml", TESTER_ROW, {"p1n3", "p1n4"}),
+    ("clarinet-wrong.musicxml", TESTER_ROW, None),
+])
+def test_a_pitch_repair_of_musicxml_changes_only_the_changed_notes(tmp_path: Path, fixtures: Path, name: str,
+                                                                   row: str, changed: set[str] | None) -> None:
+    """The diff between a MusicXML source and its pitch repair lies inside the changed notes'
+    elements (pitch, accidental, colour, label): the XML declaration, DOCTYPE, part list (no
+    instrument added) and final newline are the source's, byte for byte."""
+    import difflib
+
+    src = fixtures / "repair" / name
+    out = tmp_path / name
+    code, text, _ = _run("repair", str(src), "--row", row, "-o", str(out), "--no-review", "--json")
+    assert code == 0, text
+    cert = json.loads((tmp_path / name.replace(".musicxml", ".certificate.json")).read_text(encoding="utf-8"))
+    heads = {h for e in cert["events"] for h in e["noteheads"]}
+    assert changed is None or heads == changed
+    original, repaired = src.read_text(encoding="utf-8"), out.read_text(encoding="utf-8")
+    assert repaired.endswith("</score-partwise>\n") and original.endswith("</score-partwise>\n")
+    assert repaired.splitlines()[:2] == original.splitlines()[:2]  # declaration and DOCTYPE
+    assert repaired.count("<score-instrument") == original.count("<score-instrument")
+    spans = [span for nid, span in _note_spans(original).items() if nid in heads]
+    old, new = original.splitlines(), repaired.splitlines()
+    edits = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
+    assert edits
+    for _tag, i1, i2, j1, j2 in edits:  # every changed or added line is inside a changed note
+        assert any(first <= i1 and max(i1, i2 - 1) <= last for first, last in spans), \
+            (old[i1 - 1:i2 + 1], new[j1:j2])
+    assert _pitches(out) == {**_pitches(src), **{e["id"]: e["after"]["midi"] for e in cert["events"]}}
+
+
+def test_one_colour_per_rung_in_the_score_and_on_the_review_page(tmp_path: Path) -> None:
+    """The rewrite rung's colour in the repaired score is the review page's (RUNG_COLORS), and no
+    other rung's: one table, one colour per rung."""
+    from serialkit.repairing import _colour
+
+    assert len({_colour(r) for r in RUNG_COLORS}) == len(RUNG_COLORS)
+    assert all(_colour(r) == c.upper() for r, c in RUNG_COLORS.items())
+    src, _plant = _planted(tmp_path, "accidental")
+    out = tmp_path / "fixed.musicxml"
+    assert _run("repair", str(src), "--row", EXERCISE_ROW, "-o", str(out))[0] == 0
+    html = (tmp_path / "fixed.review.html").read_text(encoding="utf-8").lower()
+    score = out.read_text(encoding="utf-8")
+    assert f'color="{REWRITE_COLOUR}"' in score and REWRITE_COLOUR.lower() in html
+    others = {c.upper() for r, c in RUNG_COLORS.items() if r != "rewrite"}
+    assert not [c for c in others if c in score]
+
+
+@pytest.mark.parametrize("suffix", [".musicxml", ".mei"])
+def test_a_repair_parses_its_source_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str) -> None:
+    """One reading of the source feeds the piece, the written names, the spelling habit and the
+    in-place edit; the written score is read back once, which also gives its tied noteheads."""
+    import sys
+
+    import serialkit.io.safety as safety
+
+    real = safety.parse_xml
+    parsed: list[str] = []
+
+    def counting(data: bytes, where: str, *args: object, **kwargs: object) -> object:
+        parsed.append(str(where))
+        return real(data, where, *args, **kwargs)  # type: ignore[arg-type]
+
+    for module in list(sys.modules.values()):  # every module that took the name
+        if getattr(module, "parse_xml", None) is real:
+            monkeypatch.setattr(module, "parse_xml", counting)
+    src, plant = _planted(tmp_path, "accidental", suffix=suffix)
+    out = tmp_path / f"fixed{suffix}"
+    code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "-o", str(out), "--no-review")
+    assert code == 0, text
+    assert parsed.count(str(src)) == 1, parsed
+    assert [Path(w).name for w in parsed if w != str(src)] == [out.name], parsed  # the read-back
+    assert {e: m for e, m in _pitches(out).items() if _pitches(src)[e] != m} == plant.original
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["accidental", "third", "swap"]))
+def test_musicxml_and_mei_of_one_piece_spell_a_repair_alike(tmp_path: Path, seed: int, kind: str) -> None:
+    """Property: the spelling habit comes from the reader's written alterations in either format,
+    so one piece written as MusicXML and as MEI gets one habit and the same written names for
+    every change and held suggestion."""
+    from serialkit.repairing import _read
+
+    folder = tmp_path / f"{kind}-{seed}"
+    folder.mkdir(exist_ok=True)
+    names = {}
+    for suffix in (".musicxml", ".mei"):
+        src, _plant = _planted(folder, kind, seed, suffix=suffix)
+        score = _read(src)
+        assert score.habit == sum((n.alter > 0) - (n.alter < 0) for n in score.mei.parts.notes) if score.mei \
+            else score.habit == sum((n.alter > 0) - (n.alter < 0) for n in score.scan.parts.notes)
+        code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "--dry-run", "--json", "--threshold", "0")
+        data = json.loads(text)
+        names[suffix] = (score.habit, [(c["id"], c["before"].get("written"), c["after"].get("written"))
+                                       for c in [*data["changes"], *data["held"]]])
+    assert names[".musicxml"] == names[".mei"]
+
+
+def test_the_readme_classroom_folder(fixtures: Path, tmp_path: Path) -> None:
+    """The README's example on the fixture folder: one entry per exercise, then the summary; the
+    same with --report as on standard output."""
+    report = tmp_path / "class.json"
+    code, text, _ = _run("repair", str(fixtures / "classroom"), "--row", "C B G Ab Eb Db D Bb F# F E A",
+                         "--dry-run", "--json", "--report", str(report))
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert code == 0 and [Path(r["source"]).stem for r in lines[:-1]] == ["anna", "ben", "carla", "dev", "emma"]
+    assert lines[-1] == {"summary": {"scores": 5, "passed": 5, "failed": 0, "unreadable": 0,
+                                     "changed_notes": 6, "scores_changed": 4}}
+    assert json.loads(report.read_text(encoding="utf-8")) == {"scores": lines[:-1], **lines[-1]}

@@ -107,7 +107,7 @@ def repair(
     from serialkit.check.profiles import profile_for
     from serialkit.core.suggest import DEFAULT_THRESHOLD
     from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
-    from serialkit.repairing import SCORE_SUFFIXES, check_only
+    from serialkit.repairing import SCORE_SUFFIXES, validate_only
 
     if not dry_run and output is None:
         raise click.UsageError("give -o/--output for the repaired score (or --dry-run)")
@@ -121,7 +121,7 @@ def repair(
     if batch and to_stdout:
         raise click.UsageError("several scores need -o DIR, not -o -")
     check_row_option(row_spec)  # a bad row, profile or --only is one error, not one per score
-    check_only(list(only) or None, profile_for(rules_spec, task_bound=False))
+    validate_only(list(only) or None, profile_for(rules_spec, task_bound=False))
     if report_path is not None:
         ensure_writable_file(report_path)
     sources = gather(inputs, recursive, SCORE_SUFFIXES)

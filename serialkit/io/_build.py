@@ -32,6 +32,7 @@ class RawNote:
     tie_stop: bool = False
     home: int = 0  # the voice's own staff when the note is written on another (cross-staff)
     transposition: int = 0  # sounding minus written semitones (transposing instruments)
+    alter: int = 0  # the written alteration (sharps > 0, flats < 0): the score's spelling
 
     @property
     def key(self) -> str:

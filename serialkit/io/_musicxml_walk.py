@@ -28,6 +28,8 @@ class Scan:
     root: etree._Element
     elements: list[tuple[etree._Element, RawNote]] = field(default_factory=list)
     assigned: set[str] = field(default_factory=set)
+    ends: tuple[bytes, bytes] | None = None
+    """The file's bytes around its root element (``document_ends``), for writing it back as it was."""
 
 
 def _num(text: str | None, where: str, what: str) -> Fraction:
@@ -95,7 +97,7 @@ class Walker:
         self.numbers: list[str] = []
         self.meters: dict[int, tuple[int, int]] = {}
         self.divisions = Fraction(1)
-        self.spelled: dict[tuple[str, str | None, str | None], int] = {}
+        self.spelled: dict[tuple[str, str | None, str | None], tuple[int, int]] = {}
         self.transpose: dict[int | None, int] = {}
         self.current: etree._Element | None = None
         self.homes: dict[tuple[str, str], int] = {}
@@ -211,7 +213,7 @@ class Walker:
                 alter_text = sub.text
             elif t == "octave":
                 octave_text = sub.text
-        spelled = self.spelled.get((step, alter_text, octave_text))  # (pitch text) → MIDI
+        spelled = self.spelled.get((step, alter_text, octave_text))  # (pitch text) → MIDI, alter
         if spelled is None:
             spelled = self.spelling(step, alter_text, octave_text, f"{self.where}:{line}")
         shift = self.transpose.get(fields.staff, self.transpose.get(None, 0)) if self.transpose else 0
@@ -223,22 +225,24 @@ class Walker:
             measure=number,
             onset=onset,
             duration=dur,
-            midi=spelled + shift,
+            midi=spelled[0] + shift,
             beat=plus(onset, _ONE),
             line=line if isinstance(line, int) else None,
             grace=fields.grace,
             tie_start=fields.tie_start,
             tie_stop=fields.tie_stop,
             transposition=shift,
+            alter=spelled[1],
         )
 
-    def spelling(self, step: str, alter_text: str | None, octave_text: str | None, here: str) -> int:
-        """The MIDI number a <pitch>'s texts spell (remembered per texts; errors name ``here``)."""
+    def spelling(self, step: str, alter_text: str | None, octave_text: str | None, here: str) -> tuple[int, int]:
+        """The MIDI number a <pitch>'s texts spell and its alteration (remembered per texts;
+        errors name ``here``)."""
         alter = 0 if alter_text is None else round(_num(alter_text, here, "<alter>"))
         if octave_text is None:
             raise ScoreReadError(f"{here}: missing <octave>")
         octave = _int(octave_text, here, "<octave>")
-        found = self.spelled[(step, alter_text, octave_text)] = midi_of(step.strip(), alter, octave, here)
+        found = self.spelled[(step, alter_text, octave_text)] = (midi_of(step.strip(), alter, octave, here), alter)
         return found
 
     def attributes(self, child: etree._Element, m_index: int) -> None:

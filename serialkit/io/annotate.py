@@ -83,7 +83,23 @@ def insert_in_order(note: etree._Element, child: etree._Element) -> etree._Eleme
         note.append(child)
     else:
         later.addprevious(child)
+    _indent_as_siblings(note, child)
     return child
+
+
+def _indent_as_siblings(parent: etree._Element, child: etree._Element) -> None:
+    """Give a child just inserted into an indented element its siblings' line and indentation (a
+    compact element stays compact), so that an edited file differs only by the lines added."""
+    indent = parent.text
+    if not indent or indent.strip() or "\n" not in indent or child.tail:
+        return
+    nxt = child.getnext()
+    if nxt is not None:
+        child.tail = indent
+        return
+    prev = child.getprevious()
+    if prev is not None:  # appended: it takes the closing indentation, its predecessor the children's
+        child.tail, prev.tail = prev.tail, indent
 
 
 def _ensure(note: etree._Element, tag: str) -> etree._Element:
@@ -122,7 +138,8 @@ def _label_words(first: etree._Element, note: etree._Element, label: str) -> Non
     if staff:
         etree.SubElement(direction, "staff").text = staff
     first.addprevious(direction)
-    direction.tail = first.tail
+    before = direction.getprevious()  # the note keeps its line: the direction gets the same indentation
+    direction.tail = before.tail if before is not None else direction.getparent().text  # type: ignore[union-attr]
 
 
 def _chord_groups(notes: list[etree._Element]) -> list[list[etree._Element]]:
@@ -171,8 +188,11 @@ def annotate_tree(
     annotations: Mapping[str, Annotation],
     label_style: str = DEFAULT_LABELS,
     scan: Scan | None = None,
+    declare: bool = True,
 ) -> etree._Element:
-    """Apply annotations to a parsed MusicXML tree; returns the (partwise) root to write."""
+    """Apply annotations to a parsed MusicXML tree; returns the (partwise) root to write.
+    ``declare``: give parts that declare no instrument a ``<score-instrument>`` (an annotated copy
+    does; a repair, which changes only the notes it corrects, does not)."""
     if label_style not in LABEL_STYLES:
         raise ScoreWriteError(f"label style {label_style!r} is not one of {', '.join(LABEL_STYLES)}")
     if scan is None:
@@ -217,23 +237,28 @@ def annotate_tree(
                 label = words.get(member)
                 if label is not None:
                     _label_words(group[0], member, label)
-    if not declares_instruments(scan.root):
+    if declare and not declares_instruments(scan.root):
         for index, sp in enumerate(scan.root.iterfind("part-list/score-part")):
             if sp.find("score-instrument") is None:
                 declare_instrument(sp, sp.get("id", f"P{index + 1}"), sp.findtext("part-name"), index)
     return scan.root
 
 
-def serialize(root: etree._Element, tree: etree._ElementTree) -> bytes:
-    """The document's bytes, keeping its XML declaration and DOCTYPE (partwise only)."""
+def serialize(root: etree._Element, tree: etree._ElementTree, ends: tuple[bytes, bytes] | None = None) -> bytes:
+    """The document's bytes. With ``ends`` (``Scan.ends``: the source's bytes around its root) the
+    XML declaration, DOCTYPE, comments and final newline are the source's, byte for byte;
+    otherwise rebuilt from the parsed document (partwise only), ending with a newline."""
     same = root is tree.getroot()
+    if same and ends is not None:
+        body = etree.tostring(root, encoding=tree.docinfo.encoding or "UTF-8", xml_declaration=False)
+        return ends[0] + (body if isinstance(body, bytes) else body.encode()) + ends[1]
     options: dict[str, Any] = {"xml_declaration": True, "encoding": "UTF-8"}
     doctype = getattr(tree.docinfo, "doctype", None) if same else None
     if doctype:
         options["doctype"] = doctype
     if same and tree.docinfo.standalone is not None:
         options["standalone"] = tree.docinfo.standalone
-    return bytes(etree.tostring(root.getroottree() if same else root, **options))
+    return bytes(etree.tostring(root.getroottree() if same else root, **options)).rstrip(b"\n") + b"\n"
 
 
 def write_annotated_musicxml(
@@ -254,7 +279,7 @@ def write_annotated_musicxml(
     source, out = Path(source_path), Path(out_path)
     tree, where, member, scan = _source_tree(source)
     root = annotate_tree(tree, where, annotations, label_style, scan)
-    data = serialize(root, tree)
+    data = serialize(root, tree, scan.ends if scan is not None else None)
     if out.suffix.lower() == ".mxl":
         payload = _mxl_bytes(source if member else None, member, data)
     else:

@@ -19,7 +19,7 @@ from lxml import etree
 
 from serialkit.core.errors import ScoreWriteError
 from serialkit.io._build import _merge_ties, encode_id
-from serialkit.io._mei_defs import NS, XML_ID, local_name
+from serialkit.io._mei_defs import NS, XML_ID, State, local_name
 from serialkit.io.annotate import LABEL_STYLES, Annotation, musicxml_color
 from serialkit.io.atomic import atomic_path
 from serialkit.io.mei_read import scan_mei_tree
@@ -87,7 +87,7 @@ _ACCID_VALUE = {-2: "ff", -1: "f", 0: "n", 1: "s", 2: "ss"}
 
 def plan_mei_edits(
     tree: etree._ElementTree, where: str, annotations: Mapping[str, Annotation], labels: str = "words",
-    pitches: Mapping[str, int] | None = None, spelling: Spelling | None = None,
+    pitches: Mapping[str, int] | None = None, spelling: Spelling | None = None, state: State | None = None,
 ) -> Edits:
     """The attributes and children annotating adds (event ids as the MEI reader gives them).
 
@@ -97,7 +97,8 @@ def plan_mei_edits(
     and a gestural ``accid.ges`` where the note has one) — nothing else."""
     if labels not in LABEL_STYLES:
         raise ScoreWriteError(f"label carrier {labels!r} is not one of {', '.join(LABEL_STYLES)}")
-    state = scan_mei_tree(tree, where)
+    if state is None:  # the reader's walk of this tree, unless the caller has it already
+        state = scan_mei_tree(tree, where)
     element = {raw.id: el for el, raw in state.elements}
     missing = [k for k in [*annotations, *(pitches or {})] if k not in element]
     if missing:
@@ -268,15 +269,20 @@ def write_annotated_mei(
     labels: str = "words",
     pitches: Mapping[str, int] | None = None,
     spelling: Spelling | None = None,
+    parsed: tuple[bytes, etree._ElementTree, State] | None = None,
 ) -> Path:
     """Copy an MEI file to ``out_path`` with labels and colours added (and ``pitches``: notes
     repitched, see ``plan_mei_edits``) and every other byte as it was (declaration, comments,
-    processing instructions, ids, attribute order, spacing). Nothing is written when anything
-    fails."""
+    processing instructions, ids, attribute order, spacing). ``parsed``: the source's bytes, tree
+    and reader state when the caller has read it already (it is not read again). Nothing is
+    written when anything fails."""
     src, out = Path(source), Path(out_path)
-    data = read_bytes(src)
-    tree = parse_xml(data, str(src))
-    edits = plan_mei_edits(tree, str(src), annotations, labels, pitches, spelling)
+    if parsed is None:
+        data = read_bytes(src)
+        tree, state = parse_xml(data, str(src)), None
+    else:
+        data, tree, state = parsed
+    edits = plan_mei_edits(tree, str(src), annotations, labels, pitches, spelling, state)
     if _encoding(data) != "utf-8":
         text = bytes(etree.tostring(tree, encoding="UTF-8", xml_declaration=True))
         payload = splice(text, edits)

@@ -352,6 +352,7 @@ def _note(
         tie_start=tie in ("i", "m"),
         tie_stop=tie in ("m", "t"),
         transposition=lay.info.trans_semi,
+        alter=alter,
     )
     state.parts.notes.append(raw)
     state.elements.append((note, raw))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -13,13 +14,21 @@ from serialkit.io._build import ScoreParts, build_piece
 from serialkit.io._musicxml_walk import Pending, Scan, Walker, plus
 from serialkit.io.safety import is_zip, parse_xml, read_bytes, read_mxl
 
-__all__ = ["ROOTS", "Scan", "load_tree", "peek_scan", "read_musicxml", "scan_tree", "take_scan"]
+__all__ = ["ROOTS", "Scan", "document_ends", "load_document", "load_tree", "peek_scan", "read_musicxml",
+           "scan_tree", "take_scan"]
 
 ROOTS = ("score-partwise", "score-timewise")
 
 
 def load_tree(path: Path, limit: int | None = None) -> tuple[etree._ElementTree, str, str | None]:
     """Parse a MusicXML or .mxl file safely: (tree, place name for messages, .mxl member)."""
+    return load_document(path, limit)[:3]
+
+
+def load_document(
+    path: Path, limit: int | None = None
+) -> tuple[etree._ElementTree, str, str | None, tuple[bytes, bytes] | None]:
+    """``load_tree`` and the bytes around the root element (``document_ends``)."""
     data = read_bytes(path, limit)
     where = str(path)
     member = None
@@ -34,14 +43,37 @@ def load_tree(path: Path, limit: int | None = None) -> tuple[etree._ElementTree,
             f"{where}:{root.sourceline or 1}: root element <{name}> is not a MusicXML score "
             "(score-partwise or score-timewise)"
         )
-    return tree, where, member
+    return tree, where, member, document_ends(data, tree)
+
+
+def document_ends(data: bytes, tree: etree._ElementTree) -> tuple[bytes, bytes] | None:
+    """The bytes of ``data`` before its root element (XML declaration, DOCTYPE, comments, as the
+    file writes them) and after it (the final newline), so that a tree edited in place is written
+    back with them unchanged. None when they cannot be found (an encoding that is not ASCII-based)."""
+    root = tree.getroot()
+    line = root.sourceline
+    if not isinstance(root.tag, str) or not isinstance(line, int):
+        return None
+    tag = root.tag.encode("ascii", "replace")
+    start = 0
+    for _ in range(line - 1):
+        start = data.find(b"\n", start) + 1
+        if start == 0:
+            return None
+    opening = re.compile(rb"<" + re.escape(tag) + rb"[\s/>]").search(data, start)
+    closing = data.rfind(b"</" + tag)
+    end = data.find(b">", closing) + 1 if closing >= 0 else 0
+    if opening is None or end <= opening.start():
+        return None
+    return data[: opening.start()], data[end:]
 
 
 def read_musicxml(path: str | Path, limit: int | None = None) -> Piece:
     """Read a MusicXML (.musicxml, .xml) or compressed (.mxl) score into a Piece."""
     path = Path(path)
-    tree, where, member = load_tree(path, limit)
+    tree, where, member, ends = load_document(path, limit)
     scan = scan_tree(tree, where)
+    scan.ends = ends
     try:
         piece = build_piece(scan.parts, path, "mxl" if member else "musicxml")
     except PieceError as exc:
@@ -83,8 +115,10 @@ def take_scan(path: Path) -> tuple[etree._ElementTree, str, str | None, Scan]:
     if key is not None and key in _LAST:
         return _LAST.pop(key)
     _LAST.clear()
-    tree, where, member = load_tree(path)
-    return tree, where, member, scan_tree(tree, where)
+    tree, where, member, ends = load_document(path)
+    scan = scan_tree(tree, where)
+    scan.ends = ends
+    return tree, where, member, scan
 
 
 def _partwise(root: etree._Element) -> etree._Element:

@@ -199,3 +199,21 @@ def test_timewise_source_is_annotated_as_partwise(fixtures: Path, tmp_path: Path
     assert [(e.id, e.onset, e.midi) for e in read_score(out).events] == [
         (e.id, e.onset, e.midi) for e in piece.events
     ]
+
+
+def test_the_source_prelude_and_final_newline_are_kept(fixtures: Path, tmp_path: Path) -> None:
+    """The annotated copy starts with the source's own bytes up to the root element (its XML
+    declaration with standalone="no", DOCTYPE and comment, quoted as the source quotes them) and
+    ends as the source ends; a labelled note keeps its line."""
+    src = fixtures / "scores" / "features.musicxml"
+    data = src.read_bytes()
+    prelude = data[: data.index(b"<score-partwise")]
+    assert b'standalone="no"' in prelude and b"<!--" in prelude
+    piece = read_score(src)
+    eid = piece.events[0].id
+    out = write_annotated_musicxml(src, {eid: Annotation("P0:1", "#0072B2")}, tmp_path / "a.musicxml")
+    written = out.read_bytes()
+    assert written.startswith(prelude) and written.endswith(b"</score-partwise>\n")
+    assert data.endswith(b"</score-partwise>\n")
+    note = next(line for line in written.decode().splitlines() if 'id="cl-1"' in line)
+    assert note.startswith("      <note ")  # the note keeps its indentation beside the label added before it
