@@ -50,7 +50,6 @@ from serialkit.core.suggest_trouble import (
     _badness,
     _candidates,
     _doubled,
-    _fillers,
     _nearby,
     _read_elsewhere,
     _roughness,
@@ -247,8 +246,13 @@ def suggest(
                     add(_Cand(eid, {eid: _nearest(event.midi, other.pc),
                                     other.id: _nearest(other.midi, event.pc)}, "swap"))
     for h in _trouble_holes(analysis, events):
-        for strength, e, midi in _fillers(h, order[bisect.bisect_left(onsets, h.lo):bisect.bisect_right(onsets, h.hi)]):
-            add(_Cand(e.id, {e.id: midi}, error_model(e.midi, midi), strength))
+        for e in order[bisect.bisect_left(onsets, h.lo):bisect.bisect_right(onsets, h.hi)]:
+            midi = _nearest(e.midi, h.want)
+            model = error_model(e.midi, midi)
+            if e.pc == h.want or model == "other":
+                continue
+            strength = 0.0 if e.id in h.members else 1.0 if e.voice in h.voices else 0.3
+            add(_Cand(e.id, {e.id: midi}, model, strength))
     for eid, midi in _nearby(analysis, events, order, index, onsets, reported, cands):
         add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi)))
     if suspects:

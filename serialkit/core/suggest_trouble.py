@@ -139,8 +139,6 @@ class _Hole:
     voices: frozenset[str]
     around: frozenset[str]
     members: frozenset[str]
-    at: Fraction
-    """When the position would sound, at the statement's pace between the notes around it."""
 
 
 def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hole]:
@@ -159,41 +157,19 @@ def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hol
         pcs = analysis.row.form(s.form, analysis.convention)
         members = frozenset(e.id for _p, e in found)
 
-        def hole(p: int, lo: Fraction, hi: Fraction, at: Fraction, *near: Event) -> _Hole:
+        def hole(p: int, lo: Fraction, hi: Fraction, *near: Event) -> _Hole:
             return _Hole(lo, hi, pcs[p], frozenset(e.voice for e in near),  # noqa: B023
-                         frozenset(e.id for e in near), members, at)  # noqa: B023
+                         frozenset(e.id for e in near), members)  # noqa: B023
 
         for (p, a), (q, b) in zip(found, found[1:], strict=False):
-            out += [hole(k, a.onset, b.onset, a.onset + (b.onset - a.onset) * (k - p) / (q - p), a, b)
-                    for k in range(p + 1, q)]
+            out += [hole(k, a.onset, b.onset, a, b) for k in range(p + 1, q)]
         (first, a), (last, b) = found[0], found[-1]
         ioi = max((b.onset - a.onset) / max(1, last - first), Fraction(1, 4))
         if first and a.onset - start >= 4 * ioi * first:
-            out += [hole(k, a.onset - 2 * ioi * first, a.onset, a.onset - ioi * (first - k), a) for k in range(first)]
+            out += [hole(k, a.onset - 2 * ioi * first, a.onset, a) for k in range(first)]
         if last < 11 and end - b.onset >= 4 * ioi * (11 - last):
-            out += [hole(k, b.onset, b.onset + 2 * ioi * (11 - last), b.onset + ioi * (k - last), b)
-                    for k in range(last + 1, 12)]
+            out += [hole(k, b.onset, b.onset + 2 * ioi * (11 - last), b) for k in range(last + 1, 12)]
     return out
-
-
-_FILLERS = 4
-"""At most this many notes are tried in each hole (``_fillers``)."""
-
-
-def _fillers(h: _Hole, span: Sequence[Event]) -> list[tuple[float, Event, int]]:
-    """The notes sounding in a hole's span that may be the note it misses, written a semitone, a
-    step or a third off: (how well it fits, the note, the pitch it would have). A note in the
-    voices around the hole fits best, one in another voice less, a note of the statement itself
-    least (it holds another position); the nearest in time to when the position would sound
-    first. At most ``_FILLERS``: a hole is one wrong note."""
-    out = []
-    for e in span:
-        midi = _nearest(e.midi, h.want)
-        if e.pc == h.want or error_model(e.midi, midi) == "other":
-            continue
-        out.append((0.0 if e.id in h.members else 1.0 if e.voice in h.voices else 0.3, e, midi))
-    out.sort(key=lambda x: (-x[0], abs(x[1].onset - h.at), x[1].id))
-    return out[:_FILLERS]
 
 
 def _read_elsewhere(analysis: Analysis, events: Mapping[str, Event]) -> set[str]:
@@ -343,21 +319,14 @@ def _nearby(
     position, a repeat, another statement) leaves the trouble beside it, not on it.
 
     A wrong note leaves its pitch class once too often around it and the one it replaced once too
-    rarely: among the notes near each stretch of trouble (overlapping spots taken together: one
-    wrong note can split a statement into several holes), a semitone or third change from a pitch
-    class more common there to a rarer one is tried, the largest imbalance and nearest note first."""
+    rarely: among the notes near each trouble spot, a semitone or third change from a pitch class
+    more common there to a rarer one is tried, the largest imbalance and nearest note first."""
     spans = {(index[e], index[e]) for e in analysis.unexplained if e in index}
     for h in _trouble_holes(analysis, events):
         first = bisect.bisect_left(onsets, h.lo)
         spans.add((first, max(first, bisect.bisect_right(onsets, h.hi) - 1)))
-    stretches: list[list[int]] = []
-    for lo_i, hi_i in sorted(spans):  # overlapping spots are one stretch of trouble
-        if stretches and lo_i <= stretches[-1][1]:
-            stretches[-1][1] = max(stretches[-1][1], hi_i)
-        else:
-            stretches.append([lo_i, hi_i])
     out: dict[tuple[str, int], None] = {}
-    for lo_i, hi_i in stretches:
+    for lo_i, hi_i in sorted(spans):
         count = [0] * 12
         for e in order[max(0, lo_i - 2 * _REACH): hi_i + 2 * _REACH + 1]:
             count[e.pc] += 1

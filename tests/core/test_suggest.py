@@ -13,13 +13,7 @@ from serialkit.core.piece import Piece, Tag
 from serialkit.core.predicates import Violation
 from serialkit.core.rows import Row
 from serialkit.core.suggest import DEFAULT_THRESHOLD, Readings, error_model, plan_repairs, suggest
-from serialkit.core.suggest_trouble import (
-    _FILLERS,
-    _doubled,
-    _fillers,
-    _out_of_line,
-    _trouble_holes,
-)
+from serialkit.core.suggest_trouble import _doubled, _out_of_line
 from tests.planted import Plant, evaluate, plant_errors
 from tests.synth import CLEAN, FAMILIES, one_voice
 
@@ -348,20 +342,3 @@ def test_suspects_stay_below_a_third_in_planted_pieces(seed: int, family: str) -
         for note in suggest(plant.piece, analyze(plant.piece, plant.row)):
             if note.finding == "suspect":
                 assert all(c.confidence <= 1 / 3 + 1e-9 for c in note.candidates)
-
-
-@settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["accidental", "third", "swap"]))
-def test_a_hole_tries_a_few_notes_best_fitting_first(seed: int, kind: str) -> None:
-    """Property: each hole tries at most ``_FILLERS`` notes, those around the hole (its voices)
-    before others and the statement's own notes last."""
-    synth = one_voice(seed, statements=3)
-    plant = next(p for p in plant_errors(synth.piece, synth.row, "p", 3, seed) if p.kind == kind)
-    analysis = analyze(plant.piece, plant.row)
-    events = {e.id: e for e in plant.piece.events}
-    for h in _trouble_holes(analysis, events):
-        span = [e for e in plant.piece.events if h.lo <= e.onset <= h.hi]
-        found = _fillers(h, span)
-        assert len(found) <= _FILLERS
-        assert [s for s, _e, _m in found] == sorted((s for s, _e, _m in found), reverse=True)
-        assert all(e.pc != h.want and m % 12 == h.want for _s, e, m in found)
