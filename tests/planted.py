@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from serialkit.core.analysis import Analysis, analyze
 from serialkit.core.piece import Event, Piece
 from serialkit.core.rows import Row
-from serialkit.core.suggest import NoteSuggestions, suggest
+from serialkit.core.suggest import NoteSuggestions, Readings, suggest
 
 KINDS = ("accidental", "third", "swap")
 
@@ -95,10 +95,11 @@ def _replace(piece: Piece, midis: dict[str, int]) -> Piece:
     return piece.with_events(events)
 
 
-def evaluate(plant: Plant, threshold: float) -> Outcome:
-    """Analyse the planted piece, suggest, and compare with the original notes."""
+def evaluate(plant: Plant, threshold: float, readings: Readings | None = None) -> Outcome:
+    """Analyse the planted piece, suggest, and compare with the original notes (``readings``:
+    analyses to share with a repair of the same plant)."""
     analysis = analyze(plant.piece, plant.row)
-    found = suggest(plant.piece, analysis)
+    found = suggest(plant.piece, analysis, readings=readings)
     by_id: dict[str, NoteSuggestions] = {n.event_id: n for n in found}
     wanted = dict(plant.original)
     restored_top = restored3 = False

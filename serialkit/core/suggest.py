@@ -24,13 +24,15 @@ and proposes the candidates; ``suggest_model`` holds the error models and the re
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from serialkit.core.analysis.model import Analysis
 from serialkit.core.piece import Event, Piece
-from serialkit.core.rows import RowForm
+from serialkit.core.rows import Row, RowForm, _check_convention
 from serialkit.core.suggest_model import (
     _MODEL_TEXT,
     DEFAULT_THRESHOLD,
@@ -63,6 +65,7 @@ __all__ = [
     "describe",
     "Edit",
     "NoteSuggestions",
+    "Readings",
     "RepairPlan",
     "Suggestion",
     "error_model",
@@ -111,6 +114,55 @@ class _Cand:
         return tuple(sorted(self.edits.items()))
 
 
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """An analysis of a piece with the measures ranking takes of it."""
+
+    analysis: Analysis
+    badness: int
+    roughness: int
+    shape: int
+
+
+class Readings:
+    """Analyses of pieces already read, by their notes (id, voice, onset, duration, pitch), voices,
+    row and convention: the least recently used go past ``size``.
+
+    ``suggest`` verifies each candidate by analysing the piece with the change made, and
+    ``plan_repairs`` analyses the change it applies: the same pieces come back when a swap is a
+    candidate of both its notes, when a repair's round applies what its suggestions verified,
+    and when one piece is asked for suggestions twice (a report's, then a repair's: pass one
+    ``Readings`` to both). Analyses are immutable, so sharing them changes no result."""
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self.analysed = 0
+        """How many analyses were made (not found here)."""
+        self._seen: OrderedDict[Hashable, _Reading] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def read(self, piece: Piece, row: Any, convention: Any, analysis: Analysis | None = None) -> _Reading:
+        """The reading of ``piece``: found, else ``analysis`` (already made of it) or a new one."""
+        from serialkit.core.analysis import analyze
+
+        key = (tuple((e.id, e.voice, e.onset, e.duration, e.midi) for e in piece.events),
+               piece.voice_ids, row, convention)
+        with self._lock:
+            found = self._seen.get(key)
+            if found is not None:
+                self._seen.move_to_end(key)
+                return found
+        if analysis is None:
+            analysis = analyze(piece, row, convention)
+            self.analysed += 1
+        reading = _Reading(analysis, _badness(analysis, piece), _roughness(analysis, piece), _shape(analysis))
+        with self._lock:
+            self._seen[key] = reading
+            while len(self._seen) > self.size:
+                self._seen.popitem(last=False)
+        return reading
+
+
 def suggest(
     piece: Piece,
     analysis: Analysis,
@@ -121,6 +173,7 @@ def suggest(
     max_notes: int | None = None,
     budget: int | None = None,
     suspects: bool = True,
+    readings: Readings | None = None,
 ) -> tuple[NoteSuggestions, ...]:
     """Suggested corrections, best first per note, for every unexplained note, every tagged note
     a ROW or ORDER finding names (``findings``: Violation records or their dicts), every note
@@ -144,9 +197,10 @@ def suggest(
     inversions and voice jumps); it is reported with ``finding="suspect"`` at no more than a
     third of the confidence, and ``plan_repairs`` never applies it (Webern's own repeats and
     doublings are music).
-    """
-    from serialkit.core.analysis import analyze
 
+    ``readings``: analyses already made (see :class:`Readings`), shared with other calls on the
+    same piece; suggesting makes no analysis it finds there.
+    """
     events = {e.id: e for e in piece.events}
     stmts = _statements(analysis, events)
     elsewhere = _read_elsewhere(analysis, events)
@@ -210,9 +264,9 @@ def suggest(
         for eid, midi in _doubled(analysis, events, reported):
             if eid not in taken:
                 add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi), suspect=True))
-    before_cache: dict[tuple[int, int], int] = {(0, len(order)): _badness(analysis, piece)}
-    rough_cache: dict[tuple[int, int], int] = {(0, len(order)): _roughness(analysis, piece)}
-    shape_cache: dict[tuple[int, int], int] = {(0, len(order)): _shape(analysis)}
+    readings = readings if readings is not None else Readings()
+    row, convention = analysis.row, analysis.convention
+    start = readings.read(piece, row, convention, analysis)
     verified: dict[str, list[_Cand]] = {}
     queue = sorted(
         (c for bucket in cands.values() for c in bucket.values()),
@@ -222,26 +276,23 @@ def suggest(
         queue = queue[:budget]
     for c in queue:
         note = c.note
-        ixs = [index[e] for e in c.edits]
         if len(order) <= whole:  # row passing is learnt from the whole piece: analyse it all
-            lo_i, hi_i = 0, len(order)
+            sub, before = piece, start
         else:
+            ixs = [index[e] for e in c.edits]
             lo_i, hi_i = max(0, min(ixs) - window), min(len(order), max(ixs) + window + 1)
-        sub = piece.with_events(order[lo_i:hi_i])
-        if (lo_i, hi_i) not in before_cache:
-            here = analyze(sub, analysis.row, analysis.convention)
-            before_cache[(lo_i, hi_i)] = _badness(here, sub)
-            rough_cache[(lo_i, hi_i)] = _roughness(here, sub)
-            shape_cache[(lo_i, hi_i)] = _shape(here)
+            sub = piece.with_events(order[lo_i:hi_i])
+            before = readings.read(sub, row, convention)
         changed = sub.with_events(
             e.copy(midi=c.edits[e.id]) if e.id in c.edits else e for e in sub.events
         )
-        after = analyze(changed, analysis.row, analysis.convention)
-        gain = before_cache[(lo_i, hi_i)] - _badness(after, changed)
+        reading = readings.read(changed, row, convention)
+        after = reading.analysis
+        gain = before.badness - reading.badness
         tag = after.tags.get(note)
         if tag is None or any(after.tags.get(e) is None for e in c.edits):
             continue
-        plainer = rough_cache[(lo_i, hi_i)] + shape_cache[(lo_i, hi_i)] - _roughness(after, changed) - _shape(after)
+        plainer = before.roughness + before.shape - reading.roughness - reading.shape
         if gain < 0 or gain == 0 and not (c.suspect and plainer > 0):
             continue
         c.form, c.position = tag.form, tag.position
@@ -251,9 +302,9 @@ def suggest(
         if home is not None and not holds and len(home.own_positions()) < 12:
             continue  # it only becomes a repeat in a statement still short of notes: nothing explained
         c.weight = (_PRIOR[c.model] * 4.0 ** min(gain, 200) * (1.0 + c.local) * (1.0 if holds else _REPEAT)
-                    * _ROUGH ** (_roughness(after, changed) - rough_cache[(lo_i, hi_i)]))
-        if gain == 0:  # a suspect: never more than a third of the confidence
-            c.weight = min(c.weight * 2.0 ** plainer, _KEEP_WEIGHT / 2)
+                    * _ROUGH ** (reading.roughness - before.roughness))
+        if c.suspect:  # never more than a third of the confidence
+            c.weight = min(c.weight * 2.0 ** max(plainer, 0), _KEEP_WEIGHT / 2)
         c.reason = _reason(c, events[note], gain)
         verified.setdefault(note, []).append(c)
     rivals = _rivals(verified, index)
@@ -350,6 +401,7 @@ def plan_repairs(
     threshold: float = DEFAULT_THRESHOLD,
     max_edits: int = 64,
     only: Iterable[str] | None = None,
+    readings: Readings | None = None,
 ) -> RepairPlan:
     """Apply the most confident suggestion, analyse again, and repeat while one reaches
     ``threshold`` and each change leaves fewer notes unexplained or missing.
@@ -357,22 +409,26 @@ def plan_repairs(
     One correction at a time: a wrong note can leave correct notes around it unexplained, and
     those must not be "corrected" once the wrong note is put right. ``only``: the notes (event
     ids) that may change. Returns the corrected piece (tags not written), what was applied, and
-    the suggestions below ``threshold`` that were left.
+    the suggestions below ``threshold`` that were left. ``readings``: see :class:`Readings`.
     """
     from serialkit.core.analysis import analyze
 
     allowed = None if only is None else set(only)
     if allowed is not None and not allowed:
         return RepairPlan(piece, ())
+    readings = readings if readings is not None else Readings()
     current = piece
-    analysis = analyze(current, row, convention)
+    if row is None:  # the piece's row, or the row the analysis identifies
+        row = analyze(current, row, convention).row
+    row, convention = Row.parse(row), _check_convention(convention)
+    analysis = readings.read(current, row, convention).analysis
     applied: list[Applied] = []
     tried: set[tuple[tuple[str, int], ...]] = set()
     held: list[Suggestion] = []
     while len(applied) < max_edits:
         best: Suggestion | None = None
         held = []
-        for note in suggest(current, analysis, suspects=False):
+        for note in suggest(current, analysis, suspects=False, readings=readings):
             for cand in note.candidates[:1]:
                 key = tuple((e.event_id, e.after) for e in cand.edits)
                 if key in tried or (allowed is not None and any(e.event_id not in allowed for e in cand.edits)):
@@ -388,9 +444,9 @@ def plan_repairs(
         changed = current.with_events(
             e.copy(midi=changes[e.id]) if e.id in changes else e for e in current.events
         )
-        after = analyze(changed, row, convention)
-        if _badness(after, changed) >= _badness(analysis, current):
+        after = readings.read(changed, row, convention)
+        if after.badness >= readings.read(current, row, convention).badness:
             continue
-        applied.append(Applied(best, len(analysis.unexplained), len(after.unexplained)))
-        current, analysis = changed, after
+        applied.append(Applied(best, len(analysis.unexplained), len(after.analysis.unexplained)))
+        current, analysis = changed, after.analysis
     return RepairPlan(current, tuple(applied), tuple(held))

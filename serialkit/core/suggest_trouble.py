@@ -349,15 +349,22 @@ def _nearby(
 
 def _doubled(analysis: Analysis, events: Mapping[str, Event], reported: Mapping[str, str]) -> list[tuple[str, int]]:
     """Suspect changes (event id, pitch): in a statement holding a position twice (a repeat), each
-    of the two notes may be a wrong note that copies its position's pitch class; tried with the
-    pitch classes of the neighbouring positions and of positions the statement borrows, by the
-    error models (a semitone, a third, a step)."""
+    of the two notes may be a wrong note that copies its position's pitch class, meant for another
+    position, by the error models (a semitone, a third, a step).
+
+    The position it was meant for must still have been found somewhere (else a hole would show):
+    only positions the statement borrows from another (elided) or holds out of its line
+    (``_out_of_line``) are tried, and only on a note whose time fits the position (between the
+    notes holding the positions around it). A statement that only repeats notes along a plain
+    line is music: nothing in it is suspect."""
     out: dict[tuple[str, int], None] = {}
     for s in analysis.statements:
         if not s.repeats:
             continue
+        odd = {p for p, e in enumerate(s.event_ids) if e is not None and e in s.elided} | _out_of_line(s, events)
+        if not odd:
+            continue
         pcs = analysis.row.form(s.form, analysis.convention)
-        borrowed = [p for p, e in enumerate(s.event_ids) if e is not None and e in s.elided]
         for r in s.repeats:
             if r not in events or events[r].pc not in pcs:
                 continue
@@ -366,12 +373,42 @@ def _doubled(analysis: Analysis, events: Mapping[str, Event], reported: Mapping[
                 if eid is None or eid not in events or eid in reported:
                     continue
                 e = events[eid]
-                for q in sorted({p - 1, p + 1, *borrowed} - {p}):
-                    if 0 <= q < 12 and pcs[q] != e.pc:
-                        midi = _nearest(e.midi, pcs[q])
-                        if error_model(e.midi, midi) != "other":
-                            out[(eid, midi)] = None
+                for q in sorted(odd - {p}):
+                    if pcs[q] == e.pc or not _fits_between(s, q, e, events):
+                        continue
+                    midi = _nearest(e.midi, pcs[q])
+                    if error_model(e.midi, midi) != "other":
+                        out[(eid, midi)] = None
     return list(out)
+
+
+def _fits_between(s: Statement, q: int, e: Event, events: Mapping[str, Event]) -> bool:
+    """The note's time lies between the notes holding the nearest positions before and after
+    ``q`` in the statement (either end open)."""
+    ids = s.event_ids
+    before = next((events[x].onset for x in reversed(ids[:q]) if x is not None and x in events and x != e.id), None)
+    after = next((events[x].onset for x in ids[q + 1:] if x is not None and x in events and x != e.id), None)
+    return (before is None or before <= e.onset) and (after is None or e.onset <= after)
+
+
+def _out_of_line(s: Statement, events: Mapping[str, Event]) -> set[int]:
+    """The positions ``_rough`` finds out of the statement's line: either side of an order
+    inversion, a position in another voice than both its neighbours (which share one), and a first
+    or last position in another voice than the line it starts or ends."""
+    found = [(p, events[e]) for p, e in enumerate(s.event_ids) if e is not None and e in events]
+    out: set[int] = set()
+    for (p, a), (q, b) in zip(found, found[1:], strict=False):
+        if a.onset > b.onset:
+            out |= {p, q}
+    for (_, a), (q, b), (_, c) in zip(found, found[1:], found[2:], strict=False):
+        if a.voice == c.voice != b.voice:
+            out.add(q)
+    if len(found) > 2:
+        if found[0][1].voice != found[1][1].voice == found[2][1].voice:
+            out.add(found[0][0])
+        if found[-1][1].voice != found[-2][1].voice == found[-3][1].voice:
+            out.add(found[-1][0])
+    return out
 
 
 def _shape(analysis: Analysis) -> int:
@@ -381,16 +418,19 @@ def _shape(analysis: Analysis) -> int:
 
 
 def _roughness(analysis: Analysis, piece: Piece) -> int:
-    """How far the statements are from plain lines: neighbouring positions found out of time
-    order, and positions held in a voice that neither neighbouring position is in, or the first or
-    last position in another voice than the line it starts or ends (a note of another voice, or
-    another statement's, taken for it)."""
+    """How far the statements are from plain lines (``_rough``, summed)."""
     events = {e.id: e for e in piece.events}
-    out = 0
-    for s in analysis.statements:
-        found = [events[e] for e in s.event_ids if e is not None and e in events]
-        out += sum(1 for a, b in zip(found, found[1:], strict=False) if a.onset > b.onset)
-        out += sum(1 for a, b, c in zip(found, found[1:], found[2:], strict=False) if a.voice == c.voice != b.voice)
-        if len(found) > 2:  # the first or last position in another voice than the line it starts or ends
-            out += (found[0].voice != found[1].voice == found[2].voice) + (found[-1].voice != found[-2].voice == found[-3].voice)
+    return sum(_rough(s, events) for s in analysis.statements)
+
+
+def _rough(s: Statement, events: Mapping[str, Event]) -> int:
+    """How far a statement is from a plain line: neighbouring positions found out of time order,
+    and positions held in a voice that neither neighbouring position is in, or the first or last
+    position in another voice than the line it starts or ends (a note of another voice, or another
+    statement's, taken for it)."""
+    found = [events[e] for e in s.event_ids if e is not None and e in events]
+    out = sum(1 for a, b in zip(found, found[1:], strict=False) if a.onset > b.onset)
+    out += sum(1 for a, b, c in zip(found, found[1:], found[2:], strict=False) if a.voice == c.voice != b.voice)
+    if len(found) > 2:  # the first or last position in another voice than the line it starts or ends
+        out += (found[0].voice != found[1].voice == found[2].voice) + (found[-1].voice != found[-2].voice == found[-3].voice)
     return out

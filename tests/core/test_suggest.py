@@ -12,7 +12,8 @@ from serialkit.core.analysis import analyze
 from serialkit.core.piece import Piece, Tag
 from serialkit.core.predicates import Violation
 from serialkit.core.rows import Row
-from serialkit.core.suggest import DEFAULT_THRESHOLD, error_model, plan_repairs, suggest
+from serialkit.core.suggest import DEFAULT_THRESHOLD, Readings, error_model, plan_repairs, suggest
+from serialkit.core.suggest_trouble import _doubled, _out_of_line
 from tests.planted import Plant, evaluate, plant_errors
 from tests.synth import CLEAN, FAMILIES, one_voice
 
@@ -285,3 +286,59 @@ def test_suspects_in_correct_pieces_stay_below_a_third(family: str, seed: int) -
     for note in suggest(synth.piece, analysis):
         if note.finding == "suspect":
             assert all(c.confidence <= 1 / 3 + 1e-9 for c in note.candidates)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), kind=st.sampled_from(["accidental", "third", "swap"]))
+def test_shared_readings_change_no_result(seed: int, kind: str) -> None:
+    """Property: suggestions and a repair made with analyses shared (one ``Readings`` for both, as
+    a report then a repair would) equal those made afresh; the second asks for no new analysis of
+    what the first verified."""
+    synth = one_voice(seed, statements=4)
+    plant = next(p for p in plant_errors(synth.piece, synth.row, "p", 3, seed) if p.kind == kind)
+    analysis = analyze(plant.piece, plant.row)
+    readings = Readings()
+    shared = suggest(plant.piece, analysis, readings=readings)
+    made = readings.analysed
+    assert suggest(plant.piece, analysis, readings=readings) == shared == suggest(plant.piece, analysis)
+    assert readings.analysed == made
+    assert plan_repairs(plant.piece, plant.row, readings=readings) == plan_repairs(plant.piece, plant.row)
+
+
+def test_readings_keep_at_most_their_size() -> None:
+    synth = one_voice(1, statements=2)
+    readings = Readings(size=2)
+    pieces = [synth.piece.with_events(e.copy(midi=e.midi + k) if i == 0 else e
+                                      for i, e in enumerate(synth.piece.events)) for k in range(3)]
+    for piece in pieces:
+        readings.read(piece, synth.row, "relative")
+    assert readings.analysed == 3
+    readings.read(pieces[2], synth.row, "relative")  # still there
+    readings.read(pieces[0], synth.row, "relative")  # the oldest went
+    assert readings.analysed == 4
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000))
+def test_plain_repeats_are_never_suspect(seed: int) -> None:
+    """Property: statements that repeat and tremolo notes along a plain line (no borrowed note, no
+    note out of line) give no suspect to try: Webern's own repeats are music."""
+    synth = FAMILIES["repeats"](seed, statements=3)
+    analysis = analyze(synth.piece, synth.row)
+    events = {e.id: e for e in synth.piece.events}
+    plain = [s for s in analysis.statements if not s.elided and not _out_of_line(s, events)]
+    odd = {e for s in analysis.statements if s not in plain for e in (*s.members, *s.repeats)}
+    suspects = {eid for eid, _midi in _doubled(analysis, events, {})}
+    assert not suspects & {e for s in plain for e in (*s.members, *s.repeats)} - odd
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), family=st.sampled_from(["invariant_chords", "pivot_voice_change", "chords"]))
+def test_suspects_stay_below_a_third_in_planted_pieces(seed: int, family: str) -> None:
+    """Property: whatever a suspect change gains, it is reported at a third of the confidence at
+    most (plan_repairs never applies one)."""
+    synth = FAMILIES[family](seed, statements=3)
+    for plant in plant_errors(synth.piece, synth.row, family, 2, seed):
+        for note in suggest(plant.piece, analyze(plant.piece, plant.row)):
+            if note.finding == "suspect":
+                assert all(c.confidence <= 1 / 3 + 1e-9 for c in note.candidates)
