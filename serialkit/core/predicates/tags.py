@@ -167,7 +167,9 @@ def scan_statements(
     no_row = by_type is None
     tags, voice, midi, sections = cols.tags, cols.voice, cols.midi, cols.sections
     voice_ids = cols.piece.voice_ids
-    current: list[_Open | None] = [None] * len(voice_ids)  # the statement each voice is in
+    # the statement each voice is in; at first one whose key equals no statement's
+    nowhere = _Open(object(), RowForm("P", 0), (), -1, None)  # type: ignore[arg-type]
+    current = [nowhere] * len(voice_ids)
     opened: dict[str, _Open] = {}
     run_key: dict[int, str] = {}
     run_last: dict[int, tuple[RowForm, int]] = {}
@@ -192,14 +194,16 @@ def scan_statements(
             key = run_key[v]
             run_last[v] = (t.form, q)
         st = current[v]
-        if st is None or key != st.key:
-            st = opened.get(key)
-            if st is None:
+        if key != st.key:
+            known = opened.get(key)
+            if known is None:
                 form = t.form
                 pcs = () if by_type is None else by_type[form.type][form.n]
                 st = opened[key] = _Open(key, form, pcs, v, sections[i])
-            elif st.voice != v:
-                st.uniform = False
+            else:
+                st = known
+                if st.voice != v:
+                    st.uniform = False
             current[v] = st
         st.put(i)
         q = t.position
