@@ -27,7 +27,6 @@ from serialkit.core.rows import Row, _check_convention, pc_name, position_label
 if TYPE_CHECKING:
     from serialkit.check.profiles import Profile
     from serialkit.core.analysis import Analysis, Identification
-    from serialkit.core.analysis.model import Statement
 
 __all__ = ["CheckReport", "check_piece", "claims_violations", "require_row", "row_for"]
 
@@ -492,7 +491,7 @@ def _holes(cols: Columns, analysis: Analysis) -> list[Violation]:
     at = {cols.ids[i]: i for i in cols.order}
     out: list[Violation] = []
     for s in analysis.statements:
-        found = [k for k, e in enumerate(s.event_ids) if e is not None]
+        found = s.positions()
         if not found:
             continue
         pcs = analysis.row.form(s.form, analysis.convention)
@@ -507,12 +506,6 @@ def _holes(cols: Columns, analysis: Analysis) -> list[Violation]:
                 f"statement {s.id} ({s.form.label}) lacks position {k} ({pc_name(pcs[k])}, {label}) between "
                 f"its positions {k - 1} and {k + 1}: a note is missing or wrong there", cols.where(at[after])))
     return out
-
-
-def _edges(s: Statement) -> tuple[int, int] | None:
-    """The first and last order positions a statement states (None: it states none)."""
-    found = [k for k, e in enumerate(s.event_ids) if e is not None]
-    return (found[0], found[-1]) if found else None
 
 
 def _edge_repeats(cols: Columns, analysis: Analysis) -> list[Violation]:
@@ -567,11 +560,11 @@ def _cut_short(cols: Columns, analysis: Analysis) -> list[Violation]:
     flagged = {(r.statement.id, r.position) for r in analysis.edge_repeats()}  # ROW names those ends
     out: list[Violation] = []
     for s in analysis.statements:
-        edges = _edges(s)
-        if edges is None or s.complete:
+        found = s.positions()
+        if not found or s.complete:
             continue
         pcs = analysis.row.form(s.form, analysis.convention)
-        first, last = edges
+        first, last = found[0], found[-1]
         ends = [(range(last + 1, 12), "ends after", last, s.event_ids[last]),
                 (range(0, first), "starts at", first, s.event_ids[first])]
         for missing, verb, k, eid in ends:

@@ -32,10 +32,14 @@ class Statement:
         """How many of the 12 order positions have a note."""
         return sum(1 for e in self.event_ids if e is not None)
 
+    def positions(self) -> list[int]:
+        """The order positions the statement states (own notes and borrowed ones), in order."""
+        return [k for k, e in enumerate(self.event_ids) if e is not None]
+
     def holes(self) -> int:
         """Positions missing between the first and the last the statement states (-1: it states
         none, or it is cut short at an end)."""
-        found = [k for k, e in enumerate(self.event_ids) if e is not None]
+        found = self.positions()
         if not found or found[0] != 0 or found[-1] != 11:
             return -1
         return 12 - len(found)
