@@ -212,6 +212,9 @@ def pivots(seed: int, statements: int = 8, voices: int = 2) -> Synth:
     return w.done("pivots")
 
 
+MAX_TRIES = 2000  # chord splits tried before a generator gives up on a seed
+
+
 def _chord_sizes(rng: random.Random, end_size: int, start_size: int) -> list[int]:
     """Chord sizes summing to 12: the first ``start_size`` notes, the last ``end_size`` notes."""
     middle = 12 - end_size - start_size
@@ -245,8 +248,12 @@ def invariant_chords(seed: int, statements: int = 12) -> Synth:
         pcs = forms[form]
         nxt_size = w.rng.choice((3, 4))
         sizes = _chord_sizes(w.rng, nxt_size, start)
+        tries = 1
         while _ambiguous(forms, pcs, sizes):  # no other form may spell the same chords
+            if tries == MAX_TRIES:  # every split is ambiguous (a row symmetric enough): give up
+                raise ValueError(f"invariant_chords({seed}): no chord sizes spell the row unambiguously")
             sizes = _chord_sizes(w.rng, nxt_size, start)
+            tries += 1
         ids = []
         pos = 0
         voice = w.rng.randrange(2)

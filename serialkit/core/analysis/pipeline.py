@@ -25,8 +25,11 @@ statements, the later ones place single notes and record the readings a note cou
 11. ``place_unexplained_notes`` — each unexplained note fills a gap, repeats its neighbour, leads
     in to its own position, doubles a note, or trades places with a note another statement needs.
 12. ``move_early_positions_later`` — ``a x a a b``: ``x`` is the wrong note, the later ``b`` holds it.
-13. ``uncross_pivot_runs`` — in a run of one pitch class the ending statement takes the earlier note.
-14. ``record_notes_fitting_two_statements`` and ``record_pivot_readings`` — the readings not chosen.
+13. ``read_tremolos_and_boundaries`` — an unexplained inner note of a tremolo joins its statement
+    (taking the closing note from the next statement when that one can begin on its own repeat),
+    and a hole is filled by a note the next statement can spare the same way.
+14. ``uncross_pivot_runs`` — in a run of one pitch class the ending statement takes the earlier note.
+15. ``record_notes_fitting_two_statements`` and ``record_pivot_readings`` — the readings not chosen.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from serialkit.core.analysis.statements import (
     take_obvious_statements,
     take_statements_best_first,
 )
+from serialkit.core.analysis.tremolos import read_tremolos_and_boundaries
 
 Step = Callable[[Assignment], Assignment]
 
@@ -92,6 +96,7 @@ STEPS: tuple[Step, ...] = (
     give_repeats_to_statements_missing_them,
     place_unexplained_notes,
     move_early_positions_later,
+    read_tremolos_and_boundaries,
     uncross_pivot_runs,
     record_notes_fitting_two_statements,
     record_pivot_readings,

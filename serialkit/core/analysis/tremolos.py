@@ -1,0 +1,212 @@
+"""Last readings for notes still unexplained: a tremolo's stray notes and a boundary note two
+statements could hold.
+
+A two-note tremolo ``a b a b a`` between adjacent positions of a statement is followed by the
+chain only while each return is confirmed; when the note that would confirm the last return is
+taken by the next statement (``… b a | b b …``: the next statement begins on the same pitch
+class and strikes it again), or the tremolo opens a statement whose first note another statement
+holds as a repeat, the tremolo's inner notes stay unexplained. And a statement may lack a
+position whose note the next statement holds as its first note while a repeat of that note could
+begin it just as well. Each move here is kept only when it explains a note or fills a hole and
+leaves no statement with a new hole.
+"""
+
+from __future__ import annotations
+
+from serialkit.core.analysis.pivots import _neighbour
+from serialkit.core.analysis.placing import _fits
+from serialkit.core.analysis.state import Assignment, Owners
+
+
+def _holder(a: Assignment, owners: Owners, e: int) -> tuple[int, int] | None:
+    """The single (statement, position) holding ``e``; None if unexplained or shared."""
+    held = owners.get(e, ())
+    return held[0] if len(held) == 1 else None
+
+
+def _freeable(a: Assignment, owners: Owners, w: int) -> tuple[int, int, int] | None:
+    """``w`` holds position q of statement t and a repeat ``r`` of it (struck later) could hold
+    that position as well: (t, q, r), so ``w`` can go to another statement without leaving t a
+    hole. None otherwise."""
+    held = _holder(a, owners, w)
+    if held is None:
+        return None
+    t, q = held
+    g = a.found[t]
+    if g.slots.get(q) != w:
+        return None
+    for r, p in sorted(g.repeats):
+        if p != q or r < w:
+            continue
+        del g.slots[q]
+        fits = _fits(a, g, q, r, owners)
+        g.slots[q] = w
+        if fits is not None:
+            return t, q, r
+    return None
+
+
+def _hand_over(a: Assignment, owners: Owners, w: int, to: tuple[int, int], slot: bool,
+               free: tuple[int, int, int]) -> None:
+    """Statement ``free[0]`` lets ``w`` go (its repeat ``free[2]`` holds the position instead);
+    ``to`` takes ``w`` as its slot or as a repeat."""
+    t, q, r = free
+    g = a.found[t]
+    g.slots[q] = r
+    g.repeats.remove((r, q))
+    owners[r] = [(t, q)]
+    s, p = to
+    if slot:
+        a.found[s].slots[p] = w
+    else:
+        a.found[s].repeats.append((w, p))
+    owners[w] = [(s, p)]
+
+
+def _take(a: Assignment, owners: Owners, s: int, p: int, anchor: int, other: int) -> bool:
+    """Statement ``s`` takes ``other`` as a repeat of position ``p`` (or has it already): it is
+    unexplained, held by another statement only as a repeat, or a first note that statement can
+    replace by its own later repeat. False when it belongs to another statement."""
+    now = owners.get(other, ())
+    if any(t == s for t, _ in now):
+        return True
+    if len(now) > 1:
+        return False
+    if now:
+        t, q = now[0]
+        g = a.found[t]
+        if g.slots.get(q) == other:
+            free = _freeable(a, owners, other) if other > anchor else None
+            if free is None or free[0] == s:
+                return False
+            _hand_over(a, owners, other, (s, p), False, free)
+            return True
+        g.repeats.remove((other, q))
+    a.found[s].repeats.append((other, p))
+    owners[other] = [(s, p)]
+    return True
+
+
+def _earliest_first(a: Assignment, owners: Owners, s: int, positions: tuple[int, ...]) -> None:
+    """The earliest note of each position holds it; later ones are its repeats."""
+    f = a.found[s]
+    for p in positions:
+        x = f.slots.get(p)
+        if x is None or len(owners.get(x, ())) != 1:
+            continue
+        first = min((e for e, q in f.repeats if q == p), default=x)
+        if first < x:
+            f.repeats.remove((first, p))
+            f.repeats.append((x, p))
+            f.slots[p] = first
+
+
+def _tremolo(a: Assignment, owners: Owners, u: int) -> bool:
+    """``u`` is the inner note of a two-note tremolo ``x u y`` in one voice: ``x`` and ``y``
+    strike one pitch class, ``u`` the neighbouring position of the same statement. One of ``x``
+    and ``y`` anchors the statement; the statement takes the other (see ``_take``) and ``u`` as
+    repeats."""
+    ix = a.ix
+    x, y = _neighbour(a, u, -1), _neighbour(a, u, 1)
+    if x is None or y is None or ix.pc[x] != ix.pc[y] or ix.pc[x] == ix.pc[u]:
+        return False
+    if not (ix.repeat_gap_ok(x, u) and ix.repeat_gap_ok(u, y)):
+        return False
+    for anchor, other in ((x, y), (y, x)):
+        held = _holder(a, owners, anchor)
+        if held is None:
+            continue
+        s, p = held
+        f = a.found[s]
+        q = a.position_in[f.form][ix.pc[u]]
+        if abs(q - p) != 1 or q not in f.slots or not _take(a, owners, s, p, anchor, other):
+            continue
+        f.repeats.append((u, q))
+        owners[u] = [(s, q)]
+        _earliest_first(a, owners, s, (p, q))
+        return True
+    return False
+
+
+def _repeat_home(a: Assignment, owners: Owners, x: int, s: int) -> tuple[int, int] | None:
+    """A statement other than ``s`` that can hold ``x`` as a repeat in ``x``'s own voice: the
+    note before it strikes the same pitch class, or ``x`` is the inner note of a tremolo of two
+    adjacent positions. (statement, position) or None."""
+    ix = a.ix
+    y, z = _neighbour(a, x, -1), _neighbour(a, x, 1)
+    if y is None or not ix.repeat_gap_ok(y, x):
+        return None
+    held = _holder(a, owners, y)
+    if held is None or held[0] == s:
+        return None
+    t, p = held
+    g = a.found[t]
+    if ix.pc[y] == ix.pc[x]:
+        return t, p
+    q = a.position_in[g.form][ix.pc[x]]
+    if z is None or ix.pc[z] != ix.pc[y] or abs(q - p) != 1 or q not in g.slots:
+        return None
+    return (t, q) if any(r == t for r, _ in owners.get(z, ())) else None
+
+
+def _return(a: Assignment, owners: Owners, u: int) -> bool:
+    """A statement holds, in another voice, a note ``x`` of ``u``'s pitch class that its own voice
+    reads as a repeat, while ``u`` sounds in the statement's voice and fits the position: ``u``
+    holds it and ``x`` becomes that repeat."""
+    ix = a.ix
+    for s, f in enumerate(a.found):
+        p = a.position_in[f.form][ix.pc[u]]
+        x = f.slots.get(p)
+        if x is None or ix.voice[x] == ix.voice[u] or _holder(a, owners, x) != (s, p):
+            continue
+        near = [f.slots[k] for k in (p - 1, p + 1) if k in f.slots]
+        if not any(ix.voice[e] == ix.voice[u] for e in near):
+            continue
+        del f.slots[p]
+        fits = _fits(a, f, p, u, owners)
+        f.slots[p] = x
+        home = _repeat_home(a, owners, x, s) if fits is not None else None
+        if home is None:
+            continue
+        f.slots[p] = u
+        owners[u] = [(s, p)]
+        a.found[home[0]].repeats.append((x, home[1]))
+        owners[x] = [home]
+        return True
+    return False
+
+
+def _fill_hole(a: Assignment, owners: Owners, s: int, p: int) -> bool:
+    """Statement ``s`` lacks position ``p`` between two it states; the note of that pitch class
+    the next statement holds as a position it can hold by a repeat instead fills the hole."""
+    f = a.found[s]
+    pc = a.forms[f.form][p]
+    for w in a.ix.by_pc[pc]:
+        if _fits(a, f, p, w) is None:
+            continue
+        free = _freeable(a, owners, w)
+        if free is not None and free[0] != s:
+            _hand_over(a, owners, w, (s, p), True, free)
+            return True
+    return False
+
+
+def read_tremolos_and_boundaries(a: Assignment) -> Assignment:
+    """Unexplained inner notes of a tremolo join its statement (see ``_tremolo``), and a hole is
+    filled by a note the next statement can spare (see ``_fill_hole``), up to three rounds."""
+    owners = a.owners
+    for s, f in enumerate(a.found):
+        if len(f.slots) < 2:
+            continue
+        lo, hi = min(f.slots), max(f.slots)
+        for p in range(lo + 1, hi):
+            if p not in f.slots:
+                _fill_hole(a, owners, s, p)
+    for _ in range(3):
+        changed = False
+        for u in range(a.ix.n):
+            if u not in owners and (_tremolo(a, owners, u) or _return(a, owners, u)):
+                changed = True
+        if not changed:
+            break
+    return a
