@@ -631,7 +631,6 @@ def _write_score(score: _Score, source: Path, repaired: Piece, changes: Sequence
 
 _NATURAL = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
 _LETTERS = "CDEFGAB"
-_ACCIDENTAL_TEXT = {-2: "flat-flat", -1: "flat", 0: "natural", 1: "sharp", 2: "double-sharp"}
 _ODD = {("E", 1), ("B", 1), ("F", -1), ("C", -1)}
 
 
@@ -729,19 +728,27 @@ def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], 
                     out: Path) -> None:
     """The source's own MusicXML tree (its one reading) with the changed notes repitched,
     coloured and labelled, written back with every other byte as it was."""
-    from lxml import etree
-
+    from serialkit.io.accidentals import bar_groups, respell, written_of
     from serialkit.io.annotate import _mxl_bytes, annotate_tree, insert_in_order, serialize
     from serialkit.io.atomic import atomic_path
 
     tree, where, member, scan = score.tree, score.where, score.member, score.scan
     element = {nid: el for nid, (el, _raw) in score.elements.items()}
     members, habit = score.chains, score.habit
+    heads = {nid for eid in changes for nid in members.get(eid, [eid])}
+    for nid in heads:
+        if nid not in element:
+            raise ScoreWriteError(f"{where}: note {nid} of the repair is not in the score")
+    # the bars (per staff) the changed notes stand in, as written before: the accidentals shown
+    # there are put right afterwards, so that every note still shows what it sounds
+    bars = bar_groups(tree.getroot(), {el: raw.onset for el, raw in score.elements.values()})
+    tied = {el for el, raw in score.elements.values() if raw.tie_stop}
+    touched = {element[nid] for nid in heads}
+    affected = {g: members_ for g, members_ in bars.items() if any(el in touched for el, _ in members_)}
+    before = {g: written_of(members_, tied) for g, members_ in affected.items()}
+    letters: dict[Any, str] = {}
     for eid, change in changes.items():
-        ids = members.get(eid, [eid])
-        for k, nid in enumerate(ids):
-            if nid not in element:
-                raise ScoreWriteError(f"{where}: note {nid} of the repair is not in the score")
+        for nid in members.get(eid, [eid]):
             note = element[nid]
             pitch = note.find("pitch")
             if pitch is None:
@@ -753,15 +760,9 @@ def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], 
             new_step, new_alter, new_octave = spell(written + change.after - change.before, step,
                                                     change.model or "other", habit)
             _set_pitch(pitch, new_step, new_alter, new_octave)
-            old = note.find("accidental")
-            if k == 0 and old is not None:  # the accidental shown, in the element the note had
-                old.text = _ACCIDENTAL_TEXT[new_alter]
-            elif k == 0:
-                acc = etree.Element("accidental")
-                acc.text = _ACCIDENTAL_TEXT[new_alter]
-                insert_in_order(note, acc)
-            elif old is not None:  # a tied continuation shows none
-                note.remove(old)
+            letters[note] = step
+    for g, members_ in affected.items():
+        respell(members_, before[g], letters, tied, insert_in_order)
     root = annotate_tree(tree, where, notes, "fingering", scan, declare=False)
     data = serialize(root, tree, scan.ends)
     payload = _mxl_bytes(source if member else None, member, data) if out.suffix.lower() == ".mxl" else data
