@@ -23,7 +23,7 @@ from serialkit.core.predicates import (
     tagged_statements,
 )
 from serialkit.core.predicates.tags import statements_from_labels
-from serialkit.core.rows import Row, _check_convention, pc_name, position_label
+from serialkit.core.rows import Row, _check_convention, position_label
 
 if TYPE_CHECKING:
     from serialkit.check.profiles import Profile
