@@ -289,5 +289,7 @@ def test_the_inferred_reading_is_viewed_once(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(Columns, "__init__", counted)
     report = check_piece(piece, row=row)
-    assert [v.code for v in report.violations] == ["ROW", "ROW"]  # the wrong note, and the hole it leaves
+    # the wrong note, named once as the note standing in the hole it leaves
+    assert [(v.code, v.event_ids) for v in report.violations] == [("ROW", ("n17",))]
+    assert "wants position 5" in report.violations[0].message
     assert len(built) == 1

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from serialkit.check import shapes
 from serialkit.core.errors import PluginError, RowError, SerialkitError
 from serialkit.core.piece import Piece, Tag
 from serialkit.core.predicates import (
@@ -22,7 +23,7 @@ from serialkit.core.predicates import (
     tagged_statements,
 )
 from serialkit.core.predicates.tags import statements_from_labels
-from serialkit.core.rows import Row, _check_convention, pc_name, position_label
+from serialkit.core.rows import Row, _check_convention, position_label
 
 if TYPE_CHECKING:
     from serialkit.check.profiles import Profile
@@ -306,15 +307,19 @@ def check_piece(
         else:
             violations += run_predicates(icols, rules)
             violations += _run_plugins(extra, inferred, rules, True)
-        violations += _unexplained(icols, analysis.unexplained)
-        fragments = _fragments(icols, analysis) if piece.blueprint is None else []
+        fragments = shapes.fragments(icols, analysis) if piece.blueprint is None else []
+        shape: list[Violation] = []
+        absorbed: set[str] = set()  # unexplained notes a hole finding names
         if piece.blueprint is None and (profile is None or profile.judges("ROW")):
-            structural = fragments or _holes(icols, analysis)
-            violations += structural
-            if not fragments:
-                violations += _edge_repeats(icols, analysis) + _scraps(icols, analysis)
+            if fragments:
+                structural = shape = fragments
+            else:
+                holes, absorbed = shapes.holes(icols, analysis)
+                structural = [v for v in holes if not set(v.event_ids) & absorbed]
+                shape = holes + shapes.edge_repeats(icols, analysis) + shapes.scraps(icols, analysis)
+        violations += shapes.unexplained(icols, set(analysis.unexplained) - absorbed) + shape
         if piece.blueprint is None and not fragments and profile is not None and profile.runs("COMPLETE"):
-            violations += _cut_short(icols, analysis)
+            violations += shapes.cut_short(icols, analysis)
             strict_only = {"COMPLETE"}
         checked = list(CODES)
         if piece.blueprint is None:
@@ -433,23 +438,6 @@ def _order_without_ids(piece: Piece, rules: Rules) -> list[Violation]:
     return check_order(cols, rules, tagged_statements(cols, use_ids=False))
 
 
-def _unexplained(cols: Columns, unexplained: Iterable[str]) -> list[Violation]:
-    """A ROW violation per note no inferred statement explains (``cols``: the inferred reading)."""
-    ids = set(unexplained)
-    if not ids:
-        return []
-    return [
-        Violation(
-            "ROW",
-            (cols.ids[i],),
-            f"{pc_name(cols.midi[i])} is unexplained: no statement of the row accounts for it",
-            cols.where(i),
-        )
-        for i in cols.order
-        if cols.ids[i] in ids
-    ]
-
-
 def row_for(piece: Piece, source: object, row: Row | str | None = None) -> tuple[Row, Identification | None]:
     """The row to label ``piece`` by: ``row``, else the piece's own, else the one the music shows
     (with the identification). ``RowError`` names ``source`` when no row fits."""
@@ -462,121 +450,6 @@ def row_for(piece: Piece, source: object, row: Row | str | None = None) -> tuple
     except RowError as exc:
         raise RowError(f"{source}: {exc}") from None
     return found.row, found
-
-
-def _fragments(cols: Columns, analysis: Analysis) -> list[Violation]:
-    """One ROW violation when the row is read only in fragments: under half the explained notes
-    lie in complete statements (the bar ``identify`` sets before it names a row). Notes that
-    merely belong to some form at some position are not a statement of the row: a hexachord
-    played four times, or a line woven from two half statements, is not twelve-tone writing."""
-    from serialkit.core.analysis.identify import MIN_COMPLETE
-
-    share = analysis.complete_share
-    if not analysis.statements or share >= MIN_COMPLETE:
-        return []
-    partial = [s for s in analysis.statements if not s.complete]
-    ids = {e for s in partial for e in s.members}
-    first = next(i for i in cols.order if cols.ids[i] in ids)
-    return [Violation(
-        "ROW", tuple(cols.ids[i] for i in cols.order if cols.ids[i] in ids),
-        f"the row is stated only in fragments: {float(share):.0%} of the explained notes lie in complete "
-        f"statements ({len(partial)} of {len(analysis.statements)} statements incomplete; at least "
-        f"{float(MIN_COMPLETE):.0%} needed)", cols.where(first))]
-
-
-def _holes(cols: Columns, analysis: Analysis) -> list[Violation]:
-    """ROW: a statement that lacks an order position between two it states (a score without a
-    task). The note there is missing or wrong — the place an engraving error or a wrong note
-    leaves — and is named with its neighbours; a statement cut off at either end is not a hole."""
-    at = {cols.ids[i]: i for i in cols.order}
-    out: list[Violation] = []
-    for s in analysis.statements:
-        found = s.positions()
-        if not found:
-            continue
-        pcs = analysis.row.form(s.form, analysis.convention)
-        for k in range(found[0] + 1, found[-1]):
-            if s.event_ids[k] is not None:
-                continue
-            before = next(e for e in reversed(s.event_ids[:k]) if e is not None)
-            after = next(e for e in s.event_ids[k + 1:] if e is not None)
-            label = position_label(s.form, k)
-            out.append(Violation(
-                "ROW", (before, after),
-                f"statement {s.id} ({s.form.label}) lacks position {k} ({pc_name(pcs[k])}, {label}) between "
-                f"its positions {k - 1} and {k + 1}: a note is missing or wrong there", cols.where(at[after])))
-    return out
-
-
-def _edge_repeats(cols: Columns, analysis: Analysis) -> list[Violation]:
-    """ROW: a statement cut off at an end whose edge note sounds twice (``Analysis.edge_repeats``):
-    likely a wrong note read as a repeat. Both notes are named; the suggestion decides which."""
-    at = {cols.ids[i]: i for i in cols.order}
-    out: list[Violation] = []
-    for r in analysis.edge_repeats():
-        s = r.statement
-        pcs = analysis.row.form(s.form, analysis.convention)
-        side = "after" if r.missing > r.position else "before"
-        pair = sorted((r.edge, r.repeat), key=lambda e: cols.start[at[e]])
-        out.append(Violation(
-            "ROW", tuple(pair),
-            f"statement {s.id} ({s.form.label}) sounds position {r.position} ({pc_name(pcs[r.position])}) twice "
-            f"and stops without position {r.missing} ({pc_name(pcs[r.missing])}) {side} it: one of the two is "
-            f"likely a wrong note", cols.where(at[r.repeat])))
-    return out
-
-
-SCRAP = 3
-"""An incomplete statement with fewer notes of its own than this explains nothing (``_scraps``)."""
-
-
-def _scraps(cols: Columns, analysis: Analysis) -> list[Violation]:
-    """ROW: an incomplete statement with fewer than ``SCRAP`` notes of its own (the rest, if any,
-    borrowed from a neighbouring statement). Such a scrap is how the analysis absorbs a wrong note
-    that happens to fit some form somewhere — a statement's first note written as its second can
-    read as a three-note "statement" made of the previous statement's last two notes and it —
-    and is not a statement of the row. Its own notes are named (and get suggestions)."""
-    at = {cols.ids[i]: i for i in cols.order}
-    out: list[Violation] = []
-    for s in analysis.statements:
-        own = [e for k in s.own_positions() if (e := s.event_ids[k]) is not None]
-        if s.complete or not own or len(own) >= SCRAP:
-            continue
-        borrowed = sum(1 for e in s.event_ids if e is not None and e in s.elided)
-        first = min(own, key=lambda e: cols.start[at[e]])
-        out.append(Violation(
-            "ROW", tuple(sorted(own, key=lambda e: cols.start[at[e]])),
-            f"statement {s.id} ({s.form.label}) has only {len(own)} note{'s' if len(own) > 1 else ''} of its own"
-            + (f" and {borrowed} borrowed" if borrowed else "")
-            + ": a scrap of a row form, not a statement of the row", cols.where(at[first])))
-    return out
-
-
-def _cut_short(cols: Columns, analysis: Analysis) -> list[Violation]:
-    """COMPLETE: a statement that stops short of position 11 or starts after position 0 (a score
-    without a task). The analysis profile reports it as an observation — an excerpt's edge or a
-    composer's fragment cuts statements too — and the generation profile as a violation."""
-    at = {cols.ids[i]: i for i in cols.order}
-    flagged = {(r.statement.id, r.position) for r in analysis.edge_repeats()}  # ROW names those ends
-    out: list[Violation] = []
-    for s in analysis.statements:
-        found = s.positions()
-        if not found or s.complete:
-            continue
-        pcs = analysis.row.form(s.form, analysis.convention)
-        first, last = found[0], found[-1]
-        ends = [(range(last + 1, 12), "ends after", last, s.event_ids[last]),
-                (range(0, first), "starts at", first, s.event_ids[first])]
-        for missing, verb, k, eid in ends:
-            if not missing or eid is None or (s.id, k) in flagged:
-                continue
-            names = ", ".join(f"{m} ({pc_name(pcs[m])})" for m in missing)
-            out.append(Violation(
-                "COMPLETE", (eid,),
-                f"statement {s.id} ({s.form.label}) {verb} position {k}: "
-                f"position{'s' if len(missing) > 1 else ''} {names} never sound{'s' if len(missing) == 1 else ''}",
-                cols.where(at[eid])))
-    return out
 
 
 def require_row(row: Row | None, what: str) -> Row:

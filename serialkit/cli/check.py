@@ -186,7 +186,8 @@ def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: i
     title = f" — {title_text}" if title_text else ""
     voices = ", ".join((names or {}).get(v, v) for v in data["voices"])  # as the score names them
     click.echo(f"{data['source']}{title}")
-    click.echo(f"  {data['events']} events, {len(data['voices'])} voices ({voices})")
+    n = len(data["voices"])
+    click.echo(f"  {data['events']} event{'s' if data['events'] != 1 else ''}, {n} voice{'s' if n != 1 else ''} ({voices})")
     if data["row"] is not None:
         line = f"  row {data['row_names']} ({data['convention']})"
         if data["coverage"] is not None:

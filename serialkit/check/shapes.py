@@ -1,0 +1,172 @@
+"""Findings about the shape of the statements an analysis reads (a score checked without a task):
+notes no statement explains, a row read only in fragments, holes, a statement's edge position
+sounded twice where it stops short, scraps of a row form, statements cut short at an end.
+
+Each function takes the inferred reading's columns (for locations) and the analysis, and returns
+``Violation`` records; ``check.report.check_piece`` decides which apply under a profile."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from serialkit.core.predicates import Columns, Violation
+from serialkit.core.rows import pc_name, position_label
+
+if TYPE_CHECKING:
+    from serialkit.core.analysis import Analysis
+
+__all__ = ["cut_short", "edge_repeats", "fragments", "holes", "scraps", "unexplained"]
+
+
+def unexplained(cols: Columns, ids: Iterable[str]) -> list[Violation]:
+    """A ROW violation per note no inferred statement explains (``cols``: the inferred reading)."""
+    wanted = set(ids)
+    if not wanted:
+        return []
+    return [
+        Violation(
+            "ROW",
+            (cols.ids[i],),
+            f"{pc_name(cols.midi[i])} is unexplained: no statement of the row accounts for it",
+            cols.where(i),
+        )
+        for i in cols.order
+        if cols.ids[i] in wanted
+    ]
+
+
+def fragments(cols: Columns, analysis: Analysis) -> list[Violation]:
+    """One ROW violation when the row is read only in fragments: under half the explained notes
+    lie in complete statements (the bar ``identify`` sets before it names a row). Notes that
+    merely belong to some form at some position are not a statement of the row: a hexachord
+    played four times, or a line woven from two half statements, is not twelve-tone writing."""
+    from serialkit.core.analysis.identify import MIN_COMPLETE
+
+    share = analysis.complete_share
+    if not analysis.statements or share >= MIN_COMPLETE:
+        return []
+    partial = [s for s in analysis.statements if not s.complete]
+    ids = {e for s in partial for e in s.members}
+    first = next(i for i in cols.order if cols.ids[i] in ids)
+    return [Violation(
+        "ROW", tuple(cols.ids[i] for i in cols.order if cols.ids[i] in ids),
+        f"the row is stated only in fragments: {float(share):.0%} of the explained notes lie in complete "
+        f"statements ({len(partial)} of {len(analysis.statements)} statements incomplete; at least "
+        f"{float(MIN_COMPLETE):.0%} needed)", cols.where(first))]
+
+
+def holes(cols: Columns, analysis: Analysis) -> tuple[list[Violation], set[str]]:
+    """ROW: a statement that lacks an order position between two it states (a score without a
+    task). The note there is missing or wrong — the place an engraving error or a wrong note
+    leaves; a statement cut off at either end is not a hole.
+
+    When an unexplained note sounds in the hole (in one of the statement's voices, between its
+    neighbours in time) it is most likely the wrong note: one finding names it and the position it
+    likely stands for (one error, one finding). Otherwise the finding names the hole's neighbours.
+    Returns the findings and the unexplained notes they name (no separate finding for those)."""
+    at = {cols.ids[i]: i for i in cols.order}
+    loose = [i for i in cols.order if cols.ids[i] in set(analysis.unexplained)]
+    voices = {v: k for k, v in enumerate(cols.piece.voice_ids)}
+    taken: set[str] = set()
+    out: list[Violation] = []
+    for s in analysis.statements:
+        found = s.positions()
+        if not found:
+            continue
+        pcs = analysis.row.form(s.form, analysis.convention)
+        own = {voices[v] for v in s.voices if v in voices}
+        for k in range(found[0] + 1, found[-1]):
+            if s.event_ids[k] is not None:
+                continue
+            before = next(e for e in reversed(s.event_ids[:k]) if e is not None)
+            after = next(e for e in s.event_ids[k + 1:] if e is not None)
+            label = position_label(s.form, k)
+            lo, hi = cols.start[at[before]], cols.start[at[after]]
+            inside = [i for i in loose if lo <= cols.start[i] <= hi and cols.voice[i] in own
+                      and cols.ids[i] not in taken]
+            if inside:
+                taken.update(cols.ids[i] for i in inside)
+                names = " and ".join(pc_name(cols.midi[i]) for i in inside)
+                out.append(Violation(
+                    "ROW", tuple(cols.ids[i] for i in inside),
+                    f"{names} {'is' if len(inside) == 1 else 'are'} unexplained where statement {s.id} "
+                    f"({s.form.label}) wants position {k} ({pc_name(pcs[k])}, {label}) between its positions "
+                    f"{k - 1} and {k + 1}: likely a wrong note for it", cols.where(inside[0])))
+                continue
+            out.append(Violation(
+                "ROW", (before, after),
+                f"statement {s.id} ({s.form.label}) lacks position {k} ({pc_name(pcs[k])}, {label}) between "
+                f"its positions {k - 1} and {k + 1}: a note is missing or wrong there", cols.where(at[after])))
+    return out, taken
+
+
+def edge_repeats(cols: Columns, analysis: Analysis) -> list[Violation]:
+    """ROW: a statement cut off at an end whose edge note sounds twice (``Analysis.edge_repeats``):
+    likely a wrong note read as a repeat. Both notes are named; the suggestion decides which."""
+    at = {cols.ids[i]: i for i in cols.order}
+    out: list[Violation] = []
+    for r in analysis.edge_repeats():
+        s = r.statement
+        pcs = analysis.row.form(s.form, analysis.convention)
+        side = "after" if r.missing > r.position else "before"
+        pair = sorted((r.edge, r.repeat), key=lambda e: cols.start[at[e]])
+        out.append(Violation(
+            "ROW", tuple(pair),
+            f"statement {s.id} ({s.form.label}) sounds position {r.position} ({pc_name(pcs[r.position])}) twice "
+            f"and stops without position {r.missing} ({pc_name(pcs[r.missing])}) {side} it: one of the two is "
+            f"likely a wrong note", cols.where(at[r.repeat])))
+    return out
+
+
+SCRAP = 3
+"""An incomplete statement with fewer notes of its own than this explains nothing (``_scraps``)."""
+
+
+def scraps(cols: Columns, analysis: Analysis) -> list[Violation]:
+    """ROW: an incomplete statement with fewer than ``SCRAP`` notes of its own (the rest, if any,
+    borrowed from a neighbouring statement). Such a scrap is how the analysis absorbs a wrong note
+    that happens to fit some form somewhere — a statement's first note written as its second can
+    read as a three-note "statement" made of the previous statement's last two notes and it —
+    and is not a statement of the row. Its own notes are named (and get suggestions)."""
+    at = {cols.ids[i]: i for i in cols.order}
+    out: list[Violation] = []
+    for s in analysis.statements:
+        own = [e for k in s.own_positions() if (e := s.event_ids[k]) is not None]
+        if s.complete or not own or len(own) >= SCRAP:
+            continue
+        borrowed = sum(1 for e in s.event_ids if e is not None and e in s.elided)
+        first = min(own, key=lambda e: cols.start[at[e]])
+        out.append(Violation(
+            "ROW", tuple(sorted(own, key=lambda e: cols.start[at[e]])),
+            f"statement {s.id} ({s.form.label}) has only {len(own)} note{'s' if len(own) > 1 else ''} of its own"
+            + (f" and {borrowed} borrowed" if borrowed else "")
+            + ": a scrap of a row form, not a statement of the row", cols.where(at[first])))
+    return out
+
+
+def cut_short(cols: Columns, analysis: Analysis) -> list[Violation]:
+    """COMPLETE: a statement that stops short of position 11 or starts after position 0 (a score
+    without a task). The analysis profile reports it as an observation — an excerpt's edge or a
+    composer's fragment cuts statements too — and the generation profile as a violation."""
+    at = {cols.ids[i]: i for i in cols.order}
+    flagged = {(r.statement.id, r.position) for r in analysis.edge_repeats()}  # ROW names those ends
+    out: list[Violation] = []
+    for s in analysis.statements:
+        found = s.positions()
+        if not found or s.complete:
+            continue
+        pcs = analysis.row.form(s.form, analysis.convention)
+        first, last = found[0], found[-1]
+        ends = [(range(last + 1, 12), "ends after", last, s.event_ids[last]),
+                (range(0, first), "starts at", first, s.event_ids[first])]
+        for missing, verb, k, eid in ends:
+            if not missing or eid is None or (s.id, k) in flagged:
+                continue
+            names = ", ".join(f"{m} ({pc_name(pcs[m])})" for m in missing)
+            out.append(Violation(
+                "COMPLETE", (eid,),
+                f"statement {s.id} ({s.form.label}) {verb} position {k}: "
+                f"position{'s' if len(missing) > 1 else ''} {names} never sound{'s' if len(missing) == 1 else ''}",
+                cols.where(at[eid])))
+    return out
