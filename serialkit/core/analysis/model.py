@@ -192,13 +192,13 @@ class Analysis:
                 if not times:
                     continue
                 when = min(times) if later else max(times)
-                for e in line:
-                    held = doubled.get(e.id) if e.onset == when else None
+                for near in line:
+                    held = doubled.get(near.id) if near.onset == when else None
                     if held is not None and held[0] is not s:
                         other, p, ids = held
-                        slot = other.event_ids[p]
-                        twin = e.id if e.id != slot else next(i for i in ids if i != slot)
-                        out.append(EdgeRepeat(s, p, missing, slot or ids[0], twin, other))
+                        slot = other.event_ids[p] or ids[0]
+                        twin = near.id if near.id != slot else next(i for i in ids if i != slot)
+                        out.append(EdgeRepeat(s, p, missing, slot, twin, other))
                         break
         return out
 
