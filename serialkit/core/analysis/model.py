@@ -143,7 +143,8 @@ class Analysis:
         With the ``piece`` (for the notes' voices and times), also a statement cut short at an end
         whose neighbouring note in its voice belongs to another statement's position that sounds
         twice: a statement's first note written as the previous statement's last pitch reads as a
-        repeat of it (``EdgeRepeat.of``)."""
+        repeat of it (``EdgeRepeat.of``). Not when the doubled pitch class is the missing one (the
+        note is then merely read as the other statement's: correct music)."""
         out = []
         for s in self.statements:
             found = s.own_positions()
@@ -196,6 +197,8 @@ class Analysis:
                     held = doubled.get(near.id) if near.onset == when else None
                     if held is not None and held[0] is not s:
                         other, p, ids = held
+                        if self.row.form(other.form, self.convention)[p] == self.row.form(s.form, self.convention)[missing]:
+                            continue  # the note sounds the missing pitch class: read elsewhere, not wrong
                         slot = other.event_ids[p] or ids[0]
                         twin = near.id if near.id != slot else next(i for i in ids if i != slot)
                         out.append(EdgeRepeat(s, p, missing, slot, twin, other))
