@@ -32,6 +32,9 @@ class Plant:
     row: Row
     original: dict[str, int] = field(default_factory=dict)
     """Changed event id → its original MIDI pitch."""
+    written: bool = False
+    """A swap that exchanges the two written notes (pitch and octave), not pitch classes in each
+    note's register."""
 
 
 @dataclass
@@ -44,14 +47,18 @@ class Outcome:
     top3: bool
     false_edits: int
     """Confident suggestions (above the repair threshold) on notes that were not planted."""
+    found: tuple[NoteSuggestions, ...] = ()
+    """The suggestions made."""
 
 
 def plant_errors(piece: Piece, row: Row, source: str, count: int, seed: int,
                  analysis: Analysis | None = None) -> Iterator[Plant]:
     """``count`` single-error copies of a correct ``piece``, kinds in turn, notes drawn by ``seed``.
 
-    Swaps exchange the pitches of two notes holding neighbouring positions of one statement at
-    different times (from the analysis of the clean piece)."""
+    Swaps exchange two notes holding neighbouring positions of one statement at different times
+    (from the analysis of the clean piece), in turn in two ways: their pitch classes, each note
+    keeping its register (a copyist's slip), and the written notes themselves, octave and all (an
+    engraver's)."""
     rng = random.Random(seed)
     clean = analysis if analysis is not None else analyze(piece, row)
     events = {e.id: e for e in piece.events}
@@ -71,8 +78,10 @@ def plant_errors(piece: Piece, row: Row, source: str, count: int, seed: int,
         if kind == "swap" and pairs:
             a, b = rng.choice(pairs)
             ea, eb = events[a], events[b]
-            new = _replace(piece, {a: _octave_near(ea.midi, eb.pc), b: _octave_near(eb.midi, ea.pc)})
-            yield Plant(source, kind, new, row, {a: ea.midi, b: eb.midi})
+            written = k // len(KINDS) % 2 == 1
+            midis = {a: eb.midi, b: ea.midi} if written else {
+                a: _octave_near(ea.midi, eb.pc), b: _octave_near(eb.midi, ea.pc)}
+            yield Plant(source, kind, _replace(piece, midis), row, {a: ea.midi, b: eb.midi}, written)
             continue
         if kind == "swap":
             kind = "accidental"
@@ -117,7 +126,7 @@ def evaluate(plant: Plant, threshold: float, readings: Readings | None = None) -
         1 for n in found
         if n.event_id not in wanted and n.best is not None and n.best.confidence >= threshold
     )
-    return Outcome(plant, reported, restored_top, restored3, false_edits)
+    return Outcome(plant, reported, restored_top, restored3, false_edits, found)
 
 
 def _restores(edits: tuple[object, ...], wanted: dict[str, int], eid: str, midi: int) -> bool:

@@ -27,7 +27,8 @@ import bisect
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 from serialkit.core.analysis.model import Analysis
@@ -45,15 +46,17 @@ from serialkit.core.suggest_model import (
     describe,
     error_model,
 )
+from serialkit.core.suggest_swap import Habit, in_register, written
 from serialkit.core.suggest_trouble import (
     _REACH,
-    _badness,
     _candidates,
     _doubled,
+    _Hole,
     _nearby,
     _read_elsewhere,
     _roughness,
     _shape,
+    _spots,
     _statements,
     _trouble_holes,
 )
@@ -85,6 +88,11 @@ _ROUGH = 0.5
 gained per one it removes)."""
 
 
+_DISPLACE = 0.25
+"""The weight kept per note that held a position and is only a repeat after the change (its
+position taken by the changed note): a wrong note's correction gives positions back."""
+
+
 _KEEP_WEIGHT = 4.0
 """The weight of "the note is right as written": a candidate that only halves the trouble
 (one note fewer unexplained) at the likeliest prior never gets past half the confidence."""
@@ -108,6 +116,10 @@ class _Cand:
     reason: str = ""
     suspect: bool = False
     """A change of a note nothing reports, tried because its statement holds a doubled position."""
+    twin: dict[str, int] | None = None
+    """A swap's other model: the written notes exchanged (``edits`` keeps each note's register)."""
+    exchanged: bool = False
+    """A swap that exchanges the written notes (``twin`` of another)."""
 
     @property
     def key(self) -> _Key:
@@ -122,6 +134,15 @@ class _Reading:
     badness: int
     roughness: int
     shape: int
+    holes: tuple[_Hole, ...]
+    spots: tuple[tuple[Fraction, Fraction, int], ...]
+    """Where the trouble is (``_spots``): ``badness`` is their weight."""
+    held: frozenset[str]
+    """The notes holding a position of a statement (not repeats)."""
+
+    def near(self, lo: Fraction, hi: Fraction) -> int:
+        """The weight of the trouble between ``lo`` and ``hi``."""
+        return sum(w for a, b, w in self.spots if a <= hi and lo <= b)
 
 
 class Readings:
@@ -155,7 +176,11 @@ class Readings:
         if analysis is None:
             analysis = analyze(piece, row, convention)
             self.analysed += 1
-        reading = _Reading(analysis, _badness(analysis, piece), _roughness(analysis, piece), _shape(analysis))
+        holes = tuple(_trouble_holes(analysis, {e.id: e for e in piece.events}))
+        spots = tuple(_spots(analysis, piece, holes))
+        reading = _Reading(analysis, sum(w for _a, _b, w in spots), _roughness(analysis, piece),
+                           _shape(analysis), holes, spots,
+                           frozenset(e for st in analysis.statements for e in st.event_ids if e is not None))
         with self._lock:
             self._seen[key] = reading
             while len(self._seen) > self.size:
@@ -229,6 +254,8 @@ def suggest(
     def add(c: _Cand) -> None:
         if any(not 0 <= m <= 127 or m == events[e].midi for e, m in c.edits.items()):
             return
+        if c.model == "swap":
+            c.twin = written(c.edits, events)
         bucket = cands.setdefault(c.note, {})
         old = bucket.get(c.key)
         if old is None or c.local > old.local:
@@ -247,8 +274,7 @@ def suggest(
             if 0 <= j < len(voice) and k >= 0:
                 other = voice[j]
                 if other.onset != event.onset and other.pc != event.pc:
-                    add(_Cand(eid, {eid: _nearest(event.midi, other.pc),
-                                    other.id: _nearest(other.midi, event.pc)}, "swap"))
+                    add(_Cand(eid, in_register(event, other), "swap"))
     for h in _trouble_holes(analysis, events):
         for e in order[bisect.bisect_left(onsets, h.lo):bisect.bisect_right(onsets, h.hi)]:
             midi = _nearest(e.midi, h.want)
@@ -268,6 +294,7 @@ def suggest(
     row, convention = analysis.row, analysis.convention
     start = readings.read(piece, row, convention, analysis)
     verified: dict[str, list[_Cand]] = {}
+    habit: Habit | None = None
     queue = sorted(
         (c for bucket in cands.values() for c in bucket.values()),
         key=lambda c: (c.local <= 0, -_PRIOR[c.model] * (1.0 + c.local), index[c.note], c.key),
@@ -292,30 +319,74 @@ def suggest(
         tag = after.tags.get(note)
         if tag is None or any(after.tags.get(e) is None for e in c.edits):
             continue
+        if _trades(c.edits, before.analysis, after):
+            continue
         plainer = before.roughness + before.shape - reading.roughness - reading.shape
+        moved = False
+        if gain == 0 and not c.suspect:  # the trouble may only have moved away from the change
+            ixs = [index[e] for e in c.edits]
+            lo, hi = onsets[max(0, min(ixs) - 2 * _REACH)], onsets[min(len(order) - 1, max(ixs) + 2 * _REACH)]
+            gain = before.near(lo, hi) - reading.near(lo, hi)
+            moved = gain > 0
         if gain < 0 or gain == 0 and not (c.suspect and plainer > 0):
             continue
         c.form, c.position = tag.form, tag.position
         c.statement = _statement_of(analysis, after, tag.statement)
         home = next((s for s in after.statements if s.id == tag.statement), None)
         holds = home is not None and note in home.event_ids
-        if home is not None and not holds and len(home.own_positions()) < 12:
+        if home is not None and not holds and home.found < 12:
             continue  # it only becomes a repeat in a statement still short of notes: nothing explained
+        if not before.analysis.unexplained and any(note in h.members for h in reading.holes):
+            continue  # every note was read: filling one hole of a statement still missing others only moves holes
+        displaced = sum(1 for e in before.held - reading.held if e not in c.edits and after.tags.get(e) is not None)
         c.weight = (_PRIOR[c.model] * 4.0 ** min(gain, 200) * (1.0 + c.local) * (1.0 if holds else _REPEAT)
-                    * _ROUGH ** (reading.roughness - before.roughness))
+                    * _ROUGH ** (reading.roughness - before.roughness) * _DISPLACE ** displaced)
         if c.suspect:  # never more than a third of the confidence
             c.weight = min(c.weight * 2.0 ** max(plainer, 0), _KEEP_WEIGHT / 2)
-        c.reason = _reason(c, events[note], gain)
+        if moved:  # as much trouble is left elsewhere: never confident (a repair needs less trouble)
+            c.weight = min(c.weight, _KEEP_WEIGHT / 2)
+        c.reason = _reason(c, events[note], gain, moved)
         verified.setdefault(note, []).append(c)
+        if c.twin is not None:  # the analysis reads pitch classes: the other exchange reads alike
+            habit = habit or Habit(events)
+            mine, theirs = habit.factors(c.edits, c.twin)
+            twin = replace(c, edits=c.twin, weight=c.weight * theirs, twin=None, exchanged=True)
+            c.weight *= mine
+            twin.reason = _reason(twin, events[note], gain, moved)
+            verified[note].append(twin)
     rivals = _rivals(verified, index)
     out = []
     for eid in [e.id for e in piece.events if e.id in reported or e.id in verified]:
-        found = sorted(verified.get(eid, []), key=lambda c: (-c.weight, c.key))
+        once: dict[_Key, _Cand] = {}
+        for c in verified.get(eid, []):  # a swap's twin may be another candidate's change too
+            if c.key not in once or c.weight > once[c.key].weight:
+                once[c.key] = c
+        found = sorted(once.values(), key=lambda c: (-c.weight, c.key))
         total = sum(c.weight for c in found) + _KEEP_WEIGHT + rivals.get(eid, 0.0)
         chosen = tuple(_suggestion(c, events, c.weight / total) for c in found[:limit])
         finding = reported.get(eid, "suspect" if all(c.suspect for c in found) else "hole")
         out.append(NoteSuggestions(eid, events[eid].midi, chosen, finding))
     return tuple(out)
+
+
+def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis) -> bool:
+    """The change takes a note from the position it held: after it, the statement the note was in
+    (the one sharing most of its other notes, same form) lacks that position. It trades one
+    position for another, as when a correct piece's analysis leaves holes that moving a correct
+    note to a neighbouring position eases; a wrong note read as a position leaves it to the note
+    meant for it."""
+    stated = {s.id: s for s in before.statements}
+    for eid in edits:
+        tag = before.tags.get(eid)
+        home = stated.get(tag.statement) if tag is not None and tag.statement is not None else None
+        if home is None or home.event_ids[tag.position] != eid:  # type: ignore[union-attr]
+            continue
+        others = set(home.members) - edits.keys()
+        match = max((s for s in after.statements if s.form == home.form), default=None,
+                    key=lambda s: len(others & set(s.members)))
+        if match is not None and others & set(match.members) and match.event_ids[tag.position] is None:  # type: ignore[union-attr]
+            return True
+    return False
 
 
 def _rivals(verified: Mapping[str, list[_Cand]], index: Mapping[str, int]) -> dict[str, float]:
@@ -352,15 +423,18 @@ def _statement_of(analysis: Analysis, local: Analysis, sid: str | None) -> str |
     return best
 
 
-def _reason(c: _Cand, event: Event, gain: int) -> str:
+def _reason(c: _Cand, event: Event, gain: int, moved: bool = False) -> str:
     assert c.form is not None
     where = f"{c.form.label}:{c.position}" + (f" of {c.statement}" if c.statement else "")
     after = c.edits[event.id]
     if c.model == "swap":
         other = next(e for e in c.edits if e != event.id)
-        what = f"swapped with {other}: {_name(event.midi)} → {_name(after)} reads as {where}"
+        how = "the written notes exchanged" if c.exchanged else "each in its register"
+        what = f"swapped with {other} ({how}): {_name(event.midi)} → {_name(after)} reads as {where}"
     else:
         what = f"{_name(event.midi)} → {_name(after)} reads as {where}; {_MODEL_TEXT[c.model]}"
+    if moved:
+        return f"{what} ({gain} fewer unexplained or missing notes around it, as many more elsewhere)"
     return f"{what} ({gain} fewer unexplained or missing notes)"
 
 

@@ -17,6 +17,7 @@ from fractions import Fraction
 from serialkit.core.analysis.model import Analysis, Statement
 from serialkit.core.piece import Event, Piece
 from serialkit.core.suggest_model import Edit, Suggestion, _nearest, error_model
+from serialkit.core.suggest_swap import in_register
 
 # A candidate that only extends a statement past its first or last note found is weaker than one
 # that fills a hole between two notes of the statement.
@@ -29,6 +30,10 @@ _REACH = 6
 
 _TRIES = 6
 """At most this many changes of nearby notes are verified per trouble spot."""
+
+
+_ECHOES = 2
+"""And at most this many that make a nearby note repeat a note left unexplained there."""
 
 
 @dataclass
@@ -117,17 +122,30 @@ def _fit(stmt: _Stmt, p: int, t: Fraction, voice: str, spare: int) -> float:
     return weight
 
 
-def _badness(analysis: Analysis, piece: Piece) -> int:
+def _badness(analysis: Analysis, piece: Piece, holes: Sequence[_Hole] | None = None) -> int:
     """Unexplained notes plus twice the holes in statements and the statements cut short beside
     a repeated edge note (a wrong note read as a repeat, ``Analysis.edge_repeats``): what a
-    correction must reduce.
+    correction must reduce (``_spots`` weighed).
 
     Unexplained notes the analysis could read where they stand (``_read_elsewhere``) do not
     count. A hole (``_trouble_holes``) is stronger evidence of a wrong note than a note nothing
-    explains, which may be free."""
+    explains, which may be free. ``holes``: the analysis's ``_trouble_holes``, when known."""
+    return sum(w for _lo, _hi, w in _spots(analysis, piece, holes))
+
+
+def _spots(analysis: Analysis, piece: Piece, holes: Sequence[_Hole] | None = None) -> list[tuple[Fraction, Fraction, int]]:
+    """Where the trouble ``_badness`` counts is: (from, to, weight) in time per unexplained note
+    (1), hole (2) and statement cut short beside a repeated edge note (2)."""
     events = {e.id: e for e in piece.events}
-    loose = len(analysis.unexplained) - len(_read_elsewhere(analysis, events))
-    return loose + 2 * (len(_trouble_holes(analysis, events)) + len(analysis.edge_repeats(piece)))
+    holes = _trouble_holes(analysis, events) if holes is None else holes
+    elsewhere = _read_elsewhere(analysis, events, holes)
+    out = [(events[e].onset, events[e].onset, 1) for e in analysis.unexplained if e in events and e not in elsewhere]
+    out += [(h.lo, h.hi, 2) for h in holes]
+    for r in analysis.edge_repeats(piece):
+        times = sorted(events[e].onset for e in (r.edge, r.repeat) if e in events)
+        if times:
+            out.append((times[0], times[-1], 2))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +192,7 @@ def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hol
     return out
 
 
-def _read_elsewhere(analysis: Analysis, events: Mapping[str, Event]) -> set[str]:
+def _read_elsewhere(analysis: Analysis, events: Mapping[str, Event], holes: Sequence[_Hole] | None = None) -> set[str]:
     """Unexplained notes that are right as written: the analysis could read them where they
     stand, with the pitch class of a statement's position, but chose another note for it.
 
@@ -184,8 +202,12 @@ def _read_elsewhere(analysis: Analysis, events: Mapping[str, Event]) -> set[str]
     classes come between them, before the statement begins or after it ends (a repeat or
     tremolo the statement did not take in). Such a note
     is a reading the analysis did not choose, not a wrong note: it is not reported, nor counted
-    as trouble (a correction that only moves the analysis elsewhere is no correction)."""
-    loose = {e: events[e] for e in analysis.unexplained if e in events}
+    as trouble (a correction that only moves the analysis elsewhere is no correction). A note
+    standing in a statement's hole (``holes``: the analysis's ``_trouble_holes``, when known) may
+    be the note missing there, miswritten: it is never read elsewhere."""
+    holes = _trouble_holes(analysis, events) if holes is None else holes
+    loose = {e: events[e] for e in analysis.unexplained
+             if e in events and not any(h.lo <= events[e].onset <= h.hi for h in holes)}
     if not loose:
         return set()
     lines: dict[str, list[str]] = {}
@@ -296,8 +318,8 @@ def _swaps(event: Event, st: _Stmt, events: Mapping[str, Event]) -> list[tuple[f
                 if any(a > b for a, b in zip(ordered, ordered[1:], strict=False)):
                     continue
             fit = (1.0 if event.voice == other.voice else 0.5) * (1.0 if near else 0.4) * (0.5 if held else 1.0)
-            mine = _nearest(event.midi, other.pc)
-            theirs = _nearest(other.midi, x)
+            pair = in_register(event, other)  # and the written notes exchanged: ``suggest_swap``
+            mine, theirs = pair[event.id], pair[other.id]
             out.append((
                 fit,
                 Suggestion(event.id, mine,
@@ -322,7 +344,10 @@ def _nearby(
 
     A wrong note leaves its pitch class once too often around it and the one it replaced once too
     rarely: among the notes near each trouble spot, a semitone or third change from a pitch class
-    more common there to a rarer one is tried, the largest imbalance and nearest note first."""
+    more common there to a rarer one is tried, the largest imbalance and nearest note first. A
+    wrong note that was a repeat can take the note it repeated out of its statement with it: a
+    semitone or third change that makes a note of the voice repeat (same pitch) an unexplained
+    note near it is tried too, the nearest first."""
     spans = {(index[e], index[e]) for e in analysis.unexplained if e in index}
     for h in _trouble_holes(analysis, events):
         first = bisect.bisect_left(onsets, h.lo)
@@ -333,16 +358,21 @@ def _nearby(
         for e in order[max(0, lo_i - 2 * _REACH): hi_i + 2 * _REACH + 1]:
             count[e.pc] += 1
         tries = []
+        window = order[max(0, lo_i - _REACH):hi_i + _REACH + 1]
+        loose = {(u.voice, u.midi) for u in window if u.id in reported}
+        echoes = []
         for i in range(max(0, lo_i - _REACH), min(len(order), hi_i + _REACH + 1)):
             e = order[i]
             if e.id in reported or e.id in cands or analysis.tags.get(e.id) is None:
                 continue
             for shift in (1, -1, 3, -3, 4, -4):
+                if (e.voice, e.midi + shift) in loose:
+                    echoes.append((max(lo_i - i, i - hi_i, 0), abs(shift), e.id, e.midi + shift))
                 excess = count[e.pc] - count[(e.pc + shift) % 12]
                 if excess > 0 and 0 <= e.midi + shift <= 127:
                     distance = max(lo_i - i, i - hi_i, 0)
                     tries.append((-excess, distance, abs(shift), e.id, e.midi + shift))
-        for *_rank, eid, midi in sorted(tries)[:_TRIES]:
+        for *_rank, eid, midi in sorted(tries)[:_TRIES] + sorted(echoes)[:_ECHOES]:
             out[(eid, midi)] = None
     return list(out)
 
