@@ -357,3 +357,43 @@ def test_suspects_stay_below_a_third_in_planted_pieces(seed: int, family: str) -
         for note in suggest(plant.piece, analyze(plant.piece, plant.row)):
             if note.finding == "suspect":
                 assert all(c.confidence <= 1 / 3 + 1e-9 for c in note.candidates)
+
+
+def _wide_pair(piece: Piece) -> tuple[str, str]:
+    """Two neighbouring notes (one voice, in time order) more than a tritone less a semitone
+    apart: the two swap models put them right in different octaves."""
+    events = sorted(piece.events, key=lambda e: e.onset)
+    for a, b in zip(events, events[1:], strict=False):
+        if abs(a.midi - b.midi) >= 6 and a.onset != b.onset:
+            return a.id, b.id
+    pytest.skip("no wide neighbouring pair")  # pragma: no cover - the seed is fixed
+
+
+@pytest.mark.parametrize("written", [True, False])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_swap_is_put_right_in_the_octave_it_was_written(seed: int, written: bool) -> None:
+    """Two notes written in each other's place, whole (an engraver's swap: octave and all) or by
+    pitch class in each note's register (a copyist's): the top suggestion and the repair give
+    back both notes in their own octave — the register habit of the piece says which."""
+    from tests.planted import _octave_near, exercise
+
+    piece, row = exercise(seed)
+    a, b = _wide_pair(piece)
+    ea, eb = piece.event(a), piece.event(b)
+    midis = {a: eb.midi, b: ea.midi} if written else {a: _octave_near(ea.midi, eb.pc), b: _octave_near(eb.midi, ea.pc)}
+    wrong = piece.with_events(e.copy(midi=midis[e.id]) if e.id in midis else e for e in piece.events)
+    plant = Plant("exercise", "swap", wrong, row, {a: ea.midi, b: eb.midi}, written)
+    assert evaluate(plant, DEFAULT_THRESHOLD).top
+    fixed, applied = plan_repairs(wrong, row)
+    assert _changed(wrong, fixed) == plant.original and len(applied) == 1
+
+
+def test_a_correct_piece_whose_analysis_leaves_holes_gets_no_edit() -> None:
+    """piano_hands 147: the analysis of a correct piece leaves holes (two statements tangled), and
+    changing a correct note would fill one of them or move a note off its position: no edit."""
+    synth = FAMILIES["piano_hands"](147)
+    analysis = analyze(synth.piece, synth.row)
+    assert not analysis.unexplained and analysis.statements, "the case still has every note read"
+    assert [s for s in analysis.statements if s.found < 12], "the case still leaves holes"
+    plan = plan_repairs(synth.piece, synth.row)
+    assert plan.applied == () and _changed(synth.piece, plan.piece) == {}
