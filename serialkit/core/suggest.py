@@ -8,7 +8,9 @@ candidate pitch is scored by an explicit model of how engraving and copying erro
 - ``accidental``: an accidental dropped or added, the note a semitone off (same letter);
 - ``third``: the note written a line too high or low (a wrong clef line: three or four semitones);
 - ``step``: the note a line/space off by one step (a whole tone);
-- ``swap``: two neighbouring notes of a statement written in each other's place;
+- ``swap``: two neighbouring notes of a statement written in each other's place (both models: the
+  written notes exchanged, octave and all, and the pitch classes exchanged with each note kept in
+  its register; the piece's register habit chooses, ``suggest_swap``);
 - ``other``: any other pitch (rare; nearest octave).
 
 The suggested pitch stays in the note's octave region (the error model's interval, else the
