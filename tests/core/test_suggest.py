@@ -397,3 +397,30 @@ def test_a_correct_piece_whose_analysis_leaves_holes_gets_no_edit() -> None:
     assert [s for s in analysis.statements if s.found < 12], "the case still leaves holes"
     plan = plan_repairs(synth.piece, synth.row)
     assert plan.applied == () and _changed(synth.piece, plan.piece) == {}
+
+
+def test_the_two_swap_models_and_the_register_habit() -> None:
+    """A swap of two notes a tritone or more apart has two corrections (each note kept in its
+    register, or the written notes exchanged); the voice's register habit chooses between them,
+    the piece's when the voice's is even; with no habit the written exchange is preferred."""
+    from fractions import Fraction
+
+    from serialkit.core.piece import Event
+    from serialkit.core.suggest_swap import Habit, in_register, written
+
+    def note(eid: str, voice: str, t: int, midi: int) -> Event:
+        return Event(eid, voice, Fraction(t), Fraction(1), midi)
+
+    a, b = note("a", "v1", 0, 62), note("b", "v1", 1, 70)  # D4 and Bb4, written in each other's place
+    assert in_register(a, b) == {"a": 58, "b": 74}
+    assert written(in_register(a, b), {"a": a, "b": b}) == {"a": 70, "b": 62}
+    near = note("c", "v1", 2, 64)
+    assert written(in_register(near, a), {"a": a, "c": near}) is None  # a third apart: one model
+    both = {"a": a, "b": b}
+    assert Habit(both).factors({"a": 58, "b": 74}, {"a": 70, "b": 62}) == (0.8, 1.0)
+    habit = {**both, "x": note("x", "v1", 5, 58), "y": note("y", "v2", 6, 70), "z": note("z", "v2", 7, 62)}
+    mine, theirs = Habit(habit).factors({"a": 58, "b": 74}, {"a": 70, "b": 62})
+    assert mine == 1.0 and theirs < mine  # the voice writes Bb3 (58); another voice's 70 and 62 do not count first
+    piece = {**both, "y": note("y", "v2", 6, 70)}
+    mine, theirs = Habit(piece).factors({"a": 58, "b": 74}, {"a": 70, "b": 62})
+    assert theirs == 1.0 and mine < theirs  # the voice is even: the piece writes Bb4 (70)
