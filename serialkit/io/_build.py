@@ -82,7 +82,8 @@ def _merge_ties(notes: Sequence[RawNote], links: Mapping[str, str]) -> list[list
             chains.append([note])
     if not tied:
         return chains
-    tied.sort(key=lambda n: (n.onset, n.grace is False))
+    scale = math.lcm(1, *{n.onset.denominator for n in tied})  # integer keys: exact, and fast to compare
+    tied.sort(key=lambda n: (n.onset.numerator * (scale // n.onset.denominator), n.grace is False))
     chain_of: dict[str, list[RawNote]] = {}
     # open chains waiting for a continuation, by (part, midi)
     open_: dict[tuple[str, int], list[list[RawNote]]] = {}

@@ -55,11 +55,8 @@ def _time_signature(attrs: etree._Element, where: str) -> tuple[int, int] | None
     return (beats, unit) if beats > 0 and unit > 0 else None
 
 
-@dataclass(slots=True)
-class Pending:
-    element: etree._Element
-    note: RawNote
-    index: int  # measure index
+Pending = tuple[etree._Element, RawNote, int]
+"""A pitched note's element, its notehead (onset within its measure) and its measure's index."""
 
 
 _ZERO = Fraction(0)
@@ -90,23 +87,24 @@ class Walker:
         self.where = where
         self.scan = scan
         self.ours = False
-        self.existing: set[str] = set()
+        self.existing: set[str] | None = None  # every note id in the file, gathered when first needed
         self.used: set[str] = set()
         self.pending: list[Pending] = []
         self.lengths: list[Fraction] = []
         self.numbers: list[str] = []
         self.meters: dict[int, tuple[int, int]] = {}
-        self.divisions = Fraction(1)
+        self.divisions = _ONE
+        self.div_key = (1, 1)  # the divisions' numerator and denominator: ints hash faster than a Fraction
         self.spelled: dict[tuple[str, str | None, str | None], tuple[int, int]] = {}
         self.transpose: dict[int | None, int] = {}
         self.current: etree._Element | None = None
         self.homes: dict[tuple[str, str], int] = {}
-        self.durations: dict[tuple[str | None, int, int], Fraction] = {}
+        self.durations: dict[tuple[str | None, tuple[int, int]], Fraction] = {}
         self.exacts: dict[tuple[object, ...], Fraction] = {}
 
     def part(self, pid: str, part: etree._Element) -> None:
         """Walk one part's measures."""
-        self.divisions = Fraction(1)
+        self.divisions, self.div_key = _ONE, (1, 1)
         self.transpose = {}
         for m_index, measure in enumerate(part.iterfind("measure")):
             number = measure.get("number") or str(m_index + 1)
@@ -155,7 +153,7 @@ class Walker:
                 k = counters[key] = counters.get(key, 0) + 1
                 raw = self.note(child, fields, pid, number, onset, dur, k)
                 raw.home = home
-                self.pending.append(Pending(child, raw, m_index))
+                self.pending.append((child, raw, m_index))
             elif tag == "backup" or tag == "forward":
                 if tag == "backup":
                     run = {}
@@ -174,16 +172,16 @@ class Walker:
 
     def duration(self, text: str | None, child: etree._Element) -> Fraction:
         """A <duration> in quarter notes (exact), cached per text and divisions."""
-        divisions = self.divisions
-        key = (text, divisions.numerator, divisions.denominator)  # ints hash faster than a Fraction
+        key = (text, self.div_key)
         found = self.durations.get(key)
         if found is None:
             found = self.durations[key] = _duration(text, f"{self.where}:{child.sourceline}", self.divisions)
         return found
 
     def exact(self, fields: _NoteFields, file_dur: Fraction) -> Fraction:
-        """The notated duration of a tuplet note when the file rounded it (cached)."""
-        key = (fields.type, fields.dots, fields.actual, fields.normal, file_dur, self.divisions)
+        """The notated duration of a tuplet note when the file rounded it (cached by the texts
+        that decide it: the file's duration is its <duration> text in the divisions)."""
+        key = (fields.type, fields.dots, fields.actual, fields.normal, fields.duration, self.div_key)
         found = self.exacts.get(key)
         if found is None:
             found = self.exacts[key] = _exact(fields, file_dur, self.divisions)
@@ -199,7 +197,10 @@ class Walker:
         if nid and self.ours:
             nid = decode_id(nid)
         if not nid or nid in self.used:
-            nid = _fresh(f"{pid}-m{number}-s{fields.staff}-v{fields.voice}-n{k}", self.existing, self.used)
+            existing = self.existing
+            if existing is None:
+                existing = self.existing = {v for el in self.scan.root.iter("note") if (v := el.get("id"))}
+            nid = _fresh(f"{pid}-m{number}-s{fields.staff}-v{fields.voice}-n{k}", existing, self.used)
             self.scan.assigned.add(nid)
         self.used.add(nid)
         pitch = fields.pitch
@@ -252,6 +253,7 @@ class Walker:
             self.divisions = _num(child.findtext("divisions"), here, "<divisions>")
             if self.divisions <= 0:
                 raise ScoreReadError(f"{here}: <divisions> must be positive")
+            self.div_key = (self.divisions.numerator, self.divisions.denominator)
         for tr in child.iterfind("transpose"):
             semis = int(_num(tr.findtext("chromatic") or "0", here, "<chromatic>"))
             semis += 12 * int(_num(tr.findtext("octave-change") or "0", here, "<octave-change>"))

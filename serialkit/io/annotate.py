@@ -70,8 +70,18 @@ def insert_in_order(note: etree._Element, child: etree._Element) -> etree._Eleme
     """Insert ``child`` into ``note`` at its schema position: before the first child that comes
     later in the schema. The children are searched from the end (what is added — notations, a
     notehead — belongs near it), back to the last one that does not come later."""
-    rank = NOTE_ORDER[child.tag]
-    later = None  # the earliest child seen so far that comes after ``child`` in the schema
+    later = _later_sibling(note, NOTE_ORDER[child.tag])
+    if later is None:
+        note.append(child)
+    else:
+        later.addprevious(child)
+    _indent_as_siblings(note, child)
+    return child
+
+
+def _later_sibling(note: etree._Element, rank: int) -> etree._Element | None:
+    """The child a new child of schema rank ``rank`` goes before (None: it goes last)."""
+    later = None  # the earliest child seen so far that comes after the new one in the schema
     for existing in note.iterchildren(reversed=True):
         tag = existing.tag
         if not isinstance(tag, str):
@@ -79,12 +89,28 @@ def insert_in_order(note: etree._Element, child: etree._Element) -> etree._Eleme
         if NOTE_ORDER.get(tag, -1) <= rank:
             break
         later = existing
+    return later
+
+
+def _new_child(note: etree._Element, tag: str) -> etree._Element:
+    """A new empty ``tag`` child of ``note``, inserted as ``insert_in_order`` does, made in the
+    note's document (no document of its own to create and leave)."""
+    later = _later_sibling(note, NOTE_ORDER[tag])
     if later is None:
-        note.append(child)
+        child = etree.SubElement(note, tag)
     else:
+        child = note.makeelement(tag)
         later.addprevious(child)
     _indent_as_siblings(note, child)
     return child
+
+
+def _child(parent: etree._Element, tag: str) -> etree._Element | None:
+    """The first ``tag`` child (``parent.find(tag)`` without the path machinery: one call per
+    note added up to a tenth of an annotation)."""
+    for found in parent.iterchildren(tag):
+        return found
+    return None
 
 
 def _indent_as_siblings(parent: etree._Element, child: etree._Element) -> None:
@@ -102,14 +128,13 @@ def _indent_as_siblings(parent: etree._Element, child: etree._Element) -> None:
         child.tail, prev.tail = prev.tail, indent
 
 
-def _ensure(note: etree._Element, tag: str) -> etree._Element:
-    found = note.find(tag)
-    return found if found is not None else insert_in_order(note, etree.Element(tag))
-
-
 def _label_fingering(note: etree._Element, label: str) -> None:
-    notations = _ensure(note, "notations")
-    technical = notations.find("technical")
+    notations = _child(note, "notations")
+    technical = None
+    if notations is None:
+        notations = _new_child(note, "notations")
+    else:
+        technical = _child(notations, "technical")
     if technical is None:
         technical = etree.SubElement(notations, "technical")
     etree.SubElement(technical, "fingering").text = label
@@ -118,7 +143,7 @@ def _label_fingering(note: etree._Element, label: str) -> None:
 def _label_lyric(note: etree._Element, label: str) -> None:
     chord = _chord_of(note)
     numbers = [
-        int(n) for c in chord for ly in c.iterfind("lyric")
+        int(n) for c in chord for ly in c.iterchildren("lyric")
         if (n := ly.get("number", "")).isdigit() and ly.get("name") != "serialkit"
     ]
     index = chord.index(note) if note in chord else 0
@@ -147,7 +172,7 @@ def _chord_groups(notes: list[etree._Element]) -> list[list[etree._Element]]:
     part, so a note marked ``<chord/>`` joins the one before it."""
     groups: list[list[etree._Element]] = []
     for note in notes:
-        if groups and note.find("chord") is not None and note.getprevious() is groups[-1][-1]:
+        if groups and _child(note, "chord") is not None and note.getprevious() is groups[-1][-1]:
             groups[-1].append(note)
         else:
             groups.append([note])
@@ -157,7 +182,7 @@ def _chord_groups(notes: list[etree._Element]) -> list[list[etree._Element]]:
 def _chord_of(note: etree._Element) -> list[etree._Element]:
     """The notes of the chord a note belongs to, in document order (the note alone if none)."""
     first = note
-    while first.find("chord") is not None:
+    while _child(first, "chord") is not None:
         prev = first.getprevious()
         while prev is not None and prev.tag != "note":
             prev = prev.getprevious()
@@ -166,7 +191,7 @@ def _chord_of(note: etree._Element) -> list[etree._Element]:
         first = prev
     out = [first]
     nxt = first.getnext()
-    while nxt is not None and nxt.tag == "note" and nxt.find("chord") is not None:
+    while nxt is not None and nxt.tag == "note" and _child(nxt, "chord") is not None:
         out.append(nxt)
         nxt = nxt.getnext()
     return out
@@ -174,11 +199,10 @@ def _chord_of(note: etree._Element) -> list[etree._Element]:
 
 def _colour(note: etree._Element, color: str) -> None:
     note.set("color", color)
-    head = note.find("notehead")
+    head = _child(note, "notehead")
     if head is None:
-        head = etree.Element("notehead")
+        head = _new_child(note, "notehead")
         head.text = "normal"
-        insert_in_order(note, head)
     head.set("color", color)
 
 
@@ -202,11 +226,9 @@ def annotate_tree(
         element[raw.id] = el
         if raw.id in scan.assigned:
             el.set("id", raw.id)
-    members: dict[str, list[str]] = {}
-    for chain in tie_chains(scan.parts):
-        ids = [n.id for n in chain]
-        for nid in ids:
-            members[nid] = ids if nid == ids[0] else [nid]
+    members = {  # a tied note's first id -> the ids of its noteheads (any other id: itself)
+        chain[0].id: [n.id for n in chain] for chain in tie_chains(scan.parts) if len(chain) > 1
+    }
     missing = [k for k in annotations if k not in element]
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
@@ -224,7 +246,7 @@ def annotate_tree(
         if ann.label:
             if label_style == "fingering":
                 _label_fingering(note, ann.label)
-            elif label_style == "words" or note.find("grace") is not None:
+            elif label_style == "words" or _child(note, "grace") is not None:
                 words[note] = ann.label  # lyrics never align with grace notes (LilyPond, MuseScore)
             else:
                 _label_lyric(note, ann.label)
