@@ -310,8 +310,7 @@ class _NoteFields:
                 self.dots += 1
             elif kind == 9:
                 self.tuplet = True
-                self.actual = sub.findtext("actual-notes") or "1"
-                self.normal = sub.findtext("normal-notes") or "1"
+                self.actual, self.normal = _tuplet_texts(sub)
             elif kind == 10:
                 self._tie(sub.get("type"))
             else:
@@ -323,6 +322,20 @@ class _NoteFields:
             self.tie_start = True
         if kind == "stop" or kind == "continue":
             self.tie_stop = True
+
+
+def _tuplet_texts(modification: etree._Element) -> tuple[str, str]:
+    """The texts of a <time-modification>'s first <actual-notes> and <normal-notes> ("1" when
+    absent or empty), read from its children (``findtext`` costs a path lookup per call)."""
+    actual = normal = None
+    for sub in modification:
+        tag = sub.tag
+        if tag == "actual-notes":
+            if actual is None:
+                actual = sub.text or "1"
+        elif tag == "normal-notes" and normal is None:
+            normal = sub.text or "1"
+    return actual or "1", normal or "1"
 
 
 def _int(text: str | None, where: str, what: str) -> int:
