@@ -82,13 +82,14 @@ def insert_in_order(note: etree._Element, child: etree._Element) -> etree._Eleme
 def _later_sibling(note: etree._Element, rank: int) -> etree._Element | None:
     """The child a new child of schema rank ``rank`` goes before (None: it goes last)."""
     later = None  # the earliest child seen so far that comes after the new one in the schema
-    for existing in note.iterchildren(reversed=True):
+    existing = note[-1] if len(note) else None  # (by index and getprevious: faster than iterchildren)
+    while existing is not None:
         tag = existing.tag
-        if not isinstance(tag, str):
-            continue
-        if NOTE_ORDER.get(tag, -1) <= rank:
-            break
-        later = existing
+        if isinstance(tag, str):  # comments and processing instructions are passed over
+            if NOTE_ORDER.get(tag, -1) <= rank:
+                break
+            later = existing
+        existing = existing.getprevious()
     return later
 
 
