@@ -155,9 +155,9 @@ def build_piece(parts: ScoreParts, path: Path, fmt: str) -> Piece:
     voice_keys: dict[str, tuple[int, int, str]] = {}
     part_index = {p: i for i, p in enumerate(parts.part_names)}
     for note in parts.notes:
-        voice_keys.setdefault(
-            note.key, (part_index.get(note.part, len(part_index)), note.home or note.staff, note.voice)
-        )
+        key = note.key
+        if key not in voice_keys:  # the first note of each voice places it
+            voice_keys[key] = (part_index.get(note.part, len(part_index)), note.home or note.staff, note.voice)
     ordered = sorted(voice_keys, key=lambda k: _voice_sort(voice_keys[k]))
     rank = {k: i for i, k in enumerate(ordered)}
     voices = tuple(Voice(k, parts.part_names.get(k.split("/")[0])) for k in ordered)
