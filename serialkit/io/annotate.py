@@ -107,11 +107,29 @@ def _new_child(note: etree._Element, tag: str) -> etree._Element:
 
 
 def _child(parent: etree._Element, tag: str) -> etree._Element | None:
-    """The first ``tag`` child (``parent.find(tag)`` without the path machinery: one call per
-    note added up to a tenth of an annotation)."""
+    """The first ``tag`` child (``parent.find(tag)`` without the path machinery)."""
     for found in parent.iterchildren(tag):
         return found
     return None
+
+
+class _Holders(dict[str, set[etree._Element]]):
+    """The elements that hold a child of each tag asked for, found by one walk of the tree in C
+    per tag, so that asking every note whether it has a <notehead> costs a set lookup instead of a
+    child search each (those searches were a fifth of an annotation). An element given a new child
+    of a tag already asked for is added by the code that adds it."""
+
+    def __init__(self, root: etree._Element) -> None:
+        super().__init__()
+        self.root = root
+
+    def __missing__(self, tag: str) -> set[etree._Element]:
+        found = self[tag] = {p for c in self.root.iter(tag) if (p := c.getparent()) is not None}
+        return found
+
+    def child(self, parent: etree._Element, tag: str) -> etree._Element | None:
+        """``_child(parent, tag)``, searched only in a parent known to hold one."""
+        return _child(parent, tag) if parent in self[tag] else None
 
 
 def _indent_as_siblings(parent: etree._Element, child: etree._Element) -> None:
@@ -129,11 +147,12 @@ def _indent_as_siblings(parent: etree._Element, child: etree._Element) -> None:
         child.tail, prev.tail = prev.tail, indent
 
 
-def _label_fingering(note: etree._Element, label: str) -> None:
-    notations = _child(note, "notations")
+def _label_fingering(note: etree._Element, label: str, holders: _Holders) -> None:
+    notations = holders.child(note, "notations")
     technical = None
     if notations is None:
         notations = _new_child(note, "notations")
+        holders["notations"].add(note)
     else:
         technical = _child(notations, "technical")
     if technical is None:
@@ -141,8 +160,8 @@ def _label_fingering(note: etree._Element, label: str) -> None:
     etree.SubElement(technical, "fingering").text = label
 
 
-def _label_lyric(note: etree._Element, label: str) -> None:
-    chord = _chord_of(note)
+def _label_lyric(note: etree._Element, label: str, holders: _Holders) -> None:
+    chord = _chord_of(note, holders)
     numbers = [
         int(n) for c in chord for ly in c.iterchildren("lyric")
         if (n := ly.get("number", "")).isdigit() and ly.get("name") != "serialkit"
@@ -157,10 +176,11 @@ def _label_lyric(note: etree._Element, label: str) -> None:
 def _label_words(first: etree._Element, note: etree._Element, label: str) -> None:
     """A ``<direction>`` with the label as words, just before ``first`` (the first note of the
     note's chord, so the chord stays one), on the note's staff."""
-    direction = etree.Element("direction", placement="above")
+    direction = first.makeelement("direction", placement="above")  # in the score's document
     words = etree.SubElement(etree.SubElement(direction, "direction-type"), "words", {"font-size": "7"})
     words.text = label
-    staff = note.findtext("staff")
+    staff_of = _child(note, "staff")
+    staff = staff_of.text if staff_of is not None else None
     if staff:
         etree.SubElement(direction, "staff").text = staff
     first.addprevious(direction)
@@ -168,22 +188,23 @@ def _label_words(first: etree._Element, note: etree._Element, label: str) -> Non
     direction.tail = before.tail if before is not None else direction.getparent().text  # type: ignore[union-attr]
 
 
-def _chord_groups(notes: list[etree._Element]) -> list[list[etree._Element]]:
+def _chord_groups(notes: list[etree._Element], holders: _Holders) -> list[list[etree._Element]]:
     """The chords (and single notes) among ``notes``, each in document order: every note of a
     part, so a note marked ``<chord/>`` joins the one before it."""
     groups: list[list[etree._Element]] = []
     for note in notes:
-        if groups and _child(note, "chord") is not None and note.getprevious() is groups[-1][-1]:
+        if groups and note in holders["chord"] and note.getprevious() is groups[-1][-1]:
             groups[-1].append(note)
         else:
             groups.append([note])
     return groups
 
 
-def _chord_of(note: etree._Element) -> list[etree._Element]:
+def _chord_of(note: etree._Element, holders: _Holders) -> list[etree._Element]:
     """The notes of the chord a note belongs to, in document order (the note alone if none)."""
+    chords = holders["chord"]
     first = note
-    while _child(first, "chord") is not None:
+    while first in chords:
         prev = first.getprevious()
         while prev is not None and prev.tag != "note":
             prev = prev.getprevious()
@@ -192,18 +213,19 @@ def _chord_of(note: etree._Element) -> list[etree._Element]:
         first = prev
     out = [first]
     nxt = first.getnext()
-    while nxt is not None and nxt.tag == "note" and _child(nxt, "chord") is not None:
+    while nxt is not None and nxt.tag == "note" and nxt in chords:
         out.append(nxt)
         nxt = nxt.getnext()
     return out
 
 
-def _colour(note: etree._Element, color: str) -> None:
+def _colour(note: etree._Element, color: str, holders: _Holders) -> None:
     note.set("color", color)
-    head = _child(note, "notehead")
+    head = holders.child(note, "notehead")
     if head is None:
         head = _new_child(note, "notehead")
         head.text = "normal"
+        holders["notehead"].add(note)
     head.set("color", color)
 
 
@@ -235,6 +257,7 @@ def annotate_tree(
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         raise ScoreWriteError(f"{where}: annotations name notes that are not in the score: {shown}")
     words: dict[etree._Element, str] = {}
+    holders = _Holders(scan.root)
     colours: dict[str, str] = {}  # a score uses a few colours: each is checked once
     for event_id, ann in annotations.items():
         ids = members.get(event_id, [event_id])
@@ -246,16 +269,16 @@ def annotate_tree(
         note = element[ids[0]]
         if ann.label:
             if label_style == "fingering":
-                _label_fingering(note, ann.label)
-            elif label_style == "words" or _child(note, "grace") is not None:
+                _label_fingering(note, ann.label, holders)
+            elif label_style == "words" or note in holders["grace"]:
                 words[note] = ann.label  # lyrics never align with grace notes (LilyPond, MuseScore)
             else:
-                _label_lyric(note, ann.label)
+                _label_lyric(note, ann.label, holders)
         if color:
             for nid in ids:
-                _colour(element[nid], color)
+                _colour(element[nid], color, holders)
     if words:
-        for group in _chord_groups(list(scan.root.iter("note"))):
+        for group in _chord_groups(list(scan.root.iter("note")), holders):
             for member in group:  # in document order, so reading back pairs them again
                 label = words.get(member)
                 if label is not None:
