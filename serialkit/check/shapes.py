@@ -106,11 +106,23 @@ def edge_repeats(cols: Columns, analysis: Analysis) -> list[Violation]:
     likely a wrong note read as a repeat. Both notes are named; the suggestion decides which."""
     at = {cols.ids[i]: i for i in cols.order}
     out: list[Violation] = []
-    for r in analysis.edge_repeats():
+    for r in analysis.edge_repeats(cols.piece):
         s = r.statement
         pcs = analysis.row.form(s.form, analysis.convention)
-        side = "after" if r.missing > r.position else "before"
         pair = sorted((r.edge, r.repeat), key=lambda e: cols.start[at[e]])
+        if r.of is not None:  # the neighbouring statement's edge note sounds twice
+            o = r.of
+            theirs = analysis.row.form(o.form, analysis.convention)
+            starts = r.missing < s.own_positions()[0]  # the statement starts late (else it stops early)
+            where = (f"starts at position {r.missing + 1}, right after" if starts
+                     else f"stops at position {r.missing - 1}, right before")
+            out.append(Violation(
+                "ROW", tuple(pair),
+                f"statement {s.id} ({s.form.label}) {where} statement {o.id} ({o.form.label}) sounds its "
+                f"position {r.position} ({pc_name(theirs[r.position])}) twice: one of the two is likely "
+                f"{s.id}'s position {r.missing} ({pc_name(pcs[r.missing])}) written wrong", cols.where(at[pair[-1]])))
+            continue
+        side = "after" if r.missing > r.position else "before"
         out.append(Violation(
             "ROW", tuple(pair),
             f"statement {s.id} ({s.form.label}) sounds position {r.position} ({pc_name(pcs[r.position])}) twice "
@@ -150,7 +162,7 @@ def cut_short(cols: Columns, analysis: Analysis) -> list[Violation]:
     without a task). The analysis profile reports it as an observation — an excerpt's edge or a
     composer's fragment cuts statements too — and the generation profile as a violation."""
     at = {cols.ids[i]: i for i in cols.order}
-    flagged = {(r.statement.id, r.position) for r in analysis.edge_repeats()}  # ROW names those ends
+    flagged = {(r.statement.id, r.missing) for r in analysis.edge_repeats(cols.piece)}  # ROW names those ends
     out: list[Violation] = []
     for s in analysis.statements:
         found = s.positions()
@@ -161,7 +173,7 @@ def cut_short(cols: Columns, analysis: Analysis) -> list[Violation]:
         ends = [(range(last + 1, 12), "ends after", last, s.event_ids[last]),
                 (range(0, first), "starts at", first, s.event_ids[first])]
         for missing, verb, k, eid in ends:
-            if not missing or eid is None or (s.id, k) in flagged:
+            if not missing or eid is None or (s.id, k + 1 if verb == "ends after" else k - 1) in flagged:
                 continue
             names = ", ".join(f"{m} ({pc_name(pcs[m])})" for m in missing)
             out.append(Violation(

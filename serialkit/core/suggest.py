@@ -215,7 +215,7 @@ def suggest(
         for eid in ids:
             if eid in events and eid not in reported:
                 reported[eid] = code
-    for r in analysis.edge_repeats():  # a wrong note read as a repeat at a statement's end (check: ROW)
+    for r in analysis.edge_repeats(piece):  # a wrong note read as a repeat at a statement's end (check: ROW)
         for eid in (r.edge, r.repeat):
             reported.setdefault(eid, "ROW")
     if max_notes is not None and len(reported) > max_notes:

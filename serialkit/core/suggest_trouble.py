@@ -127,7 +127,7 @@ def _badness(analysis: Analysis, piece: Piece) -> int:
     explains, which may be free."""
     events = {e.id: e for e in piece.events}
     loose = len(analysis.unexplained) - len(_read_elsewhere(analysis, events))
-    return loose + 2 * (len(_trouble_holes(analysis, events)) + len(analysis.edge_repeats()))
+    return loose + 2 * (len(_trouble_holes(analysis, events)) + len(analysis.edge_repeats(piece)))
 
 
 @dataclass(frozen=True, slots=True)

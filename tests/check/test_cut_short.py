@@ -103,13 +103,14 @@ def test_correct_exercise_has_no_cut_statement() -> None:
 @given(seed=st.integers(0, 10_000), which=st.integers(0, 3), last=st.just(True))
 @example(seed=1678, which=2, last=False)  # read as a 3-note "statement", 2 notes borrowed: a scrap
 @example(seed=0, which=1, last=False)  # the first note borrowed from the statement before
+@example(seed=1122, which=1, last=False)  # read as a repeat of the previous statement's last note
 def test_an_edge_note_written_as_its_neighbour_is_never_passed(seed: int, which: int, last: bool) -> None:
     """Any statement's last note written as its eleventh (and, in the examples, a first note written
     as its second): the check never passes it, and a ROW finding (or the unexplained list) names a
     note of that statement (the changed note itself, unless the analysis reads the region another
-    way). Known gap: a first note written as its second can read as a repeat of the previous
-    statement's last note when that note has the same pitch (one_voice 1122, statement 1); the
-    statement is then only observed as cut short (COMPLETE)."""
+    way). A first note written as its second can read as a repeat of the previous statement's
+    last note when that note has the same pitch (one_voice 1122, statement 1): the pair is then
+    named with the statement that starts late beside it."""
     synth = one_voice(seed, statements=4)
     form, ids = synth.statements[which]
     victim, neighbour = (ids[11], ids[10]) if last else (ids[0], ids[1])
@@ -128,3 +129,25 @@ def test_clean_pieces_have_no_cut_statement_findings(seed: int) -> None:
     synth = one_voice(seed, statements=4)
     report = check_piece(synth.piece, row=synth.row, profile=profile_for("analysis"))
     assert report.verdict.strict and not report.observations
+
+
+def test_a_first_note_read_as_the_previous_statements_repeat_is_named() -> None:
+    """one_voice 1122: statement 2's first note (C#) written as its second (A#), which is also
+    statement 1's last pitch: ``A# A# A#`` reads as statement 1's last note repeated and statement
+    2 starting at position 1. The check fails it with one ROW finding naming the doubled pair, the
+    suggestion restores C#, and plan_repairs changes exactly one note to C#."""
+    synth = one_voice(1122, statements=4)
+    first, second = synth.statements[1][1][:2]
+    midi = {e.id: e.midi for e in synth.piece.events}
+    piece = synth.piece.with_events(e.copy(midi=midi[second]) if e.id == first else e for e in synth.piece.events)
+    report = check_piece(piece, row=synth.row, profile=profile_for("analysis"), suggest=True)
+    (finding,) = report.verdict.violations
+    assert finding.code == "ROW" and first in finding.event_ids
+    assert re.search(r"starts at position 1, right after statement S1 \(\w+\) sounds its position 11", finding.message)
+    assert not report.observations  # the end it reports is not observed as cut short as well
+    best = {s["event_id"]: s["candidates"][0] for s in report.suggestions or () if s["candidates"]}
+    assert best[first]["midi"] == midi[first]
+    fixed, _ = plan_repairs(piece, synth.row)
+    changed = {e.id: e.midi for e, o in zip(fixed.events, piece.events, strict=True) if e.midi != o.midi}
+    assert list(changed.values()) == [midi[first]], changed
+    assert check_piece(fixed, row=synth.row, profile=profile_for("analysis")).verdict.strict

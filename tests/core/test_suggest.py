@@ -257,7 +257,21 @@ def test_suggest_is_deterministic(seed: int, kind: str) -> None:
     assert suggest(plant.piece, analysis) == suggest(plant.piece, analyze(plant.piece, plant.row))
 
 
-@pytest.mark.parametrize(("family", "seed", "index"), [("invariant_chords", 1, 0), ("pivot_voice_change", 1, 1)])
+def test_a_wrong_note_read_as_the_previous_statements_doubled_edge_is_caught_and_repaired() -> None:
+    """invariant_chords 1: a statement's first note a semitone off, onto the previous statement's
+    edge pitch, reads as a doubling of that edge (once only a suspect): it is a ROW finding now
+    (``Analysis.edge_repeats(piece)``), the suggestion restores it and a repair changes exactly it."""
+    plant = _planted("invariant_chords", 1, 0)
+    analysis = analyze(plant.piece, plant.row)
+    (eid, midi), = plant.original.items()
+    assert any(eid in (r.edge, r.repeat) and r.of is not None for r in analysis.edge_repeats(plant.piece))
+    found = {n.event_id: n for n in suggest(plant.piece, analysis)}
+    assert found[eid].finding == "ROW" and found[eid].best is not None and found[eid].best.midi == midi
+    assert [(a.suggestion.event_id, a.suggestion.midi) for a in plan_repairs(plant.piece, plant.row).applied] == [
+        (eid, midi)]
+
+
+@pytest.mark.parametrize(("family", "seed", "index"), [("pivot_voice_change", 1, 1)])
 def test_a_wrong_note_read_as_a_doubling_is_a_suspect(family: str, seed: int, index: int) -> None:
     """A wrong note the analysis reads as a repeat or doubling of its neighbour (nothing is left
     unexplained, no statement has a hole) is still suggested as a suspect, below the repair

@@ -95,6 +95,10 @@ class EdgeRepeat:
     missing: int
     edge: str
     repeat: str
+    of: Statement | None = None
+    """The statement whose position sounds twice when it is not ``statement`` itself: a wrong
+    note read as a repeat of the neighbouring statement's edge note (``position`` is then that
+    statement's position; ``statement`` lacks ``missing`` beside it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,11 +134,17 @@ class Analysis:
         whole = sum(s.found for s in self.statements if s.complete or s.holes() == 1)
         return Fraction(whole, explained) if explained else Fraction(0)
 
-    def edge_repeats(self) -> list[EdgeRepeat]:
+    def edge_repeats(self, piece: Piece | None = None) -> list[EdgeRepeat]:
         """Statements cut short at an end whose edge note sounds twice. A wrong note that happens
         to repeat its neighbour (a piece's last note written as the one before it) is read as a
         repeat, which real scores allow, and leaves its statement one position short at that end:
-        the repeat stands where the missing position would."""
+        the repeat stands where the missing position would.
+
+        With the ``piece`` (for the notes' voices and times), also a statement cut short at an end
+        whose neighbouring note in its voice belongs to another statement's position that sounds
+        twice: a statement's first note written as the previous statement's last pitch reads as a
+        repeat of it (``EdgeRepeat.of``). Not when the doubled pitch class is the missing one (the
+        note is then merely read as the other statement's: correct music)."""
         out = []
         for s in self.statements:
             found = s.own_positions()
@@ -145,6 +155,54 @@ class Analysis:
                 again = [r for r in s.repeats if (t := self.tags.get(r)) is not None and t.position == k]
                 if 0 <= missing < 12 and again and edge is not None:
                     out.append(EdgeRepeat(s, k, missing, edge, again[0]))
+        if piece is not None:
+            out += self._crossed_edges(piece, {(r.statement.id, r.missing) for r in out})
+        return out
+
+    def _crossed_edges(self, piece: Piece, seen: set[tuple[str, int]]) -> list[EdgeRepeat]:
+        """``edge_repeats``' second kind: the doubled position belongs to the neighbouring statement."""
+        doubled: dict[str, tuple[Statement, int, list[str]]] = {}  # note -> (statement, position, its notes)
+        for s in self.statements:
+            notes: dict[int, list[str]] = {}
+            for k, e in enumerate(s.event_ids):
+                if e is not None and e not in s.elided:
+                    notes.setdefault(k, []).append(e)
+            for r in s.repeats:
+                if (tag := self.tags.get(r)) is not None:
+                    notes.setdefault(tag.position, []).append(r)
+            for k, ids in notes.items():
+                if len(ids) > 1:
+                    for e in ids:
+                        doubled[e] = (s, k, ids)
+        if not doubled:
+            return []
+        voices = piece.by_voice()
+        at = {e.id: (e.voice, e.onset) for e in piece.events}
+        out = []
+        for s in self.statements:
+            found = s.own_positions()
+            if not found or len(found) == 12:
+                continue
+            for k, missing, later in ((found[-1], found[-1] + 1, True), (found[0], found[0] - 1, False)):
+                edge = s.event_ids[k]
+                if not 0 <= missing < 12 or edge is None or (s.id, missing) in seen or edge not in at:
+                    continue
+                voice, onset = at[edge]
+                line = voices.get(voice, [])
+                times = [e.onset for e in line if (e.onset > onset if later else e.onset < onset)]
+                if not times:
+                    continue
+                when = min(times) if later else max(times)
+                for near in line:
+                    held = doubled.get(near.id) if near.onset == when else None
+                    if held is not None and held[0] is not s:
+                        other, p, ids = held
+                        if self.row.form(other.form, self.convention)[p] == self.row.form(s.form, self.convention)[missing]:
+                            continue  # the note sounds the missing pitch class: read elsewhere, not wrong
+                        slot = other.event_ids[p] or ids[0]
+                        twin = near.id if near.id != slot else next(i for i in ids if i != slot)
+                        out.append(EdgeRepeat(s, p, missing, slot, twin, other))
+                        break
         return out
 
     def label(self, event_id: str) -> str | None:
