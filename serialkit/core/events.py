@@ -70,10 +70,12 @@ class Source:
     beat: Fraction | None = None
     line: int | None = None
     alter: int | None = field(default=None, compare=False)
-    """The written alteration (sharps > 0, flats < 0) a score reader found: with the sounding
-    pitch and ``transposition`` it gives the note as the score writes it (None: not known)."""
+    """The written alteration (sharps > 0, flats < 0) a score reader found: with ``written`` it
+    gives the note as the score writes it (None: not known; ``core.notenames``)."""
     transposition: int = field(default=0, compare=False)
     """Sounding minus written semitones (a transposing part's staff)."""
+    written: int | None = field(default=None, compare=False)
+    """The written MIDI pitch the reader found (a note whose pitch changed since is named anew)."""
 
     def describe(self) -> str:
         """Human form: ``part P1, bar 3, beat 2``."""

@@ -67,16 +67,20 @@ def habit_of(alters: Iterable[int | None]) -> int:
     return sum((a > 0) - (a < 0) for a in alters if a)
 
 
-def _written(event: Any) -> tuple[str, int, int] | None:
-    """The note as its score writes it (step, alter, octave), or None when its reader did not say."""
+def _written(event: Any, habit: int = 0) -> tuple[str, int, int] | None:
+    """The note as its score writes it (step, alter, octave), or None when its reader did not say.
+    A note whose pitch changed since it was read (a correction tried or made) is spelt from the
+    letter it was read with (:func:`spell`)."""
     src = event.source
-    if src is None or src.alter is None:
+    if src is None or src.alter is None or src.written is None:
         return None
-    written = event.midi - src.transposition
-    natural = written - src.alter
+    natural = src.written - src.alter
     step = _STEP_OF.get(natural % 12)
     if step is None:  # an alteration that leaves no natural note (a microtone rounded): by sound
         return None
+    now = event.midi - src.transposition
+    if now != src.written:
+        return spell(now, step, "other", habit)
     return step, src.alter, natural // 12 - 1
 
 
@@ -107,7 +111,7 @@ class NoteNames:
         event = self.events.get(event_id)
         if event is None:
             return sounding_name(midi or 0)
-        written = _written(event)
+        written = _written(event, self.habit)
         if written is None:
             return sounding_name(event.midi if midi is None else midi)
         if midi is None or midi == event.midi:
