@@ -139,7 +139,8 @@ def build_piece(parts: ScoreParts, path: Path, fmt: str) -> Piece:
     for chain in tie_chains(parts):
         first = chain[0]
         duration = first.duration if len(chain) == 1 else sum((n.duration for n in chain), Fraction(0))
-        source = Source(first.part, first.measure, first.staff, first.voice, first.beat, first.line)
+        source = Source(first.part, first.measure, first.staff, first.voice, first.beat, first.line,
+                        first.alter, first.transposition, first.midi - first.transposition)
         events.append(
             Event(
                 id=first.id,
