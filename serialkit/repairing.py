@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from serialkit.core.errors import ScoreWriteError, SerialkitError
+from serialkit.core.notenames import NoteNames, habit_of, sounding_name, spell
 from serialkit.core.piece import Event, Piece, fraction_str
 from serialkit.core.rows import Row, _check_convention
 from serialkit.core.suggest import DEFAULT_THRESHOLD, Applied, Suggestion, plan_repairs
@@ -49,9 +50,20 @@ FIXABLE = ("ROW", "ORDER")
 TIMING_FIXABLE = ("COLL", "CROSS")
 """The finding codes the timing rungs can fix (``--only``), where the rule profile judges them
 (``harness.scores.TIMING_CODES``)."""
-SCORE_SUFFIXES = (".musicxml", ".xml", ".mxl", ".mei", ".json")
-"""The formats a repair writes (a folder gives its files of these; a JSON file only when it is a
-serialkit piece, as for ``check``)."""
+_MUSICXML_OUT = (".musicxml", ".xml", ".mxl", ".mscz", ".mscx")
+WRITES = {
+    "musicxml": _MUSICXML_OUT,
+    "musescore": _MUSICXML_OUT,
+    "kern": _MUSICXML_OUT,
+    "abc": _MUSICXML_OUT,
+    "mei": (".mei",),
+    "json": (".json",),
+    "midi": (".mid", ".midi"),
+}
+"""What a repaired score of each format (its reader's name) can be written as (``-o``'s extension
+chooses): MusicXML edited in place — also the MusicXML a MuseScore, **kern or ABC score is read
+through —, as MusicXML or compressed MusicXML, or saved by MuseScore 3 as .mscz/.mscx; MEI edited
+in place; a JSON piece; MIDI written anew. A folder gives every file ``check`` reads."""
 
 
 Time = tuple[Fraction, Fraction, str]
@@ -87,10 +99,10 @@ class Change:
 
     def to_dict(self) -> dict[str, Any]:
         """The certificate's entry (``render`` reads ``id``, ``rung`` and ``label``)."""
-        from serialkit.core.rows import pc_name
-
-        before: dict[str, Any] = {"midi": self.before, "name": f"{pc_name(self.before)}{self.before // 12 - 1}"}
-        after: dict[str, Any] = {"midi": self.after, "name": f"{pc_name(self.after)}{self.after // 12 - 1}"}
+        before: dict[str, Any] = {"midi": self.before, "name": sounding_name(self.before),
+                                  "sounding": sounding_name(self.before)}
+        after: dict[str, Any] = {"midi": self.after, "name": sounding_name(self.after),
+                                 "sounding": sounding_name(self.after)}
         if self.time is not None:
             for side, (onset, duration, at) in zip((before, after), self.time, strict=True):
                 side.update(onset=fraction_str(onset), duration=fraction_str(duration), at=at)
@@ -180,12 +192,13 @@ class RepairResult:
         }
 
     def _entry(self, change: Change) -> dict[str, Any]:
-        """``change.to_dict()`` with the written pitch beside the sounding one (``written``)."""
+        """``change.to_dict()`` with each side named as the score writes it (``name``; ``sounding``
+        beside it, and ``midi`` the sounding MIDI pitch, as everywhere in serialkit)."""
         data = change.to_dict()
         names = self.written.get(change.event_id)
         if names is not None:
             for side, name in zip(("before", "after"), names, strict=True):
-                data[side] = dict(data[side], written=name)
+                data[side] = dict(data[side], name=name)
         return data
 
 
@@ -229,7 +242,8 @@ class _Score:
 
     piece: Piece
     kind: str
-    """``musicxml``, ``mei``, ``json`` or ``other`` (read by ``read_score``; not written)."""
+    """``musicxml`` (a MuseScore, **kern or ABC score too: the MusicXML it is read through), ``mei``,
+    ``json``, ``midi`` or ``other`` (read by ``read_score``; not written)."""
     where: str = ""
     tree: Any = None
     member: str | None = None
@@ -249,6 +263,42 @@ class _Score:
     flats, < 0 more flats (the reader's written alterations, in either format)."""
 
 
+def _format(path: Path) -> str:
+    """The name of the reader of ``path`` (``json`` for a JSON piece)."""
+    if path.suffix.lower() == ".json":
+        return "json"
+    from serialkit.io import score_format
+
+    return score_format(path)
+
+
+_FORMAT_NAMES = {"musicxml": "MusicXML", "musescore": "MuseScore", "kern": "**kern", "abc": "ABC",
+                 "mei": "MEI", "json": "JSON piece", "midi": "MIDI"}
+
+
+def output_suffix(path: Path) -> str:
+    """The extension a repaired copy of ``path`` gets in an output folder: its own when repair
+    writes that format, else ``.musicxml`` (a **kern or ABC score: the MusicXML it is read through)."""
+    own = path.suffix.lower()
+    try:
+        writes = WRITES.get(_format(path), ())
+    except SerialkitError:  # unreadable: named as it is (the repair says why)
+        return path.suffix
+    return path.suffix if own in writes else writes[0] if writes else path.suffix
+
+
+def check_output(source: Path, target: Path) -> None:
+    """Refuse, in one line, an output whose extension names a format the source cannot be repaired into."""
+    fmt = _format(source)
+    writes = WRITES.get(fmt, ())
+    suffix = target.suffix.lower()
+    if suffix not in writes:
+        what = f"as {suffix}" if suffix else "without an extension"
+        raise SerialkitError(
+            f"{target}: cannot write a repaired {_FORMAT_NAMES.get(fmt, fmt)} score {what}; "
+            + (f"give an output ending {', '.join(writes)}" if writes else "repair can only --dry-run it"))
+
+
 def _read(path: Path) -> _Score:
     """Read ``path`` once: a JSON piece, MusicXML (.mxl too) or MEI with the reader's tree and
     noteheads, or any other score ``read_score`` reads (repaired in a dry run only)."""
@@ -260,12 +310,24 @@ def _read(path: Path) -> _Score:
 
         return _Score(load_piece(path), "json")
     from serialkit.io import read_score, score_format
+    from serialkit.io.external import VIA_MUSICXML
 
     fmt = score_format(path)
-    if fmt not in ("musicxml", "mei"):
-        return _Score(read_score(path), "other")
+    if fmt not in ("musicxml", "mei", *VIA_MUSICXML):
+        return _Score(read_score(path), "midi" if fmt == "midi" else "other")
     where, member, ends, data, mei = str(path), None, None, b"", None
-    if fmt == "musicxml":
+    if fmt in VIA_MUSICXML:  # MuseScore, **kern, ABC: the MusicXML their reader reads, edited as such
+        from serialkit.io.external import via_musicxml
+        from serialkit.io.musicxml_read import document_ends, scan_tree
+        from serialkit.io.safety import parse_xml
+
+        xml = via_musicxml(path, fmt)
+        where = f"{path} (as MusicXML)"
+        tree = parse_xml(xml, where)
+        scan = scan_tree(tree, where)
+        scan.ends = document_ends(xml, tree)
+        elements, parts = scan.elements, scan.parts
+    elif fmt == "musicxml":
         from serialkit.io.musicxml_read import load_document, scan_tree
 
         tree, where, member, ends = load_document(path)
@@ -287,10 +349,10 @@ def _read(path: Path) -> _Score:
     if not piece.events:
         raise ScoreReadError(f"{path}: the score contains no notes")
     return _Score(
-        piece, fmt, where, tree, member, scan, data, mei,
+        piece, "mei" if fmt == "mei" else "musicxml", where, tree, member, scan, data, mei,
         elements={raw.id: (el, raw) for el, raw in elements},
         chains={chain[0].id: [n.id for n in chain] for chain in tie_chains(parts)},
-        habit=sum((n.alter > 0) - (n.alter < 0) for n in parts.notes),
+        habit=habit_of(e.source.alter for e in piece.events if e.source is not None),
     )
 
 
@@ -339,11 +401,7 @@ def repair_score(
         target = Path(out)
         if target.exists() and target.resolve() == source.resolve():
             raise SerialkitError(f"{target}: the output would overwrite the source; choose another path")
-        if target.suffix.lower() != source.suffix.lower():
-            raise SerialkitError(
-                f"{target}: the repaired score is written in the input's format ({source.suffix}); "
-                f"give an output ending {source.suffix}"
-            )
+        check_output(source, target)
     score_read = _read(source)  # the one reading of the source: piece, names, writing
     piece = score_read.piece
     conv = _check_convention(convention or piece.convention)
@@ -398,7 +456,10 @@ def repair_score(
     target = Path(out)
     cert_path = target.with_name(target.name[: -len(target.suffix)] + ".certificate.json")
     review_path = target.with_name(target.name[: -len(target.suffix)] + ".review.html") if review else None
-    if any(c.time is not None for c in changes) and source.suffix.lower() in (".musicxml", ".xml", ".mxl"):
+    if score_read.kind == "midi":
+        result.notes += ("the MIDI file is written anew by serialkit's MIDI writer (its notes, tempo and "
+                         "metre; anything else the source held is not carried over)",)
+    if any(c.time is not None for c in changes) and score_read.kind == "musicxml":
         result.notes += ("the score is written anew by serialkit's MusicXML writer, since a note's time "
                          "changed (every bar rebuilt so that it adds up, rests filling what a trim frees); "
                          "the source's layout and notation beyond the notes are not carried over",)
@@ -424,11 +485,33 @@ def repair_score(
         staged[1].write_text(json.dumps(result.certificate(), indent=2, ensure_ascii=False) + "\n",
                              encoding="utf-8")
         if review_path is not None:
+            import tempfile
+
             from serialkit.render import render
 
-            render(staged[0], staged[2], report=dict(after), certificate=result.certificate(), fmt="html")
+            with tempfile.TemporaryDirectory(prefix="serialkit-review-") as tmp:
+                engraved = _engravable(staged[0], written_read, Path(tmp))
+                render(engraved, staged[2], report=dict(after), certificate=result.certificate(), fmt="html")
             result.review_path = review_path
     return result
+
+
+def _engravable(path: Path, written: _Score, tmp: Path) -> Path:
+    """What the review page engraves: the written score itself when it is MusicXML or MEI, else
+    (.mscz, .mscx, MIDI) the MusicXML it was read back through, or the piece written as MusicXML —
+    with the note ids the certificate names."""
+    if path.suffix.lower() in (".musicxml", ".xml", ".mxl", ".mei"):
+        return path
+    out = tmp / "repaired.musicxml"
+    if written.tree is not None and written.kind == "musicxml":
+        from lxml import etree
+
+        out.write_bytes(etree.tostring(written.tree, xml_declaration=True, encoding="UTF-8"))
+    else:
+        from serialkit.io.musicxml_write import write_musicxml
+
+        write_musicxml(written.piece, out)
+    return out
 
 
 
@@ -452,9 +535,12 @@ def _held(piece: Piece, held: Sequence[Suggestion]) -> tuple[Change, ...]:
     """The held-back suggestions as the changes they would make (the suggested note's own edit)."""
     events = {e.id: e for e in piece.events}
     locator = piece.locator()
+    names = NoteNames(piece)
     return tuple(
         Change(s.event_id, locator.describe(events[s.event_id]), events[s.event_id].midi, s.midi,
-               s.label, s.statement, s.model, s.confidence, s.reason)
+               s.label, s.statement, s.model, s.confidence,
+               names.reason(s.reason, s.event_id, s.midi, s.model,
+                            next((e.event_id for e in s.edits if e.event_id != s.event_id), None)))
         for s in held if s.event_id in events
     )
 
@@ -515,14 +601,12 @@ def _refused(piece: Piece, before: Mapping[str, Any], applied: Sequence[Applied]
     names (a swap's other note comes with it) — or a hole's neighbour, when changing it leaves
     fewer notes unexplained — and the gate afterwards is better (:func:`_better`). Returns the notes of the first refused correction (empty when all are
     kept) and why, and the score with the corrections before it and its report."""
-    from serialkit.core.rows import pc_name
-
     current, report = piece, dict(before)
-    events = {e.id: e for e in piece.events}
+    names = NoteNames(piece)
     for a in applied:
         s = a.suggestion
         edits = {e.event_id for e in s.edits}
-        what = f"{s.event_id} ({pc_name(events[s.event_id].midi)} → {pc_name(s.midi)}) not changed: "
+        what = f"{names.place(s.event_id)} (→ {names.name(s.event_id, s.midi, s.model)}) not changed: "
         named, around = _named(report)
         if s.event_id not in named | around:  # a note in a statement's hole, the check's suggestions say
             named, around = _named(judge(current, True))
@@ -544,17 +628,20 @@ def _refused(piece: Piece, before: Mapping[str, Any], applied: Sequence[Applied]
 def _changes(piece: Piece, applied: Sequence[Applied]) -> tuple[Change, ...]:
     events = {e.id: e for e in piece.events}
     locator = piece.locator()
+    names = NoteNames(piece)
     out: dict[str, Change] = {}
     for a in applied:
         s = a.suggestion
+        other = next((e.event_id for e in s.edits if e.event_id != s.event_id), None)
+        reason = names.reason(s.reason, s.event_id, s.midi, s.model, other)  # notes as the score shows them
         for edit in s.edits:
             first = out.get(edit.event_id)
             before = first.before if first is not None else edit.before
             event: Event = events[edit.event_id]
             out[edit.event_id] = Change(
                 edit.event_id, locator.describe(event), before, edit.after,
-                s.label if edit.event_id == s.event_id else f"swap with {s.event_id}",
-                s.statement, s.model, s.confidence, s.reason,
+                s.label if edit.event_id == s.event_id else f"swap with {names.place(s.event_id)}",
+                s.statement, s.model, s.confidence, reason,
             )
     return tuple(c for c in out.values() if c.before != c.after)
 
@@ -599,10 +686,20 @@ def _write_score(score: _Score, source: Path, repaired: Piece, changes: Sequence
     """The repaired score in the input's format, from the source's one reading (nothing written
     when anything fails)."""
     from serialkit.io.annotate import Annotation
+    from serialkit.io.annotated import MUSESCORE_SUFFIXES
 
     notes = {c.event_id: Annotation(c.text, _colour(c.rung)) for c in changes}
     timed = any(c.time is not None for c in changes)  # a note's time changed: written anew
-    if score.kind == "musicxml" and timed:
+    if out.suffix.lower() in MUSESCORE_SUFFIXES:  # the MusicXML made as for .musicxml, saved by MuseScore
+        import tempfile
+
+        from serialkit.io.annotated import save_with_musescore
+
+        with tempfile.TemporaryDirectory(prefix="serialkit-repair-") as tmp:
+            xml = Path(tmp) / "repaired.musicxml"
+            _write_score(score, source, repaired, changes, xml)
+            save_with_musescore(xml, out)
+    elif score.kind == "musicxml" and timed:
         _rewrite_musicxml(repaired, notes, out)
     elif score.kind == "musicxml":
         _write_musicxml(score, source, {c.event_id: c for c in changes}, notes, out)
@@ -618,6 +715,10 @@ def _write_score(score: _Score, source: Path, repaired: Piece, changes: Sequence
                             spelling=lambda eid, step, written: spell(written, step, by_id[eid].model or "other",
                                                                       score.habit),
                             parsed=(score.data, score.tree, score.mei))
+    elif score.kind == "midi":  # no noteheads to edit: the repaired notes written anew
+        from serialkit.io import write_score
+
+        write_score(repaired, out, format="midi")
     elif score.kind == "json":  # a JSON piece has no noteheads: the marks go in its metadata
         from serialkit.io.atomic import atomic_write
 
@@ -630,62 +731,15 @@ def _write_score(score: _Score, source: Path, repaired: Piece, changes: Sequence
 
 
 _NATURAL = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
-_LETTERS = "CDEFGAB"
-_ODD = {("E", 1), ("B", 1), ("F", -1), ("C", -1)}
-
-
-def spell(target: int, step: str, model: str, habit: int) -> tuple[str, int, int]:
-    """(step, alter, octave) for the written MIDI pitch ``target``: a semitone error keeps the
-    letter (the accidental was dropped or added), a third moves the letter by two (a line), else
-    a natural, else the score's habit (``habit`` > 0 sharps, < 0 flats)."""
-    options = []
-    for letter in _LETTERS:
-        for octave in range(-1, 10):
-            alter = target - (12 * (octave + 1) + _NATURAL[letter])
-            if -1 <= alter <= 1:
-                options.append((letter, alter, octave))
-    index = _LETTERS.index(step) if step in _LETTERS else 0
-
-    def rank(opt: tuple[str, int, int]) -> tuple[int, int, int]:
-        letter, alter, _ = opt
-        distance = (_LETTERS.index(letter) - index) % 7
-        preferred = (model == "accidental" and distance == 0) or (model == "third" and distance in (2, 5))
-        odd = (letter, alter) in _ODD
-        wrong_way = alter != 0 and habit != 0 and (alter > 0) != (habit > 0)
-        return (0 if preferred and not odd else 1, int(odd), int(alter != 0) + int(wrong_way))
-
-    letter, alter, octave = min(options, key=rank)
-    return letter, alter, octave
-
-
-def _pitch_name(step: str, alter: int, octave: int) -> str:
-    """``Eb4``, ``F#5``, ``C4``: a written pitch as messages name it."""
-    return f"{step}{'#' * alter if alter > 0 else 'b' * -alter}{octave}"
 
 
 def _written_names(score: _Score, changes: Sequence[Change]) -> dict[str, tuple[str, str]]:
     """Each change's note as the score writes it, before and after (``_write_score`` spells the
-    new pitch the same way): its staff's transposition and the letter the score gives it. A JSON
-    piece has no spelling: nothing."""
-    if score.kind == "mei":
-        def step_of(el: Any) -> str:
-            return str(el.get("pname.ges") or el.get("pname") or "C").upper()
-    elif score.kind == "musicxml":
-        def step_of(el: Any) -> str:
-            return str((el.findtext("pitch/step") or "C").strip())
-    else:
-        return {}
-    out: dict[str, tuple[str, str]] = {}
-    for c in changes:
-        if c.event_id not in score.elements:
-            continue
-        el, raw = score.elements[c.event_id]
-        step, written = step_of(el), raw.midi - raw.transposition
-        alter = (written - _NATURAL.get(step, 0) + 6) % 12 - 6
-        before = _pitch_name(step, alter, (written - alter - _NATURAL.get(step, 0)) // 12 - 1)
-        out[c.event_id] = (before, _pitch_name(*spell(written + c.after - c.before, step, c.model or "other",
-                                                      score.habit)))
-    return out
+    new pitch the same way, ``core.notenames.spell``): its staff's transposition and the letter
+    the score gives it. A piece without spelling (JSON) is named as it sounds."""
+    names = NoteNames(score.piece, habit=score.habit)
+    return {c.event_id: (names.name(c.event_id), names.name(c.event_id, c.after, c.model or "other"))
+            for c in changes if c.event_id in names.events}
 
 
 def _rewrite_musicxml(repaired: Piece, notes: Mapping[str, Any], out: Path) -> None:

@@ -30,7 +30,8 @@ def test_check_json_suggests_the_note_meant_for_each_finding(fixtures: Path) -> 
     best = by_id["uA0-5"]["candidates"][0]
     assert (best["name"], best["label"], best["model"]) == ("F4", "P0:5", "accidental")
     assert best["confidence"] >= 0.6 and best["edits"] == [
-        {"event_id": "uA0-5", "before": 66, "after": 65, "before_name": "F#4", "after_name": "F4"}
+        {"event_id": "uA0-5", "before": 66, "after": 65, "before_name": "F#4", "after_name": "F4",
+         "before_sounding": "F#4", "after_sounding": "F4", "at": "bar 2, beat 2"}
     ]
     # the two notes written in each other's place
     swap = by_id["uB0-4"]["candidates"][0]

@@ -412,7 +412,9 @@ def _suggestions(piece: Piece, analysis: Analysis, verdict: Verdict,
         bare = bare.with_events(e.copy(tag=own.get(e.id)) for e in bare.events)
     found = suggest(bare, analysis, findings, max_notes=SUGGEST_NOTES, budget=SUGGEST_BUDGET,
                     suspects=False)  # a report names findings: notes nothing flags stay out
-    return tuple(n.to_dict() for n in found)
+    from serialkit.core.notenames import NoteNames
+
+    return tuple(NoteNames(piece).suggestions(n.to_dict() for n in found))  # named as the score writes them
 
 
 def _reason(message: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from serialkit.core.notenames import NoteNames
 from serialkit.core.predicates import Columns, Violation
 from serialkit.core.rows import pc_name, position_label
 
@@ -24,11 +25,12 @@ def unexplained(cols: Columns, ids: Iterable[str]) -> list[Violation]:
     wanted = set(ids)
     if not wanted:
         return []
+    names = NoteNames(cols.piece)
     return [
         Violation(
             "ROW",
             (cols.ids[i],),
-            f"{pc_name(cols.midi[i])} is unexplained: no statement of the row accounts for it",
+            f"{names.shown(cols.ids[i])} is unexplained: no statement of the row accounts for it",
             cols.where(i),
         )
         for i in cols.order
@@ -69,6 +71,7 @@ def holes(cols: Columns, analysis: Analysis) -> tuple[list[Violation], set[str]]
     loose = [i for i in cols.order if cols.ids[i] in set(analysis.unexplained)]
     voices = {v: k for k, v in enumerate(cols.piece.voice_ids)}
     taken: set[str] = set()
+    names = NoteNames(cols.piece)  # notes as the score writes them; a hole placed after the note before it
     out: list[Violation] = []
     for s in analysis.statements:
         found = s.positions()
@@ -87,17 +90,17 @@ def holes(cols: Columns, analysis: Analysis) -> tuple[list[Violation], set[str]]
                       and cols.ids[i] not in taken]
             if inside:
                 taken.update(cols.ids[i] for i in inside)
-                names = " and ".join(pc_name(cols.midi[i]) for i in inside)
+                what = " and ".join(names.shown(cols.ids[i]) for i in inside)
                 out.append(Violation(
                     "ROW", tuple(cols.ids[i] for i in inside),
-                    f"{names} {'is' if len(inside) == 1 else 'are'} unexplained where statement {s.id} "
+                    f"{what} {'is' if len(inside) == 1 else 'are'} unexplained where statement {s.id} "
                     f"({s.form.label}) wants position {k} ({pc_name(pcs[k])}, {label}) between its positions "
                     f"{k - 1} and {k + 1}: likely a wrong note for it", cols.where(inside[0])))
                 continue
             out.append(Violation(
                 "ROW", (before, after),
                 f"statement {s.id} ({s.form.label}) lacks position {k} ({pc_name(pcs[k])}, {label}) between "
-                f"its positions {k - 1} and {k + 1}: a note is missing or wrong there", cols.where(at[after])))
+                f"its positions {k - 1} and {k + 1}: a note is missing or wrong there", names.after(before)))
     return out, taken
 
 

@@ -24,7 +24,9 @@ def suggestion_lines(report: Mapping[str, Any], event_ids: Sequence[str], top: i
                 some = True  # said once per finding
             continue
         parts = [describe(c) for c in note["candidates"][:top]]
-        which = f" (for {note['event_id']})" if len(event_ids) > 1 else ""  # the finding names several
+        # the finding names several notes: which one, as the score shows it
+        which = (f" (for the {note.get('name')} at {note['at']})" if note.get("at") else f" (for {note['event_id']})"
+                 ) if len(event_ids) > 1 else ""
         yield click.style("suggest: ", fg="cyan") + " or ".join(parts) + which
 
 

@@ -219,7 +219,7 @@ def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: i
                 click.echo(f"         {line}")
             for eid in hole_notes(data, v) if v["code"] == "ROW" else ():  # the note standing in the hole
                 for line in suggestion_lines(data, [eid]):
-                    click.echo(f"         {line} for {eid}")
+                    click.echo(f"         {line} for {_placed(data, eid)}")
         if len(violations) > show:
             click.echo(f"  … and {len(violations) - show} more (use --json for all)")
         shown = {e for v in violations[:show] for e in [*v["event_ids"], *hole_notes(data, v)]}
@@ -228,7 +228,7 @@ def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: i
             click.echo("suggested for notes standing where a statement has a hole:")
             for eid in rest:
                 for line in suggestion_lines(data, [eid]):
-                    click.echo(f"  {eid}: {line}")
+                    click.echo(f"  {_placed(data, eid)}: {line}")
     observations = data.get("observations") or []
     if observations:
         click.echo(f"{len(observations)} observation{'s' if len(observations) != 1 else ''} "
@@ -239,3 +239,11 @@ def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: i
             click.echo(f"  … and {len(observations) - show} more (use --json for all)")
     for note in data["notes"]:
         click.echo(f"note: {note}")
+
+
+def _placed(data: dict[str, Any], event_id: str) -> str:
+    """A suggested note as a reader finds it: ``the E4 at bar 2, beat 3`` (its id when unplaced)."""
+    note = next((n for n in data.get("suggestions") or () if n["event_id"] == event_id), None)
+    if note is None or not note.get("at"):
+        return event_id
+    return f"the {note.get('name')} at {note['at']}"

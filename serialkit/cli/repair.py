@@ -81,8 +81,8 @@ def repair(
     report_path: Path | None,
     as_json: bool,
 ) -> None:
-    """Correct wrong notes in SCORE (MusicXML, .mxl, MEI or a .json piece; '-' for standard
-    input), or in every score of a folder (--recursive for sub-folders, --jobs processes), with one
+    """Correct wrong notes in SCORE (any score check reads: MusicXML, .mxl, MEI, MuseScore,
+    MIDI, **kern, ABC or a .json piece; '-' for standard input), or in every score of a folder (--recursive for sub-folders, --jobs processes), with one
     report per score and a summary, as check takes them: each note the row cannot explain gets the
     note most likely meant (a dropped or added accidental, a note a line off, two notes swapped),
     applied one at a time and kept only when the gate accepts the result. With --rules generation,
@@ -91,8 +91,10 @@ def repair(
     longer reports it and reports nothing new; the analysis profile (the default) never changes
     timing.
 
-    Writes the repaired score in the input's format (changed notes coloured and labelled
-    ``rewrite P5:7``, ``trim COLL``), OUT-stem.certificate.json (every changed note before and after, and why)
+    Writes the repaired score in the format OUT's extension names (MusicXML, .mxl or MuseScore
+    .mscz/.mscx for a MusicXML, MuseScore, **kern or ABC score; MEI, JSON or MIDI as the input;
+    a folder's scores each in its own format, **kern and ABC as .musicxml; changed notes coloured
+    and labelled ``rewrite P5:7``, ``trim COLL``), OUT-stem.certificate.json (every changed note before and after, and why)
     and OUT-stem.review.html: all three or none. The source is never written. Exit 0 when every
     repaired score passes the gate, 1 when findings remain, 2 bad input (several scores: 2 if any
     was unreadable, else 1 if any still fails, else 0).
@@ -107,7 +109,7 @@ def repair(
     from serialkit.check.profiles import profile_for
     from serialkit.core.suggest import DEFAULT_THRESHOLD
     from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
-    from serialkit.repairing import SCORE_SUFFIXES, validate_only
+    from serialkit.repairing import output_suffix, validate_only
 
     if not dry_run and output is None:
         raise click.UsageError("give -o/--output for the repaired score (or --dry-run)")
@@ -124,7 +126,7 @@ def repair(
     validate_only(list(only) or None, profile_for(rules_spec, task_bound=False))
     if report_path is not None:
         ensure_writable_file(report_path)
-    sources = gather(inputs, recursive, SCORE_SUFFIXES)
+    sources = gather(inputs, recursive)  # the file kinds check takes
     options: dict[str, Any] = {
         "row": row_spec, "identify": identify, "convention": convention, "only": list(only) or None,
         "dry_run": dry_run, "threshold": DEFAULT_THRESHOLD if threshold is None else threshold,
@@ -133,7 +135,14 @@ def repair(
     if batch:
         outputs: list[Path | None] = [None] * len(sources)
         if output is not None:  # two scores that would share an output name are refused, as check does
-            targets = output_paths(sources, output, lambda s: Path(s.name).suffix)
+            targets = output_paths(sources, output, lambda s: output_suffix(s.path) if s.path else Path(s.name).suffix)
+            stems: dict[Path, str] = {}
+            for src, path in zip(sources, targets, strict=True):  # ben.mscz and ben.mid: one certificate
+                stem = path.with_name(path.name[: -len(path.suffix)] + ".certificate.json")
+                if stem in stems:
+                    raise SerialkitError(f"{src.name} and {stems[stem]} would both be certified in {stem}; "
+                                         "give them separately or rename one")
+                stems[stem] = src.name
             if not dry_run:
                 ensure_output_dir(output)
                 outputs = list(targets)
@@ -184,8 +193,21 @@ def _tail(totals: dict[str, int]) -> str:
 
 
 def _written(side: dict[str, Any]) -> str:
-    """A note's pitch as the score writes it (its spelling and transposition), else as it sounds."""
-    return str(side.get("written") or side["name"])
+    """A note's pitch as the score writes it (its spelling and transposition)."""
+    return str(side["name"])
+
+
+def _pitches(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """``C5 → A4``, and for a transposing part what sounds: ``C5 → A4 (sounding A#4 → G4)``."""
+    from serialkit.core.errors import RowError
+    from serialkit.core.spelling import parse_pitch
+
+    text = f"{_written(before)} → {_written(after)}"
+    try:
+        transposed = parse_pitch(_written(before)) != before["midi"]
+    except RowError:
+        transposed = False
+    return text + (f" (sounding {before['sounding']} → {after['sounding']})" if transposed else "")
 
 
 def _edit(c: dict[str, Any]) -> str:
@@ -194,7 +216,7 @@ def _edit(c: dict[str, Any]) -> str:
     before, after = c["before"], c["after"]
     parts = []
     if before["midi"] != after["midi"] or "onset" not in before:
-        parts.append(f"{_written(before)} → {_written(after)}  {c['label']}"
+        parts.append(f"{_pitches(before, after)}  {c['label']}"
                      + (f" of {c['statement']}" if c["statement"] else ""))
     if "onset" in before:
         unit = "quarter" if after["duration"] in (1, "1") else "quarters"
@@ -222,7 +244,7 @@ def _text(data: dict[str, Any]) -> str:
     if data["dry_run"]:
         for c in data["held"]:
             lines.append(
-                f"  held: {c['location']}: {_written(c['before'])} → {_written(c['after'])}  {c['label']}"
+                f"  held: {c['location']}: {_pitches(c['before'], c['after'])}  {c['label']}"
                 + (f" of {c['statement']}" if c["statement"] else "")
                 + f"  [{c['model']}, {c['confidence']:.0%} < {data['threshold']:g}]"
             )

@@ -6,7 +6,7 @@ these parts, so nothing in the core imports ``piece.py`` back."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -69,6 +69,13 @@ class Source:
     voice: str | None = None
     beat: Fraction | None = None
     line: int | None = None
+    alter: int | None = field(default=None, compare=False)
+    """The written alteration (sharps > 0, flats < 0) a score reader found: with ``written`` it
+    gives the note as the score writes it (None: not known; ``core.notenames``)."""
+    transposition: int = field(default=0, compare=False)
+    """Sounding minus written semitones (a transposing part's staff)."""
+    written: int | None = field(default=None, compare=False)
+    """The written MIDI pitch the reader found (a note whose pitch changed since is named anew)."""
 
     def describe(self) -> str:
         """Human form: ``part P1, bar 3, beat 2``."""

@@ -152,8 +152,24 @@ def describe(candidate: Mapping[str, Any]) -> str:
     """One line for a candidate's JSON form: ``D#3 (P5:7 of S11; accidental, 82%)``; a swap
     names the other note too."""
     where = str(candidate["label"]) + (f" of {candidate['statement']}" if candidate.get("statement") else "")
-    pitch = str(candidate["name"])
+    pitch = _with_sounding(str(candidate["name"]), candidate.get("sounding"), int(candidate["midi"]))
     if candidate["model"] == "swap":
         other = next(e for e in candidate["edits"] if e["event_id"] != candidate["event_id"])
-        pitch = f"{pitch}, and {other['after_name']} for {other['before_name']} ({other['event_id']})"
+        at = f" at {other['at']}" if other.get("at") else f" ({other['event_id']})"
+        pitch = f"{pitch}, and {other['after_name']} for the {other['before_name']}{at}"
     return f"{pitch} ({where}; {candidate['model']}, {float(candidate['confidence']):.0%})"
+
+
+def _with_sounding(name: str, sounding: Any, midi: int) -> str:
+    """``A4 (sounding G4)`` for a transposing part's note (its written name names another pitch
+    than it sounds); ``A4`` otherwise."""
+    from serialkit.core.errors import RowError
+    from serialkit.core.spelling import parse_pitch
+
+    if not sounding:
+        return name
+    try:
+        same = parse_pitch(name) == midi
+    except RowError:  # a name that is not a pitch: shown as it is
+        same = True
+    return name if same else f"{name} (sounding {sounding})"

@@ -82,7 +82,8 @@ def _merge_ties(notes: Sequence[RawNote], links: Mapping[str, str]) -> list[list
             chains.append([note])
     if not tied:
         return chains
-    tied.sort(key=lambda n: (n.onset, n.grace is False))
+    scale = math.lcm(1, *{n.onset.denominator for n in tied})  # integer keys: exact, and fast to compare
+    tied.sort(key=lambda n: (n.onset.numerator * (scale // n.onset.denominator), n.grace is False))
     chain_of: dict[str, list[RawNote]] = {}
     # open chains waiting for a continuation, by (part, midi)
     open_: dict[tuple[str, int], list[list[RawNote]]] = {}
@@ -138,7 +139,8 @@ def build_piece(parts: ScoreParts, path: Path, fmt: str) -> Piece:
     for chain in tie_chains(parts):
         first = chain[0]
         duration = first.duration if len(chain) == 1 else sum((n.duration for n in chain), Fraction(0))
-        source = Source(first.part, first.measure, first.staff, first.voice, first.beat, first.line)
+        source = Source(first.part, first.measure, first.staff, first.voice, first.beat, first.line,
+                        first.alter, first.transposition, first.midi - first.transposition)
         events.append(
             Event(
                 id=first.id,
@@ -154,9 +156,9 @@ def build_piece(parts: ScoreParts, path: Path, fmt: str) -> Piece:
     voice_keys: dict[str, tuple[int, int, str]] = {}
     part_index = {p: i for i, p in enumerate(parts.part_names)}
     for note in parts.notes:
-        voice_keys.setdefault(
-            note.key, (part_index.get(note.part, len(part_index)), note.home or note.staff, note.voice)
-        )
+        key = note.key
+        if key not in voice_keys:  # the first note of each voice places it
+            voice_keys[key] = (part_index.get(note.part, len(part_index)), note.home or note.staff, note.voice)
     ordered = sorted(voice_keys, key=lambda k: _voice_sort(voice_keys[k]))
     rank = {k: i for i, k in enumerate(ordered)}
     voices = tuple(Voice(k, parts.part_names.get(k.split("/")[0])) for k in ordered)

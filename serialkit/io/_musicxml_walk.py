@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from operator import attrgetter
 
 from lxml import etree
 
@@ -55,32 +54,35 @@ def _time_signature(attrs: etree._Element, where: str) -> tuple[int, int] | None
     return (beats, unit) if beats > 0 and unit > 0 else None
 
 
-@dataclass(slots=True)
-class Pending:
-    element: etree._Element
-    note: RawNote
-    index: int  # measure index
+Pending = tuple[etree._Element, RawNote, int]
+"""A pitched note's element, its notehead (onset within its measure) and its measure's index."""
 
 
 _ZERO = Fraction(0)
 _ONE = Fraction(1)
-# Fraction's numerator/denominator are Python-level properties over these slots (CPython).
-_SLOTTED = hasattr(_ONE, "_numerator")
-_NUM = attrgetter("_numerator" if _SLOTTED else "numerator")
-_DEN = attrgetter("_denominator" if _SLOTTED else "denominator")
+# Fraction's numerator/denominator are Python-level properties over these slots (CPython, PyPy):
+# the slots are read directly where the interpreter has them (twice as fast as an attrgetter).
+_SLOTTED = hasattr(_ONE, "_numerator") and Fraction(1, 2)._numerator == 1  # type: ignore[attr-defined]
 _SUMS: dict[tuple[int, int, int, int], Fraction] = {}
 
 
-def plus(a: Fraction, b: Fraction) -> Fraction:
+def _plus_slots(a: Fraction, b: Fraction) -> Fraction:
     """``a + b``, remembered: a score adds the same few durations to the same few positions
     over and over, and a dict lookup is several times cheaper than a Fraction sum."""
-    key = (_NUM(a), _DEN(a), _NUM(b), _DEN(b))
+    key = (a._numerator, a._denominator, b._numerator, b._denominator)  # type: ignore[attr-defined]
     found = _SUMS.get(key)
     if found is None:
         if len(_SUMS) >= 8192:
             _SUMS.clear()
         found = _SUMS[key] = a + b
     return found
+
+
+def _plus_plain(a: Fraction, b: Fraction) -> Fraction:  # pragma: no cover - Fraction keeps its slots
+    return a + b
+
+
+plus = _plus_slots if _SLOTTED else _plus_plain
 
 
 class Walker:
@@ -90,23 +92,24 @@ class Walker:
         self.where = where
         self.scan = scan
         self.ours = False
-        self.existing: set[str] = set()
+        self.existing: set[str] | None = None  # every note id in the file, gathered when first needed
         self.used: set[str] = set()
         self.pending: list[Pending] = []
         self.lengths: list[Fraction] = []
         self.numbers: list[str] = []
         self.meters: dict[int, tuple[int, int]] = {}
-        self.divisions = Fraction(1)
+        self.divisions = _ONE
+        self.div_key = (1, 1)  # the divisions' numerator and denominator: ints hash faster than a Fraction
         self.spelled: dict[tuple[str, str | None, str | None], tuple[int, int]] = {}
         self.transpose: dict[int | None, int] = {}
         self.current: etree._Element | None = None
         self.homes: dict[tuple[str, str], int] = {}
-        self.durations: dict[tuple[str | None, int, int], Fraction] = {}
+        self.durations: dict[tuple[str | None, tuple[int, int]], Fraction] = {}
         self.exacts: dict[tuple[object, ...], Fraction] = {}
 
     def part(self, pid: str, part: etree._Element) -> None:
         """Walk one part's measures."""
-        self.divisions = Fraction(1)
+        self.divisions, self.div_key = _ONE, (1, 1)
         self.transpose = {}
         for m_index, measure in enumerate(part.iterfind("measure")):
             number = measure.get("number") or str(m_index + 1)
@@ -155,7 +158,7 @@ class Walker:
                 k = counters[key] = counters.get(key, 0) + 1
                 raw = self.note(child, fields, pid, number, onset, dur, k)
                 raw.home = home
-                self.pending.append(Pending(child, raw, m_index))
+                self.pending.append((child, raw, m_index))
             elif tag == "backup" or tag == "forward":
                 if tag == "backup":
                     run = {}
@@ -174,16 +177,16 @@ class Walker:
 
     def duration(self, text: str | None, child: etree._Element) -> Fraction:
         """A <duration> in quarter notes (exact), cached per text and divisions."""
-        divisions = self.divisions
-        key = (text, divisions.numerator, divisions.denominator)  # ints hash faster than a Fraction
+        key = (text, self.div_key)
         found = self.durations.get(key)
         if found is None:
             found = self.durations[key] = _duration(text, f"{self.where}:{child.sourceline}", self.divisions)
         return found
 
     def exact(self, fields: _NoteFields, file_dur: Fraction) -> Fraction:
-        """The notated duration of a tuplet note when the file rounded it (cached)."""
-        key = (fields.type, fields.dots, fields.actual, fields.normal, file_dur, self.divisions)
+        """The notated duration of a tuplet note when the file rounded it (cached by the texts
+        that decide it: the file's duration is its <duration> text in the divisions)."""
+        key = (fields.type, fields.dots, fields.actual, fields.normal, fields.duration, self.div_key)
         found = self.exacts.get(key)
         if found is None:
             found = self.exacts[key] = _exact(fields, file_dur, self.divisions)
@@ -199,7 +202,10 @@ class Walker:
         if nid and self.ours:
             nid = decode_id(nid)
         if not nid or nid in self.used:
-            nid = _fresh(f"{pid}-m{number}-s{fields.staff}-v{fields.voice}-n{k}", self.existing, self.used)
+            existing = self.existing
+            if existing is None:
+                existing = self.existing = {v for el in self.scan.root.iter("note") if (v := el.get("id"))}
+            nid = _fresh(f"{pid}-m{number}-s{fields.staff}-v{fields.voice}-n{k}", existing, self.used)
             self.scan.assigned.add(nid)
         self.used.add(nid)
         pitch = fields.pitch
@@ -252,6 +258,7 @@ class Walker:
             self.divisions = _num(child.findtext("divisions"), here, "<divisions>")
             if self.divisions <= 0:
                 raise ScoreReadError(f"{here}: <divisions> must be positive")
+            self.div_key = (self.divisions.numerator, self.divisions.denominator)
         for tr in child.iterfind("transpose"):
             semis = int(_num(tr.findtext("chromatic") or "0", here, "<chromatic>"))
             semis += 12 * int(_num(tr.findtext("octave-change") or "0", here, "<octave-change>"))
@@ -275,52 +282,67 @@ class _NoteFields:
                  "tie_start", "tie_stop", "type", "dots", "actual", "normal")
 
     def __init__(self, note: etree._Element) -> None:
-        self.chord = self.grace = self.cue = self.tuplet = False
-        self.tie_start = self.tie_stop = False
-        self.pitch: etree._Element | None = None
-        self.duration: str | None = None
-        self.staff = 1
-        self.voice = "1"
-        self.type: str | None = None
-        self.dots = 0
-        self.actual = self.normal = "1"
+        # locals while reading, the slots once at the end (a fifth faster than slot updates)
+        chord = grace = cue = tuplet = tie_start = tie_stop = False
+        pitch: etree._Element | None = None
+        duration: str | None = None
+        kind_of: str | None = None
+        staff, voice, dots, actual, normal = 1, "1", 0, "1", "1"
+        field = _FIELD.get
         for sub in note:
-            kind = _FIELD.get(sub.tag)
+            kind = field(sub.tag)
             if kind is None:
                 continue
-            if kind == 0:
-                self.pitch = sub
-            elif kind == 1:
-                self.duration = sub.text
-            elif kind == 2:
-                self.voice = (sub.text or "1").strip()
-            elif kind == 3:
-                self.staff = int(sub.text or 1)
-            elif kind == 4:
-                self.chord = True
-            elif kind == 5:
-                self.grace = True
-            elif kind == 6:
-                self.cue = True
+            if kind < 4:  # the children every note has first
+                if kind == 0:
+                    pitch = sub
+                elif kind == 1:
+                    duration = sub.text
+                elif kind == 2:
+                    voice = (sub.text or "1").strip()
+                else:
+                    staff = int(sub.text or 1)
             elif kind == 7:
-                self.type = (sub.text or "").strip()
+                kind_of = (sub.text or "").strip()
+            elif kind == 4:
+                chord = True
+            elif kind == 5:
+                grace = True
+            elif kind == 6:
+                cue = True
             elif kind == 8:
-                self.dots += 1
+                dots += 1
             elif kind == 9:
-                self.tuplet = True
-                self.actual = sub.findtext("actual-notes") or "1"
-                self.normal = sub.findtext("normal-notes") or "1"
-            elif kind == 10:
-                self._tie(sub.get("type"))
-            else:
-                for tied in sub.iterfind("tied"):
-                    self._tie(tied.get("type"))
+                tuplet = True
+                actual, normal = _tuplet_texts(sub)
+            else:  # <tie> (10), or <notations> (11) holding <tied>s
+                for tie in (sub,) if kind == 10 else sub.iterchildren("tied"):
+                    starts, stops = _TIE.get(tie.get("type"), _NO_TIE)
+                    tie_start = tie_start or starts
+                    tie_stop = tie_stop or stops
+        self.chord, self.grace, self.cue, self.tuplet = chord, grace, cue, tuplet
+        self.tie_start, self.tie_stop = tie_start, tie_stop
+        self.pitch, self.duration, self.staff, self.voice = pitch, duration, staff, voice
+        self.type, self.dots, self.actual, self.normal = kind_of, dots, actual, normal
 
-    def _tie(self, kind: str | None) -> None:
-        if kind == "start" or kind == "continue":
-            self.tie_start = True
-        if kind == "stop" or kind == "continue":
-            self.tie_stop = True
+
+_NO_TIE = (False, False)
+_TIE: dict[str | None, tuple[bool, bool]] = {"start": (True, False), "stop": (False, True), "continue": (True, True)}
+"""A tie's type -> (it starts a tie, it ends one)."""
+
+
+def _tuplet_texts(modification: etree._Element) -> tuple[str, str]:
+    """The texts of a <time-modification>'s first <actual-notes> and <normal-notes> ("1" when
+    absent or empty), read from its children (``findtext`` costs a path lookup per call)."""
+    actual = normal = None
+    for sub in modification:
+        tag = sub.tag
+        if tag == "actual-notes":
+            if actual is None:
+                actual = sub.text or "1"
+        elif tag == "normal-notes" and normal is None:
+            normal = sub.text or "1"
+    return actual or "1", normal or "1"
 
 
 def _int(text: str | None, where: str, what: str) -> int:

@@ -70,21 +70,66 @@ def insert_in_order(note: etree._Element, child: etree._Element) -> etree._Eleme
     """Insert ``child`` into ``note`` at its schema position: before the first child that comes
     later in the schema. The children are searched from the end (what is added — notations, a
     notehead — belongs near it), back to the last one that does not come later."""
-    rank = NOTE_ORDER[child.tag]
-    later = None  # the earliest child seen so far that comes after ``child`` in the schema
-    for existing in note.iterchildren(reversed=True):
-        tag = existing.tag
-        if not isinstance(tag, str):
-            continue
-        if NOTE_ORDER.get(tag, -1) <= rank:
-            break
-        later = existing
+    later = _later_sibling(note, NOTE_ORDER[child.tag])
     if later is None:
         note.append(child)
     else:
         later.addprevious(child)
     _indent_as_siblings(note, child)
     return child
+
+
+def _later_sibling(note: etree._Element, rank: int) -> etree._Element | None:
+    """The child a new child of schema rank ``rank`` goes before (None: it goes last)."""
+    later = None  # the earliest child seen so far that comes after the new one in the schema
+    existing = note[-1] if len(note) else None  # (by index and getprevious: faster than iterchildren)
+    while existing is not None:
+        tag = existing.tag
+        if isinstance(tag, str):  # comments and processing instructions are passed over
+            if NOTE_ORDER.get(tag, -1) <= rank:
+                break
+            later = existing
+        existing = existing.getprevious()
+    return later
+
+
+def _new_child(note: etree._Element, tag: str) -> etree._Element:
+    """A new empty ``tag`` child of ``note``, inserted as ``insert_in_order`` does, made in the
+    note's document (no document of its own to create and leave)."""
+    later = _later_sibling(note, NOTE_ORDER[tag])
+    if later is None:
+        child = etree.SubElement(note, tag)
+    else:
+        child = note.makeelement(tag)
+        later.addprevious(child)
+    _indent_as_siblings(note, child)
+    return child
+
+
+def _child(parent: etree._Element, tag: str) -> etree._Element | None:
+    """The first ``tag`` child (``parent.find(tag)`` without the path machinery)."""
+    for found in parent.iterchildren(tag):
+        return found
+    return None
+
+
+class _Holders(dict[str, set[etree._Element]]):
+    """The elements that hold a child of each tag asked for, found by one walk of the tree in C
+    per tag, so that asking every note whether it has a <notehead> costs a set lookup instead of a
+    child search each (those searches were a fifth of an annotation). An element given a new child
+    of a tag already asked for is added by the code that adds it."""
+
+    def __init__(self, root: etree._Element) -> None:
+        super().__init__()
+        self.root = root
+
+    def __missing__(self, tag: str) -> set[etree._Element]:
+        found = self[tag] = {p for c in self.root.iter(tag) if (p := c.getparent()) is not None}
+        return found
+
+    def child(self, parent: etree._Element, tag: str) -> etree._Element | None:
+        """``_child(parent, tag)``, searched only in a parent known to hold one."""
+        return _child(parent, tag) if parent in self[tag] else None
 
 
 def _indent_as_siblings(parent: etree._Element, child: etree._Element) -> None:
@@ -102,23 +147,23 @@ def _indent_as_siblings(parent: etree._Element, child: etree._Element) -> None:
         child.tail, prev.tail = prev.tail, indent
 
 
-def _ensure(note: etree._Element, tag: str) -> etree._Element:
-    found = note.find(tag)
-    return found if found is not None else insert_in_order(note, etree.Element(tag))
-
-
-def _label_fingering(note: etree._Element, label: str) -> None:
-    notations = _ensure(note, "notations")
-    technical = notations.find("technical")
+def _label_fingering(note: etree._Element, label: str, holders: _Holders) -> None:
+    notations = holders.child(note, "notations")
+    technical = None
+    if notations is None:
+        notations = _new_child(note, "notations")
+        holders["notations"].add(note)
+    else:
+        technical = _child(notations, "technical")
     if technical is None:
         technical = etree.SubElement(notations, "technical")
     etree.SubElement(technical, "fingering").text = label
 
 
-def _label_lyric(note: etree._Element, label: str) -> None:
-    chord = _chord_of(note)
+def _label_lyric(note: etree._Element, label: str, holders: _Holders) -> None:
+    chord = _chord_of(note, holders)
     numbers = [
-        int(n) for c in chord for ly in c.iterfind("lyric")
+        int(n) for c in chord for ly in c.iterchildren("lyric")
         if (n := ly.get("number", "")).isdigit() and ly.get("name") != "serialkit"
     ]
     index = chord.index(note) if note in chord else 0
@@ -131,10 +176,11 @@ def _label_lyric(note: etree._Element, label: str) -> None:
 def _label_words(first: etree._Element, note: etree._Element, label: str) -> None:
     """A ``<direction>`` with the label as words, just before ``first`` (the first note of the
     note's chord, so the chord stays one), on the note's staff."""
-    direction = etree.Element("direction", placement="above")
+    direction = first.makeelement("direction", placement="above")  # in the score's document
     words = etree.SubElement(etree.SubElement(direction, "direction-type"), "words", {"font-size": "7"})
     words.text = label
-    staff = note.findtext("staff")
+    staff_of = _child(note, "staff")
+    staff = staff_of.text if staff_of is not None else None
     if staff:
         etree.SubElement(direction, "staff").text = staff
     first.addprevious(direction)
@@ -142,22 +188,23 @@ def _label_words(first: etree._Element, note: etree._Element, label: str) -> Non
     direction.tail = before.tail if before is not None else direction.getparent().text  # type: ignore[union-attr]
 
 
-def _chord_groups(notes: list[etree._Element]) -> list[list[etree._Element]]:
+def _chord_groups(notes: list[etree._Element], holders: _Holders) -> list[list[etree._Element]]:
     """The chords (and single notes) among ``notes``, each in document order: every note of a
     part, so a note marked ``<chord/>`` joins the one before it."""
     groups: list[list[etree._Element]] = []
     for note in notes:
-        if groups and note.find("chord") is not None and note.getprevious() is groups[-1][-1]:
+        if groups and note in holders["chord"] and note.getprevious() is groups[-1][-1]:
             groups[-1].append(note)
         else:
             groups.append([note])
     return groups
 
 
-def _chord_of(note: etree._Element) -> list[etree._Element]:
+def _chord_of(note: etree._Element, holders: _Holders) -> list[etree._Element]:
     """The notes of the chord a note belongs to, in document order (the note alone if none)."""
+    chords = holders["chord"]
     first = note
-    while first.find("chord") is not None:
+    while first in chords:
         prev = first.getprevious()
         while prev is not None and prev.tag != "note":
             prev = prev.getprevious()
@@ -166,19 +213,19 @@ def _chord_of(note: etree._Element) -> list[etree._Element]:
         first = prev
     out = [first]
     nxt = first.getnext()
-    while nxt is not None and nxt.tag == "note" and nxt.find("chord") is not None:
+    while nxt is not None and nxt.tag == "note" and nxt in chords:
         out.append(nxt)
         nxt = nxt.getnext()
     return out
 
 
-def _colour(note: etree._Element, color: str) -> None:
+def _colour(note: etree._Element, color: str, holders: _Holders) -> None:
     note.set("color", color)
-    head = note.find("notehead")
+    head = holders.child(note, "notehead")
     if head is None:
-        head = etree.Element("notehead")
+        head = _new_child(note, "notehead")
         head.text = "normal"
-        insert_in_order(note, head)
+        holders["notehead"].add(note)
     head.set("color", color)
 
 
@@ -202,16 +249,15 @@ def annotate_tree(
         element[raw.id] = el
         if raw.id in scan.assigned:
             el.set("id", raw.id)
-    members: dict[str, list[str]] = {}
-    for chain in tie_chains(scan.parts):
-        ids = [n.id for n in chain]
-        for nid in ids:
-            members[nid] = ids if nid == ids[0] else [nid]
+    members = {  # a tied note's first id -> the ids of its noteheads (any other id: itself)
+        chain[0].id: [n.id for n in chain] for chain in tie_chains(scan.parts) if len(chain) > 1
+    }
     missing = [k for k in annotations if k not in element]
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         raise ScoreWriteError(f"{where}: annotations name notes that are not in the score: {shown}")
     words: dict[etree._Element, str] = {}
+    holders = _Holders(scan.root)
     colours: dict[str, str] = {}  # a score uses a few colours: each is checked once
     for event_id, ann in annotations.items():
         ids = members.get(event_id, [event_id])
@@ -223,16 +269,16 @@ def annotate_tree(
         note = element[ids[0]]
         if ann.label:
             if label_style == "fingering":
-                _label_fingering(note, ann.label)
-            elif label_style == "words" or note.find("grace") is not None:
+                _label_fingering(note, ann.label, holders)
+            elif label_style == "words" or note in holders["grace"]:
                 words[note] = ann.label  # lyrics never align with grace notes (LilyPond, MuseScore)
             else:
-                _label_lyric(note, ann.label)
+                _label_lyric(note, ann.label, holders)
         if color:
             for nid in ids:
-                _colour(element[nid], color)
+                _colour(element[nid], color, holders)
     if words:
-        for group in _chord_groups(list(scan.root.iter("note"))):
+        for group in _chord_groups(list(scan.root.iter("note")), holders):
             for member in group:  # in document order, so reading back pairs them again
                 label = words.get(member)
                 if label is not None:

@@ -14,10 +14,11 @@ from pathlib import Path
 from serialkit.core.errors import ScoreWriteError
 from serialkit.io.annotate import DEFAULT_LABELS, LABEL_STYLES, Annotation
 
-__all__ = ["ANNOTATED_SUFFIXES", "write_annotated_score"]
+__all__ = ["ANNOTATED_SUFFIXES", "MUSESCORE_SUFFIXES", "save_with_musescore", "write_annotated_score"]
 
 MUSICXML_SUFFIXES = (".musicxml", ".xml", ".mxl")
-ANNOTATED_SUFFIXES = (*MUSICXML_SUFFIXES, ".mei", ".mscz", ".mscx")
+MUSESCORE_SUFFIXES = (".mscz", ".mscx")
+ANNOTATED_SUFFIXES = (*MUSICXML_SUFFIXES, ".mei", *MUSESCORE_SUFFIXES)
 
 
 def write_annotated_score(
@@ -64,6 +65,15 @@ def write_annotated_score(
 
 def _via_musescore(src: Path, annotations: Mapping[str, Annotation], out: Path, labels: str) -> Path:
     from serialkit.io.annotate import write_annotated_musicxml
+
+    with tempfile.TemporaryDirectory(prefix="serialkit-mscore-") as tmp:
+        xml = write_annotated_musicxml(src, annotations, Path(tmp) / "annotated.musicxml", label_style=labels)
+        return save_with_musescore(xml, out)
+
+
+def save_with_musescore(xml: Path, out: Path) -> Path:
+    """Save the MusicXML file ``xml`` as the MuseScore file ``out`` (.mscz or .mscx) with MuseScore 3,
+    atomically; a missing or failing MuseScore is one ``ScoreWriteError``."""
     from serialkit.io.atomic import atomic_path
     from serialkit.io.external import musescore_program
 
@@ -74,8 +84,7 @@ def _via_musescore(src: Path, annotations: Mapping[str, Annotation], out: Path, 
             "none of mscore3, musescore3, mscore found on PATH)"
         )
     with tempfile.TemporaryDirectory(prefix="serialkit-mscore-") as tmp:
-        xml = write_annotated_musicxml(src, annotations, Path(tmp) / "annotated.musicxml", label_style=labels)
-        made = Path(tmp) / f"annotated{out.suffix.lower()}"
+        made = Path(tmp) / f"saved{out.suffix.lower()}"
         env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
         try:
             proc = subprocess.run([exe, "-o", str(made), str(xml)], env=env, capture_output=True,

@@ -165,7 +165,6 @@ def scan_tree(tree: etree._ElementTree, where: str) -> Scan:
     parts = ScoreParts(part_names=_part_names(root), title=_title(root))
     walker = Walker(where, Scan(parts, root))
     walker.ours = (root.findtext("identification/encoding/software") or "").strip() == "serialkit"
-    walker.existing = {v for el in root.iter("note") if (v := el.get("id"))}
     for p_index, part in enumerate(root.iterfind("part")):
         pid = part.get("id") or f"P{p_index + 1}"
         parts.part_names.setdefault(pid, None)
@@ -198,8 +197,8 @@ def _finish(
         onsets.append(t)
         parts.measures.append(Measure(numbers[i], t, length))
         t += length
-    for item in pending:
-        note = item.note
-        note.onset = plus(note.onset, onsets[item.index])
-        parts.notes.append(note)
-        scan.elements.append((item.element, note))
+    notes, elements = parts.notes, scan.elements
+    for element, note, index in pending:
+        note.onset = plus(note.onset, onsets[index])
+        notes.append(note)
+        elements.append((element, note))
