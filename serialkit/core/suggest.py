@@ -432,7 +432,7 @@ def _reason(c: _Cand, event: Event, gain: int, moved: bool = False) -> str:
     if c.model == "swap":
         other = next(e for e in c.edits if e != event.id)
         how = "the written notes exchanged" if c.exchanged else "each in its register"
-        what = f"swapped with {other} ({how}): {_name(event.midi)} → {_name(after)} reads as {where}"
+        what = f"swapped with {other}: {_name(event.midi)} → {_name(after)} reads as {where}; {how}"
     else:
         what = f"{_name(event.midi)} → {_name(after)} reads as {where}; {_MODEL_TEXT[c.model]}"
     if moved:
