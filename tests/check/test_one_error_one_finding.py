@@ -83,3 +83,31 @@ def test_every_unexplained_note_is_named_by_exactly_one_row_finding(seed, which,
                   and e.voice in (before.voice, after.voice)]
         assert not inside, (v.message, inside)  # that note is named as the hole's wrong note instead
     assert report.verdict.strict is False or not report.unexplained
+
+
+def test_a_position_borrowed_from_a_note_sounding_out_of_order_fails() -> None:
+    """P0 I5 R3 RI7 in one voice, RI7's D# (position 1) written D as the D after it: R3 ends on D#,
+    so the reading lets RI7 borrow that earlier D# (as if elided) and reads the two Ds as position 2
+    and its repeat — D# never sounds in its place, yet nothing was reported. A position borrowed
+    from a note sounding before the statement's position 0 is a ROW finding naming the notes where
+    the position belongs; the unmodified piece passes."""
+    from fractions import Fraction
+
+    from serialkit.core.piece import Event, Piece
+    from serialkit.core.rows import Row
+
+    row = Row.parse("C B G Ab Eb Db D Bb F# F E A")
+    notes = [pc for form in ("P0", "I5", "R3", "RI7") for pc in row.form(form)]
+    assert row.form("R3")[11] == row.form("RI7")[1]  # the borrowed pitch class ends R3
+
+    def piece(midis: list[int]) -> Piece:
+        return Piece(tuple(Event(f"n{i}", "v1", Fraction(i), Fraction(1), m) for i, m in enumerate(midis)))
+
+    correct = [60 + pc for pc in notes]
+    assert check_piece(piece(correct), row=row, profile=profile_for("analysis")).verdict.strict
+    wrong = list(correct)
+    wrong[37] = 60 + row.form("RI7")[2]  # position 1 written as position 2
+    report = check_piece(piece(wrong), row=row, profile=profile_for("analysis"))
+    assert not report.verdict.strict
+    rows = [v for v in report.verdict.violations if v.code == "ROW"]
+    assert any("n37" in v.event_ids for v in rows), [v.message for v in rows]
