@@ -106,7 +106,7 @@ def convert(inputs: tuple[str, ...], output: Path, in_format: str | None, out_fo
 def _line(outcome: Outcome) -> str:
     rec = outcome.record
     return (f"wrote {rec['output']}: {rec['events']} events ({rec['noteheads']} noteheads), "
-            f"{rec['voices']} voices, {rec['bars']} bars")
+            f"{rec['voices']} voice{'s' if rec['voices'] != 1 else ''}, {rec['bars']} bar{'s' if rec['bars'] != 1 else ''}")
 
 
 def register(cli: Any) -> None:
