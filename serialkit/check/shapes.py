@@ -159,10 +159,12 @@ def borrowed_out_of_time(cols: Columns, analysis: Analysis) -> list[Violation]:
             later = sorted(u for j, u in own if j > k)
             hi = later[1] if len(later) > 1 else later[0] if later else None
             voices = {cols.voice[at[x]] for x in s.event_ids if x is not None and x in at and x not in s.elided}
-            inside = [cols.ids[i] for i in cols.order
+            window = [cols.ids[i] for i in cols.order
                       if (lo is None or cols.start[i] > lo) and (hi is None or cols.start[i] <= hi)
-                      and cols.voice[i] in voices and cols.ids[i] != e
-                      and (cols.ids[i] in s.members or cols.ids[i] in loose)]
+                      and cols.voice[i] in voices and cols.ids[i] != e]
+            if any(x in loose for x in window):
+                continue  # the wrong note there is unexplained: its own finding names it (one error, one finding)
+            inside = [x for x in window if x in s.members]
             out.append(Violation(
                 "ROW", (e, *inside),
                 f"statement {s.id} ({s.form.label}) borrows position {k} ({pc_name(pcs[k])}) from a note "
