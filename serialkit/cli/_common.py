@@ -69,6 +69,18 @@ def write_report(path: Path, data: Any) -> None:
     atomic_write(path, json_text(data))
 
 
+def one_format(output: Path | None, to: str | None, suffixes: dict[str, tuple[str, ...]]) -> None:
+    """Refuse (usage error, exit 2) ``--to`` naming another format than the ``-o`` file's own
+    extension (``-o x.musicxml --to mei``): ``--to`` only says what an -o name does not (one
+    meaning of ``--to`` in every command). ``suffixes``: format → the extensions that name it."""
+    if output is None or to is None or str(output) == "-" or output.is_dir():
+        return
+    ext = output.suffix.lower()
+    named = next((fmt for fmt, exts in suffixes.items() if ext in exts), None)
+    if named is not None and named != to:
+        raise click.UsageError(f"-o {output} names {named} but --to says {to}: give one of them")
+
+
 def one_standard_output(*, output: Path | None = None, report_path: Path | None = None,
                         as_json: bool = False) -> bool:
     """Refuse (usage error, exit 2) when more than one of ``-o -``, ``--report -`` and ``--json``

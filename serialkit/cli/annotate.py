@@ -35,6 +35,7 @@ from serialkit.cli._common import (
     echo_json,
     jobs_option,
     json_option,
+    one_format,
     one_standard_output,
     output_option,
     recursive_option,
@@ -123,6 +124,7 @@ def annotate(
 
     if row_spec and identify:
         raise click.UsageError("give either --row or --identify, not both")
+    one_format(output, to, {"musicxml": (".musicxml", ".xml"), "mxl": (".mxl",), "mei": (".mei",)})
     if output is None and report_path is None and not as_json:
         raise click.UsageError("give -o OUT (the labelled score), --report FILE, --json, or several")
     stdouts = one_standard_output(output=output, report_path=report_path, as_json=as_json)

@@ -169,7 +169,8 @@ def _line(outcome: Any) -> str:
     counts = ", ".join(f"{code} {n}" for code, n in data["counts"].items() if n)
     word = _verdict_word(outcome.status == "passed", None if data["violations"] else data.get("unchecked"))
     cov = f"; coverage {data['coverage']:.1%}" if data.get("coverage") is not None else ""
-    return f"{outcome.source}: {word} ({mode}) {len(data['violations'])} violations" + (
+    n = len(data["violations"])
+    return f"{outcome.source}: {word} ({mode}) {n} violation{'s' if n != 1 else ''}" + (
         f" ({counts})" if counts else "") + cov
 
 

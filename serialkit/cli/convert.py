@@ -15,6 +15,7 @@ from serialkit.cli._common import (
     echo_json,
     jobs_option,
     json_option,
+    one_format,
     one_standard_output,
     output_option,
     recursive_option,
@@ -64,6 +65,8 @@ def convert(inputs: tuple[str, ...], output: Path, in_format: str | None, out_fo
     """
     from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
 
+    one_format(output, out_format, {"musicxml": (".musicxml", ".xml", ".mxl"), "mei": (".mei",),
+                                    "midi": (".mid", ".midi"), "json": (".json",)})
     to_stdout = str(output) == "-"
     options: dict[str, Any] = {"from": in_format, "to": out_format}
     if report_path is not None:
@@ -106,7 +109,7 @@ def convert(inputs: tuple[str, ...], output: Path, in_format: str | None, out_fo
 def _line(outcome: Outcome) -> str:
     rec = outcome.record
     return (f"wrote {rec['output']}: {rec['events']} events ({rec['noteheads']} noteheads), "
-            f"{rec['voices']} voices, {rec['bars']} bars")
+            f"{rec['voices']} voice{'s' if rec['voices'] != 1 else ''}, {rec['bars']} bar{'s' if rec['bars'] != 1 else ''}")
 
 
 def register(cli: Any) -> None:

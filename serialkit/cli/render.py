@@ -16,6 +16,7 @@ from serialkit.cli._common import (
     echo_json,
     jobs_option,
     json_option,
+    one_format,
     one_standard_output,
     output_option,
     report_option,
@@ -108,6 +109,7 @@ def render_command(
     from serialkit.render import render
     from serialkit.render.output import output_format
 
+    one_format(output, fmt, {f: (f".{f}",) for f in ("svg", "png", "pdf")} | {"html": (".html", ".htm")})
     to_stdout = str(output) == "-"
     one_standard_output(output=output, report_path=report_path, as_json=as_json)
     if len(scores) > 1:

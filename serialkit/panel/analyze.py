@@ -50,6 +50,8 @@ def read_ratings(paths: Sequence[str | os.PathLike[str]]) -> list[Rating]:
                 missing = {"rater", "item", "candidate"} - set(reader.fieldnames or ())
                 if missing:
                     raise PanelError(f"{p}: missing column(s) {', '.join(sorted(missing))}")
+                if not {key for key, _ in CRITERIA} & set(reader.fieldnames or ()):
+                    raise PanelError(f"{p}: no rating column (one of {', '.join(key for key, _ in CRITERIA)})")
                 for line, row in enumerate(reader, start=2):
                     scores: dict[str, int] = {}
                     for key, _ in CRITERIA:

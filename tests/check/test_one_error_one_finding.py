@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from serialkit.check import check_piece
@@ -61,6 +61,7 @@ def _one_wrong(synth, which: int, pos: int, shift: int):  # type: ignore[no-unty
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), which=st.integers(0, 3), pos=st.integers(1, 10),
        shift=st.sampled_from((-4, -3, -1, 1, 3, 4)), texture=st.sampled_from((one_voice, distributed)))
+@example(seed=1, which=1, pos=1, shift=-3, texture=one_voice)  # an unexplained note in a borrowed position's place
 def test_every_unexplained_note_is_named_by_exactly_one_row_finding(seed, which, pos, shift, texture):  # type: ignore[no-untyped-def]
     """Whatever a wrong note does to the reading, each note left unexplained is named by exactly
     one ROW finding, and a hole finding never sits around an unexplained note of its own voices."""
@@ -83,3 +84,31 @@ def test_every_unexplained_note_is_named_by_exactly_one_row_finding(seed, which,
                   and e.voice in (before.voice, after.voice)]
         assert not inside, (v.message, inside)  # that note is named as the hole's wrong note instead
     assert report.verdict.strict is False or not report.unexplained
+
+
+def test_a_position_borrowed_from_a_note_sounding_out_of_order_fails() -> None:
+    """P0 I5 R3 RI7 in one voice, RI7's D# (position 1) written D as the D after it: R3 ends on D#,
+    so the reading lets RI7 borrow that earlier D# (as if elided) and reads the two Ds as position 2
+    and its repeat — D# never sounds in its place, yet nothing was reported. A position borrowed
+    from a note sounding before the statement's position 0 is a ROW finding naming the notes where
+    the position belongs; the unmodified piece passes."""
+    from fractions import Fraction
+
+    from serialkit.core.piece import Event, Piece
+    from serialkit.core.rows import Row
+
+    row = Row.parse("C B G Ab Eb Db D Bb F# F E A")
+    notes = [pc for form in ("P0", "I5", "R3", "RI7") for pc in row.form(form)]
+    assert row.form("R3")[11] == row.form("RI7")[1]  # the borrowed pitch class ends R3
+
+    def piece(midis: list[int]) -> Piece:
+        return Piece(tuple(Event(f"n{i}", "v1", Fraction(i), Fraction(1), m) for i, m in enumerate(midis)))
+
+    correct = [60 + pc for pc in notes]
+    assert check_piece(piece(correct), row=row, profile=profile_for("analysis")).verdict.strict
+    wrong = list(correct)
+    wrong[37] = 60 + row.form("RI7")[2]  # position 1 written as position 2
+    report = check_piece(piece(wrong), row=row, profile=profile_for("analysis"))
+    assert not report.verdict.strict
+    rows = [v for v in report.verdict.violations if v.code == "ROW"]
+    assert any("n37" in v.event_ids for v in rows), [v.message for v in rows]

@@ -215,3 +215,21 @@ def test_analysis_recovers_a_simulated_preference_and_agreement(packet: tuple[Pa
     bad.write_text(",".join(CSV_HEADER) + "\nR1,Q01,XXXXX,A,9,1,1,1,\n")
     proc = run_cli("panel", "analyze", str(bad), "--key", str(key_path), check=False)
     assert proc.returncode == 2 and "bad.csv:2" in proc.stderr
+
+
+def test_ratings_without_a_rating_column_are_refused(tmp_path: Path) -> None:
+    """A CSV with rater, item and candidate but no criterion column rates nothing: refused, naming
+    the file, rather than analysed as "0 raters" with exit 0 (outside tester)."""
+    from serialkit.core.errors import SerialkitError
+
+    bare = tmp_path / "bare.csv"
+    bare.write_text("rater,item,candidate\nR1,Q01,A\n", encoding="utf-8")
+    with pytest.raises(SerialkitError, match=r"bare\.csv: no rating column"):
+        read_ratings([bare])
+    assert read_ratings([_one_rating(tmp_path)])  # the same with one criterion column is read
+
+
+def _one_rating(tmp_path: Path) -> Path:
+    path = tmp_path / "one.csv"
+    path.write_text(f"rater,item,candidate,{CRITERIA[0][0]}\nR1,Q01,A,4\n", encoding="utf-8")
+    return path
