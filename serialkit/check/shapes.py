@@ -68,7 +68,8 @@ def holes(cols: Columns, analysis: Analysis) -> tuple[list[Violation], set[str]]
     likely stands for (one error, one finding). Otherwise the finding names the hole's neighbours.
     Returns the findings and the unexplained notes they name (no separate finding for those)."""
     at = {cols.ids[i]: i for i in cols.order}
-    loose = [i for i in cols.order if cols.ids[i] in set(analysis.unexplained)]
+    loose_ids = set(analysis.unexplained)
+    loose = [i for i in cols.order if cols.ids[i] in loose_ids]
     voices = {v: k for k, v in enumerate(cols.piece.voice_ids)}
     taken: set[str] = set()
     names = NoteNames(cols.piece)  # notes as the score writes them; a hole placed after the note before it

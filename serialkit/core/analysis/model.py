@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -177,6 +178,7 @@ class Analysis:
         if not doubled:
             return []
         voices = piece.by_voice()
+        onsets = {v: [e.onset for e in line] for v, line in voices.items()}  # sorted, as the lines are
         at = {e.id: (e.voice, e.onset) for e in piece.events}
         out = []
         for s in self.statements:
@@ -188,13 +190,15 @@ class Analysis:
                 if not 0 <= missing < 12 or edge is None or (s.id, missing) in seen or edge not in at:
                     continue
                 voice, onset = at[edge]
-                line = voices.get(voice, [])
-                times = [e.onset for e in line if (e.onset > onset if later else e.onset < onset)]
-                if not times:
-                    continue
-                when = min(times) if later else max(times)
-                for near in line:
-                    held = doubled.get(near.id) if near.onset == when else None
+                line, times = voices.get(voice, []), onsets.get(voice, [])
+                if later:  # the notes of the voice's next onset after the edge note, or of the one before
+                    lo = bisect.bisect_right(times, onset)
+                    hi = bisect.bisect_right(times, times[lo]) if lo < len(times) else lo
+                else:
+                    hi = bisect.bisect_left(times, onset)
+                    lo = bisect.bisect_left(times, times[hi - 1]) if hi else hi
+                for near in line[lo:hi]:
+                    held = doubled.get(near.id)
                     if held is not None and held[0] is not s:
                         other, p, ids = held
                         if self.row.form(other.form, self.convention)[p] == self.row.form(s.form, self.convention)[missing]:
