@@ -246,6 +246,9 @@ def status_cmd(run_dir: str, as_json: bool) -> None:
     click.echo(status_text(status))
     for model, row in sorted(status["by_model"].items()):
         click.echo(f"  {model}: {row['done']} runs, {row['released']} released")
+    if status.get("unreadable_usage"):
+        click.echo(f"note: the server's token usage was unreadable in {status['unreadable_usage']} calls; "
+                   "those counts are charged at their upper bound (see the runs' transcripts)")
 
 
 @eval_group.command("report")

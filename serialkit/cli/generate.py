@@ -133,6 +133,10 @@ def generate(ctx: click.Context, task: str, output: Path, force: bool, proposer:
         echo_json(result.to_record())
     else:
         _summary(result, output)
+    if result.usage.unreadable_calls:
+        n = result.usage.unreadable_calls
+        click.echo(f"note: the server's token usage was unreadable in {n} of {result.usage.calls} calls "
+                   "(see transcript.jsonl); those counts are charged at their upper bound", err=True)
     ctx.exit(EXIT_OK if result.released else EXIT_FAIL)
 
 

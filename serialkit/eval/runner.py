@@ -200,8 +200,10 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 
 
 def _usage(usage: Any) -> dict[str, float]:
-    """A run's usage: the counts (calls, tokens) as integers, the seconds as a number."""
+    """A run's usage: the counts (calls, tokens, calls whose token counts the server gave unreadable)
+    as integers, the seconds as a number."""
     counts: dict[str, float] = {k: int(_get(usage, k, 0) or 0) for k in ("calls", "prompt_tokens", "completion_tokens")}
+    counts["unreadable_usage"] = int(_get(usage, "unreadable_calls", 0) or _get(usage, "unreadable_usage", 0) or 0)
     return {**counts, "seconds": float(_get(usage, "seconds", 0) or 0)}
 
 
@@ -759,6 +761,7 @@ def experiment_status(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     models = {(m.get("proposer"), m.get("name")): ModelSpec(**m) for m in (manifest or {}).get("models", [])}
     prompt = sum(int(r.get("usage", {}).get("prompt_tokens", 0)) for r in records)
     completion = sum(int(r.get("usage", {}).get("completion_tokens", 0)) for r in records)
+    unreadable = sum(int(r.get("usage", {}).get("unreadable_usage", 0)) for r in records)
     cost: float | None = 0.0
     for r in records:
         c = r.get("cost")
@@ -779,7 +782,7 @@ def experiment_status(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "planned": planned, "done": len(records), "errored": len(errored),
         "runs_in_flight": live.get("runs_in_flight", 0) if running else 0,
         "requests_in_flight": live.get("requests_in_flight", 0) if running else 0,
-        "prompt_tokens": prompt, "completion_tokens": completion,
+        "prompt_tokens": prompt, "completion_tokens": completion, "unreadable_usage": unreadable,
         "cost": None if cost is None else round(cost, 6),
         "eta": live.get("eta") if running else None, "updated": live.get("updated"),
         "by_model": _by_model(records),

@@ -69,3 +69,14 @@ def _brief(description: str) -> str:
 def estimate_tokens(text: str) -> int:
     """A rough token count (4 characters a token) for proposers that do not report usage."""
     return max(1, (len(text) + 3) // 4)
+
+
+#: tokens a chat format may add around each message (role markers, separators): generous
+MESSAGE_OVERHEAD = 8
+
+
+def upper_bound_tokens(text: str, messages: int = 0) -> int:
+    """At least as many tokens as ``text`` can take: one per UTF-8 byte (a token of a byte-level
+    tokenizer is never shorter than a byte) plus ``MESSAGE_OVERHEAD`` for each of ``messages``
+    chat messages. What a call is charged when the server's own count cannot be read."""
+    return len(text.encode("utf-8")) + MESSAGE_OVERHEAD * messages

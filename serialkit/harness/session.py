@@ -26,10 +26,14 @@ class Usage:
     seconds: float = 0.0
     http_tries: int = 0
     failed_calls: int = 0
+    #: calls whose token counts the server gave but could not be read (charged at their upper bound)
+    unreadable_calls: int = 0
 
     def add(self, usage: CallUsage) -> None:
         """Count one call."""
         self.calls += 1
+        if usage.unreadable is not None:
+            self.unreadable_calls += 1
         self.prompt_tokens += usage.prompt_tokens
         self.completion_tokens += usage.completion_tokens
         self.seconds += usage.seconds
@@ -46,6 +50,7 @@ class Usage:
             "seconds": round(self.seconds, 6),
             "http_tries": self.http_tries,
             "failed_calls": self.failed_calls,
+            "unreadable_usage": self.unreadable_calls,
         }
 
 
@@ -161,6 +166,8 @@ class Session:
             "request": asked, "response": reply.text, "error": reply.error,
             "usage": reply.usage.to_dict(),
         }
+        if reply.cut_off:
+            record["cut_off"] = True
         self.lines.append(record)
         self.calls.append({"call_id": call_id, "kind": kind, "section": section, "attempt": attempt,
                            "error": reply.error, **reply.usage.to_dict()})

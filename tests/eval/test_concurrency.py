@@ -128,6 +128,30 @@ def test_budget_stop_then_resume_loses_and_repeats_nothing(tmp_path: Path) -> No
     assert experiment_status(run_dir)["state"] == "finished"
 
 
+@pytest.mark.parametrize("behaviour", ["negative_usage", "bad_usage"])
+def test_unreadable_usage_still_counts_against_the_budget(tmp_path: Path, behaviour: str) -> None:
+    """Negative or non-numeric counts are not believed: each call is charged its upper bound, so
+    --max-tokens and --max-cost stop the experiment as they would on honest counts (or sooner)."""
+    bank, tasks = _bank(tmp_path, MONO[:2])
+    models = tmp_path / "models.toml"
+    models.write_text('[[model]]\nname = "test-model"\ninput_price = 1000\noutput_price = 1000\n')
+    with FakeOpenAI(tasks, [behaviour]) as server:
+        for budget in (["--max-tokens", "500"], ["--max-cost", "0.001"]):
+            run_dir = tmp_path / budget[0].strip("-")
+            result = CliRunner().invoke(cli, ["eval", "run", str(bank), "--variant", "raw", "--runs", "5",
+                                              "--proposer", "openai", "--models", str(models), "--base-url",
+                                              server.base_url, "-o", str(run_dir), *budget])
+            assert result.exit_code == 3, result.output
+            assert "budget" in result.stderr
+            records = RunStore(run_dir).records()
+            assert 0 < len(records) < 10
+            for record in records:
+                assert record["usage"]["prompt_tokens"] > 0 and record["usage"]["completion_tokens"] >= 0
+                assert record["cost"] > 0 and record["usage"]["unreadable_usage"] == record["usage"]["calls"]
+            status = experiment_status(run_dir)
+            assert status["prompt_tokens"] > 0 and status["cost"] > 0
+
+
 def test_max_cost_needs_a_price() -> None:
     result = CliRunner().invoke(cli, ["eval", "run", "builtin", "--proposer", "openai", "--model", "no-such-model",
                                       "--max-cost", "1", "-o", "/nonexistent/never"])

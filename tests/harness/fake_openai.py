@@ -4,7 +4,9 @@ Each request takes the next behaviour from a script (the last one repeats): ``ok
 ``malformed``, ``out_of_range``, ``429`` (with ``Retry-After: retry_after``), ``500``, ``401``,
 ``403``, ``404`` (unknown model), ``slow`` (answers after ``delay`` seconds), ``no_schema`` (400
 when asked for a JSON-schema response format), ``garbage`` (200 with a body that is no chat
-completion). Good answers are written by the stochastic proposer with the clean profile from the
+completion), ``no_choices`` (a chat completion with an empty ``choices`` list), ``length`` (an
+answer cut off mid-JSON with ``finish_reason: "length"``), ``bad_usage`` / ``negative_usage`` (a
+good answer whose ``usage`` counts are a string / negative). Good answers are written by the stochastic proposer with the clean profile from the
 REQUEST payload of the prompt, so they follow the task; with several tasks the server finds the
 task from the payload. ``reply_delay`` holds every answer back (a model's latency); the server
 records each request's arrival time and the peak number of requests in flight.
@@ -153,15 +155,21 @@ class FakeOpenAI:
         with self._lock:
             self.answered += 1
             n = self.answered
-        usage = {"prompt_tokens": 100 + n, "completion_tokens": 50 + n}
+        usage: dict[str, Any] = {"prompt_tokens": 100 + n, "completion_tokens": 50 + n}
+        if behaviour == "bad_usage":
+            usage = {"prompt_tokens": "lots", "completion_tokens": None}
+        elif behaviour == "negative_usage":
+            usage = {"prompt_tokens": -500000, "completion_tokens": -3, "total_tokens": -500003}
         message = {"role": "assistant", "content": content}
+        choices = [{"index": 0, "message": message, "finish_reason": "length" if behaviour == "length" else "stop"}]
         return 200, {"id": f"cmpl-{n}", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                     "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                     "usage": usage}, {}
+                     "choices": [] if behaviour == "no_choices" else choices, "usage": usage}, {}
 
     def _content(self, body: dict[str, Any], behaviour: str) -> str:
         if behaviour == "malformed":
             return '{"section": "A", "events": [{"voice": "vn", "onset": 0, "dur'
+        if behaviour == "length":
+            return '{"events": [{"voice": "vn", "onset": 0, "dur'
         user = body["messages"][-1]["content"]
         payload = json.loads(user[user.rindex("REQUEST ") + len("REQUEST "):])
         task = self._tasks.get(_fingerprint(payload), self.task)

@@ -14,6 +14,8 @@ from serialkit.core.spelling import parse_pitch
 from serialkit.harness.tasks import Task
 
 KINDS = ("section", "patch", "refine")
+#: what a reply the server stopped at the token limit (``finish_reason: "length"``) is called
+CUT_OFF = "the reply was cut off at the token limit (raise it: -O max_tokens=N)"
 
 
 @dataclass(frozen=True)
@@ -68,43 +70,54 @@ def _t(value: Fraction) -> int | str:
 
 @dataclass
 class CallUsage:
-    """Tokens, latency, HTTP tries and outcome of one proposer call."""
+    """Tokens, latency, HTTP tries and outcome of one proposer call. ``unreadable`` names the
+    server's token counts that could not be read (not a whole number of 0 or more: ``"lots"``,
+    ``-500000``); those counts are then charged at their upper bound (see
+    :func:`~serialkit.harness.prompts.upper_bound_tokens`), never believed and never zero."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
     tries: int = 1
     status: str = "ok"
+    unreadable: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
+        """JSON form (``unreadable`` only when set)."""
+        out: dict[str, Any] = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "seconds": round(self.seconds, 6),
             "tries": self.tries,
             "status": self.status,
         }
+        if self.unreadable is not None:
+            out["unreadable"] = self.unreadable
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CallUsage:
         """From JSON form."""
+        unreadable = data.get("unreadable")
         return cls(
             int(data.get("prompt_tokens", 0)),
             int(data.get("completion_tokens", 0)),
             float(data.get("seconds", 0.0)),
             int(data.get("tries", 1)),
             str(data.get("status", "ok")),
+            None if unreadable is None else str(unreadable),
         )
 
 
 @dataclass
 class Reply:
-    """A proposer's answer: the raw text (or None) and an error message when the call failed."""
+    """A proposer's answer: the raw text (or None) and an error message when the call failed;
+    ``cut_off`` when the server stopped writing at the token limit (``finish_reason: "length"``)."""
 
     text: str | None
     usage: CallUsage = field(default_factory=CallUsage)
     error: str | None = None
+    cut_off: bool = False
 
 
 class Proposer(Protocol):
@@ -217,6 +230,8 @@ def parse_proposal(reply: Reply, task: Task) -> Parsed:
     try:
         data = extract_json(reply.text)
     except ValueError as exc:
+        if reply.cut_off:
+            return Parsed([], [f"malformed output: {CUT_OFF} before any whole event"], False)
         return Parsed([], [f"malformed output: {exc}"], False)
     if isinstance(data, list):
         data = {"events": data}
@@ -226,7 +241,8 @@ def parse_proposal(reply: Reply, task: Task) -> Parsed:
     events: list[ProposedEvent] = []
     errors: list[str] = []
     if data.get("truncated") is True and "section" not in data:
-        errors.append(f"answer cut off mid-JSON: read the {len(data['events'])} whole events before the cut")
+        where = CUT_OFF if reply.cut_off else "answer cut off mid-JSON"
+        errors.append(f"{where}: read the {len(data['events'])} whole events before the cut")
     for i, item in enumerate(data["events"]):
         try:
             events.append(_event(item, voices))

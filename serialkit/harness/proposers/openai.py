@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from serialkit.core.errors import ProposerError
-from serialkit.harness.prompts import estimate_tokens, messages
+from serialkit.harness.prompts import estimate_tokens, messages, upper_bound_tokens
 from serialkit.harness.proposers.base import CallUsage, Reply, Request
 from serialkit.harness.proposers.errors import (
     EndpointAuthError,
@@ -462,21 +462,69 @@ class OpenAIProposer:
     def _reply(self, response: Any, request: Request, usage: CallUsage, started: float,
                state: _CallState) -> Reply:
         usage.seconds = time.perf_counter() - started
+        choices: Any = getattr(response, "choices", None)
+        if not isinstance(response, str | bytes) and (choices is None or isinstance(choices, list) and not choices):
+            raise EndpointResponseError(self.base_url, "not a chat completion (the reply has no choices)",
+                                        200, usage.tries, self.model) from None
         try:
-            text = response.choices[0].message.content
-        except (AttributeError, IndexError, TypeError) as exc:
+            choice = choices[0]
+            text = choice.message.content
+        except (AttributeError, IndexError, KeyError, TypeError) as exc:
             raise EndpointResponseError(self.base_url, f"not a chat completion ({type(exc).__name__}: {exc})",
                                         200, usage.tries, self.model) from None
-        counts = getattr(response, "usage", None)
-        prompt = "".join(m["content"] for m in messages(request))
-        usage.prompt_tokens = int(getattr(counts, "prompt_tokens", 0) or estimate_tokens(prompt))
-        usage.completion_tokens = int(getattr(counts, "completion_tokens", 0) or estimate_tokens(text or ""))
+        asked = messages(request)
+        prompt = "".join(m["content"] for m in asked)
+        reported, unreadable = _token_counts(getattr(response, "usage", None))
+        # a count the server did not give is estimated; one it gave but that cannot be read is
+        # charged at its upper bound (a budget stops early rather than late), and the call says so
+        if "prompt_tokens" in unreadable:
+            usage.prompt_tokens = upper_bound_tokens(prompt, len(asked))
+        else:
+            usage.prompt_tokens = reported.get("prompt_tokens") or estimate_tokens(prompt)
+        if "completion_tokens" in unreadable:
+            usage.completion_tokens = (upper_bound_tokens(text) if isinstance(text, str)
+                                       else self.max_tokens or COMPLETION_GUESS)
+        else:
+            usage.completion_tokens = reported.get("completion_tokens") or estimate_tokens(text or "")
+        if unreadable:
+            usage.unreadable = ", ".join(f"{k} {v}" for k, v in unreadable.items())
         if self._limiter is not None and state.reservations:
             self._limiter.finish(state.reservations[-1], usage.prompt_tokens + usage.completion_tokens)
         if not isinstance(text, str):
             usage.status = "error"
             return Reply(None, usage, "the response has no message content")
-        return Reply(text, usage)
+        return Reply(text, usage, cut_off=getattr(choice, "finish_reason", None) == "length")
+
+
+def _token_counts(counts: Any) -> tuple[dict[str, int], dict[str, str]]:
+    """The server's ``usage`` block read: ({field: count} of the counts it gave as whole numbers of
+    0 or more, {field: what it gave} of those it gave otherwise). A count left out (or null) is in
+    neither; a block that is no object makes both counts unreadable."""
+    fields = ("prompt_tokens", "completion_tokens")
+    if counts is None:
+        return {}, {}
+    if isinstance(counts, str | int | float | list | bool):
+        shown = _shown(counts)
+        return {}, {name: f"(usage {shown})" for name in fields}
+    good: dict[str, int] = {}
+    bad: dict[str, str] = {}
+    for name in fields:
+        value = counts.get(name) if isinstance(counts, dict) else getattr(counts, name, None)
+        if value is None:
+            continue
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            good[name] = value
+        else:
+            bad[name] = _shown(value)
+    return good, bad
+
+
+def _shown(value: Any) -> str:
+    """A value the server sent, quoted for a message (shortened)."""
+    text = json.dumps(value) if isinstance(value, str | int | float | bool | list | dict) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _server_message(exc: Any) -> str:

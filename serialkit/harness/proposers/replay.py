@@ -62,4 +62,5 @@ class ReplayProposer:
                 f"(recorded {record.get('kind')} {record.get('section')} attempt {record.get('attempt')}, "
                 f"asked {request.kind} {request.section} attempt {request.attempt})"
             )
-        return Reply(record.get("response"), CallUsage.from_dict(record.get("usage", {})), record.get("error"))
+        return Reply(record.get("response"), CallUsage.from_dict(record.get("usage", {})), record.get("error"),
+                     cut_off=record.get("cut_off") is True)
