@@ -14,8 +14,9 @@ from serialkit.core.spelling import parse_pitch
 from serialkit.harness.tasks import Task
 
 KINDS = ("section", "patch", "refine")
-#: what a reply the server stopped at the token limit (``finish_reason: "length"``) is called
-CUT_OFF = "the reply was cut off at the token limit (raise it: -O max_tokens=N)"
+#: what a reply the server stopped at the token limit (``finish_reason: "length"``) is called, and the remedy
+CUT_OFF = "the reply was cut off at the token limit"
+RAISE_LIMIT = "raise the limit with -O max_tokens=N"
 
 
 @dataclass(frozen=True)
@@ -231,7 +232,7 @@ def parse_proposal(reply: Reply, task: Task) -> Parsed:
         data = extract_json(reply.text)
     except ValueError as exc:
         if reply.cut_off:
-            return Parsed([], [f"malformed output: {CUT_OFF} before any whole event"], False)
+            return Parsed([], [f"{CUT_OFF} before any whole event; {RAISE_LIMIT}"], False)
         return Parsed([], [f"malformed output: {exc}"], False)
     if isinstance(data, list):
         data = {"events": data}
@@ -241,8 +242,8 @@ def parse_proposal(reply: Reply, task: Task) -> Parsed:
     events: list[ProposedEvent] = []
     errors: list[str] = []
     if data.get("truncated") is True and "section" not in data:
-        where = CUT_OFF if reply.cut_off else "answer cut off mid-JSON"
-        errors.append(f"{where}: read the {len(data['events'])} whole events before the cut")
+        read = f"read the {len(data['events'])} whole events before the cut"
+        errors.append(f"{CUT_OFF}: {read}; {RAISE_LIMIT}" if reply.cut_off else f"answer cut off mid-JSON: {read}")
     for i, item in enumerate(data["events"]):
         try:
             events.append(_event(item, voices))
