@@ -102,14 +102,17 @@ def eval_group() -> None:
               help="Stop starting runs once this invocation has used this many tokens.")
 @click.option("--executor", type=click.Choice(["auto", "process", "thread"]), default="auto",
               show_default=True, help="Processes for local proposers, threads for remote (auto).")
-@click.option("--resume", is_flag=True, help="Continue RUN_DIR, skipping finished runs.")
+@click.option("--resume", is_flag=True, help="Continue RUN_DIR, skipping finished runs (with the settings it was "
+                                              "made with: other ones are refused).")
+@click.option("--extend", is_flag=True, help="Continue RUN_DIR with other settings (another model, more runs, "
+                                              "other variants or tasks), adding their runs; recorded in its manifest.")
 @click.option("--rate-limit", default=None, metavar="R/s", help="At most R run starts per second.")
 @json_option("One JSON line per finished run, then the summary as one JSON line.")
 def run_cmd(bank: str, variant: tuple[str, ...], variants_alias: tuple[str, ...], runs: int, proposer: str,
             model_names: tuple[str, ...], models_file: str | None, base_url: str | None,
             options: tuple[str, ...], timeout: float | None, seed: int, task_patterns: str | None, output: Path, force: bool,
             jobs: int, concurrency: int | None, rpm: int | None, tpm: int | None, max_cost: float | None,
-            max_tokens: int | None, executor: str, resume: bool, rate_limit: str | None,
+            max_tokens: int | None, executor: str, resume: bool, extend: bool, rate_limit: str | None,
             as_json: bool) -> None:
     """Run BANK ("builtin" or a directory of task files) under each variant, RUNS times, per model."""
     from serialkit.eval.models import ModelSpec, load_models
@@ -125,8 +128,9 @@ def run_cmd(bank: str, variant: tuple[str, ...], variants_alias: tuple[str, ...]
     from serialkit.harness.proposers.options import parse_options
     from serialkit.io.outputs import clear_outputs, run_dir
 
-    if resume and force:
-        raise click.UsageError("give either --resume or --force, not both")
+    if (resume or extend) and force:
+        raise click.UsageError(f"give either {'--extend' if extend else '--resume'} or --force, not both")
+    resume = resume or extend
     out = str(output)
     proposer_options = with_timeout(parse_options(options), timeout)
     patterns = tuple(p.strip() for p in (task_patterns or "").split(",") if p.strip())
@@ -150,7 +154,7 @@ def run_cmd(bank: str, variant: tuple[str, ...], variants_alias: tuple[str, ...]
                      hint="use --resume to continue it, or --force to start over"), lock_run_dir(output):
             if force:  # under the lock: never clear a directory another runner is writing
                 clear_outputs(output, (RECORDS, ERRORS, ERROR_TRANSCRIPTS, MANIFEST, RUNS_DIR, TASKS_DIR))
-            summary = run_eval(config, out, resume=resume, on_run=_json_line if as_json else None,
+            summary = run_eval(config, out, resume=resume, extend=extend, on_run=_json_line if as_json else None,
                                on_status=show.update if show else None)
     except KeyboardInterrupt:  # before or after the runner's own handling: nothing half-written
         click.echo("interrupted: finished runs are saved; continue with --resume", err=True)

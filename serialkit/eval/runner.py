@@ -29,7 +29,7 @@ from typing import Any
 
 from serialkit import __version__
 from serialkit.core.errors import SerialkitError, TaskError
-from serialkit.eval.bank import BankTask, load_bank
+from serialkit.eval.bank import BankTask, load_bank, read_bank_task
 from serialkit.eval.metrics import piece_metrics
 from serialkit.eval.models import ModelSpec, with_prices
 from serialkit.eval.store import (
@@ -364,8 +364,103 @@ def _manifest(config: EvalConfig, tasks: Sequence[BankTask], planned: int) -> di
         "config": {k: v for k, v in asdict(config).items() if k not in ("jobs",)},
         "models": [asdict(m) for m in config.model_specs()],
         "planned": planned,
-        "tasks": [{"name": t.name, "family": t.family, "path": f"{TASKS_DIR}/{t.path.name}"} for t in tasks],
+        "tasks": [{"name": t.name, "family": t.family, "path": f"{TASKS_DIR}/{t.name}.json"} for t in tasks],
     }
+
+
+#: settings that say how an experiment runs, not what it is: a resumed experiment may change them
+PACING = frozenset({"jobs", "rate_limit", "executor", "concurrency", "rpm", "tpm", "max_cost", "max_tokens",
+                    "window"})
+#: proposer options of the environment (a resumed experiment may change them too)
+PACING_OPTIONS = frozenset({"timeout", "max_retries"})
+SETUP_KEYS = ("bank", "tasks", "variants", "runs", "seed")
+
+
+def _setups(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """The setups a run directory was made with: the first, then each ``--extend``'s."""
+    return [manifest, *[e for e in manifest.get("extended", []) if isinstance(e, dict)]]
+
+
+def _experiment(setup: dict[str, Any]) -> dict[str, Any]:
+    """What a setup (a manifest or one of its extensions) says the experiment is, pacing left out."""
+    cfg = setup.get("config") or {}
+    out = {k: cfg[k] for k in SETUP_KEYS if k in cfg}
+    out["options"] = {k: v for k, v in (cfg.get("proposer_options") or {}).items() if k not in PACING_OPTIONS}
+    out["models"] = [{"proposer": m.get("proposer"), "model": m.get("name"), "base_url": m.get("base_url"),
+                      "options": {k: v for k, v in (m.get("options") or {}).items() if k not in PACING_OPTIONS}}
+                     for m in setup.get("models") or []]
+    plain: dict[str, Any] = json.loads(json.dumps(out, default=str))  # tuples as lists, as the manifest has them
+    return plain
+
+
+def setup_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What differs between two setups, one phrase each (``runs 2 → 3``, ``model 'a' → 'b'``)."""
+    a, b = _experiment(old), _experiment(new)
+    changes = []
+    for key in (*SETUP_KEYS, "options"):
+        if key in a and key in b and a[key] != b[key]:
+            changes.append(f"{key} {_shown(a[key])} → {_shown(b[key])}")
+    ma, mb = a["models"], b["models"]
+    if len(ma) == len(mb) == 1:
+        for key in ("proposer", "model", "base_url", "options"):
+            if ma[0][key] != mb[0][key]:
+                name = "model options" if key == "options" else key.replace("_", "-")
+                changes.append(f"{name} {_shown(ma[0][key])} → {_shown(mb[0][key])}")
+    elif ma != mb:
+        def names(ms: list[dict[str, Any]]) -> str:
+            return "[" + ", ".join(f"{m['proposer']}:{m['model'] or '-'}@{m['base_url'] or '-'}" for m in ms) + "]"
+        changes.append(f"models {names(ma)} → {names(mb)}")
+    return changes
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ",".join(value) or "(all)"
+    return json.dumps(value, sort_keys=True)
+
+
+def _planned_keys(setup: dict[str, Any], root: Path) -> set[str]:
+    """The run keys a recorded setup planned (from the task copies in the run directory)."""
+    cfg = dict(setup.get("config") or {})
+    fields = {f for f in EvalConfig.__dataclass_fields__}
+    cfg = {k: v for k, v in cfg.items() if k in fields}
+    cfg["models"] = tuple(ModelSpec(**m) for m in cfg.get("models") or ())
+    for key in ("tasks", "variants"):
+        if key in cfg:
+            cfg[key] = tuple(cfg[key])
+    try:
+        config = EvalConfig(**cfg)
+        tasks = [read_bank_task(root / t["path"]) for t in setup.get("tasks", [])]
+        return {s.key for s in plan_runs(tasks, replace(config, tasks=()))}
+    except (SerialkitError, TypeError, KeyError, ValueError):
+        return set()
+
+
+def _setup_manifest(store: RunStore, config: EvalConfig, tasks: Sequence[BankTask], specs: Sequence[RunSpec],
+                    extend: bool) -> dict[str, Any] | None:
+    """The manifest to write (None: keep the one there). A run directory made with other settings
+    is refused, naming them, unless ``extend``: then the manifest records them as an extension."""
+    manifest = store.read_manifest()
+    new = _manifest(config, tasks, len(specs))
+    if manifest is None:
+        return new
+    changes = setup_changes(_setups(manifest)[-1], new)
+    if not changes:
+        return None
+    if not extend:
+        raise RunDirError(f"{store.root}: made with other settings ({'; '.join(changes)}); resume it with "
+                          "its own (manifest.json), add these runs to it with --extend, or use a new RUN_DIR")
+    planned: set[str] = set()
+    for setup in _setups(manifest):
+        planned |= _planned_keys(setup, store.root)
+    planned |= {s.key for s in specs}
+    extension = {k: new[k] for k in ("created", "config", "models", "tasks")}
+    extension["planned"] = len(specs)
+    extension["changes"] = changes
+    return {**manifest, "planned": max(len(planned), int(manifest.get("planned") or 0)),
+            "extended": [*manifest.get("extended", []), extension]}
 
 
 class Monitor:
@@ -450,22 +545,27 @@ def run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], *, resume: boo
              progress: Callable[[int], None] | None = None,
              on_run: Callable[[dict[str, Any]], None] | None = None,
              on_status: Callable[[dict[str, Any]], None] | None = None,
-             status_every: float = 1.0) -> EvalSummary:
+             status_every: float = 1.0, extend: bool = False) -> EvalSummary:
     """Run every planned run not yet recorded in ``run_dir``; records are appended as runs finish.
 
-    Without ``resume`` the directory must not hold records yet. Ctrl-C stops new runs, records the
+    Without ``resume`` the directory must not hold records yet. A directory made with other
+    settings (``manifest.json``: bank, tasks, variants, runs, seed, models, proposer options; not
+    how fast or within what budget) is refused, naming them, unless ``extend``: then this call's
+    runs are added to the experiment and the manifest records the extension (``extended``) and the
+    runs planned in all (``extend`` implies ``resume``). Ctrl-C stops new runs, records the
     ones in flight and returns with ``interrupted=True``; a kill loses at most the runs in flight.
     ``on_run`` gets each finished (or errored) run's record; ``on_status`` a status snapshot every
     ``status_every`` seconds (also written to ``RUN_DIR/status.json``). The run directory is locked
     for the call: a second runner on it is refused (:func:`~serialkit.eval.store.lock_run_dir`).
     """
     with lock_run_dir(run_dir):
-        return _run_eval(config, run_dir, resume, progress, on_run, on_status, status_every)
+        return _run_eval(config, run_dir, resume or extend, progress, on_run, on_status, status_every, extend)
 
 
 def _run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], resume: bool,
               progress: Callable[[int], None] | None, on_run: Callable[[dict[str, Any]], None] | None,
-              on_status: Callable[[dict[str, Any]], None] | None, status_every: float) -> EvalSummary:
+              on_status: Callable[[dict[str, Any]], None] | None, status_every: float,
+              extend: bool = False) -> EvalSummary:
     started = time.perf_counter()
     store = RunStore(run_dir)
     existing = store.records() if store.path.exists() else []
@@ -473,13 +573,16 @@ def _run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], resume: bool,
         raise RunDirError(f"{store.root}: already holds {len(existing)} runs; pass --resume to continue it")
     _check_names(config)
     models = config.model_specs()
-    tasks = _pin_tasks(select_tasks(load_bank(config.bank), config.tasks), store.root)
+    selected = select_tasks(load_bank(config.bank), config.tasks)
+    specs = plan_runs(selected, config)
+    manifest = _setup_manifest(store, config, selected, specs, extend)  # before anything is written
+    tasks = _pin_tasks(selected, store.root)
     store.root.mkdir(parents=True, exist_ok=True)
+    if manifest is not None:
+        atomic_write(store.root / MANIFEST, json.dumps(manifest, indent=2))
     store.repair()
     store.clean_tmp()
     specs = plan_runs(tasks, config)
-    if not (store.root / MANIFEST).exists():
-        atomic_write(store.root / MANIFEST, json.dumps(_manifest(config, tasks, len(specs)), indent=2))
     done = {r["key"] for r in existing}
     todo = [s for s in specs if s.key not in done]
     endpoints = _endpoints(config, models, {s.endpoint for s in todo})

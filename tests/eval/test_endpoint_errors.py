@@ -104,7 +104,8 @@ def test_eval_then_resume_against_a_server_that_fails_first(tmp_path: Path) -> N
     summary = summarize(store.records(), errored=errored)
     assert sum(summary["errored"].values()) == len(errored)
     assert sum(summary["delivery"][v]["strict"]["n"] for v in summary["variants"]) == len(store.records())
-    with FakeOpenAI(tasks, ["ok"]) as server:
+    port = server.httpd.server_address[1]  # the server comes back where it was (the same setup)
+    with FakeOpenAI(tasks, ["ok"], port=port) as server:
         config = EvalConfig(**{**config.__dict__, "proposer_options": _options(server)})
         second = run_eval(config, run_dir, resume=True)
     assert not second.errors and second.finished == len(errored)

@@ -52,7 +52,7 @@ def test_a_second_runner_is_refused_while_readers_go_on(tmp_path: Path) -> None:
     finally:
         holder.kill()  # SIGKILL: no clean-up of its own; the kernel releases the lock
         holder.wait()
-    resumed = CliRunner().invoke(cli, [*args, "--resume"])
+    resumed = CliRunner().invoke(cli, [*args, "--extend"])
     assert resumed.exit_code == 0, resumed.stderr
     assert len((run_dir / "runs.jsonl").read_text().splitlines()) == 2
     assert not (run_dir / LOCK).exists()  # a runner that ends removes its lock file

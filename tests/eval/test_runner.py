@@ -62,6 +62,42 @@ def test_run_records_every_planned_run_once(tmp_path: Path) -> None:
     assert (again.skipped, again.finished) == (16, 0)
 
 
+def test_resume_with_other_settings_is_refused_naming_them(tmp_path: Path) -> None:
+    bank = small_bank(tmp_path, ("mono-line-01", "mono-line-02"))
+    run_dir = tmp_path / "run"
+    base = ("eval", "run", str(bank), "--variant", "raw", "--runs", "1", "-o", str(run_dir))
+    run_cli(*base)
+    manifest = (run_dir / "manifest.json").read_bytes()
+    records = (run_dir / "runs.jsonl").read_bytes()
+    for changed, words in ((["--runs", "2"], "runs 1 → 2"), (["--seed", "5"], "seed 0 → 5"),
+                           (["--tasks", "mono-line-01"], "tasks (all) → mono-line-01"),
+                           (["-O", "profile=paper-raw"], 'options {} → {"profile": "paper-raw"}')):
+        args = list(base)
+        if changed[0] in args:
+            args[args.index(changed[0]) + 1] = changed[1]
+        else:
+            args += changed
+        proc = run_cli(*args, "--resume", check=False)
+        assert proc.returncode == 2, (changed, proc.stderr)
+        lines = proc.stderr.splitlines()
+        assert len(lines) == 1 and words in lines[0] and "--extend" in lines[0], (changed, proc.stderr)
+        # nothing was run or rewritten
+        assert (run_dir / "manifest.json").read_bytes() == manifest
+        assert (run_dir / "runs.jsonl").read_bytes() == records
+    # pacing, budgets and the environment's timeout may change on resume
+    proc = run_cli(*base, "--resume", "--jobs", "2", "--max-tokens", "10", "--timeout", "9", "--rate-limit", "50/s")
+    assert "0 finished now" in proc.stdout
+    # --extend adds the runs and records the change; status counts every planned run once
+    proc = run_cli(*[a if a != "1" else "2" for a in base], "--extend")
+    manifest_now = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest_now["planned"] == 4 and manifest_now["config"]["runs"] == 1
+    assert manifest_now["extended"][0]["changes"] == ["runs 1 → 2"]
+    status = run_cli("eval", "status", str(run_dir), "--json")
+    assert json.loads(status.stdout)["done"] == json.loads(status.stdout)["planned"] == 4
+    # a plain --resume now compares with the extension's settings
+    assert run_cli(*[a if a != "1" else "2" for a in base], "--resume").returncode == 0
+
+
 def test_existing_run_dir_needs_resume_and_bad_bank_is_exit_2(tmp_path: Path) -> None:
     bank = small_bank(tmp_path, ("mono-line-01",))
     run_cli("eval", "run", str(bank), "--variant", "raw", "--runs", "1", "-o", str(tmp_path / "run"))
@@ -248,12 +284,20 @@ def test_remote_proposer_runs_on_threads_and_records_model_and_tokens(tmp_path: 
         assert len(records) == 4
         assert {r["model"] for r in records} == {"test-model"} and set(server.models) == {"test-model"}
         served = len(server.models)
-        # a second model in the same run directory: new runs, and the report splits conditions
-        proc = run_cli("eval", "run", str(bank), "--variant", "raw", "--runs", "1",
-                       "--proposer", "openai", "--model", "other-model", "--base-url",
-                       f"http://127.0.0.1:{server.server_address[1]}/v1", "--jobs", "2",
-                       "-o", str(tmp_path / "run"), "--resume", check=False)
+        # a second model in the same run directory: refused on --resume, naming what changed ...
+        args = ("eval", "run", str(bank), "--variant", "raw", "--runs", "1",
+                "--proposer", "openai", "--model", "other-model", "--base-url",
+                f"http://127.0.0.1:{server.server_address[1]}/v1", "--jobs", "2", "-o", str(tmp_path / "run"))
+        proc = run_cli(*args, "--resume", check=False)
+        assert proc.returncode == 2 and len(server.models) == served
+        assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+        assert "variants raw,harness → raw" in proc.stderr and "model 'test-model' → 'other-model'" in proc.stderr
+        # ... and added with --extend: new runs, recorded in the manifest, and the report splits conditions
+        proc = run_cli(*args, "--extend", check=False)
         assert proc.returncode == 0, proc.stderr
+        manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+        assert manifest["config"]["model"] == "test-model" and manifest["planned"] == 6
+        assert [e["config"]["model"] for e in manifest["extended"]] == ["other-model"]
         summary = summarize(RunStore(tmp_path / "run").records())
         assert summary["variants"] == ["raw@other-model", "raw@test-model", "harness@test-model"]
         assert summary["delivery"]["raw@other-model"]["strict"]["n"] == 2

@@ -42,7 +42,7 @@ class FakeOpenAI:
 
     def __init__(self, task: Task | Sequence[Task], script: list[str], delay: float = 1.0,
                  reply_delay: float = 0.0, retry_after: str | None = "0",
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None, port: int = 0) -> None:
         tasks = [task] if isinstance(task, Task) else list(task)
         self.task = tasks[0]
         self._tasks = {}
@@ -96,7 +96,7 @@ class FakeOpenAI:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
 
-        self.httpd = _Server(("127.0.0.1", 0), Handler)
+        self.httpd = _Server(("127.0.0.1", port), Handler)  # port 0: any free one
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
