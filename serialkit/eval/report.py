@@ -39,6 +39,11 @@ def _fmt(x: float | None) -> str:
     return "–" if x is None or math.isnan(x) else f"{x:.3f}"
 
 
+def _codes(s: dict[str, Any]) -> list[str]:
+    """The predicate columns of a summary (a summary written before they were derived: the seven)."""
+    return list(s.get("predicate_codes") or PREDICATE_CODES)
+
+
 def tables(s: dict[str, Any]) -> list[tuple[str, Table]]:
     """The report's tables: (title, (header, rows))."""
     vs = s["variants"]
@@ -51,11 +56,13 @@ def tables(s: dict[str, Any]) -> list[tuple[str, Table]]:
           _est(s["delivery"][v]["relaxed"], True), _est(s["delivery"][v]["released"], True),
           str(errored.get(v, 0))] for v in vs],
     )))
+    codes = _codes(s)
     out.append(("Predicate pass rates (share of final candidates with notes that have no violation; "
-                "a run that delivered no notes is in no rate: – when none did)", (
-        ["variant", "runs with notes", *PREDICATE_CODES],
+                "a run that delivered no notes is in no rate: – when none did; besides the seven "
+                "predicates, every gate code that failed some run has its column)", (
+        ["variant", "runs with notes", *codes],
         [[v, f"{s['with_notes'][v]} of {s['delivery'][v]['strict']['n']}",
-          *(_est(s["predicates"][v][c], True) for c in PREDICATE_CODES)] for v in vs],
+          *(_est(s["predicates"][v][c], True) for c in codes)] for v in vs],
     )))
     out.append(("Collisions per opportunity (overlapping cross-voice pairs)", (
         ["variant", "rate", "collisions", "opportunities"],
@@ -155,11 +162,12 @@ def plots(s: dict[str, Any]) -> dict[str, bytes]:
 
     fig, ax = plt.subplots(figsize=(8, 3.6))
     width = 0.8 / max(1, len(vs))
-    cx = np.arange(len(PREDICATE_CODES))
+    codes = _codes(s)
+    cx = np.arange(len(codes))
     for i, v in enumerate(vs):
         ax.bar(cx + (i - (len(vs) - 1) / 2) * width,
-               [_num(s["predicates"][v][c]["value"]) for c in PREDICATE_CODES], width, label=v)
-    ax.set_xticks(cx, PREDICATE_CODES)
+               [_num(s["predicates"][v][c]["value"]) for c in codes], width, label=v)
+    ax.set_xticks(cx, codes)
     ax.set_ylim(0, 1.22)
     ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_ylabel("pass rate")

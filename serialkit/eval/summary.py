@@ -17,6 +17,21 @@ from serialkit.eval.stats import Estimate, cluster_bootstrap, kl_divergence, mmd
 COST_FIELDS = ("calls", "prompt_tokens", "completion_tokens", "seconds")
 
 
+def predicate_codes(records: Sequence[dict[str, Any]]) -> list[str]:
+    """The predicate columns of a report, from what the records say was judged: the seven
+    predicates every run is judged on (each record counts them, zeros too), then every other code
+    the gate failed some run on (GRID, SPAN, SECTION, COMPLETE, a plugin's …): a run that fails
+    strict delivery fails one of the columns. In the gate's order; unknown codes after it, sorted."""
+    from serialkit.check.gate import CODES
+
+    counted = [r.get("counts") or {} for r in records]
+    judged = {code for c in counted for code in c}
+    failed = {code for c in counted for code, n in c.items() if n}
+    core = [code for code in PREDICATE_CODES if code in judged or not records]
+    rest = [code for code in CODES if code in failed and code not in core]
+    return core + rest + sorted(failed - set(core) - set(rest))
+
+
 def with_conditions(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Records with a ``condition``: the variant, or ``variant@model`` when several models ran."""
     models = {(r["proposer"], r.get("model")) for r in records}
@@ -86,6 +101,7 @@ def summarize(records: Sequence[dict[str, Any]], reference: Sequence[Sequence[in
     runs whose candidate has notes (``with_notes``): no notes breaks no rule, but passes none."""
     records = with_conditions(records)
     variants = variants_in(records)
+    codes = predicate_codes(records)
     models = {(r["proposer"], r.get("model")) for r in records} | {
         (e.get("proposer"), e.get("model")) for e in errored}
     errored_by: dict[str, int] = {}
@@ -103,6 +119,7 @@ def summarize(records: Sequence[dict[str, Any]], reference: Sequence[Sequence[in
         "proposers": sorted({f"{r.get('proposer')}:{r.get('model') or '-'}" for r in [*records, *errored]}),
         "delivery": {}, "predicates": {}, "collisions": {}, "degeneracy": {}, "cost": {},
         "corpus": {}, "by_family": {}, "errored": {v: errored_by.get(v, 0) for v in variants}, "with_notes": {},
+        "predicate_codes": codes,
     }
     for variant in variants:
         rs = [r for r in records if r["condition"] == variant]
@@ -114,7 +131,7 @@ def summarize(records: Sequence[dict[str, Any]], reference: Sequence[Sequence[in
         out["with_notes"][variant] = len(sounding)
         out["predicates"][variant] = {
             code: _boot(sounding, [float(r.get("counts", {}).get(code, 0) == 0) for r in sounding], seed).to_dict()
-            for code in PREDICATE_CODES
+            for code in codes
         }
         withm = [r for r in rs if r.get("metrics")]
         coll = [float(r["metrics"]["collisions"]) for r in withm]

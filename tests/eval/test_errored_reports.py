@@ -86,3 +86,23 @@ def test_usage_counts_are_whole_numbers(tmp_path: Path) -> None:
     assert isinstance(run["calls"], int) and isinstance(run["prompt_tokens"], int)
     (record,) = RunStore(tmp_path / "run").records()
     assert all(isinstance(record["usage"][k], int) for k in ("calls", "prompt_tokens", "completion_tokens"))
+
+
+def test_every_code_that_fails_a_run_has_a_column() -> None:
+    """raw: the seven predicates all pass, yet 7 of 10 runs fail strict delivery, on GRID only (and
+    one on COMPLETE): those codes get columns, so the table explains the delivery rate."""
+    records = [_record("raw", 24, {"GRID": 5} if i < 6 else {}, family=f"f{i}") for i in range(10)]
+    records[6] = _record("raw", 24, {"COMPLETE": 1}, family="f6")
+    for r in records:
+        r["strict"] = r["relaxed"] = r["released"] = not any(r["counts"].values())
+    s = summarize(records)
+    assert s["predicate_codes"] == [*PREDICATE_CODES, "GRID", "COMPLETE"]
+    (_, (header, rows)), = [t for t in tables(s) if t[0].startswith("Predicate")]
+    assert header[2:] == s["predicate_codes"]
+    row = dict(zip(header, rows[0], strict=True))
+    assert all(row[c].startswith("100%") for c in PREDICATE_CODES)
+    assert row["GRID"].startswith("40%") and row["COMPLETE"].startswith("90%")
+    # every run that failed strict delivery fails some column
+    assert all(any(r["counts"].get(c) for c in s["predicate_codes"]) for r in records if not r["strict"])
+    # a code no run failed adds no column; nor does a code the runs do not count
+    assert summarize([_record("raw", 24)])["predicate_codes"] == list(PREDICATE_CODES)
