@@ -1,8 +1,13 @@
-"""MEI 5 writer: a Piece as an MEI score (staves, layers, chords, tuplets, ties, grace notes)."""
+"""MEI 5 writer: a Piece as an MEI score (staves, layers, chords, tuplets, ties, grace notes).
+
+A transposing part (its notes read with a transposition: a clarinet in B♭, a horn in F) is written
+as its score writes it: ``trans.semi``/``trans.diat`` on its staffDef and the notes at written
+pitch, which the MEI reader turns back into the same sounding notes."""
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
@@ -11,6 +16,7 @@ from typing import TYPE_CHECKING
 from lxml import etree
 
 from serialkit.core.errors import ScoreWriteError
+from serialkit.core.events import Event
 from serialkit.core.piece import Piece
 from serialkit.io._build import encode_id
 from serialkit.io._notate import (
@@ -73,6 +79,23 @@ def write_mei(
     return out
 
 
+#: diatonic steps of the chromatic intervals within an octave (the tritone as an augmented fourth)
+_STEPS = (0, 1, 1, 2, 2, 3, 3, 4, 5, 5, 6, 6)
+
+
+def diatonic_steps(semis: int) -> int:
+    """The diatonic steps (``trans.diat``) of a transposition of ``semis`` semitones, by the usual
+    intervals: -2 (B♭) → -1, -3 (A) → -2, -7 (F) → -4, -9 (E♭ alto) → -5, -14 → -8, +3 (E♭) → +2."""
+    return 7 * (semis // 12) + _STEPS[semis % 12]
+
+
+def staff_transposition(events: list[Event]) -> int:
+    """Sounding minus written semitones of a staff: what most of its notes were read with (0 for
+    notes read without one, e.g. a JSON piece)."""
+    found = Counter(e.source.transposition for e in events if e.source is not None)
+    return found.most_common(1)[0][0] if found else 0
+
+
 def _sub(parent: etree._Element, tag: str, **attrs: str) -> etree._Element:
     return etree.SubElement(parent, _N + tag, {k.replace("_", "."): v for k, v in attrs.items()})
 
@@ -95,16 +118,22 @@ def build_mei(piece: Piece, annotations: Marks | None = None, label_style: str =
     score_def.set("meter.unit", str(first[1]))
     outer = _sub(score_def, "staffGrp")
     staff_numbers: dict[tuple[str, int], int] = {}
+    shifts: dict[tuple[str, int], int] = {}
     for part in parts:
         grp = _sub(outer, "staffGrp", symbol="brace", label=part.name) if len(part.staves) > 1 else outer
         for staff in part.staves:
             n = len(staff_numbers) + 1
             staff_numbers[(part.id, staff.number)] = n
             events = [e for _, layer in staff.voices for g in layer for e in g]
-            shape, line = clef_for(events)
+            shift = shifts[(part.id, staff.number)] = staff_transposition(events)
+            # the clef for the notes as written
+            shape, line = clef_for([e.copy(midi=e.midi - shift) for e in events] if shift else events)
             sd = _sub(grp, "staffDef", n=str(n), lines="5", clef_shape=shape, clef_line=str(line))
             if len(part.staves) == 1:
                 sd.set("label", part.name)
+            if shift:
+                sd.set("trans.semi", str(shift))
+                sd.set("trans.diat", str(diatonic_steps(shift)))
     plans = {
         (part.id, staff.number, vname): plan_layer(layer, bar_list, fill=True)
         for part in parts
@@ -119,7 +148,7 @@ def build_mei(piece: Piece, annotations: Marks | None = None, label_style: str =
             sdef.set("meter.count", str(bar.meter[0]))
             sdef.set("meter.unit", str(bar.meter[1]))
         meter = bar.meter or meter
-        m = _measure(section, bar, index, parts, staff_numbers, plans, annotations or {}, label_style)
+        m = _measure(section, bar, index, parts, staff_numbers, plans, annotations or {}, label_style, shifts)
         if bar.length != Fraction(4 * meter[0], meter[1]):
             m.set("metcon", "false")  # a pickup or an irregular bar: its content sets its length
     return root
@@ -134,6 +163,7 @@ def _measure(
     plans: dict[tuple[str, int, str], list[list[Item]]],
     marks: Marks,
     label_style: str,
+    shifts: Mapping[tuple[str, int], int],
 ) -> etree._Element:
     m = _sub(section, "measure", n=bar.number)
     labelled: list[tuple[etree._Element, str, str]] = []
@@ -146,7 +176,8 @@ def _measure(
                 if not items and k:
                     continue
                 lay = _sub(st, "layer", n=str(k + 1), label=vname)
-                labelled += [(note, label, n) for note, label in _layer(lay, items, marks)]
+                shift = shifts.get((part.id, staff.number), 0)
+                labelled += [(note, label, n) for note, label in _layer(lay, items, marks, shift)]
     for note, label, staff_n in labelled:
         if label_style == "lyric":
             holder = note.getparent()
@@ -159,8 +190,9 @@ def _measure(
     return m
 
 
-def _layer(lay: etree._Element, items: list[Item], marks: Marks) -> list[tuple[etree._Element, str]]:
-    """Write one layer's notes, rests, chords and tuplets; returns the notes to label."""
+def _layer(lay: etree._Element, items: list[Item], marks: Marks, shift: int = 0) -> list[tuple[etree._Element, str]]:
+    """Write one layer's notes, rests, chords and tuplets (at written pitch: ``shift`` semitones
+    below the sounding one on a transposing staff); returns the notes to label."""
     labelled: list[tuple[etree._Element, str]] = []
     accids: dict[tuple[str, int], int] = {}
     tuplet: etree._Element | None = None
@@ -194,7 +226,7 @@ def _layer(lay: etree._Element, items: list[Item], marks: Marks) -> list[tuple[e
                     labelled.append((note, mark.label))
             if mark is not None and mark.color:
                 note.set("color", mark.color)
-            step, alter, octave = spell(event.midi)
+            step, alter, octave = spell(event.midi - shift)
             note.set("pname", step.lower())
             note.set("oct", str(octave))
             shown = accids.get((step, octave), 0)
