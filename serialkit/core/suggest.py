@@ -100,6 +100,9 @@ _KEEP_WEIGHT = 4.0
 (one note fewer unexplained) at the likeliest prior never gets past half the confidence."""
 
 
+_SHIFTS = (1, -1, 3, -3, 4, -4)
+"""The pitch changes tried on a reported note whatever the statements want: an accidental, a third."""
+
 _Key = tuple[tuple[str, int], ...]
 
 
@@ -122,6 +125,10 @@ class _Cand:
     """A swap's other model: the written notes exchanged (``edits`` keeps each note's register)."""
     exchanged: bool = False
     """A swap that exchanges the written notes (``twin`` of another)."""
+    member: bool = False
+    """A change of a note that holds a position of a statement with a hole near it (the statement
+    may have been read round a wrong note): kept only when it leaves no note unexplained that was
+    read before and the trouble goes, not moves."""
 
     @property
     def key(self) -> _Key:
@@ -267,18 +274,16 @@ def suggest(
         event = events[eid]
         for weight, s in _candidates(event, stmts, events, analysis, piece):
             add(_Cand(eid, {e.event_id: e.after for e in s.edits}, s.model, weight))
-        for shift in (1, -1, 3, -3, 4, -4):
+        for shift in _SHIFTS:
             midi = event.midi + shift
             add(_Cand(eid, {eid: midi}, error_model(event.midi, midi)))
-        voice = by_voice.get(event.voice, [])
-        k = next((i for i, e in enumerate(voice) if e.id == eid), -1)
-        for j in (k - 1, k + 1):
-            if 0 <= j < len(voice) and k >= 0:
-                other = voice[j]
-                if other.onset != event.onset and other.pc != event.pc:
-                    add(_Cand(eid, in_register(event, other), "swap"))
+        for other in _swap_partners(by_voice.get(event.voice, []), event):
+            add(_Cand(eid, in_register(event, other), "swap"))
     for h in _trouble_holes(analysis, events):
         for e in order[bisect.bisect_left(onsets, h.lo):bisect.bisect_right(onsets, h.hi)]:
+            if e.id in h.members and e.id not in reported:  # the statement read round a wrong note:
+                for shift in _SHIFTS:  # it may be the note (another form fits once it is right)
+                    add(_Cand(e.id, {e.id: e.midi + shift}, error_model(e.midi, e.midi + shift), member=True))
             midi = _nearest(e.midi, h.want)
             model = error_model(e.midi, midi)
             if e.pc == h.want or model == "other":
@@ -332,6 +337,8 @@ def suggest(
             moved = gain > 0
         if gain < 0 or gain == 0 and not (c.suspect and plainer > 0):
             continue
+        if c.member and (moved or not set(after.unexplained) <= set(before.analysis.unexplained)):
+            continue
         c.form, c.position = tag.form, tag.position
         c.statement = _statement_of(analysis, after, tag.statement)
         home = next((s for s in after.statements if s.id == tag.statement), None)
@@ -369,6 +376,30 @@ def suggest(
         finding = reported.get(eid, "suspect" if all(c.suspect for c in found) else "hole")
         out.append(NoteSuggestions(eid, events[eid].midi, chosen, finding))
     return tuple(out)
+
+
+def _swap_partners(voice: Sequence[Event], event: Event) -> Iterator[Event]:
+    """The notes of ``event``'s voice it may have been written in place of: on each side the
+    nearest note of another pitch class (repeats of the note's own pitch class are stepped over: in
+    ``D# D# D# E`` written ``E D# D# D#`` the E's partner is the last D#), and, when that note is
+    repeated, the last of its repeats (a repeated position is one position: the swap may have taken
+    any note of it, and only its far end leaves the repeats together)."""
+    k = next((i for i, e in enumerate(voice) if e.id == event.id), -1)
+    if k < 0:
+        return
+    for step in (-1, 1):
+        j = k + step
+        while 0 <= j < len(voice) and voice[j].pc == event.pc and voice[j].onset != event.onset:
+            j += step
+        if not 0 <= j < len(voice) or voice[j].onset == event.onset:
+            continue
+        yield voice[j]
+        far = j
+        while (0 <= far + step < len(voice) and voice[far + step].pc == voice[j].pc
+               and voice[far + step].onset != voice[far].onset):
+            far += step
+        if far != j:
+            yield voice[far]
 
 
 def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis) -> bool:
