@@ -17,7 +17,8 @@ from serialkit.core.rows import pc_name, position_label
 if TYPE_CHECKING:
     from serialkit.core.analysis import Analysis
 
-__all__ = ["borrowed_out_of_time", "cut_short", "edge_repeats", "fragments", "holes", "scraps", "unexplained"]
+__all__ = ["borrowed_out_of_time", "cut_short", "edge_repeats", "exchanged", "fragments", "holes", "scraps",
+           "unexplained"]
 
 
 def unexplained(cols: Columns, ids: Iterable[str]) -> list[Violation]:
@@ -174,6 +175,23 @@ def borrowed_out_of_time(cols: Columns, analysis: Analysis) -> list[Violation]:
                 f"statement {s.id} ({s.form.label}) borrows position {k} ({pc_name(pcs[k])}) from a note "
                 f"sounding out of its order: {pc_name(pcs[k])} never sounds in its place — a note there is "
                 "likely wrong", cols.where(at[inside[0]] if inside else at[e])))
+    return out
+
+
+def exchanged(cols: Columns, analysis: Analysis) -> list[Violation]:
+    """ROW: two statements, each in one voice but for one note, that take each other's voice's note
+    of one pitch class (``Analysis.exchanges``) — the first voice's statement the second voice's B,
+    the second's the first voice's B. Read in their own voices one of them would be out of order:
+    the analysis crossed the voices to cover a wrong note. Both borrowed notes are named."""
+    at = {cols.ids[i]: i for i in cols.order}
+    out: list[Violation] = []
+    for a, b, x, y in analysis.exchanges(cols.piece):
+        notes = sorted((x, y), key=lambda e: cols.start[at[e]])
+        out.append(Violation(
+            "ROW", tuple(notes),
+            f"statements {a.id} ({a.form.label}) and {b.id} ({b.form.label}) each take the other voice's "
+            f"{pc_name(cols.midi[at[x]] % 12)}: read in their own voices one of them is out of order — two "
+            "notes of a voice are likely written in each other's place", cols.where(at[notes[0]])))
     return out
 
 

@@ -212,7 +212,8 @@ def suggest(
     """Suggested corrections, best first per note, for every unexplained note, every tagged note
     a ROW or ORDER finding names (``findings``: Violation records or their dicts), every note
     standing where a statement has a hole, and both notes of a statement's edge position sounded
-    twice where the statement stops short beside it (``Analysis.edge_repeats``).
+    twice where the statement stops short beside it (``Analysis.edge_repeats``), and both notes two
+    statements take from each other's voice (``Analysis.exchanges``).
 
     ``analysis`` is ``analyze(piece, row)`` of the piece's bare notes. Every candidate is verified
     by analysing the piece again with the change made (a piece longer than ``whole`` notes: the
@@ -251,6 +252,9 @@ def suggest(
                 reported[eid] = code
     for r in analysis.edge_repeats(piece):  # a wrong note read as a repeat at a statement's end (check: ROW)
         for eid in (r.edge, r.repeat):
+            reported.setdefault(eid, "ROW")
+    for _a, _b, x, y in analysis.exchanges(piece):  # two statements crossing voices (check: ROW)
+        for eid in (x, y):
             reported.setdefault(eid, "ROW")
     if max_notes is not None and len(reported) > max_notes:
         reported = dict(list(reported.items())[:max_notes])
@@ -478,6 +482,19 @@ def _suggestion(c: _Cand, events: Mapping[str, Event], confidence: float) -> Sug
                       c.statement, c.reason)
 
 
+def _pcs_confidence(best: Suggestion, candidates: Sequence[Suggestion]) -> float:
+    """The confidence that ``best``'s notes are meant at its pitch classes: its own, plus that of
+    the other model of the same swap (the same notes exchanged, in another octave). A swap is
+    certain in its pitch classes when the register habit alone splits the two models."""
+    if best.model != "swap":
+        return best.confidence
+    pcs = {e.event_id: e.after % 12 for e in best.edits}
+    return best.confidence + sum(
+        c.confidence for c in candidates
+        if c is not best and c.model == "swap" and {e.event_id: e.after % 12 for e in c.edits} == pcs
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Applied:
     """One correction a repair made: the suggestion and the notes unexplained before and after."""
@@ -540,7 +557,7 @@ def plan_repairs(
                 key = tuple((e.event_id, e.after) for e in cand.edits)
                 if key in tried or (allowed is not None and any(e.event_id not in allowed for e in cand.edits)):
                     continue
-                if cand.confidence < threshold:
+                if _pcs_confidence(cand, note.candidates) < threshold:
                     held.append(cand)
                 elif best is None or cand.confidence > best.confidence:
                     best = cand

@@ -209,6 +209,38 @@ class Analysis:
                         break
         return out
 
+    def exchanges(self, piece: Piece) -> list[tuple[Statement, Statement, str, str]]:
+        """Two statements, each in one voice but for one note, that take each other's voice's note
+        of one pitch class: (first statement, second, the note the first takes from the second's
+        voice, the note the second takes from the first's). Read in their own voices one of them
+        would be out of order; the analysis crossed the voices to cover a wrong note (two notes of
+        a voice written in each other's place beside a beat where both voices sound that pitch
+        class). The two notes sound within two of the statements' mean steps of each other."""
+        voice_of = {e.id: (e.voice, e.pc) for e in piece.events}
+        onset = {e.id: e.onset for e in piece.events}
+        strays: dict[tuple[str, str, int], list[tuple[Statement, str]]] = {}
+        for s in self.statements:
+            homes: dict[str, list[str]] = {}
+            for e in s.event_ids:
+                if e is not None and e not in s.elided and e in voice_of:
+                    homes.setdefault(voice_of[e][0], []).append(e)
+            if len(homes) != 2:
+                continue
+            (home, mine), (away, stray) = sorted(homes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+            if len(stray) == 1 and len(mine) >= 3:
+                strays.setdefault((home, away, voice_of[stray[0]][1]), []).append((s, stray[0]))
+        def step(s: Statement) -> Fraction:
+            times = sorted(onset[e] for e in s.event_ids if e is not None and e in onset)
+            return (times[-1] - times[0]) / max(1, len(times) - 1)
+
+        out = []
+        for (home, away, pc), mine in strays.items():
+            for a, x in mine:
+                for b, y in strays.get((away, home, pc), []):
+                    if a.id < b.id and abs(onset[x] - onset[y]) <= 2 * max(step(a), step(b)):
+                        out.append((a, b, x, y))
+        return out
+
     def label(self, event_id: str) -> str | None:
         """The printed label of one event (``P0:3``) or None when unexplained."""
         tag = self.tags.get(event_id)
