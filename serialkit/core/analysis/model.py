@@ -234,8 +234,8 @@ class Analysis:
             return (times[-1] - times[0]) / max(1, len(times) - 1)
 
         out = []
-        for (home, away, pc), mine in strays.items():
-            for a, x in mine:
+        for (home, away, pc), ours in strays.items():
+            for a, x in ours:
                 for b, y in strays.get((away, home, pc), []):
                     if a.id < b.id and abs(onset[x] - onset[y]) <= 2 * max(step(a), step(b)):
                         out.append((a, b, x, y))
