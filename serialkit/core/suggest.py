@@ -213,7 +213,9 @@ def suggest(
     a ROW or ORDER finding names (``findings``: Violation records or their dicts), every note
     standing where a statement has a hole, and both notes of a statement's edge position sounded
     twice where the statement stops short beside it (``Analysis.edge_repeats``), and both notes two
-    statements take from each other's voice (``Analysis.exchanges``).
+    statements take from each other's voice (``Analysis.exchanges``), and the notes sounding where a
+    statement's position belongs when it borrows that position out of time
+    (``Analysis.borrowed_out_of_time``).
 
     ``analysis`` is ``analyze(piece, row)`` of the piece's bare notes. Every candidate is verified
     by analysing the piece again with the change made (a piece longer than ``whole`` notes: the
@@ -256,6 +258,10 @@ def suggest(
     for _a, _b, x, y in analysis.exchanges(piece):  # two statements crossing voices (check: ROW)
         for eid in (x, y):
             reported.setdefault(eid, "ROW")
+    borrowed = analysis.borrowed_out_of_time(piece)  # its own note never sounds (check: ROW)
+    for b in borrowed:
+        for eid in b.inside:
+            reported.setdefault(eid, "ROW")
     if max_notes is not None and len(reported) > max_notes:
         reported = dict(list(reported.items())[:max_notes])
     order = sorted(piece.events, key=lambda e: (e.onset, e.voice, e.midi, e.id))
@@ -283,6 +289,12 @@ def suggest(
             add(_Cand(eid, {eid: midi}, error_model(event.midi, midi)))
         for other in _swap_partners(by_voice.get(event.voice, []), event):
             add(_Cand(eid, in_register(event, other), "swap"))
+    for b in borrowed:  # a note where the borrowed position belongs may be its own note, written wrong
+        want = analysis.row.form(b.statement.form, analysis.convention)[b.position]
+        for eid in b.inside:
+            midi = _nearest(events[eid].midi, want)
+            if events[eid].pc != want and error_model(events[eid].midi, midi) != "other":
+                add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi), 1.0))
     for h in _trouble_holes(analysis, events):
         for e in order[bisect.bisect_left(onsets, h.lo):bisect.bisect_right(onsets, h.hi)]:
             if e.id in h.members and e.id not in reported:  # the statement read round a wrong note:
