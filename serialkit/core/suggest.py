@@ -569,9 +569,14 @@ def plan_repairs(
                 key = tuple((e.event_id, e.after) for e in cand.edits)
                 if key in tried or (allowed is not None and any(e.event_id not in allowed for e in cand.edits)):
                     continue
-                if _pcs_confidence(cand, note.candidates) < threshold:
+                sure = _pcs_confidence(cand, note.candidates)
+                if sure < threshold:
                     held.append(cand)
-                elif best is None or cand.confidence > best.confidence:
+                    continue
+                if sure > cand.confidence:  # a swap whose octave the register habit chose
+                    cand = replace(cand, confidence=sure, reason=f"{cand.reason}; the pitch classes {sure:.0%}, "
+                                   f"this octave over the other exchange {cand.confidence / sure:.0%}")
+                if best is None or cand.confidence > best.confidence:
                     best = cand
         if best is None:
             break
