@@ -317,7 +317,7 @@ def check_piece(
                 holes, absorbed = shapes.holes(icols, analysis)
                 structural = [v for v in holes if not set(v.event_ids) & absorbed]
                 shape = (holes + shapes.edge_repeats(icols, analysis) + shapes.scraps(icols, analysis)
-                         + shapes.borrowed_out_of_time(icols, analysis))
+                         + shapes.borrowed_out_of_time(icols, analysis) + shapes.exchanged(icols, analysis))
         violations += shapes.unexplained(icols, set(analysis.unexplained) - absorbed) + shape
         if piece.blueprint is None and not fragments and profile is not None and profile.runs("COMPLETE"):
             violations += shapes.cut_short(icols, analysis)
