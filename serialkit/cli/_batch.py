@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from serialkit.batch import STDIN, UNREADABLE, Job, Outcome, Source, Summary, collect, run_batch
+from serialkit.batch import STDIN, UNREADABLE, VERDICTS, Job, Outcome, Source, Summary, collect, run_batch
 from serialkit.cli._common import echo_json_line, is_tty, write_report
 from serialkit.core.errors import SerialkitError
 
@@ -36,11 +36,13 @@ def gather(inputs: Sequence[str], recursive: bool, suffixes: Sequence[str] | Non
 
 def run_and_report(job: Job, sources: Sequence[Source], outputs: Sequence[Path | None],
                    options: dict[str, Any], *, jobs: int, as_json: bool, report_path: Path | None,
-                   line: Callable[[Outcome], str], tail: Callable[[dict[str, int]], str] | None = None) -> int:
+                   line: Callable[[Outcome], str], tail: Callable[[dict[str, int]], str] | None = None,
+                   counts: tuple[str, ...] = VERDICTS) -> int:
     """Run a batch: one line per score (``line``) or one JSON line with ``--json``, then the
-    summary (``tail``: what the command adds to its text line, from the summary's tallies);
-    ``--report FILE`` gets every record and the summary. Returns the exit status."""
-    summary = Summary()
+    summary (``tail``: what the command adds to its text line, from the summary's tallies;
+    ``counts``: the statuses it counts, ``batch.WRITES`` for a command that writes without
+    judging); ``--report FILE`` gets every record and the summary. Returns the exit status."""
+    summary = Summary(counts=counts)
     aside = report_path is not None and str(report_path) == "-"  # stdout carries the report: text to stderr
     records: list[dict[str, Any]] = []
     bar_on = is_tty() and len(sources) > 1
@@ -69,8 +71,8 @@ def run_and_report(job: Job, sources: Sequence[Source], outputs: Sequence[Path |
     if as_json:
         echo_json_line({"summary": totals})
     else:
-        click.echo(f"{totals['scores']} score{'s' if totals['scores'] != 1 else ''}: {totals['passed']} passed, "
-                   f"{totals['failed']} failed, {totals['unreadable']} unreadable"
+        click.echo(f"{totals['scores']} score{'s' if totals['scores'] != 1 else ''}: "
+                   + ", ".join(f"{totals[status]} {status}" for status in counts)
                    + (tail(totals) if tail is not None else ""), err=aside)
     if report_path is not None:
         write_report(report_path, {"scores": records, "summary": totals})

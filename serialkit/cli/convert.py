@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from serialkit.batch import UNREADABLE, Outcome, convert_job, is_batch, output_paths, run_batch
+from serialkit.batch import UNREADABLE, WRITES, Outcome, convert_job, is_batch, output_paths, run_batch
 from serialkit.cli._batch import gather, run_and_report
 from serialkit.cli._common import (
     echo_json,
@@ -83,7 +83,7 @@ def convert(inputs: tuple[str, ...], output: Path, in_format: str | None, out_fo
         sources = gather(inputs, recursive)
         outputs = output_paths(sources, output, lambda _s: suffix)
         code = run_and_report(convert_job, sources, list(outputs), options, jobs=jobs, as_json=as_json,
-                              report_path=report_path, line=_line)
+                              report_path=report_path, line=_line, counts=WRITES)
         raise SystemExit(code)
     if not to_stdout:
         ensure_writable_file(output)

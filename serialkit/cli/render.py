@@ -158,7 +158,7 @@ def render_command(
 def _render_several(scores: tuple[str, ...], output: Path, fmt: str | None, report_path: Path | None,
                     as_json: bool, jobs: int, options: dict[str, Any]) -> int:
     """Several scores, each into ``output``/NAME.FORMAT, as check and convert run several; the exit status."""
-    from serialkit.batch import STDIN, Source, output_paths, render_job
+    from serialkit.batch import STDIN, WRITES, Source, output_paths, render_job
     from serialkit.cli._batch import run_and_report
     from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
     from serialkit.io.stdin import read_stdin_bytes
@@ -180,7 +180,7 @@ def _render_several(scores: tuple[str, ...], output: Path, fmt: str | None, repo
     outputs = output_paths(listed, output, lambda _s: f".{fmt}")
     blind = bool(options["blind"])
     return run_and_report(render_job, listed, list(outputs), options, jobs=jobs, as_json=as_json,
-                          report_path=report_path, line=lambda outcome: _wrote(outcome.record, blind))
+                          report_path=report_path, line=lambda outcome: _wrote(outcome.record, blind), counts=WRITES)
 
 
 def _wrote(data: dict[str, Any], blind: bool) -> str:
