@@ -9,7 +9,17 @@ from typing import Any
 
 import click
 
-from serialkit.batch import STDIN, UNREADABLE, VERDICTS, Job, Outcome, Source, Summary, collect, run_batch
+from serialkit.batch import (
+    STDIN,
+    UNREADABLE,
+    VERDICTS,
+    Job,
+    Outcome,
+    Source,
+    Summary,
+    collect,
+    run_batch,
+)
 from serialkit.cli._common import echo_json_line, is_tty, write_report
 from serialkit.core.errors import SerialkitError
 

@@ -9,7 +9,15 @@ from typing import Any
 
 import click
 
-from serialkit.batch import UNREADABLE, WRITES, Outcome, convert_job, is_batch, output_paths, run_batch
+from serialkit.batch import (
+    UNREADABLE,
+    WRITES,
+    Outcome,
+    convert_job,
+    is_batch,
+    output_paths,
+    run_batch,
+)
 from serialkit.cli._batch import gather, run_and_report
 from serialkit.cli._common import (
     echo_json,
