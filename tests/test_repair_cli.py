@@ -240,9 +240,10 @@ def test_score_certificate_and_review_are_written_together_or_not_at_all(tmp_pat
     monkeypatch.setattr(serialkit.render, "render", broken)
     src, _plant = _planted(tmp_path, "accidental")
     out = tmp_path / "out" / "fixed.musicxml"
+    out.parent.mkdir()
     result = CliRunner().invoke(cli, ["repair", str(src), "--row", EXERCISE_ROW, "-o", str(out)])
     assert result.exit_code == 2 and result.stderr == "error: the engraver failed\n"
-    assert not out.parent.exists() or list(out.parent.iterdir()) == []
+    assert list(out.parent.iterdir()) == []
 
 
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path) -> None:

@@ -44,6 +44,35 @@ def gather(inputs: Sequence[str], recursive: bool, suffixes: Sequence[str] | Non
     return out
 
 
+def into_directory(output: Path | None) -> bool:
+    """True when ``-o`` names an existing directory: one score then goes into it under its own
+    name, as each of several scores does (``-o DIR`` means the same for one score as for many)."""
+    return output is not None and str(output) != STDIN and output.is_dir()
+
+
+def one_output(source: Source, output: Path | None, suffix: Callable[[Source], str]) -> Path | None:
+    """Where one score's output goes: ``-o FILE`` (or ``-``, or nothing) as given; ``-o DIR`` (an
+    existing directory) the score's name in it with ``suffix`` — the path several scores get
+    (``output_paths``: the source itself is refused)."""
+    if not into_directory(output):
+        return output
+    from serialkit.batch import output_paths
+
+    assert output is not None
+    return output_paths([source], output, suffix)[0]
+
+
+def run_one(job: Job, source: Source, output: Path | None, options: dict[str, Any], *,
+            stand_in: Path | None = None) -> Outcome:
+    """One score's outcome; an unreadable score is its one-line error. ``stand_in``: a temporary
+    file standing for standard output (``-o -``), named ``-`` in the error, never by its path."""
+    outcome = next(run_batch(job, [source], [output], options))
+    if outcome.status == UNREADABLE:
+        error = str(outcome.error)
+        raise SerialkitError(error.replace(str(stand_in), STDIN) if stand_in is not None else error)
+    return outcome
+
+
 def run_and_report(job: Job, sources: Sequence[Source], outputs: Sequence[Path | None],
                    options: dict[str, Any], *, jobs: int, as_json: bool, report_path: Path | None,
                    line: Callable[[Outcome], str], tail: Callable[[dict[str, int]], str] | None = None,

@@ -2,7 +2,9 @@
 
 Every command takes its options from here, so the same name means the same thing everywhere:
 
-``-o/--output``   where the command writes (a file; a directory when it writes several files)
+``-o/--output``   where the command writes (a file, in a directory that exists; a directory when it
+                  writes several files, made one level deep when missing; an existing directory
+                  given for one score gets it under its own name, as for several)
 ``--json``        print JSON on standard output (a flag, never a file)
 ``--report FILE`` also write the JSON report to FILE (``-`` is standard output)
 ``--force``       write over an existing, non-empty output directory

@@ -8,8 +8,7 @@ from typing import Any
 
 import click
 
-from serialkit.batch import run_batch
-from serialkit.cli._batch import gather, run_and_report
+from serialkit.cli._batch import gather, run_and_report, run_one
 from serialkit.cli._common import (
     EXIT_FAIL,
     EXIT_OK,
@@ -120,7 +119,7 @@ def check(
       serialkit check ../shared/corpus/ --json --jobs 2
       cat score.mei | serialkit check - --json
     """
-    from serialkit.batch import UNREADABLE, check_job, is_batch, output_paths
+    from serialkit.batch import check_job, is_batch, output_paths
     from serialkit.core.predicates import Rules
     from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
 
@@ -148,9 +147,7 @@ def check(
         code = run_and_report(check_job, sources, outputs, options, jobs=jobs, as_json=as_json,
                               report_path=report_path, line=_line)
         raise SystemExit(code)
-    outcome = next(run_batch(check_job, sources, outputs, options))
-    if outcome.status == UNREADABLE:
-        raise SerialkitError(str(outcome.error))
+    outcome = run_one(check_job, sources[0], outputs[0], options)
     data = outcome.record
     data.pop("output", None)
     if report_path is not None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from serialkit.cli._batch import into_directory, one_output
 from serialkit.cli._common import (
     echo_json,
     jobs_option,
@@ -42,8 +43,8 @@ def input_path(score: Path) -> Iterator[Path]:
                 type=click.Path(path_type=str, allow_dash=True))
 @output_option(
     "Output file; .svg, .png, .pdf or .html picks the format (pages 2+ of SVG/PNG are written as "
-    "NAME-1.svg, NAME-2.svg, ...); '-' writes one file to standard output (give --to); for "
-    "several scores, a DIR (give --to) where each is written as NAME.FORMAT.",
+    "NAME-1.svg, NAME-2.svg, ...); '-' writes one file to standard output (give --to); an existing "
+    "DIR (give --to) gets the score as NAME.FORMAT, as it gets each of several scores.",
     required=True, stdout=True, file_or_dir=True,
 )
 @click.option(
@@ -119,6 +120,10 @@ def render_command(
     score = Path(scores[0])
     if to_stdout and fmt is None:
         raise click.UsageError("-o - (standard output) needs --to svg|png|pdf|html")
+    if into_directory(output):  # -o DIR: the score under its own name, as for several
+        if fmt is None:
+            raise click.UsageError("give --to FORMAT with -o DIR")
+        output = one_output(_named(scores[0]), output, lambda _s: f".{fmt}") or output
     if blind and (check_report or certificate or row):
         click.echo("note: --blind ignores --check-report, --certificate and --row", err=True)
     if not to_stdout:
@@ -174,13 +179,21 @@ def _render_several(scores: tuple[str, ...], output: Path, fmt: str | None, repo
     ensure_output_dir(output)
     if scores.count(STDIN) > 1:
         raise click.UsageError("'-' (standard input) can be given once")
-    # each SCORE as given: a folder is a `generate` run directory, not a folder of scores to scan
-    listed = [Source(STDIN, data=read_stdin_bytes(), relative=Path("stdin")) if s == STDIN
-              else Source(s, Path(s), relative=Path(Path(s).name)) for s in scores]
+    listed = [Source(STDIN, data=read_stdin_bytes(), relative=Path("stdin")) if s == STDIN else _named(s)
+              for s in scores]
     outputs = output_paths(listed, output, lambda _s: f".{fmt}")
     blind = bool(options["blind"])
     return run_and_report(render_job, listed, list(outputs), options, jobs=jobs, as_json=as_json,
                           report_path=report_path, line=lambda outcome: _wrote(outcome.record, blind), counts=WRITES)
+
+
+def _named(score: str) -> Any:
+    """A SCORE as given (``batch.Source``, without standard input's bytes): a folder is a `generate`
+    run directory, not a folder of scores to scan; its output is named after it."""
+    from serialkit.batch import STDIN, Source
+
+    return Source(STDIN, relative=Path("stdin")) if score == STDIN else Source(score, Path(score),
+                                                                               relative=Path(Path(score).name))
 
 
 def _wrote(data: dict[str, Any], blind: bool) -> str:

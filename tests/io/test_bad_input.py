@@ -122,13 +122,13 @@ def test_cli_exit_2_and_no_output(case: str, out_name: str, tmp_path: Path) -> N
     make, pattern = CASES[case]
     path = make(tmp_path)
     out = tmp_path / "out" / out_name
+    out.parent.mkdir()
     result = CliRunner().invoke(cli, ["convert", str(path), "-o", str(out)])
     assert result.exit_code == 2, result.output
     assert re.search(pattern, result.stderr), result.stderr
     assert result.stderr.startswith("error: ")
     assert not out.exists()
-    leftovers = list((tmp_path / "out").glob("*")) if (tmp_path / "out").exists() else []
-    assert leftovers == []
+    assert list((tmp_path / "out").iterdir()) == []
 
 
 def test_cli_subprocess_names_file_and_line(tmp_path: Path) -> None:
