@@ -820,7 +820,7 @@ def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], 
             letters[note] = step
     for g, members_ in affected.items():
         respell(members_, before[g], letters, tied, insert_in_order)
-    root = annotate_tree(tree, where, notes, "fingering", scan, declare=False)
+    root = annotate_tree(tree, where, notes, "fingering", scan, declare=False, every_id=False)
     data = serialize(root, tree, scan.ends)
     payload = _mxl_bytes(source if member else None, member, data) if out.suffix.lower() == ".mxl" else data
     with atomic_path(out) as tmp:
