@@ -46,6 +46,14 @@ def check_row_option(spec: str | None) -> None:
         raise RowError(f"--row {spec!r}: {exc}") from None
 
 
+def check_rules_option(spec: str | None) -> None:
+    """A bad --rules is one error naming the option, before any score is read."""
+    if spec:
+        from serialkit.check.profiles import profile_for
+
+        profile_for(spec)
+
+
 def echo_json(data: Any) -> None:
     """Print JSON to stdout (sorted keys off, 2-space indent, UTF-8)."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))

@@ -30,6 +30,8 @@ from serialkit.cli._batch import gather, one_output, run_and_report, run_one
 from serialkit.cli._common import (
     EXIT_FAIL,
     EXIT_OK,
+    check_row_option,
+    check_rules_option,
     echo_json,
     jobs_option,
     json_option,
@@ -121,6 +123,8 @@ def annotate(
 
     if row_spec and identify:
         raise click.UsageError("give either --row or --identify, not both")
+    check_row_option(row_spec)  # a bad row, profile or code is one error, not one per score
+    check_rules_option(rules_spec)
     one_format(output, to, {"musicxml": (".musicxml", ".xml"), "mxl": (".mxl",), "mei": (".mei",)})
     if output is None and report_path is None and not as_json:
         raise click.UsageError("give -o OUT (the labelled score), --report FILE, --json, or several")

@@ -13,6 +13,7 @@ from serialkit.cli._common import (
     EXIT_FAIL,
     EXIT_OK,
     check_row_option,
+    check_rules_option,
     echo_json,
     jobs_option,
     json_option,
@@ -129,11 +130,8 @@ def check(
     if max_crossing > 1:
         raise click.BadParameter("must be at most 1", param_hint="--max-crossing")
     one_standard_output(report_path=report_path, as_json=as_json)
-    check_row_option(row_spec)  # a bad row is one error, not one per score
-    if rules_spec is not None and rules_spec != "generation":
-        from serialkit.check.profiles import profile_for
-
-        profile_for(rules_spec)  # an unknown profile or code is one error, not one per score
+    check_row_option(row_spec)  # a bad row, profile or code is one error, not one per score
+    check_rules_option(rules_spec)
     if report_path is not None:
         ensure_writable_file(report_path)
     if output is not None:

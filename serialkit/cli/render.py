@@ -14,6 +14,8 @@ import click
 
 from serialkit.cli._batch import into_directory, one_output
 from serialkit.cli._common import (
+    check_row_option,
+    check_rules_option,
     echo_json,
     jobs_option,
     json_option,
@@ -111,6 +113,8 @@ def render_command(
     from serialkit.render.output import output_format
 
     one_format(output, fmt, {f: (f".{f}",) for f in ("svg", "png", "pdf")} | {"html": (".html", ".htm")})
+    check_row_option(row)  # a bad row, profile or code is one error, not one per score
+    check_rules_option(rules_spec)
     to_stdout = str(output) == "-"
     one_standard_output(output=output, report_path=report_path, as_json=as_json)
     if len(scores) > 1:

@@ -100,8 +100,8 @@ CASES = {
     "dotdot-member": (_dotdot, r"escape\.mxl: .*outside the archive"),
     "truncated": (_truncated, r"truncated\.musicxml:\d+: not well-formed XML"),
     "no-notes": (_no_notes, r"empty\.musicxml: the score contains no notes"),
-    "unknown-format": (_unknown, r"notes\.xml:1: unknown score format .*<html>"),
-    "binary": (_binary, r"picture\.musicxml:1: unknown score format"),
+    "unknown-format": (_unknown, r"notes\.xml:1: not a MusicXML, MEI, .* file \(its root element is <html>"),
+    "binary": (_binary, r"picture\.musicxml:1: not a MusicXML, MEI, .* file \(binary content"),
 }
 
 
