@@ -18,8 +18,12 @@ from typing import Any
 from serialkit.core.errors import SerialkitError
 
 STDIN = "-"
-PASSED, FAILED, UNREADABLE = "passed", "failed", "unreadable"
-EXIT_FOR = {PASSED: 0, FAILED: 1, UNREADABLE: 2}
+PASSED, FAILED, WRITTEN, UNREADABLE = "passed", "failed", "written", "unreadable"
+EXIT_FOR = {PASSED: 0, FAILED: 1, WRITTEN: 0, UNREADABLE: 2}
+VERDICTS = (PASSED, FAILED, UNREADABLE)
+"""What a batch that judges its scores counts (check, annotate, repair)."""
+WRITES = (WRITTEN, UNREADABLE)
+"""What a batch that only writes its scores counts (convert, render): no verdict, so no "passed"."""
 
 
 def score_suffixes() -> tuple[str, ...]:
@@ -120,14 +124,18 @@ class Outcome:
 
 @dataclass
 class Summary:
-    """Counts over a batch; ``exit_code`` says which: 0 all passed, 1 some failed, 2 some unreadable."""
+    """Counts over a batch; ``exit_code`` says which: 0 all passed (or written), 1 some failed,
+    2 some unreadable. ``counts``: the statuses the summary reports — ``VERDICTS`` for a command
+    that judges, ``WRITES`` for one that only writes (its scores are "written", never "passed")."""
 
     scores: int = 0
     passed: int = 0
     failed: int = 0
+    written: int = 0
     unreadable: int = 0
     tally: dict[str, int] = field(default_factory=dict)
     """The outcomes' own counts (``Outcome.tally``), added up."""
+    counts: tuple[str, ...] = VERDICTS
 
     def add(self, outcome: Outcome) -> None:
         """Count one outcome."""
@@ -142,9 +150,9 @@ class Summary:
         return 2 if self.unreadable else 1 if self.failed else 0
 
     def to_dict(self) -> dict[str, int]:
-        """``{"scores": …, "passed": …, "failed": …, "unreadable": …}``, then the tallies."""
-        return {"scores": self.scores, "passed": self.passed, "failed": self.failed,
-                "unreadable": self.unreadable, **self.tally}
+        """``{"scores": …, "passed": …, "failed": …, "unreadable": …}`` (``{"scores": …,
+        "written": …, "unreadable": …}`` for ``WRITES``), then the tallies."""
+        return {"scores": self.scores, **{status: getattr(self, status) for status in self.counts}, **self.tally}
 
 
 Job = Callable[[Source, "Path | None", dict[str, Any]], Outcome]
@@ -377,7 +385,7 @@ def convert_job(source: Source, out: Path | None, options: dict[str, Any]) -> Ou
         "voices": len(piece.voices),
         "bars": len(piece.bar_list()),
     }
-    return Outcome(source.name, PASSED, record=record)
+    return Outcome(source.name, WRITTEN, record=record)
 
 
 def render_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outcome:
@@ -395,4 +403,4 @@ def render_job(source: Source, out: Path | None, options: dict[str, Any]) -> Out
     else:
         assert source.path is not None
         result = render(source.path, out, **options)
-    return Outcome(source.name, PASSED, record=result.to_dict())
+    return Outcome(source.name, WRITTEN, record=result.to_dict())

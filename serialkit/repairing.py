@@ -463,7 +463,7 @@ def repair_score(
         result.notes += ("the score is written anew by serialkit's MusicXML writer, since a note's time "
                          "changed (every bar rebuilt so that it adds up, rests filling what a trim frees); "
                          "the source's layout and notation beyond the notes are not carried over",)
-    from serialkit.io.atomic import atomic_paths
+    from serialkit.io.atomic import atomic_paths, named_as
 
     paths = [target, cert_path] + ([review_path] if review_path is not None else [])
     with atomic_paths(*paths) as staged:  # the score, its certificate and review page: all or none
@@ -491,7 +491,8 @@ def repair_score(
 
             with tempfile.TemporaryDirectory(prefix="serialkit-review-") as tmp:
                 engraved = _engravable(staged[0], written_read, Path(tmp))
-                render(engraved, staged[2], report=dict(after), certificate=result.certificate(), fmt="html")
+                with named_as({engraved: target}):  # the score the page shows is OUT
+                    render(engraved, staged[2], report=dict(after), certificate=result.certificate(), fmt="html")
             result.review_path = review_path
     return result
 
@@ -687,6 +688,7 @@ def _write_score(score: _Score, source: Path, repaired: Piece, changes: Sequence
     when anything fails)."""
     from serialkit.io.annotate import Annotation
     from serialkit.io.annotated import MUSESCORE_SUFFIXES
+    from serialkit.io.atomic import named_as
 
     notes = {c.event_id: Annotation(c.text, _colour(c.rung)) for c in changes}
     timed = any(c.time is not None for c in changes)  # a note's time changed: written anew
@@ -697,8 +699,9 @@ def _write_score(score: _Score, source: Path, repaired: Piece, changes: Sequence
 
         with tempfile.TemporaryDirectory(prefix="serialkit-repair-") as tmp:
             xml = Path(tmp) / "repaired.musicxml"
-            _write_score(score, source, repaired, changes, xml)
-            save_with_musescore(xml, out)
+            with named_as({xml: out}):
+                _write_score(score, source, repaired, changes, xml)
+                save_with_musescore(xml, out)
     elif score.kind == "musicxml" and timed:
         _rewrite_musicxml(repaired, notes, out)
     elif score.kind == "musicxml":
@@ -817,7 +820,7 @@ def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], 
             letters[note] = step
     for g, members_ in affected.items():
         respell(members_, before[g], letters, tied, insert_in_order)
-    root = annotate_tree(tree, where, notes, "fingering", scan, declare=False)
+    root = annotate_tree(tree, where, notes, "fingering", scan, declare=False, every_id=False)
     data = serialize(root, tree, scan.ends)
     payload = _mxl_bytes(source if member else None, member, data) if out.suffix.lower() == ".mxl" else data
     with atomic_path(out) as tmp:

@@ -204,3 +204,85 @@ def test_after_any_repitching_the_page_shows_what_sounds(notes: list[tuple[str, 
     for i, el in enumerate(elements):
         if i not in picks and now_needed[i] == was_needed[i]:
             assert el.findtext("accidental") == shown_before[i]
+
+
+# -- MEI: the same rule, on @accid ------------------------------------------------------------------
+
+_MEI_ALTER = {"ff": -2, "f": -1, "n": 0, "s": 1, "x": 2, "ss": 2}
+
+
+def _mei_as_read(path: Path) -> dict[str, int]:
+    """Each MEI note's MIDI pitch as the page shows it (@accid or an <accid> child's, else the one
+    shown earlier in the bar on that staff for that letter and octave, else the key signature),
+    ignoring @accid.ges: what the eye reads."""
+    from serialkit.io._mei_defs import _key_sig
+
+    ns = "{http://www.music-encoding.org/ns/mei}"
+    root = etree.parse(str(path)).getroot()
+    key: dict[str, int] = {}
+    out: dict[str, int] = {}
+    for el in root.iter(f"{ns}scoreDef", f"{ns}staffDef", f"{ns}measure"):
+        if el.tag != f"{ns}measure":
+            sig = el.get("keysig") or el.get("key.sig")
+            if sig:
+                key = _key_sig(sig)
+            continue
+        for staff in el.iter(f"{ns}staff"):
+            carried: dict[tuple[str, str], int] = {}
+            for note in staff.iter(f"{ns}note"):
+                step, octave = (note.get("pname") or "c").upper(), note.get("oct") or "4"
+                child = note.find(f"{ns}accid")
+                shown = note.get("accid") or (child.get("accid") if child is not None else None)
+                alter = _MEI_ALTER[shown] if shown else carried.get((step, octave), key.get(step, 0))
+                carried[(step, octave)] = alter
+                out[note.get("{http://www.w3.org/XML/1998/namespace}id") or ""] = \
+                    12 * (int(octave) + 1) + _NATURAL[step] + alter
+    return out
+
+
+def _verovio(path: Path) -> dict[str, int]:
+    """Each note's MIDI pitch as verovio plays it."""
+    import verovio
+
+    tk = verovio.toolkit()
+    assert tk.loadData(path.read_text(encoding="utf-8"))
+    tk.renderToMIDI()
+    ids = [n.get("{http://www.w3.org/XML/1998/namespace}id") for n in etree.parse(str(path)).getroot().iter(
+        "{http://www.music-encoding.org/ns/mei}note")]
+    return {i: int(tk.getMIDIValuesForElement(i)["pitch"]) for i in ids if i}
+
+
+@pytest.mark.parametrize("gestural", [True, False], ids=["with-accid.ges", "without-accid.ges"])
+@pytest.mark.parametrize("name,note,meant,neighbour", [
+    ("carried-sharp", "n19", 62, "n20"),
+    ("cancelled-natural", "n9", 65, "n14"),
+])
+def test_an_mei_repair_keeps_the_bars_accidentals_true(fixtures: Path, tmp_path: Path, name: str, note: str,
+                                                       meant: int, neighbour: str, gestural: bool) -> None:
+    """MEI as MusicXML (outside tester: MEI kept the later notes' @accid as they were): after the
+    repair every note of the bar shows what it sounds — read by serialkit, by verovio and by the
+    eye — with an MEI that says what each note sounds (@accid.ges, serialkit's) and one that does
+    not (the bar's accidentals carried); only the repaired note and the neighbour change."""
+    import re
+
+    from serialkit.io import read_score
+    from serialkit.io.mei_write import write_mei
+
+    src = tmp_path / f"{name}.mei"
+    write_mei(read_score(fixtures / "repair" / f"{name}.musicxml"), src)
+    if not gestural:
+        src.write_text(re.sub(r' accid\.ges="\w+"', "", src.read_text(encoding="utf-8")), encoding="utf-8")
+    wanted = dict(_serialkit(src), **{note: meant})
+    assert _mei_as_read(src) == _serialkit(src)  # the source was engraved right
+    out = tmp_path / "fixed.mei"
+    _repair(src, out)
+    assert _serialkit(out) == wanted
+    assert _mei_as_read(out) == wanted  # the page shows the same pitches
+    assert _verovio(out) == wanted  # and verovio plays them
+    import difflib
+
+    old, new = src.read_text(encoding="utf-8").splitlines(), out.read_text(encoding="utf-8").splitlines()
+    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    changed = {m.group(1) for tag, i1, i2, _j1, _j2 in ops if tag != "equal" for line in old[i1:i2]
+               if (m := re.search(r'xml:id="([^"]+)"', line))}
+    assert neighbour in changed and changed <= {note, neighbour}  # (and the label added)

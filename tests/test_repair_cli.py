@@ -240,9 +240,10 @@ def test_score_certificate_and_review_are_written_together_or_not_at_all(tmp_pat
     monkeypatch.setattr(serialkit.render, "render", broken)
     src, _plant = _planted(tmp_path, "accidental")
     out = tmp_path / "out" / "fixed.musicxml"
+    out.parent.mkdir()
     result = CliRunner().invoke(cli, ["repair", str(src), "--row", EXERCISE_ROW, "-o", str(out)])
     assert result.exit_code == 2 and result.stderr == "error: the engraver failed\n"
-    assert not out.parent.exists() or list(out.parent.iterdir()) == []
+    assert list(out.parent.iterdir()) == []
 
 
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path) -> None:
@@ -682,3 +683,32 @@ def test_the_readme_classroom_folder(fixtures: Path, tmp_path: Path) -> None:
     assert lines[-1] == {"summary": {"scores": 5, "passed": 5, "failed": 0, "unreadable": 0,
                                      "changed_notes": 6, "scores_changed": 4}}
     assert json.loads(report.read_text(encoding="utf-8")) == {"scores": lines[:-1], **lines[-1]}
+
+
+def test_a_source_without_note_ids_gets_ids_only_on_the_changed_notes(tmp_path: Path, fixtures: Path) -> None:
+    """A MusicXML source whose notes carry no ids (most do not): the repaired copy names only the
+    changed notes (the id the certificate gives them), so a diff against the source shows only
+    them — before, every note got an id (outside tester)."""
+    import difflib
+    import re
+
+    src = tmp_path / "ben.musicxml"
+    src.write_text(re.sub(r'(<note\b[^>]*?) id="[^"]*"', r"\1", (fixtures / "classroom" / "ben.musicxml")
+                          .read_text(encoding="utf-8")), encoding="utf-8")
+    original = src.read_text(encoding="utf-8")
+    assert not re.search(r'<note\b[^>]*\bid=', original)
+    out = tmp_path / "fixed.musicxml"
+    code, text, _ = _run("repair", str(src), "--row", EXERCISE_ROW, "-o", str(out), "--no-review", "--json")
+    assert code == 0, text
+    cert = json.loads((tmp_path / "fixed.certificate.json").read_text(encoding="utf-8"))
+    heads = {h for e in cert["events"] for h in e["noteheads"]}
+    repaired = out.read_text(encoding="utf-8")
+    assert set(re.findall(r'<note\b[^>]*\bid="([^"]+)"', repaired)) == heads  # ids on the changed notes only
+    old, new = original.splitlines(), repaired.splitlines()
+    starts = [i for i, line in enumerate(old) if "<note" in line]
+    ends = [i for i, line in enumerate(old) if "</note>" in line]
+    edits = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
+    touched = {next(k for k, (a, b) in enumerate(zip(starts, ends, strict=True)) if a <= i1 <= b)
+               for _tag, i1, _i2, _j1, _j2 in edits}  # every edit inside a note: which ones
+    assert len(touched) == len(heads)
+    assert _pitches(out) == {**_pitches(src), **{e["id"]: e["after"]["midi"] for e in cert["events"]}}

@@ -121,3 +121,26 @@ def test_two_scores_with_one_certificate_name_are_refused(fixtures: Path, tmp_pa
     code, _, err = _run("repair", str(folder), "--row", ROW, "-o", str(tmp_path / "out"))
     assert code == 2 and "would both be certified in" in err and err.count("\n") == 1, err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("out_name", ["fixed.mid", "-"])
+def test_an_error_writing_a_repaired_midi_names_the_users_file(out_name: str, fixtures: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer's error inside the staging folder (or the temporary file standing for ``-o -``)
+    names OUT, never the temporary path (outside tester: repairing MIDI named an internal one)."""
+    import serialkit.io
+    from serialkit.core.errors import ScoreWriteError
+    from serialkit.io import write_score
+
+    src = tmp_path / "ben.mid"
+    write_score(serialkit.io.read_score(fixtures / "classroom" / "ben.musicxml"), src)
+
+    def refusing(piece: object, path: object, **_kw: object) -> None:
+        raise ScoreWriteError(f"{path}: cannot write a note at bar 7")
+
+    monkeypatch.setattr(serialkit.io, "write_score", refusing)
+    out = tmp_path / out_name if out_name != "-" else None
+    code, stdout, err = _run("repair", str(src), "--row", ROW, "-o", str(out) if out else "-")
+    named = str(out) if out else "-"
+    assert code == 2 and err == f"error: {named}: cannot write a note at bar 7\n", err
+    assert stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == ["ben.mid"]

@@ -9,7 +9,17 @@ from typing import Any
 
 import click
 
-from serialkit.batch import STDIN, UNREADABLE, Job, Outcome, Source, Summary, collect, run_batch
+from serialkit.batch import (
+    STDIN,
+    UNREADABLE,
+    VERDICTS,
+    Job,
+    Outcome,
+    Source,
+    Summary,
+    collect,
+    run_batch,
+)
 from serialkit.cli._common import echo_json_line, is_tty, write_report
 from serialkit.core.errors import SerialkitError
 
@@ -34,13 +44,44 @@ def gather(inputs: Sequence[str], recursive: bool, suffixes: Sequence[str] | Non
     return out
 
 
+def into_directory(output: Path | None) -> bool:
+    """True when ``-o`` names an existing directory: one score then goes into it under its own
+    name, as each of several scores does (``-o DIR`` means the same for one score as for many)."""
+    return output is not None and str(output) != STDIN and output.is_dir()
+
+
+def one_output(source: Source, output: Path | None, suffix: Callable[[Source], str]) -> Path | None:
+    """Where one score's output goes: ``-o FILE`` (or ``-``, or nothing) as given; ``-o DIR`` (an
+    existing directory) the score's name in it with ``suffix`` — the path several scores get
+    (``output_paths``: the source itself is refused)."""
+    if not into_directory(output):
+        return output
+    from serialkit.batch import output_paths
+
+    assert output is not None
+    return output_paths([source], output, suffix)[0]
+
+
+def run_one(job: Job, source: Source, output: Path | None, options: dict[str, Any], *,
+            stand_in: Path | None = None) -> Outcome:
+    """One score's outcome; an unreadable score is its one-line error. ``stand_in``: a temporary
+    file standing for standard output (``-o -``), named ``-`` in the error, never by its path."""
+    outcome = next(run_batch(job, [source], [output], options))
+    if outcome.status == UNREADABLE:
+        error = str(outcome.error)
+        raise SerialkitError(error.replace(str(stand_in), STDIN) if stand_in is not None else error)
+    return outcome
+
+
 def run_and_report(job: Job, sources: Sequence[Source], outputs: Sequence[Path | None],
                    options: dict[str, Any], *, jobs: int, as_json: bool, report_path: Path | None,
-                   line: Callable[[Outcome], str], tail: Callable[[dict[str, int]], str] | None = None) -> int:
+                   line: Callable[[Outcome], str], tail: Callable[[dict[str, int]], str] | None = None,
+                   counts: tuple[str, ...] = VERDICTS) -> int:
     """Run a batch: one line per score (``line``) or one JSON line with ``--json``, then the
-    summary (``tail``: what the command adds to its text line, from the summary's tallies);
-    ``--report FILE`` gets every record and the summary. Returns the exit status."""
-    summary = Summary()
+    summary (``tail``: what the command adds to its text line, from the summary's tallies;
+    ``counts``: the statuses it counts, ``batch.WRITES`` for a command that writes without
+    judging); ``--report FILE`` gets every record and the summary. Returns the exit status."""
+    summary = Summary(counts=counts)
     aside = report_path is not None and str(report_path) == "-"  # stdout carries the report: text to stderr
     records: list[dict[str, Any]] = []
     bar_on = is_tty() and len(sources) > 1
@@ -69,8 +110,8 @@ def run_and_report(job: Job, sources: Sequence[Source], outputs: Sequence[Path |
     if as_json:
         echo_json_line({"summary": totals})
     else:
-        click.echo(f"{totals['scores']} score{'s' if totals['scores'] != 1 else ''}: {totals['passed']} passed, "
-                   f"{totals['failed']} failed, {totals['unreadable']} unreadable"
+        click.echo(f"{totals['scores']} score{'s' if totals['scores'] != 1 else ''}: "
+                   + ", ".join(f"{totals[status]} {status}" for status in counts)
                    + (tail(totals) if tail is not None else ""), err=aside)
     if report_path is not None:
         write_report(report_path, {"scores": records, "summary": totals})

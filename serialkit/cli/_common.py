@@ -2,7 +2,9 @@
 
 Every command takes its options from here, so the same name means the same thing everywhere:
 
-``-o/--output``   where the command writes (a file; a directory when it writes several files)
+``-o/--output``   where the command writes (a file, in a directory that exists; a directory when it
+                  writes several files, made one level deep when missing; an existing directory
+                  given for one score gets it under its own name, as for several)
 ``--json``        print JSON on standard output (a flag, never a file)
 ``--report FILE`` also write the JSON report to FILE (``-`` is standard output)
 ``--force``       write over an existing, non-empty output directory
@@ -42,6 +44,14 @@ def check_row_option(spec: str | None) -> None:
         Row.parse(spec)
     except RowError as exc:
         raise RowError(f"--row {spec!r}: {exc}") from None
+
+
+def check_rules_option(spec: str | None) -> None:
+    """A bad --rules is one error naming the option, before any score is read."""
+    if spec:
+        from serialkit.check.profiles import profile_for
+
+        profile_for(spec)
 
 
 def echo_json(data: Any) -> None:

@@ -13,7 +13,8 @@ _HIDE = {"--help", "-h", "--color", "--no-color", "--version"}
 
 MEANINGS = {
     "--output": "where the command writes: a file (`-`: standard output where it makes sense), or a "
-                "directory when it writes several files (several inputs, a run, a packet)",
+                "directory when it writes several files (several inputs, a run, a packet) or one score into an "
+                "existing directory; a file's directory must exist",
     "--json": "a flag: print JSON on standard output (several scores: one JSON line each, then a summary line)",
     "--report": "FILE: also write the command's JSON report there (`-`: standard output)",
     "--jobs": "N: work in N processes",

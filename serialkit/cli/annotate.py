@@ -10,13 +10,11 @@ from typing import Any
 import click
 
 from serialkit.batch import (
-    UNREADABLE,
     Outcome,
     Source,
     annotate_job,
     is_batch,
     output_paths,
-    run_batch,
 )
 from serialkit.check.annotate import (  # re-exported: the names this command has always offered
     FORM_COLOURS,
@@ -28,10 +26,12 @@ from serialkit.check.annotate import (  # re-exported: the names this command ha
     note_annotations,
     write_annotated,
 )
-from serialkit.cli._batch import gather, run_and_report
+from serialkit.cli._batch import gather, one_output, run_and_report, run_one
 from serialkit.cli._common import (
     EXIT_FAIL,
     EXIT_OK,
+    check_row_option,
+    check_rules_option,
     echo_json,
     jobs_option,
     json_option,
@@ -43,7 +43,6 @@ from serialkit.cli._common import (
     write_report,
 )
 from serialkit.cli._suggestions import suggestion_lines
-from serialkit.core.errors import SerialkitError
 
 __all__ = [
     "FORM_COLOURS", "MEI_SUFFIXES", "MUSICXML_SUFFIXES", "STATEMENT_COLOURS", "UNEXPLAINED",
@@ -76,8 +75,8 @@ def _suffix_for(to: str | None) -> Any:
 @click.option("--convention", type=click.Choice(["relative", "absolute"]), default=None,
               help="Labelling convention (default: relative).")
 @output_option("The labelled score (.musicxml, .xml, .mxl, .mei — an MEI source edited in place —, .mscz "
-               "or .mscx; '-': standard output); for several "
-               "scores or a folder, a DIR that gets one labelled score per input.",
+               "or .mscx; '-': standard output); an existing DIR gets the score under its own name, as "
+               "it gets one labelled score per input for several scores or a folder.",
                file_or_dir=True, stdout=True)
 @click.option("--to", "to", type=click.Choice(sorted(TO_SUFFIX)), default=None,
               help="Output format when -o does not name it (-o DIR or -o -); default: the input's.")
@@ -124,6 +123,8 @@ def annotate(
 
     if row_spec and identify:
         raise click.UsageError("give either --row or --identify, not both")
+    check_row_option(row_spec)  # a bad row, profile or code is one error, not one per score
+    check_rules_option(rules_spec)
     one_format(output, to, {"musicxml": (".musicxml", ".xml"), "mxl": (".mxl",), "mei": (".mei",)})
     if output is None and report_path is None and not as_json:
         raise click.UsageError("give -o OUT (the labelled score), --report FILE, --json, or several")
@@ -144,16 +145,15 @@ def annotate(
         code = run_and_report(annotate_job, sources, outputs, options, jobs=jobs, as_json=as_json,
                               report_path=report_path, line=_line)
         raise SystemExit(code)
+    sources = gather(inputs, recursive)
+    output = one_output(sources[0], output, _suffix_for(to))  # -o DIR: as for several scores
     if output is not None and str(output) != "-":
         ensure_writable_file(output)
-    sources = gather(inputs, recursive)
     with tempfile.TemporaryDirectory(prefix="serialkit-annotate-") as tmp:
         target = output
         if output is not None and str(output) == "-":
             target = Path(tmp) / f"out{_suffix_for(to)(sources[0])}"
-        outcome = next(run_batch(annotate_job, sources, [target], options))
-        if outcome.status == UNREADABLE:
-            raise SerialkitError(str(outcome.error))
+        outcome = run_one(annotate_job, sources[0], target, options, stand_in=target if target != output else None)
         if output is not None and str(output) == "-" and target is not None:
             sys.stdout.buffer.write(target.read_bytes())
             sys.stdout.buffer.flush()

@@ -8,12 +8,12 @@ from typing import Any
 
 import click
 
-from serialkit.batch import run_batch
-from serialkit.cli._batch import gather, run_and_report
+from serialkit.cli._batch import gather, run_and_report, run_one
 from serialkit.cli._common import (
     EXIT_FAIL,
     EXIT_OK,
     check_row_option,
+    check_rules_option,
     echo_json,
     jobs_option,
     json_option,
@@ -120,7 +120,7 @@ def check(
       serialkit check ../shared/corpus/ --json --jobs 2
       cat score.mei | serialkit check - --json
     """
-    from serialkit.batch import UNREADABLE, check_job, is_batch, output_paths
+    from serialkit.batch import check_job, is_batch, output_paths
     from serialkit.core.predicates import Rules
     from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
 
@@ -130,11 +130,8 @@ def check(
     if max_crossing > 1:
         raise click.BadParameter("must be at most 1", param_hint="--max-crossing")
     one_standard_output(report_path=report_path, as_json=as_json)
-    check_row_option(row_spec)  # a bad row is one error, not one per score
-    if rules_spec is not None and rules_spec != "generation":
-        from serialkit.check.profiles import profile_for
-
-        profile_for(rules_spec)  # an unknown profile or code is one error, not one per score
+    check_row_option(row_spec)  # a bad row, profile or code is one error, not one per score
+    check_rules_option(rules_spec)
     if report_path is not None:
         ensure_writable_file(report_path)
     if output is not None:
@@ -148,9 +145,7 @@ def check(
         code = run_and_report(check_job, sources, outputs, options, jobs=jobs, as_json=as_json,
                               report_path=report_path, line=_line)
         raise SystemExit(code)
-    outcome = next(run_batch(check_job, sources, outputs, options))
-    if outcome.status == UNREADABLE:
-        raise SerialkitError(str(outcome.error))
+    outcome = run_one(check_job, sources[0], outputs[0], options)
     data = outcome.record
     data.pop("output", None)
     if report_path is not None:

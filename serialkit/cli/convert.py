@@ -9,8 +9,14 @@ from typing import Any
 
 import click
 
-from serialkit.batch import UNREADABLE, Outcome, convert_job, is_batch, output_paths, run_batch
-from serialkit.cli._batch import gather, run_and_report
+from serialkit.batch import (
+    WRITES,
+    Outcome,
+    convert_job,
+    is_batch,
+    output_paths,
+)
+from serialkit.cli._batch import gather, into_directory, one_output, run_and_report, run_one
 from serialkit.cli._common import (
     echo_json,
     jobs_option,
@@ -22,7 +28,7 @@ from serialkit.cli._common import (
     report_option,
     write_report,
 )
-from serialkit.core.errors import ScoreWriteError, SerialkitError
+from serialkit.core.errors import ScoreWriteError
 
 
 def _writer_suffix(name: str) -> str:
@@ -38,7 +44,8 @@ def _writer_suffix(name: str) -> str:
 @click.argument("inputs", nargs=-1, required=True, metavar="IN...",
                 type=click.Path(path_type=str, allow_dash=True))
 @output_option("OUT file (its extension picks the format: .musicxml .xml .mxl .mei .mid .midi .json; "
-               "'-': standard output, give --to); for several inputs or a folder, a DIR (give --to).",
+               "'-': standard output, give --to); an existing DIR (give --to) gets the score under its "
+               "own name, as it gets each of several inputs or a folder's scores.",
                required=True, file_or_dir=True, stdout=True)
 @click.option(
     "--from", "in_format", default=None, metavar="FORMAT",
@@ -71,8 +78,8 @@ def convert(inputs: tuple[str, ...], output: Path, in_format: str | None, out_fo
     options: dict[str, Any] = {"from": in_format, "to": out_format}
     if report_path is not None:
         ensure_writable_file(report_path)
-    if (to_stdout or is_batch(inputs)) and out_format is None:
-        raise click.UsageError("give --to FORMAT with -o - or with several inputs (-o DIR)")
+    if (to_stdout or is_batch(inputs) or into_directory(output)) and out_format is None:
+        raise click.UsageError("give --to FORMAT with -o -, -o DIR or several inputs")
     one_standard_output(output=output, report_path=report_path, as_json=as_json)
     if is_batch(inputs):
         if to_stdout:
@@ -83,16 +90,18 @@ def convert(inputs: tuple[str, ...], output: Path, in_format: str | None, out_fo
         sources = gather(inputs, recursive)
         outputs = output_paths(sources, output, lambda _s: suffix)
         code = run_and_report(convert_job, sources, list(outputs), options, jobs=jobs, as_json=as_json,
-                              report_path=report_path, line=_line)
+                              report_path=report_path, line=_line, counts=WRITES)
         raise SystemExit(code)
+    sources = gather(inputs, recursive)
+    if into_directory(output):  # -o DIR: the score under its own name, as for several
+        assert out_format is not None
+        suffix = _writer_suffix(out_format)
+        output = one_output(sources[0], output, lambda _s: suffix) or output
     if not to_stdout:
         ensure_writable_file(output)
-    sources = gather(inputs, recursive)
     with tempfile.TemporaryDirectory(prefix="serialkit-convert-") as tmp:
         target = Path(tmp) / f"out{_writer_suffix(out_format)}" if to_stdout and out_format else output
-        outcome = next(run_batch(convert_job, sources, [target], options))
-        if outcome.status == UNREADABLE:
-            raise SerialkitError(str(outcome.error))
+        outcome = run_one(convert_job, sources[0], target, options, stand_in=target if to_stdout else None)
         if to_stdout:
             sys.stdout.buffer.write(target.read_bytes())
             sys.stdout.buffer.flush()

@@ -29,7 +29,7 @@ def panel_group() -> None:
 def build_cmd(run_dir: str, output: Path, key: str | None, raters: int, seed: int, pairs: str | None,
               max_items: int, no_audio: bool, as_json: bool) -> None:
     """Pair candidates of the same task across conditions, anonymise and render them blind."""
-    from serialkit.panel.build import build_packet, parse_pairs
+    from serialkit.panel.build import build_packet, packet_key, parse_pairs
 
     def show(done: int, total: int) -> None:
         click.echo(f"\rrendering candidates {done}/{total}", err=True, nl=done == total)
@@ -41,7 +41,7 @@ def build_cmd(run_dir: str, output: Path, key: str | None, raters: int, seed: in
         ensure_output_dir(output)
     else:
         ensure_writable_file(output)
-    ensure_writable_file(Path(key) if key else output.parent / f"{output.name}.key.json")
+    ensure_writable_file(packet_key(output, key))
     summary = build_packet(run_dir, out, key_path=key, raters=raters, seed=seed,
                            pairs=parse_pairs(pairs) if pairs else None, max_items=max_items,
                            audio=not no_audio, progress=show if is_tty() else None)

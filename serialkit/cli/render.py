@@ -12,7 +12,10 @@ from typing import Any
 
 import click
 
+from serialkit.cli._batch import into_directory, one_output
 from serialkit.cli._common import (
+    check_row_option,
+    check_rules_option,
     echo_json,
     jobs_option,
     json_option,
@@ -42,8 +45,8 @@ def input_path(score: Path) -> Iterator[Path]:
                 type=click.Path(path_type=str, allow_dash=True))
 @output_option(
     "Output file; .svg, .png, .pdf or .html picks the format (pages 2+ of SVG/PNG are written as "
-    "NAME-1.svg, NAME-2.svg, ...); '-' writes one file to standard output (give --to); for "
-    "several scores, a DIR (give --to) where each is written as NAME.FORMAT.",
+    "NAME-1.svg, NAME-2.svg, ...); '-' writes one file to standard output (give --to); an existing "
+    "DIR (give --to) gets the score as NAME.FORMAT, as it gets each of several scores.",
     required=True, stdout=True, file_or_dir=True,
 )
 @click.option(
@@ -110,6 +113,8 @@ def render_command(
     from serialkit.render.output import output_format
 
     one_format(output, fmt, {f: (f".{f}",) for f in ("svg", "png", "pdf")} | {"html": (".html", ".htm")})
+    check_row_option(row)  # a bad row, profile or code is one error, not one per score
+    check_rules_option(rules_spec)
     to_stdout = str(output) == "-"
     one_standard_output(output=output, report_path=report_path, as_json=as_json)
     if len(scores) > 1:
@@ -119,6 +124,10 @@ def render_command(
     score = Path(scores[0])
     if to_stdout and fmt is None:
         raise click.UsageError("-o - (standard output) needs --to svg|png|pdf|html")
+    if into_directory(output):  # -o DIR: the score under its own name, as for several
+        if fmt is None:
+            raise click.UsageError("give --to FORMAT with -o DIR")
+        output = one_output(_named(scores[0]), output, lambda _s: f".{fmt}") or output
     if blind and (check_report or certificate or row):
         click.echo("note: --blind ignores --check-report, --certificate and --row", err=True)
     if not to_stdout:
@@ -158,7 +167,7 @@ def render_command(
 def _render_several(scores: tuple[str, ...], output: Path, fmt: str | None, report_path: Path | None,
                     as_json: bool, jobs: int, options: dict[str, Any]) -> int:
     """Several scores, each into ``output``/NAME.FORMAT, as check and convert run several; the exit status."""
-    from serialkit.batch import STDIN, Source, output_paths, render_job
+    from serialkit.batch import STDIN, WRITES, Source, output_paths, render_job
     from serialkit.cli._batch import run_and_report
     from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
     from serialkit.io.stdin import read_stdin_bytes
@@ -174,13 +183,21 @@ def _render_several(scores: tuple[str, ...], output: Path, fmt: str | None, repo
     ensure_output_dir(output)
     if scores.count(STDIN) > 1:
         raise click.UsageError("'-' (standard input) can be given once")
-    # each SCORE as given: a folder is a `generate` run directory, not a folder of scores to scan
-    listed = [Source(STDIN, data=read_stdin_bytes(), relative=Path("stdin")) if s == STDIN
-              else Source(s, Path(s), relative=Path(Path(s).name)) for s in scores]
+    listed = [Source(STDIN, data=read_stdin_bytes(), relative=Path("stdin")) if s == STDIN else _named(s)
+              for s in scores]
     outputs = output_paths(listed, output, lambda _s: f".{fmt}")
     blind = bool(options["blind"])
     return run_and_report(render_job, listed, list(outputs), options, jobs=jobs, as_json=as_json,
-                          report_path=report_path, line=lambda outcome: _wrote(outcome.record, blind))
+                          report_path=report_path, line=lambda outcome: _wrote(outcome.record, blind), counts=WRITES)
+
+
+def _named(score: str) -> Any:
+    """A SCORE as given (``batch.Source``, without standard input's bytes): a folder is a `generate`
+    run directory, not a folder of scores to scan; its output is named after it."""
+    from serialkit.batch import STDIN, Source
+
+    return Source(STDIN, relative=Path("stdin")) if score == STDIN else Source(score, Path(score),
+                                                                               relative=Path(Path(score).name))
 
 
 def _wrote(data: dict[str, Any], blind: bool) -> str:

@@ -10,15 +10,13 @@ from typing import Any
 import click
 
 from serialkit.batch import (
-    UNREADABLE,
     Outcome,
     Source,
     is_batch,
     output_paths,
     repair_job,
-    run_batch,
 )
-from serialkit.cli._batch import gather, run_and_report
+from serialkit.cli._batch import gather, one_output, run_and_report, run_one
 from serialkit.cli._common import (
     EXIT_FAIL,
     EXIT_OK,
@@ -47,8 +45,8 @@ def register(cli: Any) -> None:
 @click.option("--convention", type=click.Choice(["relative", "absolute"]), default=None,
               help="Labelling convention (default: the score's own, else relative).")
 @output_option("The repaired score (one SCORE; '-': standard output, without certificate or review "
-               "page); for several scores or a folder, a DIR that gets each repaired score under its own "
-               "name, with its certificate and review page.", file_or_dir=True, stdout=True)
+               "page); an existing DIR, or for several scores or a folder a DIR, gets each repaired score "
+               "under its own name, with its certificate and review page.", file_or_dir=True, stdout=True)
 @click.option("--only", "only", multiple=True,
               type=click.Choice(["ROW", "ORDER", "COLL", "CROSS"], case_sensitive=False),
               help="Change only notes that findings of this code name (repeatable; default: every code the "
@@ -109,7 +107,7 @@ def repair(
     from serialkit.check.profiles import profile_for
     from serialkit.core.suggest import DEFAULT_THRESHOLD
     from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
-    from serialkit.repairing import output_suffix, validate_only
+    from serialkit.repairing import validate_only
 
     if not dry_run and output is None:
         raise click.UsageError("give -o/--output for the repaired score (or --dry-run)")
@@ -135,7 +133,7 @@ def repair(
     if batch:
         outputs: list[Path | None] = [None] * len(sources)
         if output is not None:  # two scores that would share an output name are refused, as check does
-            targets = output_paths(sources, output, lambda s: output_suffix(s.path) if s.path else Path(s.name).suffix)
+            targets = output_paths(sources, output, _out_suffix)
             stems: dict[Path, str] = {}
             for src, path in zip(sources, targets, strict=True):  # ben.mscz and ben.mid: one certificate
                 stem = path.with_name(path.name[: -len(path.suffix)] + ".certificate.json")
@@ -149,15 +147,14 @@ def repair(
         code = run_and_report(repair_job, sources, outputs, options, jobs=jobs, as_json=as_json,
                               report_path=report_path, line=_line, tail=_tail)
         raise SystemExit(code)
+    output = one_output(sources[0], output, _out_suffix)  # -o DIR: as for several scores
     if output is not None and not to_stdout and not dry_run:
         ensure_writable_file(output)  # an unwritable output is one error before any work
     with tempfile.TemporaryDirectory(prefix="serialkit-repair-") as tmp:
         target = None if dry_run else output
         if to_stdout and not dry_run:  # through a file of the input's format, then standard output
             target = Path(tmp) / f"repaired{_suffix(sources[0])}"
-        outcome = next(run_batch(repair_job, sources, [target], options))
-        if outcome.status == UNREADABLE:
-            raise SerialkitError(str(outcome.error))
+        outcome = run_one(repair_job, sources[0], target, options, stand_in=target if target != output else None)
         data = outcome.record
         if to_stdout and data["output"] is not None and target is not None:
             sys.stdout.buffer.write(target.read_bytes())
@@ -170,6 +167,13 @@ def repair(
     elif report_path is None or str(report_path) != "-":
         click.echo(_text(data), err=to_stdout)
     raise SystemExit(EXIT_OK if data["passed"] else EXIT_FAIL)
+
+
+def _out_suffix(source: Source) -> str:
+    """The extension of a source's repaired copy in ``-o DIR``: its own format's where repair writes it."""
+    from serialkit.repairing import output_suffix
+
+    return output_suffix(source.path) if source.path is not None else _suffix(source)
 
 
 def _suffix(source: Source) -> str:

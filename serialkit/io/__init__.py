@@ -74,18 +74,10 @@ def _reader_for(path: Path, head: bytes, fmt: str | None) -> Entry:
             return entry
     if sniffed:
         return sniffed[0]
-    from serialkit.io.sniff import root_name
+    from serialkit.io.sniff import not_a_score
 
-    root = root_name(head)
-    what = f"root element <{root}>" if root else "content"
-    known = ", ".join(
-        ext for e in readers for ext in e.meta.get("extensions", ())
-    )
-    raise ScoreReadError(
-        f"{path}:1: unknown score format ({what} is not MusicXML, MEI, MuseScore, MIDI, "
-        "Humdrum **kern, ABC or a JSON piece; "
-        f"readers know {known})"
-    )
+    known = ", ".join(ext for e in readers for ext in e.meta.get("extensions", ()))
+    raise not_a_score(str(path), head, known=f"readers know {known}")
 
 
 def score_format(path: str | os.PathLike[str]) -> str:

@@ -236,22 +236,26 @@ def annotate_tree(
     label_style: str = DEFAULT_LABELS,
     scan: Scan | None = None,
     declare: bool = True,
+    every_id: bool = True,
 ) -> etree._Element:
     """Apply annotations to a parsed MusicXML tree; returns the (partwise) root to write.
     ``declare``: give parts that declare no instrument a ``<score-instrument>`` (an annotated copy
-    does; a repair, which changes only the notes it corrects, does not)."""
+    does; a repair, which changes only the notes it corrects, does not). ``every_id``: write the
+    id the reader gave every note that has none (an annotated copy, every note labelled), or only
+    the annotated notes' (a repair: reading the copy back gives the others the same ids, and a
+    diff against the source shows only the changed notes)."""
     if label_style not in LABEL_STYLES:
         raise ScoreWriteError(f"label style {label_style!r} is not one of {', '.join(LABEL_STYLES)}")
     if scan is None:
         scan = scan_tree(tree, where)
-    element = {}
-    for el, raw in scan.elements:
-        element[raw.id] = el
-        if raw.id in scan.assigned:
-            el.set("id", raw.id)
+    element = {raw.id: el for el, raw in scan.elements}
     members = {  # a tied note's first id -> the ids of its noteheads (any other id: itself)
         chain[0].id: [n.id for n in chain] for chain in tie_chains(scan.parts) if len(chain) > 1
     }
+    named = scan.assigned if every_id else {n for e in annotations for n in members.get(e, [e])} & scan.assigned
+    for el, raw in scan.elements:
+        if raw.id in named:
+            el.set("id", raw.id)
     missing = [k for k in annotations if k not in element]
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
@@ -292,12 +296,16 @@ def annotate_tree(
 
 def serialize(root: etree._Element, tree: etree._ElementTree, ends: tuple[bytes, bytes] | None = None) -> bytes:
     """The document's bytes. With ``ends`` (``Scan.ends``: the source's bytes around its root) the
-    XML declaration, DOCTYPE, comments and final newline are the source's, byte for byte;
-    otherwise rebuilt from the parsed document (partwise only), ending with a newline."""
+    XML declaration, DOCTYPE, comments and final newline are the source's, byte for byte, and
+    the layout is the source's; otherwise a document serialkit built (from MEI, a MuseScore,
+    **kern or ABC score's MusicXML, a piece) rebuilt from the parsed document (partwise only),
+    indented two spaces an element a line — so that a later error's line number finds its
+    place — and ending with a newline."""
     same = root is tree.getroot()
     if same and ends is not None:
         body = etree.tostring(root, encoding=tree.docinfo.encoding or "UTF-8", xml_declaration=False)
         return ends[0] + (body if isinstance(body, bytes) else body.encode()) + ends[1]
+    etree.indent(root, space="  ")
     options: dict[str, Any] = {"xml_declaration": True, "encoding": "UTF-8"}
     doctype = getattr(tree.docinfo, "doctype", None) if same else None
     if doctype:

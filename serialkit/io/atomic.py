@@ -3,13 +3,33 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from serialkit.core.errors import ScoreWriteError
+from serialkit.core.errors import ScoreWriteError, SerialkitError
+
+
+@contextlib.contextmanager
+def named_as(names: Mapping[Path, str | os.PathLike[str]]) -> Iterator[None]:
+    """Errors raised in the block name the user's files, never the temporary files standing in for
+    them: each temporary path in a ``SerialkitError``'s message becomes the path (or ``-``) it
+    stands for, the error's kind kept (a repaired MIDI file read back from its staging folder is
+    named as OUT)."""
+    try:
+        yield
+    except SerialkitError as exc:
+        text = renamed = str(exc)
+        for tmp in sorted(names, key=lambda p: len(str(p)), reverse=True):
+            renamed = renamed.replace(str(tmp), os.fspath(names[tmp]))
+        if renamed == text:
+            raise
+        named = copy.copy(exc)
+        named.args = (renamed,)
+        raise named from None
 
 
 @contextlib.contextmanager
@@ -30,7 +50,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     tmp = Path(tmp_name)
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
     try:
-        yield tmp
+        with named_as({tmp: target}):
+            yield tmp
         try:
             os.replace(tmp, target)
         except OSError as exc:
@@ -69,7 +90,8 @@ def atomic_paths(*paths: str | os.PathLike[str]) -> Iterator[list[Path]]:
         raise _cannot(targets[0], parent, exc) from None
     try:
         staged = [stage / t.name for t in targets]
-        yield staged
+        with named_as(dict(zip(staged, targets, strict=True))):
+            yield staged
         mode = 0o666 & ~_umask()
         for tmp, target in zip(staged, targets, strict=True):
             if tmp.exists():

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from xml.sax.saxutils import escape
 
 from lxml import etree
@@ -60,11 +61,16 @@ class Edits:
     """What annotating adds to an MEI document, by element (document order of start tags):
     attributes to set and children (markup) to append."""
 
-    attrs: dict[int, dict[str, str]] = field(default_factory=dict)
+    attrs: dict[int, dict[str, str | None]] = field(default_factory=dict)
+    """Attributes to set (None: to take off), by element."""
     children: dict[int, list[bytes]] = field(default_factory=dict)
 
     def set(self, index: int, name: str, value: str) -> None:
         self.attrs.setdefault(index, {})[name] = value
+
+    def drop(self, index: int, name: str) -> None:
+        """Take the attribute ``name`` off (with the space before it)."""
+        self.attrs.setdefault(index, {})[name] = None
 
     def add(self, index: int, markup: bytes) -> None:
         self.children.setdefault(index, []).append(markup)
@@ -114,12 +120,14 @@ def plan_mei_edits(
         if spelling is None:
             raise ValueError("repitching MEI notes needs a spelling")
         raw_of = {raw.id: raw for _, raw in state.elements}
+        changed: dict[etree._Element, tuple[str, tuple[str, int, int]]] = {}
         for event_id, midi in pitches.items():
             ids = members.get(event_id, [event_id])
             shift = midi - raw_of[ids[0]].midi
             for k, nid in enumerate(ids):
-                _repitch(element[nid], raw_of[nid].midi - raw_of[nid].transposition + shift, k == 0,
-                         event_id, order, edits, spelling)
+                changed[element[nid]] = _repitch(element[nid], raw_of[nid].midi - raw_of[nid].transposition + shift,
+                                                 k == 0, event_id, order, edits, spelling)
+        _respell(state, changed, order, edits)
     for event_id, ann in annotations.items():
         ids = members.get(event_id, [event_id])
         note = element[ids[0]]
@@ -157,8 +165,9 @@ def plan_mei_edits(
 
 
 def _repitch(note: etree._Element, written: int, first: bool, event_id: str, order: Mapping[etree._Element, int],
-             edits: Edits, spelling: Spelling) -> None:
-    """Edits that write ``note`` at the written MIDI pitch ``written``."""
+             edits: Edits, spelling: Spelling) -> tuple[str, tuple[str, int, int]]:
+    """Edits that write ``note`` at the written MIDI pitch ``written``; its letter before, and
+    its letter, alteration and octave after (``_respell`` decides which accidental it shows)."""
     step = (note.get("pname.ges") or note.get("pname") or "c").upper()
     letter, alter, octave = spelling(event_id, step, written)
     at = order[note]
@@ -176,6 +185,74 @@ def _repitch(note: etree._Element, written: int, first: bool, event_id: str, ord
             edits.set(order[el], "accid.ges", value)
     if not first and holder.get("accid") is None and note.get("accid.ges") is None:
         edits.set(at, "accid.ges", value)  # a tied continuation carries its pitch unseen
+    return step, (letter, alter, octave)
+
+
+_KEEP = {"func": ("caution", "edit"), "enclose": ("paren", "brack")}
+"""Marks that make a shown MEI accidental deliberate (cautionary, editorial, bracketed): kept."""
+
+
+def _shown(note: etree._Element) -> tuple[etree._Element, str | None]:
+    """The element that shows ``note``'s accidental (its ``<accid>`` child when the note itself
+    has no ``@accid``) and the accidental shown, if any."""
+    child = next((c for c in note if local_name(c) == "accid"), None)
+    holder = child if child is not None and note.get("accid") is None else note
+    return holder, holder.get("accid")
+
+
+def _written_place(note: etree._Element) -> tuple[str, int]:
+    """A note's written letter and octave."""
+    step = (note.get("pname") or note.get("pname.ges") or "c").upper()
+    octave = note.get("oct") or note.get("oct.ges") or "4"
+    return step, int(float(octave)) if octave.strip().lstrip("-").replace(".", "", 1).isdigit() else 4
+
+
+def _respell(state: State, changed: Mapping[etree._Element, tuple[str, tuple[str, int, int]]],
+             order: Mapping[etree._Element, int], edits: Edits) -> None:
+    """Keep the accidentals shown in the bars of the repitched notes true (MEI's side of
+    ``serialkit.io.accidentals``, whose rule :func:`~serialkit.io.accidentals.needed` it shares):
+    per bar and staff, in the order the notes sound, a repitched note (``changed``: element → its
+    letter before, and its new spelling) shows its accidental when the bar needs one or when only
+    its alteration changed; any other note that now needs one gets ``@accid``, and one whose
+    accidental only the old pitch needed loses it (unless cautionary, editorial or bracketed).
+    A note's ``@accid.ges``, where it has one, keeps saying what it sounds."""
+    from serialkit.io.accidentals import Written, needed
+
+    groups: dict[tuple[Any, int], list[tuple[etree._Element, Any]]] = {}
+    for el, raw in state.elements:
+        groups.setdefault((_measure_of(el), raw.staff), []).append((el, raw))
+    for (measure, _staff), members in groups.items():
+        if measure is None or not any(el in changed for el, _ in members):
+            continue
+        members.sort(key=lambda m: (m[1].onset, order[m[0]]))
+        before, after = [], []
+        for el, raw in members:
+            key = state.keys.get(el, {})
+            step, octave = _written_place(el)
+            before.append(Written(step, octave, raw.alter, raw.tie_stop, key.get(step, 0)))
+            if el in changed:
+                _was, (letter, alter, new_octave) = changed[el]
+                after.append(Written(letter, new_octave, alter, raw.tie_stop, key.get(letter, 0)))
+            else:
+                after.append(before[-1])
+        for (el, _raw), w, need_before, need_now in zip(members, after, needed(before), needed(after), strict=True):
+            holder, shown = _shown(el)
+            if el in changed:
+                show = not w.tied and (need_now or changed[el][0] == w.step)
+            elif need_now == need_before:
+                continue
+            else:
+                show = need_now
+            value = _ACCID_VALUE.get(w.alter, "n")
+            if show:
+                edits.set(order[holder], "accid", value)
+                for carrier in {el, holder}:
+                    if carrier.get("accid.ges") is not None:
+                        edits.set(order[carrier], "accid.ges", value)
+            elif el in changed or (shown is not None and not any(holder.get(a) in v for a, v in _KEEP.items())):
+                edits.drop(order[holder], "accid")  # (a repitched note's: the one _repitch gave it)
+                if el.get("accid.ges") is None and holder.get("accid.ges") is None:
+                    edits.set(order[el], "accid.ges", value)  # what it sounds, said without showing it
 
 
 def _prefix(el: etree._Element) -> str:
@@ -238,13 +315,17 @@ def _indent_before(data: bytes, pos: int) -> bytes:
     return b"\n" + (lead if not lead.strip() else b"")
 
 
-def _set_attrs(data: bytes, m: re.Match[bytes], attrs: dict[str, str]) -> list[tuple[int, int, bytes]]:
+def _set_attrs(data: bytes, m: re.Match[bytes], attrs: dict[str, str | None]) -> list[tuple[int, int, bytes]]:
     out = []
     block_start, block_end = m.start(3), m.end(3)
     block = data[block_start:block_end]
     for name, value in attrs.items():
-        quoted = b'"' + escape(value, {'"': "&quot;"}).encode() + b'"'
         found = re.search(rb"(\s" + re.escape(name.encode()) + rb"\s*=\s*)(\"[^\"]*\"|'[^']*')", block)
+        if value is None:  # taken off, with the space before it
+            if found:
+                out.append((block_start + found.start(), block_start + found.end(), b""))
+            continue
+        quoted = b'"' + escape(value, {'"': "&quot;"}).encode() + b'"'
         if found:
             out.append((block_start + found.start(2), block_start + found.end(2), quoted))
         else:

@@ -356,3 +356,4 @@ def _note(
     )
     state.parts.notes.append(raw)
     state.elements.append((note, raw))
+    state.keys[note] = lay.info.key

@@ -27,9 +27,10 @@ def cannot_write(path: str | os.PathLike[str], exc: BaseException | str) -> Scor
 
 
 def _probe_dir(directory: Path, target: Path) -> None:
-    """Create ``directory`` if needed and prove a file can be created in it (root ignores modes)."""
+    """Create ``directory`` if needed (its parent must exist) and prove a file can be created in
+    it (root ignores modes)."""
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(exist_ok=True)
         fd, name = tempfile.mkstemp(prefix=".serialkit-probe.", dir=directory)
         os.close(fd)
         os.unlink(name)
@@ -50,27 +51,40 @@ def _created_dirs(directory: Path) -> list[Path]:
     return missing
 
 
+def _refuse_missing(directory: Path, target: Path) -> None:
+    """The one rule for every output: the directory it goes in must exist (``-o x/y.svg`` with no
+    folder ``x`` is an error naming ``x``, never a folder made silently by a typo); a folder
+    ``-o DIR`` itself is made, one level, like ``mkdir``."""
+    if directory.is_dir():
+        return
+    blocker = next((p for p in (directory, *directory.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise cannot_write(target, f"{blocker} is a file, not a directory")
+    raise cannot_write(target, f"no directory {directory}")
+
+
 def ensure_writable_file(path: str | os.PathLike[str]) -> Path:
-    """Check that ``path`` can be written as a file (``-`` is standard output, always fine)."""
+    """Check that ``path`` can be written as a file in an existing directory (``-`` is standard
+    output, always fine)."""
     target = Path(path)
     if os.fspath(path) == STDOUT:
         return target
     if target.is_dir():
         raise cannot_write(target, "is a directory")
     parent = target.parent if str(target.parent) else Path(".")
-    missing = _created_dirs(parent)
+    _refuse_missing(parent, target)
     _probe_dir(parent, target)
-    for d in missing:  # leave no empty directories behind: the writer makes them again
-        with contextlib.suppress(OSError):
-            d.rmdir()
     return target
 
 
 def ensure_output_dir(path: str | os.PathLike[str]) -> Path:
-    """Create (if needed) a directory that receives several outputs, and check it is writable."""
+    """Create (if needed: one level, its parent must exist) a directory that receives several
+    outputs, and check it is writable."""
     target = Path(path)
     if target.exists() and not target.is_dir():
         raise cannot_write(target, "is not a directory")
+    parent = target.parent if str(target.parent) else Path(".")
+    _refuse_missing(parent, target)
     _probe_dir(target, target)
     return target
 

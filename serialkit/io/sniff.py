@@ -91,9 +91,36 @@ def sniff_format(data: bytes) -> str:
         sniff = entry.meta.get("sniff")
         if callable(sniff) and sniff(head):
             return entry.name
-    root = root_name(head)
-    what = f"root element <{root}>" if root else "content"
-    raise ScoreReadError(
-        f"-:1: unknown score format ({what} is not MusicXML, MEI, MuseScore, MIDI, Humdrum **kern, "
-        "ABC or a JSON piece)"
-    )
+    raise not_a_score("-", head)
+
+
+SCORE_KINDS = "MusicXML, MEI, MuseScore, MIDI, Humdrum **kern, ABC or JSON-piece"
+"""What the readers read, as the error for a file that is none of them names them."""
+
+
+def content_of(head: bytes) -> str:
+    """What a file that is no score is, in a few words, from its first bytes: ``the file is
+    empty``, ``binary content``, ``its root element is <html>``, ``text, not XML``."""
+    text = ascii_view(head)  # UTF-16 markup read as such
+    body = text.removeprefix(_BOM)
+    if not body.strip():
+        return "the file is empty"
+    if body.lstrip()[:1] == b"<" and (root := root_name(head)):
+        return f"its root element is <{root}>"
+    sample = body[:4096]
+    try:
+        chars = sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(sample) - 4:  # not a character cut off at the end of the sample
+            return "binary content"
+        chars = sample[:exc.start].decode("utf-8")
+    if any(ord(c) < 32 and c not in "\t\n\r\f" for c in chars):  # control characters: not text
+        return "binary content"
+    return "text, not XML"
+
+
+def not_a_score(where: str, head: bytes, kinds: str = SCORE_KINDS, known: str | None = None) -> ScoreReadError:
+    """The one error for a file that is not a score (every command, every reader): ``FILE:1: not
+    a KINDS file (what it is; readers know EXTENSIONS)``."""
+    hint = f"; {known}" if known else ""
+    return ScoreReadError(f"{where}:1: not a {kinds} file ({content_of(head)}{hint})")

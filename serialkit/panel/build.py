@@ -112,6 +112,15 @@ def _task_brief(run_dir: Path, record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def packet_key(packet: str | os.PathLike[str], key_path: str | os.PathLike[str] | None) -> Path:
+    """Where the key of ``packet`` goes (default: PACKET.key.json beside it); never inside it."""
+    out = Path(packet)
+    key_file = Path(key_path) if key_path else out.parent / f"{out.name}.key.json"
+    if out.resolve() in key_file.resolve().parents:
+        raise PanelError(f"{key_file}: the key must be written outside the packet {out}")
+    return key_file
+
+
 def build_packet(run_dir: str | os.PathLike[str], packet: str | os.PathLike[str], *,
                  key_path: str | os.PathLike[str] | None = None, raters: int = 5, seed: int = 0,
                  pairs: Sequence[tuple[str, str]] | None = None, max_items: int = 24,
@@ -122,9 +131,7 @@ def build_packet(run_dir: str | os.PathLike[str], packet: str | os.PathLike[str]
     ``progress(done, total)`` is called after each candidate is rendered.
     """
     root, out = Path(run_dir), Path(packet)
-    key_file = Path(key_path) if key_path else out.parent / f"{out.name}.key.json"
-    if out.resolve() in key_file.resolve().parents:
-        raise PanelError(f"{key_file}: the key must be written outside the packet {out}")
+    key_file = packet_key(out, key_path)
     if raters < 1:
         raise PanelError(f"--raters must be at least 1, not {raters}")
     if out.exists() and any(out.iterdir()):

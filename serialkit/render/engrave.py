@@ -51,16 +51,41 @@ def read_source(path: str | Path) -> Source:
     data = read_bytes(p, MAX_SOURCE_BYTES)  # the readers' errors: no such file, too big, a folder
     if p.suffix.lower() == ".mxl":
         data = _mxl_member(p)
-    try:
-        root = etree.fromstring(data, _parser())
-    except etree.XMLSyntaxError as exc:
-        raise ScoreReadError(f"{p}:{exc.lineno or '?'}: not well-formed XML: {exc.msg}") from exc
+    elif not _looks_like_xml(data):
+        raise _not_engravable(p, data)
+    from serialkit.io.safety import parse_xml
+
+    root = parse_xml(data, str(p)).getroot()  # errors as every reader's: FILE:LINE: not well-formed XML
     tag = etree.QName(root).localname
     if tag in ("score-partwise", "score-timewise"):
         return Source("musicxml", data, root, p)
     if tag in ("mei", "music") and (etree.QName(root).namespace in (MEI_NS, None)):
         return Source("mei", data, root, p)
-    raise ScoreReadError(f"{p}: root element <{tag}> is neither MusicXML nor MEI")
+    raise _not_engravable(p, data)
+
+
+def _looks_like_xml(data: bytes) -> bool:
+    """Markup at the start (after a byte-order mark and white space; UTF-16 too)."""
+    from serialkit.io.safety import ascii_view
+
+    return ascii_view(data[:256]).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")
+
+
+def _not_engravable(p: Path, data: bytes) -> ScoreReadError:
+    """The error for a file render cannot engrave, worded as every reader's for a file that is no
+    score (``FILE:1: not a MusicXML or MEI file (…)``), naming the format it is when another
+    reader knows it (convert it first)."""
+    from serialkit.io.sniff import not_a_score
+    from serialkit.plugins import registry
+
+    head = data[: 1 << 16]
+    other = next((e.name for e in registry("readers") if callable(sniff := e.meta.get("sniff")) and sniff(head)),
+                 None)
+    hint = "render reads .musicxml, .xml, .mxl, .mei, a .json piece or a `serialkit generate` run directory"
+    if other is not None:
+        name = {"midi": "MIDI", "musescore": "MuseScore", "kern": "Humdrum **kern", "abc": "ABC"}.get(other, other)
+        hint = f"it is {name}: `serialkit convert {p.name} -o NAME.musicxml` first; " + hint
+    return not_a_score(str(p), head, "MusicXML or MEI", hint)
 
 
 def _mxl_member(p: Path) -> bytes:

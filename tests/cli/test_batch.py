@@ -17,6 +17,8 @@ from serialkit.batch import (
     FAILED,
     PASSED,
     UNREADABLE,
+    WRITES,
+    WRITTEN,
     Outcome,
     Source,
     Summary,
@@ -134,7 +136,8 @@ def test_convert_folder_one_output_per_input(folder: Path, tmp_path: Path) -> No
     shutil.rmtree(folder / "sub")
     result = CliRunner().invoke(cli, ["convert", str(folder), "--to", "musicxml", "-o", str(out), "--json"])
     lines = _lines(result.stdout)
-    assert lines[-1] == {"summary": {"scores": 3, "passed": 2, "failed": 0, "unreadable": 1}}
+    assert lines[-1] == {"summary": {"scores": 3, "written": 2, "unreadable": 1}}  # convert judges nothing
+    assert [line.get("status") for line in lines[:-1]].count("written") == 2
     assert result.exit_code == 2
     assert sorted(p.name for p in out.iterdir()) == ["clean.musicxml", "demo.musicxml"]
     for name in ("clean", "demo"):
@@ -180,6 +183,7 @@ def test_corpus_folder_json_lines(corpus: Path) -> None:
 
 
 statuses = st.lists(st.sampled_from([PASSED, FAILED, UNREADABLE]), max_size=30)
+written = st.lists(st.sampled_from([WRITTEN, UNREADABLE]), max_size=30)
 
 
 @given(statuses)
@@ -191,6 +195,18 @@ def test_summary_counts_and_exit_code(items: list[str]) -> None:
     assert data["scores"] == len(items) == data["passed"] + data["failed"] + data["unreadable"]
     expected = 2 if UNREADABLE in items else 1 if FAILED in items else 0
     assert summary.exit_code == expected
+
+
+@given(written)
+def test_a_writing_batch_counts_written_not_passed(items: list[str]) -> None:
+    """convert and render judge nothing: their summary says "written", never "passed" or "failed"."""
+    summary = Summary(counts=WRITES)
+    for i, status in enumerate(items):
+        summary.add(Outcome(f"s{i}", status))
+    data = summary.to_dict()
+    assert set(data) == {"scores", "written", "unreadable"}
+    assert data["scores"] == len(items) == data["written"] + data["unreadable"]
+    assert summary.exit_code == (2 if UNREADABLE in items else 0)
 
 
 def test_progress_bar_only_on_a_terminal(folder: Path) -> None:

@@ -104,6 +104,10 @@ def test_score_without_row_is_checked_on_the_row_its_music_shows(corpus: Path, n
 
 def test_report_file_is_written(tmp_path: Path, fixtures: Path) -> None:
     out_file = tmp_path / "sub" / "report.json"
+    code, _, err = _run(str(fixtures / "pieces" / "demo-piece.json"), "--report", str(out_file))
+    assert code == 2 and err == f"error: cannot write {out_file}: no directory {out_file.parent}\n"
+    assert not out_file.parent.exists()  # a missing folder is named, never made silently
+    out_file.parent.mkdir()
     code, _, _ = _run(str(fixtures / "pieces" / "demo-piece.json"), "--report", str(out_file))
     assert code == 1 and json.loads(out_file.read_text(encoding="utf-8"))["strict"] is False
 

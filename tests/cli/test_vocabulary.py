@@ -297,3 +297,24 @@ def test_help_documents_shell_completion() -> None:
     result = CliRunner().invoke(cli, ["--help"])
     assert "_SERIALKIT_COMPLETE" in result.stdout
     assert shutil.which(SERIALKIT) or Path(SERIALKIT).exists()
+
+
+@pytest.mark.parametrize("command,extra", [
+    ("check", ["-o", "{out}"]), ("annotate", ["-o", "{out}"]), ("repair", ["-o", "{out}"]),
+    ("render", ["--to", "svg", "-o", "{out}"]),
+])
+@pytest.mark.parametrize("option,value,words", [
+    ("--row", "C D", "error: --row 'C D': 2 pitch classes given"),
+    ("--rules", "XYZ", "error: --rules 'XYZ': unknown predicate XYZ"),
+])
+def test_a_bad_row_or_profile_is_one_error_before_any_score(command: str, extra: list[str], option: str,
+                                                            value: str, words: str, tmp_path: Path) -> None:
+    """--row and --rules mean the same in every command that takes them: a bad one is one line
+    naming the option, before any score is read or any folder made (annotate and render gave one
+    error per score and made -o DIR)."""
+    out = tmp_path / "out"
+    scores = [str(CLASSROOM / "anna.musicxml"), str(CLASSROOM / "ben.musicxml")]
+    result = CliRunner().invoke(cli, [command, *scores, option, value, *[a.format(out=out) for a in extra]])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith(words) and result.stderr.count("\n") == 1, result.stderr
+    assert not out.exists()

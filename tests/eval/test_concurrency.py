@@ -152,10 +152,11 @@ def test_unreadable_usage_still_counts_against_the_budget(tmp_path: Path, behavi
             assert status["prompt_tokens"] > 0 and status["cost"] > 0
 
 
-def test_max_cost_needs_a_price() -> None:
+def test_max_cost_needs_a_price(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["eval", "run", "builtin", "--proposer", "openai", "--model", "no-such-model",
-                                      "--max-cost", "1", "-o", "/nonexistent/never"])
+                                      "--max-cost", "1", "-o", str(tmp_path / "never")])
     assert result.exit_code == 2 and "no price for no-such-model" in result.stderr
+    assert not (tmp_path / "never").exists()
 
 
 def test_two_models_side_by_side(tmp_path: Path) -> None:

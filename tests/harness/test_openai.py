@@ -15,6 +15,7 @@ from serialkit.harness.proposers import openai as openai_module
 from serialkit.harness.proposers.errors import (
     EndpointAuthError,
     EndpointNotFound,
+    EndpointRefused,
     EndpointResponseError,
     EndpointServerError,
     EndpointTimeout,
@@ -182,14 +183,51 @@ def test_fatal_statuses_end_the_run_at_once(task: Any, tmp_path: Path, behaviour
     assert SECRET not in text and "sk-serialkit" not in text and "\n" not in text
 
 
-def test_unreachable_endpoint_is_an_error_at_once(task: Any) -> None:
-    proposer = OpenAIProposer(base_url="http://127.0.0.1:9/v1", timeout=0.5, max_retries=1)
+def test_a_refused_connection_is_said_so_and_not_retried(task: Any) -> None:
+    """Nobody listens at the endpoint: the error says the connection was refused and where, after
+    one try (outside tester: "connection after 3 tries: cannot connect" — a refusal is an answer,
+    the same each time; retrying it only waited)."""
+    proposer = OpenAIProposer(base_url="http://127.0.0.1:9/v1", timeout=0.5, max_retries=2)
     started = time.monotonic()
-    with pytest.raises(EndpointUnreachable) as info:
+    with pytest.raises(EndpointRefused) as info:
         run(dataclasses.replace(task, attempts=1), proposer=proposer)
     assert time.monotonic() - started < 5
-    assert "http://127.0.0.1:9/v1" in str(info.value) and "cannot connect" in str(info.value)
-    assert info.value.tries == 2
+    assert str(info.value).startswith("http://127.0.0.1:9/v1 (model ")
+    assert "): connection refused: nothing listens at 127.0.0.1:9 (is the server running?)" in str(info.value)
+    assert info.value.tries == 1 and info.value.kind == "connection" and info.value.fatal
+    assert "tries" not in str(info.value)
+
+
+def test_a_connection_dropped_without_an_answer_is_retried(task: Any) -> None:
+    """A server that accepts and hangs up is not a refusal: the SDK's retries stand, and the
+    message counts them."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    accepted = []
+
+    def hang_up() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            accepted.append(1)
+            conn.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    try:
+        proposer = OpenAIProposer(base_url=url, timeout=2, max_retries=1)
+        with pytest.raises(EndpointUnreachable) as info:
+            run(dataclasses.replace(task, attempts=1), proposer=proposer)
+    finally:
+        listener.close()
+    assert not isinstance(info.value, EndpointRefused) and info.value.tries == 2 == len(accepted)
+    assert "cannot connect" in str(info.value) and "after 2 tries" in str(info.value)
 
 
 def test_no_key_sends_no_authorization(task: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -95,3 +95,30 @@ def test_cli_convert_is_the_library_conversion(corpus: Path, tmp_path: Path, via
 
     assert body(out) == body(tmp_path / "lib.musicxml")
     assert "<dynamics" in out.read_text() and "<slur" in out.read_text()
+
+
+@pytest.mark.parametrize("command", [["convert"], ["annotate", "--row", "0 1 2 3 4 5 6 7 8 9 10 11"]])
+def test_musicxml_built_from_mei_is_one_element_a_line(command: list[str], fixtures: Path, tmp_path: Path) -> None:
+    """MusicXML serialkit builds (here from MEI) is indented, an element a line, so that an
+    error later found in it names the note's own line (outside tester: it was written on one
+    line, and every location was "line 2"); it still validates against the MusicXML XSD."""
+    import re
+
+    out = tmp_path / "a.musicxml"
+    result = CliRunner().invoke(cli, [command[0], str(fixtures / "scores" / "features.mei"), *command[1:],
+                                      "-o", str(out)])
+    assert result.exit_code in (0, 1), result.stderr
+    text = out.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    assert all(line.count("<") <= 2 for line in lines)  # at most one element (open and close) a line
+    assert lines[1].startswith("<score-partwise") and lines[2].startswith("  <")
+    assert musicxml_errors(out) == []
+    at = text.rfind("<step>")  # the last note's step, spoilt
+    step_line = text.count("\n", 0, at) + 1
+    bad = tmp_path / "bad.musicxml"
+    bad.write_text(text[:at] + "<step>H</step>" + text[at + len("<step>C</step>"):], encoding="utf-8")
+    check = CliRunner().invoke(cli, ["check", str(bad)])
+    found = re.match(rf"error: {re.escape(str(bad))}:(\d+): pitch step 'H'", check.stderr)
+    assert check.exit_code == 2 and found, check.stderr
+    line = int(found.group(1))
+    assert "<note" in lines[line - 1] and 0 <= step_line - line < 15  # the spoilt note's own line

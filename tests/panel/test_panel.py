@@ -41,6 +41,7 @@ def packet(run_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
     require_program("fluidsynth")
     tmp = tmp_path_factory.mktemp("packet")
     out, key = tmp / "packet", tmp / "secret" / "key.json"
+    key.parent.mkdir()  # a key's folder must exist, as for every output file
     proc = run_cli("panel", "build", str(run_dir), "-o", str(out), "--key", str(key), "--raters", "3",
                    "--seed", "11", "--max-items", "5", "--json")
     summary = json.loads(proc.stdout)

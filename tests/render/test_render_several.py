@@ -21,7 +21,8 @@ def test_several_scores_are_engraved_into_a_folder(tmp_path: Path, duet: Path) -
     assert result.exit_code == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line.get("source") for line in lines[:2]] == [str(duet), str(MEI)]
-    assert lines[-1] == {"summary": {"scores": 2, "passed": 2, "failed": 0, "unreadable": 0}}
+    assert lines[-1] == {"summary": {"scores": 2, "written": 2, "unreadable": 0}}
+    assert [line.get("status") for line in lines[:2]] == ["written", "written"]
     written = sorted(p.name for p in out.iterdir())
     assert written[0] == "duet.svg" and all(name.startswith(("duet", "features")) for name in written)
     assert any(name.startswith("features") for name in written)
@@ -33,7 +34,7 @@ def test_standard_input_is_one_of_several(tmp_path: Path, duet: Path) -> None:
                                 input=MEI.read_bytes())
     assert result.exit_code == 0, result.stderr
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["duet.pdf", "stdin.pdf"]
-    assert "2 scores: 2 passed" in result.stdout
+    assert "2 scores: 2 written, 0 unreadable" in result.stdout
 
 
 def test_one_unreadable_score_is_exit_2_and_the_rest_are_written(tmp_path: Path, duet: Path) -> None:
@@ -60,3 +61,16 @@ def test_several_scores_refuse_what_belongs_to_one(tmp_path: Path, duet: Path) -
         assert result.exit_code == 2, (case, result.output)
         assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), (case, result.stderr)
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+def test_a_score_with_violations_is_written_not_passed(tmp_path: Path, duet: Path) -> None:
+    """The summary says what happened to each score (written), never a verdict it did not give
+    (outside tester: "2 passed" for scores whose pages show violations)."""
+    copy = tmp_path / "b.musicxml"
+    shutil.copy(duet, copy)
+    result = CliRunner().invoke(cli, ["render", str(duet), str(copy), "--to", "svg", "-o", str(tmp_path / "o"),
+                                      "--row", "0 1 2 3 4 5 6 7 8 9 10 11"])
+    assert result.exit_code == 0, result.output
+    assert "violation" in result.stdout  # the pages mark violations...
+    summary = result.stdout.strip().splitlines()[-1]
+    assert summary == "2 scores: 2 written, 0 unreadable"  # ...and the summary gives no verdict

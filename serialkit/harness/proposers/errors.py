@@ -20,6 +20,8 @@ class EndpointError(ProposerError):
     kind = "server"
     #: the experiment cannot go on against this endpoint (every run would fail the same way)
     fatal = False
+    #: what the message says went wrong where no HTTP status says it (default: the kind)
+    what = ""
 
     def __init__(self, endpoint: str, detail: str, status: int | None = None, tries: int = 1,
                  model: str | None = None) -> None:
@@ -32,7 +34,7 @@ class EndpointError(ProposerError):
         super().__init__(self._text())
 
     def _text(self) -> str:
-        status = f"HTTP {self.status}" if self.status else self.kind
+        status = f"HTTP {self.status}" if self.status else self.what or self.kind
         model = f" (model {self.model})" if self.model else ""
         tries = f" after {self.tries} tries" if self.tries > 1 else ""
         return f"{self.endpoint}{model}: {status}{tries}: {self.detail}"
@@ -82,6 +84,13 @@ class EndpointUnreachable(EndpointError):
     fatal = True
 
 
+class EndpointRefused(EndpointUnreachable):
+    """The connection was refused: nothing listens at the endpoint's host and port. Not retried
+    (a refusal is an answer, and the same one each time)."""
+
+    what = "connection refused"
+
+
 class EndpointServerError(EndpointError):
     """5xx (or 408/409) until the retries were used up."""
 
@@ -102,7 +111,7 @@ class EndpointResponseError(EndpointError):
 
 
 __all__ = [
-    "KINDS", "EndpointAuthError", "EndpointError", "EndpointNotFound", "EndpointRateLimited",
+    "KINDS", "EndpointAuthError", "EndpointError", "EndpointNotFound", "EndpointRateLimited", "EndpointRefused",
     "EndpointRequestError", "EndpointResponseError", "EndpointServerError", "EndpointTimeout",
     "EndpointUnreachable",
 ]

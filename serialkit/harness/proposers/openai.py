@@ -3,7 +3,9 @@
 ``OpenAIProposer`` asks one chat completion per call: JSON-schema structured output where the
 server offers it (prose with JSON extraction where it answers 400 to ``response_format``), seed
 and temperature forwarded, usage from the response. The SDK retries 408/409/429/5xx, timeouts and
-connection errors itself (``max_retries``, honouring ``Retry-After``); an event hook on its HTTP
+connection errors itself (``max_retries``, honouring ``Retry-After``) — but not a refused
+connection, which its transport turns into an error at once (nothing listens there: trying again
+only waits); an event hook on its HTTP
 client counts every try and passes it through the endpoint's limits. What the server cannot
 answer ends the call with an :class:`~serialkit.harness.proposers.errors.EndpointError` (an error
 of the environment, never a verdict about the candidate).
@@ -37,6 +39,7 @@ from serialkit.harness.proposers.errors import (
     EndpointError,
     EndpointNotFound,
     EndpointRateLimited,
+    EndpointRefused,
     EndpointRequestError,
     EndpointResponseError,
     EndpointServerError,
@@ -280,6 +283,68 @@ def _url(base_url: str | None) -> str:
     return url
 
 
+def refused(exc: BaseException) -> bool:
+    """True when ``exc`` (or what caused it) is a refused connection."""
+    import errno
+
+    seen: BaseException | None = exc
+    for _ in range(20):  # a cause chain, never a cycle
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionRefusedError) or getattr(seen, "errno", None) == errno.ECONNREFUSED:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _refusing_transport(client_cls: Any, asynchronous: bool) -> Any:
+    """The SDK's default transport, wrapped so that a refused connection raises the SDK's own
+    ``APIConnectionError`` at once: the SDK passes its own errors on without retrying (it
+    retries every other failure to connect)."""
+    import importlib
+
+    import openai
+
+    base = next(c for c in client_cls.__mro__ if c.__name__ in ("Client", "AsyncClient"))
+    httpx = importlib.import_module(base.__module__.split(".")[0])  # httpx, or the SDK's httpx2
+    inner = (httpx.AsyncHTTPTransport if asynchronous else httpx.HTTPTransport)(
+        limits=getattr(openai, "DEFAULT_CONNECTION_LIMITS", None) or httpx.Limits())
+
+    def refusal(exc: Exception, request: Any) -> Exception | None:
+        return openai.APIConnectionError(message="Connection refused.", request=request) if refused(exc) else None
+
+    if asynchronous:
+        class _Async(httpx.AsyncBaseTransport):  # type: ignore[name-defined,misc]
+            async def handle_async_request(self, request: Any) -> Any:
+                try:
+                    return await inner.handle_async_request(request)
+                except Exception as exc:
+                    error = refusal(exc, request)
+                    if error is None:
+                        raise  # anything else: the SDK's to retry, as it always did
+                    raise error from exc
+
+            async def aclose(self) -> None:
+                await inner.aclose()
+
+        return _Async()
+
+    class _Sync(httpx.BaseTransport):  # type: ignore[name-defined,misc]
+        def handle_request(self, request: Any) -> Any:
+            try:
+                return inner.handle_request(request)
+            except Exception as exc:
+                error = refusal(exc, request)
+                if error is None:
+                    raise  # anything else: the SDK's to retry, as it always did
+                raise error from exc
+
+        def close(self) -> None:
+            inner.close()
+
+    return _Sync()
+
+
 def _make_client(asynchronous: bool, base_url: str, timeout: float, max_retries: int) -> Any:
     import openai
 
@@ -287,10 +352,12 @@ def _make_client(asynchronous: bool, base_url: str, timeout: float, max_retries:
     hooks: dict[str, list[Any]]
     if asynchronous:
         hooks = {"request": [_async_request_hook], "response": [_async_response_hook]}
-        http: Any = openai.DefaultAsyncHttpxClient(event_hooks=hooks)
+        http: Any = openai.DefaultAsyncHttpxClient(
+            event_hooks=hooks, transport=_refusing_transport(openai.DefaultAsyncHttpxClient, True))
     else:
         hooks = {"request": [_sync_request_hook], "response": [_sync_response_hook]}
-        http = openai.DefaultHttpxClient(event_hooks=hooks)
+        http = openai.DefaultHttpxClient(event_hooks=hooks,
+                                         transport=_refusing_transport(openai.DefaultHttpxClient, False))
     # connecting may take at most 5 s (an unreachable host is not silent for minutes)
     options: dict[str, Any] = {
         "base_url": base_url, "max_retries": max_retries, "http_client": http,
@@ -452,6 +519,11 @@ class OpenAIProposer:
             return EndpointRequestError(where, f"request refused ({text})", status, tries, model)
         if isinstance(exc, openai.APITimeoutError):
             return EndpointTimeout(where, f"no answer within {self.timeout:g} s", None, tries, model)
+        if isinstance(exc, openai.APIConnectionError) and refused(exc):
+            url = exc.request.url  # the SDK's request: where the connection was refused
+            port = url.port or (443 if url.scheme == "https" else 80)
+            return EndpointRefused(where, f"nothing listens at {url.host}:{port} (is the server running?)",
+                                   None, tries, model)
         if isinstance(exc, openai.APIConnectionError):
             return EndpointUnreachable(where, f"cannot connect ({redact(_cause(exc))})", None, tries, model)
         if isinstance(exc, ValueError):  # a 200 whose body is not JSON
@@ -549,9 +621,9 @@ def _server_message(exc: Any) -> str:
 def _cause(exc: BaseException) -> str:
     """The innermost cause's message (e.g. 'Connection refused')."""
     inner: BaseException = exc
-    while inner.__cause__ is not None or inner.__context__ is not None:
-        nxt = inner.__cause__ or inner.__context__
-        assert nxt is not None
+    seen = {id(exc)}
+    while (nxt := inner.__cause__ or inner.__context__) is not None and id(nxt) not in seen:  # never a cycle
+        seen.add(id(nxt))
         inner = nxt
     text = str(inner) or type(inner).__name__
     return " ".join(text.split())[:200]

@@ -1,0 +1,75 @@
+"""-o means the same in every command that writes a score (outside tester, issue 15's round):
+an existing directory gets one score under its own name, as it gets each of several; a missing
+directory is an error naming it (exit 2, nothing made), never a folder made silently."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from serialkit.cli import cli
+from tests.conftest import FIXTURES
+from tests.planted import EXERCISE_ROW
+
+BEN = FIXTURES / "classroom" / "ben.musicxml"  # a dropped sharp: repair writes a copy
+
+COMMANDS = {  # command → its arguments besides SCORE and -o, and the name one score gets in -o DIR
+    "render": (["--to", "svg"], "ben.svg"),
+    "convert": (["--to", "mei"], "ben.mei"),
+    "annotate": (["--row", EXERCISE_ROW], "ben.musicxml"),
+    "repair": (["--row", EXERCISE_ROW], "ben.musicxml"),
+    "check": ([], "ben.musicxml.json"),
+}
+
+
+def _invoke(args: list[str]) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, args)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_an_existing_directory_gets_one_score_as_it_gets_several(command: str, tmp_path: Path) -> None:
+    extra, name = COMMANDS[command]
+    score = tmp_path / "ben.musicxml"
+    shutil.copy(BEN, score)
+    one, several = tmp_path / "one", tmp_path / "several"
+    one.mkdir()
+    code, _, err = _invoke([command, str(score), *extra, "-o", str(one)])
+    assert code in (0, 1) and err.count("error:") == 0, err
+    assert name in {p.name for p in one.iterdir()}
+    other = tmp_path / "other" / "anna.musicxml"
+    other.parent.mkdir()
+    shutil.copy(FIXTURES / "classroom" / "anna.musicxml", other)
+    code, _, err = _invoke([command, str(score), str(other), *extra, "-o", str(several)])
+    assert code in (0, 1), err
+    assert {p.name for p in one.iterdir()} <= {p.name for p in several.iterdir()}  # the same names
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_missing_directory_is_named_and_not_made(command: str, tmp_path: Path) -> None:
+    extra, name = COMMANDS[command]
+    missing = tmp_path / "no" / "such"
+    target = missing if command == "check" else missing / name  # check's -o is a folder
+    code, out, err = _invoke([command, str(BEN), *extra, "-o", str(target)])
+    assert code == 2, (out, err)
+    assert err == f"error: cannot write {target}: no directory {target.parent}\n"
+    assert out == "" and not (tmp_path / "no").exists()
+
+
+@pytest.mark.parametrize("command", ["render", "convert"])
+def test_a_directory_needs_the_format(command: str, tmp_path: Path) -> None:
+    code, _, err = _invoke([command, str(BEN), "-o", str(tmp_path)])
+    assert code == 2 and "give --to FORMAT" in err and "-o DIR" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_one_score_into_a_directory_never_overwrites_its_source(tmp_path: Path) -> None:
+    score = tmp_path / "ben.musicxml"
+    shutil.copy(BEN, score)
+    before = score.read_bytes()
+    code, _, err = _invoke(["annotate", str(score), "--row", EXERCISE_ROW, "-o", str(tmp_path)])
+    assert code == 2 and "refusing to overwrite the source score" in err
+    assert score.read_bytes() == before
