@@ -16,7 +16,7 @@ measured against the original:
 Copies whose repair changed a correct note are listed after the table. The tuning set (seeds 0-3)
 and a held-out set (seeds 100-102, never looked at while tuning) are printed separately. Run:
 ``.venv/bin/python bench/bench_repair_sweep.py [tuning|heldout|both] [KIND,...]`` (exit 1 when a
-correct note was changed in the tuning set).
+correct note was changed, or a repair crashed, in the tuning set).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def main() -> int:
 
 def repair(ex: Exercise, tmp: Path) -> tuple[bool, bool, dict[str, int], bool]:
     """(the copy fails the check, the repair restores exactly the original, the pitches the
-    repair wrote by note, the repair passes the check)."""
+    repair wrote by note, the repair passes the check). Raises what the repair raises."""
     path = tmp / "exercise.json"
     save_piece(ex.piece, path)
     result = repair_score(path, ex.row, dry_run=True, review=False)
@@ -67,13 +67,18 @@ def measure(seeds: tuple[int, ...], kinds: tuple[str, ...]) -> int:
     cpu = time.process_time()
     rows: dict[str, list[tuple[bool, int, bool]]] = defaultdict(list)
     harmed: list[str] = []
+    crashed: list[str] = []
     total = 0
     with tempfile.TemporaryDirectory(prefix="bench-sweep-") as tmp:
         for seed in seeds:
             print(f"  {piece(seed)[2]}")
             for ex in exercises(seed, kinds):
                 total += 1
-                failing, exact, wrote, passed = repair(ex, Path(tmp))
+                try:
+                    failing, exact, wrote, passed = repair(ex, Path(tmp))
+                except Exception as exc:  # a crash is a finding of the adversary, not the end of the run
+                    crashed.append(f"{ex.name}: {type(exc).__name__}: {exc}")
+                    continue
                 if not failing:
                     continue
                 wrong = sorted(e for e in wrote if e not in ex.original)
@@ -93,11 +98,14 @@ def measure(seeds: tuple[int, ...], kinds: tuple[str, ...]) -> int:
         print(f"{key:8s} {n:8d} {sum(e for e, _, _ in got) / n:7.1%} {sum(w for _, w, _ in got):16d} "
               f"{sum(p for _, _, p in got) / n:8.1%}")
     print(f"copies: {total} ({total - len(rows.get('all', []))} pass the check as altered)")
+    print(f"repairs that crashed ({len(crashed)}):")
+    for line in crashed:
+        print(f"  {line}")
     print(f"repairs that changed a correct note ({len(harmed)}):")
     for line in harmed:
         print(f"  {line}")
     print(f"CPU time: {(time.process_time() - cpu) / 60:.1f} min")
-    return sum(w for _, w, _ in rows.get("all", []))
+    return sum(w for _, w, _ in rows.get("all", [])) + len(crashed)
 
 
 def _name(midi: int) -> str:
