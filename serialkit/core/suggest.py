@@ -53,11 +53,13 @@ from serialkit.core.suggest_trouble import (
     _REACH,
     _candidates,
     _doubled,
+    _doubled_in_holes,
     _Hole,
     _nearby,
     _read_elsewhere,
     _roughness,
     _shape,
+    _short,
     _spots,
     _statements,
     _trouble_holes,
@@ -81,6 +83,9 @@ __all__ = [
 # How often each kind of error happens, relative to one another (engraving and copying habits).
 _PRIOR = {"accidental": 1.0, "third": 0.55, "step": 0.3, "swap": 0.8, "other": 0.05}
 
+_SHIFTS = (1, -1, 3, -3, 4, -4, 2, -2)
+"""The changes tried on a note the analysis reports, by error model (accidental, third, step)."""
+
 # A correction after which the note only repeats a position is weaker than one where it holds one.
 _REPEAT = 0.5
 
@@ -93,6 +98,16 @@ gained per one it removes)."""
 _DISPLACE = 0.25
 """The weight kept per note that held a position and is only a repeat after the change (its
 position taken by the changed note): a wrong note's correction gives positions back."""
+
+
+_SHORT = 0.5
+"""The weight kept per position a correction leaves the statements lacking or holding twice
+(``_short`` plus ``_shape``), up to ``_SHORT_CAP`` of them (and gained per one it gives back): of
+two corrections that explain the same notes, the one that completes the statement is meant — the
+other takes a correct note off its place, as a wrong note read as a repeat of its neighbour then
+lets the statement stop short of the correct note's position."""
+
+_SHORT_CAP = 2
 
 
 _KEEP_WEIGHT = 4.0
@@ -141,6 +156,8 @@ class _Reading:
     """Where the trouble is (``_spots``): ``badness`` is their weight."""
     held: frozenset[str]
     """The notes holding a position of a statement (not repeats)."""
+    short: int = 0
+    """The positions the statements lack, at their ends too (``_short``)."""
 
     def near(self, lo: Fraction, hi: Fraction) -> int:
         """The weight of the trouble between ``lo`` and ``hi``."""
@@ -182,7 +199,8 @@ class Readings:
         spots = tuple(_spots(analysis, piece, holes))
         reading = _Reading(analysis, sum(w for _a, _b, w in spots), _roughness(analysis, piece),
                            _shape(analysis), holes, spots,
-                           frozenset(e for st in analysis.statements for e in st.event_ids if e is not None))
+                           frozenset(e for st in analysis.statements for e in st.event_ids if e is not None),
+                           _short(analysis))
         with self._lock:
             self._seen[key] = reading
             while len(self._seen) > self.size:
@@ -267,7 +285,7 @@ def suggest(
         event = events[eid]
         for weight, s in _candidates(event, stmts, events, analysis, piece):
             add(_Cand(eid, {e.event_id: e.after for e in s.edits}, s.model, weight))
-        for shift in (1, -1, 3, -3, 4, -4):
+        for shift in _SHIFTS:
             midi = event.midi + shift
             add(_Cand(eid, {eid: midi}, error_model(event.midi, midi)))
         voice = by_voice.get(event.voice, [])
@@ -277,7 +295,12 @@ def suggest(
                 other = voice[j]
                 if other.onset != event.onset and other.pc != event.pc:
                     add(_Cand(eid, in_register(event, other), "swap"))
-    for h in _trouble_holes(analysis, events):
+    holes = _trouble_holes(analysis, events)
+    for eid in _doubled_in_holes(analysis, holes):  # a wrong note read as a repeat of its statement
+        if eid in events and eid not in reported:
+            for shift in _SHIFTS:
+                add(_Cand(eid, {eid: events[eid].midi + shift}, error_model(events[eid].midi, events[eid].midi + shift)))
+    for h in holes:
         for e in order[bisect.bisect_left(onsets, h.lo):bisect.bisect_right(onsets, h.hi)]:
             midi = _nearest(e.midi, h.want)
             model = error_model(e.midi, midi)
@@ -342,7 +365,8 @@ def suggest(
             continue  # every note was read: filling one hole of a statement still missing others only moves holes
         displaced = sum(1 for e in before.held - reading.held if e not in c.edits and after.tags.get(e) is not None)
         c.weight = (_PRIOR[c.model] * 4.0 ** min(gain, 200) * (1.0 + c.local) * (1.0 if holds else _REPEAT)
-                    * _ROUGH ** (reading.roughness - before.roughness) * _DISPLACE ** displaced)
+                    * _ROUGH ** (reading.roughness - before.roughness) * _DISPLACE ** displaced
+                    * _SHORT ** _clamp(reading.short + reading.shape - before.short - before.shape, _SHORT_CAP))
         if c.suspect:  # never more than a third of the confidence
             c.weight = min(c.weight * 2.0 ** max(plainer, 0), _KEEP_WEIGHT / 2)
         if moved:  # as much trouble is left elsewhere: never confident (a repair needs less trouble)
@@ -389,6 +413,10 @@ def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis) -> bool
         if match is not None and others & set(match.members) and match.event_ids[tag.position] is None:  # type: ignore[union-attr]
             return True
     return False
+
+
+def _clamp(n: int, cap: int) -> int:
+    return max(-cap, min(cap, n))
 
 
 def _rivals(verified: Mapping[str, list[_Cand]], index: Mapping[str, int]) -> dict[str, float]:

@@ -10,7 +10,7 @@ Standard library only.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -164,11 +164,15 @@ class _Hole:
 def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hole]:
     """Every hole in a statement: a position missing between two found notes, or before the
     first / after the last found note when the piece goes on long enough there to have held it
-    (a statement an excerpt cuts off at its start or end has no hole)."""
+    (a statement an excerpt cuts off at its start or end has no hole) — or, the piece too short
+    there, when an unexplained note sounds right beside the statement's first or last own note in
+    its voice: the position next to that note (missing, or borrowed from a neighbouring
+    statement), which the unexplained note may be, miswritten (a wrong first or last note)."""
     if not events:
         return []
     start = min(e.onset for e in events.values())
     end = max(e.onset for e in events.values())
+    _loose_beside = _loose_beside_in(analysis, events)
     out: list[_Hole] = []
     for s in analysis.statements:
         found = [(p, events[e]) for p, e in enumerate(s.event_ids) if e is not None and e in events]
@@ -187,9 +191,38 @@ def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hol
         ioi = max((b.onset - a.onset) / max(1, last - first), Fraction(1, 4))
         if first and a.onset - start >= 4 * ioi * first:
             out += [hole(k, a.onset - 2 * ioi * first, a.onset, a) for k in range(first)]
+        else:  # the statement's first own note (a position before it missing, or borrowed)
+            k, own = next(((p, e) for p, e in found if e.id not in s.elided), (0, a))
+            if k and (u := _loose_beside(own, -1, ioi)) is not None:
+                out.append(hole(k - 1, u.onset, own.onset, own))
         if last < 11 and end - b.onset >= 4 * ioi * (11 - last):
             out += [hole(k, b.onset, b.onset + 2 * ioi * (11 - last), b) for k in range(last + 1, 12)]
+        else:
+            k, own = next(((p, e) for p, e in reversed(found) if e.id not in s.elided), (11, b))
+            if k < 11 and (u := _loose_beside(own, 1, ioi)) is not None:
+                out.append(hole(k + 1, own.onset, u.onset, own))
     return out
+
+
+def _loose_beside_in(analysis: Analysis, events: Mapping[str, Event]) -> Callable[[Event, int, Fraction], Event | None]:
+    """``_loose_beside(edge, side, ioi)``: the unexplained note right before (``side`` -1) or
+    after (1) ``edge`` in its voice, within two of the statement's steps ``ioi``; else None."""
+    loose = [events[e] for e in analysis.unexplained if e in events]
+    lines: dict[str, list[Event]] = {}
+    if loose:
+        for e in sorted(events.values(), key=lambda e: (e.onset, e.id)):
+            lines.setdefault(e.voice, []).append(e)
+    place = {e.id: k for line in lines.values() for k, e in enumerate(line)}
+    ids = {e.id for e in loose}
+
+    def beside(edge: Event, side: int, ioi: Fraction) -> Event | None:
+        if not ids or edge.id not in place:
+            return None
+        line, k = lines[edge.voice], place[edge.id] + side
+        if not 0 <= k < len(line) or line[k].id not in ids or abs(line[k].onset - edge.onset) > 2 * ioi:
+            return None
+        return line[k]
+    return beside
 
 
 def _read_elsewhere(analysis: Analysis, events: Mapping[str, Event], holes: Sequence[_Hole] | None = None) -> set[str]:
@@ -412,6 +445,28 @@ def _doubled(analysis: Analysis, events: Mapping[str, Event], reported: Mapping[
     return list(out)
 
 
+def _doubled_in_holes(analysis: Analysis, holes: Sequence[_Hole]) -> list[str]:
+    """The notes of a statement with a hole (``holes``: ``_trouble_holes``) that hold a position
+    twice — the note holding it and its repeat. A wrong note can turn a statement into another
+    form's reading that takes it as a position the row's next note repeats (Webern's Op. 27 with
+    its pickup G#3 written A3 reads as P6 from the A, the A4 after it a repeat): either of the two
+    may be the wrong note, though the hole the misreading leaves lies elsewhere."""
+    troubled = {h.members for h in holes}
+    out: dict[str, None] = {}
+    for s in analysis.statements:
+        if not s.repeats or frozenset(e for e in s.event_ids if e is not None) not in troubled:
+            continue
+        for r in s.repeats:
+            tag = analysis.tags.get(r)
+            if tag is None or tag.statement != s.id:
+                continue
+            holder = s.event_ids[tag.position]
+            for eid in (holder, r):
+                if eid is not None:
+                    out[eid] = None
+    return list(out)
+
+
 def _fits_between(s: Statement, q: int, e: Event, events: Mapping[str, Event]) -> bool:
     """The note's time lies between the notes holding the nearest positions before and after
     ``q`` in the statement (either end open)."""
@@ -445,6 +500,12 @@ def _shape(analysis: Analysis) -> int:
     """Notes statements hold twice: repeats of a position and notes borrowed from another
     statement (elided)."""
     return sum(len(s.repeats) + len(s.elided) for s in analysis.statements)
+
+
+def _short(analysis: Analysis) -> int:
+    """Positions the statements lack, between their notes and at their ends (a statement an
+    excerpt cuts off lacks its ends alike before and after any correction)."""
+    return sum(12 - s.found for s in analysis.statements)
 
 
 def _roughness(analysis: Analysis, piece: Piece) -> int:
