@@ -50,6 +50,18 @@ def test_a_correct_last_note_is_never_corrected_for_the_wrong_note_before_it(tmp
     assert passed
 
 
+def test_a_correct_first_note_is_not_taken_for_the_last_note_of_the_statement_before(tmp_path: Path) -> None:
+    """The tester's P0 ending E A written E E (the A as its previous note's pitch), I5 starting on
+    F after it: changing the correct F to A completes P0 and lets I5 borrow an F from P0 far back
+    (out of its line) — the F is taken off its place. The E is the wrong note (a fourth off: no
+    common copying error, but the only change that gives every statement its own notes)."""
+    ex = _exercise("0/fln11/prev")
+    wrote, passed = _repaired(ex, tmp_path)
+    assert "fln12" not in wrote
+    assert wrote == ex.original
+    assert passed
+
+
 @pytest.mark.parametrize("name", ["0/fln0/step", "0/fln47/step", "0/fln24/step", "0/fln23/step"])
 def test_a_wrong_note_a_step_off_at_a_statements_edge_is_restored(tmp_path: Path, name: str) -> None:
     """A whole tone off (D written for C) on a statement's first or last note: the statement reads

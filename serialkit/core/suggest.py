@@ -400,7 +400,10 @@ def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis) -> bool
     (the one sharing most of its other notes, same form) lacks that position. It trades one
     position for another, as when a correct piece's analysis leaves holes that moving a correct
     note to a neighbouring position eases; a wrong note read as a position leaves it to the note
-    meant for it."""
+    meant for it. A position lent to it by another statement's note (elided) after the change is
+    taken from it too: a correct first note changed to continue the statement before it (that
+    statement's last note written as its previous note's pitch) leaves its own statement to
+    borrow its pitch class from a note far off."""
     stated = {s.id: s for s in before.statements}
     for eid in edits:
         tag = before.tags.get(eid)
@@ -410,7 +413,10 @@ def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis) -> bool
         others = set(home.members) - edits.keys()
         match = max((s for s in after.statements if s.form == home.form), default=None,
                     key=lambda s: len(others & set(s.members)))
-        if match is not None and others & set(match.members) and match.event_ids[tag.position] is None:  # type: ignore[union-attr]
+        if match is None or not others & set(match.members):
+            continue
+        now = match.event_ids[tag.position]  # type: ignore[union-attr]
+        if now is None or now in match.elided and now not in home.elided:
             return True
     return False
 
