@@ -62,6 +62,16 @@ def test_a_correct_first_note_is_not_taken_for_the_last_note_of_the_statement_be
     assert passed
 
 
+def test_a_correct_last_note_is_not_moved_into_the_next_statement(tmp_path: Path) -> None:
+    """Schoenberg's Op. 25 row, a line: RI2 ends F#, R6 begins E written F# (F# F#). Changing the
+    correct first F# to E reads too — E as R6:0, the written F# after it as RI2:11 — but only with
+    the two statements crossing in the line; the wrong note is the second F#."""
+    ex = _exercise("3/v1n36/step")
+    wrote, passed = _repaired(ex, tmp_path)
+    assert wrote == ex.original
+    assert passed
+
+
 @pytest.mark.parametrize("name", ["0/fln0/step", "0/fln47/step", "0/fln24/step", "0/fln23/step"])
 def test_a_wrong_note_a_step_off_at_a_statements_edge_is_restored(tmp_path: Path, name: str) -> None:
     """A whole tone off (D written for C) on a statement's first or last note: the statement reads

@@ -509,9 +509,36 @@ def _short(analysis: Analysis) -> int:
 
 
 def _roughness(analysis: Analysis, piece: Piece) -> int:
-    """How far the statements are from plain lines (``_rough``, summed)."""
+    """How far the statements are from plain lines (``_rough``, summed), plus the statements that
+    cross another in a voice (``_crossed``)."""
     events = {e.id: e for e in piece.events}
-    return sum(_rough(s, events) for s in analysis.statements)
+    return sum(_rough(s, events) for s in analysis.statements) + _crossed(analysis, events)
+
+
+def _crossed(analysis: Analysis, events: Mapping[str, Event]) -> int:
+    """Pairs of statements whose own notes in one voice interleave: one begins there before the
+    other ends there, and ends after it begins, neither inside the other. A line states its rows
+    one after another; a wrong note at a boundary can be "corrected" into a reading where the
+    earlier statement's last note comes after the next one's first (B A written B B read as A B:
+    the correct note B taken for the later statement)."""
+    spans: dict[str, list[tuple[Fraction, Fraction]]] = {}
+    for s in analysis.statements:
+        times: dict[str, list[Fraction]] = {}
+        for e in s.event_ids:
+            if e is not None and e in events and e not in s.elided:
+                times.setdefault(events[e].voice, []).append(events[e].onset)
+        for voice, ts in times.items():
+            spans.setdefault(voice, []).append((min(ts), max(ts)))
+    out = 0
+    for line in spans.values():
+        line.sort()
+        for i, (a0, a1) in enumerate(line):
+            for b0, b1 in line[i + 1:]:
+                if b0 > a1:
+                    break
+                if a0 < b0 < a1 < b1:
+                    out += 1
+    return out
 
 
 def _rough(s: Statement, events: Mapping[str, Event]) -> int:
