@@ -296,10 +296,9 @@ def suggest(
                 if other.onset != event.onset and other.pc != event.pc:
                     add(_Cand(eid, in_register(event, other), "swap"))
     holes = _trouble_holes(analysis, events)
-    for eid in _doubled_in_holes(analysis, holes):  # a wrong note read as a repeat of its statement
-        if eid in events and eid not in reported:
-            for shift in _SHIFTS:
-                add(_Cand(eid, {eid: events[eid].midi + shift}, error_model(events[eid].midi, events[eid].midi + shift)))
+    for eid, midi in _doubled_in_holes(analysis, events, holes):  # a wrong note read as a repeat
+        if eid not in reported:
+            add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi)))
     for h in holes:
         for e in order[bisect.bisect_left(onsets, h.lo):bisect.bisect_right(onsets, h.hi)]:
             midi = _nearest(e.midi, h.want)

@@ -445,25 +445,34 @@ def _doubled(analysis: Analysis, events: Mapping[str, Event], reported: Mapping[
     return list(out)
 
 
-def _doubled_in_holes(analysis: Analysis, holes: Sequence[_Hole]) -> list[str]:
-    """The notes of a statement with a hole (``holes``: ``_trouble_holes``) that hold a position
-    twice — the note holding it and its repeat. A wrong note can turn a statement into another
-    form's reading that takes it as a position the row's next note repeats (Webern's Op. 27 with
-    its pickup G#3 written A3 reads as P6 from the A, the A4 after it a repeat): either of the two
-    may be the wrong note, though the hole the misreading leaves lies elsewhere."""
-    troubled = {h.members for h in holes}
-    out: dict[str, None] = {}
+def _doubled_in_holes(analysis: Analysis, events: Mapping[str, Event], holes: Sequence[_Hole]) -> list[tuple[str, int]]:
+    """Changes (event id, pitch) of the notes of a statement with a hole (``holes``:
+    ``_trouble_holes``) that hold a position twice — the note holding it and its repeat — to a
+    pitch class one of its holes wants, by the error models. A wrong note can turn a statement into
+    another form's reading that takes it as a position the row's next note repeats (Webern's
+    Op. 27 with its pickup G#3 written A3 reads as P6 from the A, the A4 after it a repeat, P6
+    lacking its G# and C# far off): either of the two may be the wrong note, though the holes
+    the misreading leaves lie elsewhere."""
+    wants: dict[frozenset[str], set[int]] = {}
+    for h in holes:
+        wants.setdefault(h.members, set()).add(h.want)
+    out: dict[tuple[str, int], None] = {}
     for s in analysis.statements:
-        if not s.repeats or frozenset(e for e in s.event_ids if e is not None) not in troubled:
+        want = wants.get(frozenset(e for e in s.event_ids if e is not None and e in events)) if s.repeats else None
+        if not want:
             continue
         for r in s.repeats:
             tag = analysis.tags.get(r)
             if tag is None or tag.statement != s.id:
                 continue
-            holder = s.event_ids[tag.position]
-            for eid in (holder, r):
-                if eid is not None:
-                    out[eid] = None
+            for eid in (s.event_ids[tag.position], r):
+                if eid is None or eid not in events:
+                    continue
+                e = events[eid]
+                for pc in sorted(want - {e.pc}):
+                    midi = _nearest(e.midi, pc)
+                    if error_model(e.midi, midi) != "other":
+                        out[(eid, midi)] = None
     return list(out)
 
 
