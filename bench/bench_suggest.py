@@ -8,7 +8,10 @@ reported (a finding or a hole names it), does the top suggestion restore the ori
 the original among the top three; and ``plan_repairs`` (what ``serialkit repair`` applies) — does it
 restore exactly the planted notes and change nothing else. Also: edits made on the unmodified
 Webern excerpts (target 0), and the cost of suggesting as a ratio to one analysis of the same piece.
-Targets: top >= 90 %, top three >= 98 %, 0 edits on the unmodified excerpts. Swaps are planted in
+Targets: top >= 90 %, top three >= 98 %, 0 edits on the unmodified excerpts, judged on the plants
+whose piece fails ``serialkit check``: a plant that passes it wrote another correct twelve-tone
+piece (``C# C C`` as ``C# C# C``, a repeat), which no verifier can tell from the music meant; those
+are counted, listed and shown in the ``all`` row, not hidden. Swaps are planted in
 turn as a pitch-class exchange in each note's register (``swap``) and as an exchange of the two
 written notes (``swap/written``). Every plant whose top suggestion misses is listed after the table
 (``family/seed#index`` or ``excerpt#index``: what was planted, what was reported, the top three),
@@ -100,15 +103,21 @@ def measure(seeds: tuple[int, ...], webern_seed: int, per_webern: int) -> bool:
         print(f"note: {CORPUS} is absent; Webern excerpts skipped")
     groups: dict[str, list[tuple[Outcome, bool, int]]] = defaultdict(list)
     misses: list[str] = []
+    undetectable: list[str] = []
     for group, name, plant in plants:
         readings = Readings()  # the repair verifies what the suggestions verified: analysed once
         outcome = evaluate(plant, DEFAULT_THRESHOLD, readings)
         exact, extra = _repair_exact(plant, readings)
         source = "webern" if group in WEBERN else "synthetic"
         kind = plant.kind + ("/written" if plant.written else "")
-        for key in dict.fromkeys((group, plant.kind, kind, source, f"{source}/{plant.kind}", "all")):
+        keys = [group, plant.kind, kind, source, f"{source}/{plant.kind}", "all"]
+        if outcome.detectable:
+            keys.append("all that fail the check")
+        else:
+            undetectable.append(_miss(name, kind, plant, outcome))
+        for key in dict.fromkeys(keys):
             groups[key].append((outcome, exact, extra))
-        if not outcome.top:
+        if not outcome.top and outcome.detectable:
             misses.append(_miss(name, kind, plant, outcome))
     print(f"{'plants':32s} {'n':>4s} {'reported':>9s} {'top':>7s} {'top3':>7s} {'repaired':>9s} {'extra':>6s}")
     for key, rows in groups.items():
@@ -122,15 +131,19 @@ def measure(seeds: tuple[int, ...], webern_seed: int, per_webern: int) -> bool:
         print(f"edits on unmodified {name}: {edits}")
     if ratios:
         print(f"suggest / one analysis (process time), Webern: {', '.join(f'{r:.1f}x' for r in ratios)}")
-    print(f"misses of the top suggestion ({len(misses)}):")
+    print(f"plants that pass the check (another correct piece: nothing to detect) ({len(undetectable)}):")
+    for line in undetectable:
+        print(f"  {line}")
+    print(f"misses of the top suggestion among the rest ({len(misses)}):")
     for line in misses:
         print(f"  {line}")
     print(f"CPU time for the set: {(time.process_time() - cpu) / 60:.1f} min")
-    rows = groups["all"]
+    rows = groups["all that fail the check"]
     top = sum(o.top for o, _, _ in rows) / len(rows)
     top3 = sum(o.top3 for o, _, _ in rows) / len(rows)
     ok = top >= 0.90 and top3 >= 0.98 and all(v == 0 for v in unmodified.values())
-    print(f"targets (top >= 90%, top3 >= 98%, 0 edits unmodified): {'met' if ok else 'MISSED'}")
+    print(f"targets on the {len(rows)} plants that fail the check (top >= 90%, top3 >= 98%, "
+          f"0 edits unmodified): {'met' if ok else 'MISSED'} (top {top:.1%}, top3 {top3:.1%})")
     return ok
 
 

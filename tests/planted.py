@@ -49,6 +49,11 @@ class Outcome:
     """Confident suggestions (above the repair threshold) on notes that were not planted."""
     found: tuple[NoteSuggestions, ...] = ()
     """The suggestions made."""
+    detectable: bool = True
+    """The planted piece fails ``serialkit check`` (the analysis profile). A plant that passes it
+    made another correct twelve-tone piece (``C# C C`` written ``C# C# C``: a repeat; two notes of
+    different statements exchanged where each statement takes the other's): no verifier can tell
+    it from the music meant, so no suggestion is due."""
 
 
 def plant_errors(piece: Piece, row: Row, source: str, count: int, seed: int,
@@ -126,7 +131,16 @@ def evaluate(plant: Plant, threshold: float, readings: Readings | None = None) -
         1 for n in found
         if n.event_id not in wanted and n.best is not None and n.best.confidence >= threshold
     )
-    return Outcome(plant, reported, restored_top, restored3, false_edits, found)
+    return Outcome(plant, reported, restored_top, restored3, false_edits, found, _fails_check(plant, analysis))
+
+
+def _fails_check(plant: Plant, analysis: Analysis) -> bool:
+    """The planted piece fails the check a user runs on a score (the analysis profile)."""
+    from serialkit.check.profiles import profile_for
+    from serialkit.check.report import check_piece
+
+    report = check_piece(plant.piece, plant.row, profile=profile_for("analysis"), analysis=analysis)
+    return not report.passed()
 
 
 def _restores(edits: tuple[object, ...], wanted: dict[str, int], eid: str, midi: int) -> bool:

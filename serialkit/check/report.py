@@ -319,7 +319,7 @@ def check_piece(
                 edges, rest = shapes.edge_repeats(icols, analysis)
                 absorbed |= rest
                 shape = (holes + edges + shapes.scraps(icols, analysis)
-                         + shapes.borrowed_out_of_time(icols, analysis))
+                         + shapes.borrowed_out_of_time(icols, analysis) + shapes.exchanged(icols, analysis))
         violations += shapes.unexplained(icols, set(analysis.unexplained) - absorbed) + shape
         if piece.blueprint is None and not fragments and profile is not None and profile.runs("COMPLETE"):
             violations += shapes.cut_short(icols, analysis)

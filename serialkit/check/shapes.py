@@ -17,7 +17,8 @@ from serialkit.core.rows import pc_name, position_label
 if TYPE_CHECKING:
     from serialkit.core.analysis import Analysis
 
-__all__ = ["borrowed_out_of_time", "cut_short", "edge_repeats", "fragments", "holes", "scraps", "unexplained"]
+__all__ = ["borrowed_out_of_time", "cut_short", "edge_repeats", "exchanged", "fragments", "holes", "scraps",
+           "unexplained"]
 
 
 def unexplained(cols: Columns, ids: Iterable[str]) -> list[Violation]:
@@ -167,43 +168,36 @@ def edge_repeats(cols: Columns, analysis: Analysis) -> tuple[list[Violation], se
 
 def borrowed_out_of_time(cols: Columns, analysis: Analysis) -> list[Violation]:
     """ROW: a statement that borrows a position from another statement's note sounding out of its
-    order — before a note it holds at an earlier position, or after one at a later position. A
-    shared note (an elision) joins two statements where they meet; borrowed out of time, it only
-    covers for the statement's own note of that pitch class, which never sounds: the note written
-    where it belongs is likely wrong (read as a repeat, or unexplained). The borrowed note and the
-    notes sounding where the position belongs (between its neighbours) are named."""
+    order (``Analysis.borrowed_out_of_time``): the position's own note never sounds, and the note
+    written where it belongs is likely wrong. The borrowed note and the statement's notes
+    sounding where the position belongs are named."""
     at = {cols.ids[i]: i for i in cols.order}
-    loose = set(analysis.unexplained)
     out: list[Violation] = []
-    for s in analysis.statements:
-        if not s.elided:
-            continue
-        pcs = analysis.row.form(s.form, analysis.convention)
-        own = [(k, cols.start[at[e]]) for k, e in enumerate(s.event_ids)
-               if e is not None and e not in s.elided and e in at]
-        for k, e in enumerate(s.event_ids):
-            if e is None or e not in s.elided or e not in at:
-                continue
-            t = cols.start[at[e]]
-            if not any(j < k and u > t or j > k and u < t for j, u in own):
-                continue
-            # where the position belongs: after the note before it, up to the second note after it
-            # (the wrong note may have taken the next position, pushing its note to a repeat)
-            lo = max((u for j, u in own if j < k), default=None)
-            later = sorted(u for j, u in own if j > k)
-            hi = later[1] if len(later) > 1 else later[0] if later else None
-            voices = {cols.voice[at[x]] for x in s.event_ids if x is not None and x in at and x not in s.elided}
-            window = [cols.ids[i] for i in cols.order
-                      if (lo is None or cols.start[i] > lo) and (hi is None or cols.start[i] <= hi)
-                      and cols.voice[i] in voices and cols.ids[i] != e]
-            if any(x in loose for x in window):
-                continue  # the wrong note there is unexplained: its own finding names it (one error, one finding)
-            inside = [x for x in window if x in s.members]
-            out.append(Violation(
-                "ROW", (e, *inside),
-                f"statement {s.id} ({s.form.label}) borrows position {k} ({pc_name(pcs[k])}) from a note "
-                f"sounding out of its order: {pc_name(pcs[k])} never sounds in its place — a note there is "
-                "likely wrong", cols.where(at[inside[0]] if inside else at[e])))
+    for b in analysis.borrowed_out_of_time(cols.piece):
+        s, k = b.statement, b.position
+        pc = pc_name(analysis.row.form(s.form, analysis.convention)[k])
+        out.append(Violation(
+            "ROW", (b.note, *b.inside),
+            f"statement {s.id} ({s.form.label}) borrows position {k} ({pc}) from a note sounding out of its "
+            f"order: {pc} never sounds in its place — a note there is likely wrong",
+            cols.where(at[b.inside[0]] if b.inside else at[b.note])))
+    return out
+
+
+def exchanged(cols: Columns, analysis: Analysis) -> list[Violation]:
+    """ROW: two statements, each in one voice but for one note, that take each other's voice's note
+    of one pitch class (``Analysis.exchanges``) — the first voice's statement the second voice's B,
+    the second's the first voice's B. Read in their own voices one of them would be out of order:
+    the analysis crossed the voices to cover a wrong note. Both borrowed notes are named."""
+    at = {cols.ids[i]: i for i in cols.order}
+    out: list[Violation] = []
+    for a, b, x, y in analysis.exchanges(cols.piece):
+        notes = sorted((x, y), key=lambda e: cols.start[at[e]])
+        out.append(Violation(
+            "ROW", tuple(notes),
+            f"statements {a.id} ({a.form.label}) and {b.id} ({b.form.label}) each take the other voice's "
+            f"{pc_name(cols.midi[at[x]] % 12)}: read in their own voices one of them is out of order — two "
+            "notes of a voice are likely written in each other's place", cols.where(at[notes[0]])))
     return out
 
 

@@ -83,9 +83,6 @@ __all__ = [
 # How often each kind of error happens, relative to one another (engraving and copying habits).
 _PRIOR = {"accidental": 1.0, "third": 0.55, "step": 0.3, "swap": 0.8, "other": 0.05}
 
-_SHIFTS = (1, -1, 3, -3, 4, -4, 2, -2)
-"""The changes tried on a note the analysis reports, by error model (accidental, third, step)."""
-
 # A correction after which the note only repeats a position is weaker than one where it holds one.
 _REPEAT = 0.5
 
@@ -115,6 +112,14 @@ _KEEP_WEIGHT = 4.0
 (one note fewer unexplained) at the likeliest prior never gets past half the confidence."""
 
 
+_SHIFTS = (1, -1, 3, -3, 4, -4)
+"""The pitch changes tried on a reported note whatever the statements want: an accidental, a third
+(and ``_STEPS``), and on the notes of a statement read round a wrong note."""
+
+_STEPS = (2, -2)
+"""A step (a whole tone), tried on a reported note only: a wrong first or last note of a statement
+written a second off (D for C) is otherwise left "nothing plausible"."""
+
 _Key = tuple[tuple[str, int], ...]
 
 
@@ -137,6 +142,10 @@ class _Cand:
     """A swap's other model: the written notes exchanged (``edits`` keeps each note's register)."""
     exchanged: bool = False
     """A swap that exchanges the written notes (``twin`` of another)."""
+    member: bool = False
+    """A change of a note that holds a position of a statement with a hole near it (the statement
+    may have been read round a wrong note): kept only when it leaves no note unexplained that was
+    read before and the trouble goes, not moves."""
 
     @property
     def key(self) -> _Key:
@@ -223,7 +232,10 @@ def suggest(
     """Suggested corrections, best first per note, for every unexplained note, every tagged note
     a ROW or ORDER finding names (``findings``: Violation records or their dicts), every note
     standing where a statement has a hole, and both notes of a statement's edge position sounded
-    twice where the statement stops short beside it (``Analysis.edge_repeats``).
+    twice where the statement stops short beside it (``Analysis.edge_repeats``), and both notes two
+    statements take from each other's voice (``Analysis.exchanges``), and the notes sounding where a
+    statement's position belongs when it borrows that position out of time
+    (``Analysis.borrowed_out_of_time``).
 
     ``analysis`` is ``analyze(piece, row)`` of the piece's bare notes. Every candidate is verified
     by analysing the piece again with the change made (a piece longer than ``whole`` notes: the
@@ -263,6 +275,13 @@ def suggest(
     for r in analysis.edge_repeats(piece):  # a wrong note read as a repeat at a statement's end (check: ROW)
         for eid in (r.edge, r.repeat):
             reported.setdefault(eid, "ROW")
+    for _a, _b, x, y in analysis.exchanges(piece):  # two statements crossing voices (check: ROW)
+        for eid in (x, y):
+            reported.setdefault(eid, "ROW")
+    borrowed = analysis.borrowed_out_of_time(piece)  # its own note never sounds (check: ROW)
+    for b in borrowed:
+        for eid in b.inside:
+            reported.setdefault(eid, "ROW")
     if max_notes is not None and len(reported) > max_notes:
         reported = dict(list(reported.items())[:max_notes])
     order = sorted(piece.events, key=lambda e: (e.onset, e.voice, e.midi, e.id))
@@ -285,22 +304,26 @@ def suggest(
         event = events[eid]
         for weight, s in _candidates(event, stmts, events, analysis, piece):
             add(_Cand(eid, {e.event_id: e.after for e in s.edits}, s.model, weight))
-        for shift in _SHIFTS:
+        for shift in (*_SHIFTS, *_STEPS):
             midi = event.midi + shift
             add(_Cand(eid, {eid: midi}, error_model(event.midi, midi)))
-        voice = by_voice.get(event.voice, [])
-        k = next((i for i, e in enumerate(voice) if e.id == eid), -1)
-        for j in (k - 1, k + 1):
-            if 0 <= j < len(voice) and k >= 0:
-                other = voice[j]
-                if other.onset != event.onset and other.pc != event.pc:
-                    add(_Cand(eid, in_register(event, other), "swap"))
+        for other in _swap_partners(by_voice.get(event.voice, []), event):
+            add(_Cand(eid, in_register(event, other), "swap"))
+    for b in borrowed:  # a note where the borrowed position belongs may be its own note, written wrong
+        want = analysis.row.form(b.statement.form, analysis.convention)[b.position]
+        for eid in b.inside:
+            midi = _nearest(events[eid].midi, want)
+            if events[eid].pc != want and error_model(events[eid].midi, midi) != "other":
+                add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi), 1.0))
     holes = _trouble_holes(analysis, events)
     for eid, midi in _doubled_in_holes(analysis, events, holes):  # a wrong note read as a repeat
         if eid not in reported:
             add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi)))
     for h in holes:
         for e in order[bisect.bisect_left(onsets, h.lo):bisect.bisect_right(onsets, h.hi)]:
+            if e.id in h.members and e.id not in reported:  # the statement read round a wrong note:
+                for shift in _SHIFTS:  # it may be the note (another form fits once it is right)
+                    add(_Cand(e.id, {e.id: e.midi + shift}, error_model(e.midi, e.midi + shift), member=True))
             midi = _nearest(e.midi, h.want)
             model = error_model(e.midi, midi)
             if e.pc == h.want or model == "other":
@@ -354,6 +377,8 @@ def suggest(
             moved = gain > 0
         if gain < 0 or gain == 0 and not (c.suspect and plainer > 0):
             continue
+        if c.member and (moved or not set(after.unexplained) <= set(before.analysis.unexplained)):
+            continue
         c.form, c.position = tag.form, tag.position
         c.statement = _statement_of(analysis, after, tag.statement)
         home = next((s for s in after.statements if s.id == tag.statement), None)
@@ -392,6 +417,30 @@ def suggest(
         finding = reported.get(eid, "suspect" if all(c.suspect for c in found) else "hole")
         out.append(NoteSuggestions(eid, events[eid].midi, chosen, finding))
     return tuple(out)
+
+
+def _swap_partners(voice: Sequence[Event], event: Event) -> Iterator[Event]:
+    """The notes of ``event``'s voice it may have been written in place of: on each side the
+    nearest note of another pitch class (repeats of the note's own pitch class are stepped over: in
+    ``D# D# D# E`` written ``E D# D# D#`` the E's partner is the last D#), and, when that note is
+    repeated, the last of its repeats (a repeated position is one position: the swap may have taken
+    any note of it, and only its far end leaves the repeats together)."""
+    k = next((i for i, e in enumerate(voice) if e.id == event.id), -1)
+    if k < 0:
+        return
+    for step in (-1, 1):
+        j = k + step
+        while 0 <= j < len(voice) and voice[j].pc == event.pc and voice[j].onset != event.onset:
+            j += step
+        if not 0 <= j < len(voice) or voice[j].onset == event.onset:
+            continue
+        yield voice[j]
+        far = j
+        while (0 <= far + step < len(voice) and voice[far + step].pc == voice[j].pc
+               and voice[far + step].onset != voice[far].onset):
+            far += step
+        if far != j:
+            yield voice[far]
 
 
 def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis) -> bool:
@@ -480,6 +529,19 @@ def _suggestion(c: _Cand, events: Mapping[str, Event], confidence: float) -> Sug
                       c.statement, c.reason)
 
 
+def _pcs_confidence(best: Suggestion, candidates: Sequence[Suggestion]) -> float:
+    """The confidence that ``best``'s notes are meant at its pitch classes: its own, plus that of
+    the other model of the same swap (the same notes exchanged, in another octave). A swap is
+    certain in its pitch classes when the register habit alone splits the two models."""
+    if best.model != "swap":
+        return best.confidence
+    pcs = {e.event_id: e.after % 12 for e in best.edits}
+    return best.confidence + sum(
+        c.confidence for c in candidates
+        if c is not best and c.model == "swap" and {e.event_id: e.after % 12 for e in c.edits} == pcs
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Applied:
     """One correction a repair made: the suggestion and the notes unexplained before and after."""
@@ -542,9 +604,14 @@ def plan_repairs(
                 key = tuple((e.event_id, e.after) for e in cand.edits)
                 if key in tried or (allowed is not None and any(e.event_id not in allowed for e in cand.edits)):
                     continue
-                if cand.confidence < threshold:
+                sure = _pcs_confidence(cand, note.candidates)
+                if sure < threshold:
                     held.append(cand)
-                elif best is None or cand.confidence > best.confidence:
+                    continue
+                if sure > cand.confidence:  # a swap whose octave the register habit chose
+                    cand = replace(cand, confidence=sure, reason=f"{cand.reason}; the pitch classes {sure:.0%}, "
+                                   f"this octave over the other exchange {cand.confidence / sure:.0%}")
+                if best is None or cand.confidence > best.confidence:
                     best = cand
         if best is None:
             break

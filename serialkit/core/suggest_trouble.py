@@ -135,7 +135,9 @@ def _badness(analysis: Analysis, piece: Piece, holes: Sequence[_Hole] | None = N
 
 def _spots(analysis: Analysis, piece: Piece, holes: Sequence[_Hole] | None = None) -> list[tuple[Fraction, Fraction, int]]:
     """Where the trouble ``_badness`` counts is: (from, to, weight) in time per unexplained note
-    (1), hole (2) and statement cut short beside a repeated edge note (2)."""
+    (1), hole (2), statement cut short beside a repeated edge note (2) and two statements that
+    take each other's voice's note of one pitch class (2), and a position borrowed from a note
+    sounding out of the statement's order (2, where the position belongs)."""
     events = {e.id: e for e in piece.events}
     holes = _trouble_holes(analysis, events) if holes is None else holes
     elsewhere = _read_elsewhere(analysis, events, holes)
@@ -145,6 +147,12 @@ def _spots(analysis: Analysis, piece: Piece, holes: Sequence[_Hole] | None = Non
         times = sorted(events[e].onset for e in (r.edge, r.repeat) if e in events)
         if times:
             out.append((times[0], times[-1], 2))
+    for _a, _b, x, y in analysis.exchanges(piece):
+        lo, hi = sorted((events[x].onset, events[y].onset))
+        out.append((lo, hi, 2))
+    for b in analysis.borrowed_out_of_time(piece):
+        t = events[b.note].onset
+        out.append((b.lo if b.lo is not None else t, b.hi if b.hi is not None else t, 2))
     return out
 
 

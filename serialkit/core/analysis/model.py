@@ -103,6 +103,20 @@ class EdgeRepeat:
 
 
 @dataclass(frozen=True, slots=True)
+class Borrowed:
+    """A statement borrowing a position from a note sounding out of its order
+    (``Analysis.borrowed_out_of_time``): the position, the borrowed note, where the position
+    belongs in time (``lo``, ``hi``; None: open) and the statement's notes sounding there."""
+
+    statement: Statement
+    position: int
+    note: str
+    lo: Fraction | None
+    hi: Fraction | None
+    inside: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Analysis:
     """The inferred tag of every event (None = unexplained), statements, coverage, ambiguities."""
 
@@ -207,6 +221,81 @@ class Analysis:
                         twin = near.id if near.id != slot else next(i for i in ids if i != slot)
                         out.append(EdgeRepeat(s, p, missing, slot, twin, other))
                         break
+        return out
+
+    def borrowed_out_of_time(self, piece: Piece) -> list[Borrowed]:
+        """Statements that borrow a position from another statement's note sounding out of their
+        order — before a note held at an earlier position, or after one at a later position. A
+        shared note (an elision) joins two statements where they meet; borrowed out of time, it
+        only covers for the statement's own note of that pitch class, which never sounds: the note
+        written where it belongs is likely wrong (read as a repeat). Not when an unexplained note
+        sounds where the position belongs (that note is the wrong one, and reported as such)."""
+        events = {e.id: e for e in piece.events}
+        loose = set(self.unexplained)
+        order = sorted(piece.events, key=lambda e: (e.onset, e.voice, e.midi, e.id))
+        out = []
+        for s in self.statements:
+            if not s.elided:
+                continue
+            own = [(k, events[e].onset) for k, e in enumerate(s.event_ids)
+                   if e is not None and e not in s.elided and e in events]
+            voices = {events[x].voice for x in s.event_ids if x is not None and x in events and x not in s.elided}
+            for k, e in enumerate(s.event_ids):
+                if e is None or e not in s.elided or e not in events:
+                    continue
+                t = events[e].onset
+                if not any(j < k and u > t or j > k and u < t for j, u in own):
+                    continue
+                # where the position belongs: after the note before it, up to the second note after
+                # it (the wrong note may have taken the next position, pushing its note to a repeat)
+                lo = max((u for j, u in own if j < k), default=None)
+                later = sorted(u for j, u in own if j > k)
+                hi = later[1] if len(later) > 1 else later[0] if later else None
+                window = [x.id for x in order if (lo is None or x.onset > lo) and (hi is None or x.onset <= hi)
+                          and x.voice in voices and x.id != e]
+                if any(x in loose for x in window):
+                    continue
+                members = set(s.members)
+                if lo is not None:  # a chord where the position's note became a second note of one pitch class
+                    chord = [x for x in order if x.onset == lo and x.voice in voices]
+                    twice = {x.pc for x in chord if sum(1 for y in chord if y.pc == x.pc) > 1}
+                    window = [x.id for x in chord if x.pc in twice] + window
+                out.append(Borrowed(s, k, e, lo, hi, tuple(x for x in window if x in members)))
+        return out
+
+    def exchanges(self, piece: Piece) -> list[tuple[Statement, Statement, str, str]]:
+        """Two statements, each in one voice but for one note, that take each other's voice's note
+        of one pitch class: (first statement, second, the note the first takes from the second's
+        voice, the note the second takes from the first's). Read in their own voices one of them
+        would be out of order; the analysis crossed the voices to cover a wrong note (two notes of
+        a voice written in each other's place beside a beat where both voices sound that pitch
+        class). The two notes sound within two of the statements' mean steps of each other and hold
+        inner positions (a statement's first or last note taken from the other voice is a hand-over
+        between the voices, as where one voice's statement ends on the pitch class the other's
+        begins with)."""
+        voice_of = {e.id: (e.voice, e.pc) for e in piece.events}
+        onset = {e.id: e.onset for e in piece.events}
+        strays: dict[tuple[str, str, int], list[tuple[Statement, str]]] = {}
+        for s in self.statements:
+            homes: dict[str, list[str]] = {}
+            for e in s.event_ids:
+                if e is not None and e not in s.elided and e in voice_of:
+                    homes.setdefault(voice_of[e][0], []).append(e)
+            if len(homes) != 2:
+                continue
+            (home, mine), (away, stray) = sorted(homes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+            if len(stray) == 1 and len(mine) >= 3 and s.event_ids.index(stray[0]) not in (0, 11):  # an edge: a hand-over
+                strays.setdefault((home, away, voice_of[stray[0]][1]), []).append((s, stray[0]))
+        def step(s: Statement) -> Fraction:
+            times = sorted(onset[e] for e in s.event_ids if e is not None and e in onset)
+            return (times[-1] - times[0]) / max(1, len(times) - 1)
+
+        out = []
+        for (home, away, pc), ours in strays.items():
+            for a, x in ours:
+                for b, y in strays.get((away, home, pc), []):
+                    if a.id < b.id and abs(onset[x] - onset[y]) <= 2 * max(step(a), step(b)):
+                        out.append((a, b, x, y))
         return out
 
     def label(self, event_id: str) -> str | None:
