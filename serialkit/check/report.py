@@ -309,14 +309,16 @@ def check_piece(
             violations += _run_plugins(extra, inferred, rules, True)
         fragments = shapes.fragments(icols, analysis) if piece.blueprint is None else []
         shape: list[Violation] = []
-        absorbed: set[str] = set()  # unexplained notes a hole finding names
+        absorbed: set[str] = set()  # unexplained notes a hole (or edge-repeat) finding names
         if piece.blueprint is None and (profile is None or profile.judges("ROW")):
             if fragments:
                 structural = shape = fragments
             else:
                 holes, absorbed = shapes.holes(icols, analysis)
                 structural = [v for v in holes if not set(v.event_ids) & absorbed]
-                shape = (holes + shapes.edge_repeats(icols, analysis) + shapes.scraps(icols, analysis)
+                edges, rest = shapes.edge_repeats(icols, analysis)
+                absorbed |= rest
+                shape = (holes + edges + shapes.scraps(icols, analysis)
                          + shapes.borrowed_out_of_time(icols, analysis) + shapes.exchanged(icols, analysis))
         violations += shapes.unexplained(icols, set(analysis.unexplained) - absorbed) + shape
         if piece.blueprint is None and not fragments and profile is not None and profile.runs("COMPLETE"):

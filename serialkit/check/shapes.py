@@ -106,10 +106,21 @@ def holes(cols: Columns, analysis: Analysis) -> tuple[list[Violation], set[str]]
     return out, taken
 
 
-def edge_repeats(cols: Columns, analysis: Analysis) -> list[Violation]:
+def edge_repeats(cols: Columns, analysis: Analysis) -> tuple[list[Violation], set[str]]:
     """ROW: a statement cut off at an end whose edge note sounds twice (``Analysis.edge_repeats``):
-    likely a wrong note read as a repeat. Both notes are named; the suggestion decides which."""
+    likely a wrong note read as a repeat. Both notes are named; the suggestion decides which.
+
+    The notes that stand beyond the repeat in its voice, unexplained, with the pitch classes of the
+    positions after the missing one (before it, at the statement's start) are the rest of the
+    statement, left unread once its line stopped: the finding names them as what it would go on
+    with, and they get no finding of their own (one error, one finding). Returns the findings and
+    those unexplained notes."""
     at = {cols.ids[i]: i for i in cols.order}
+    loose = set(analysis.unexplained)
+    lines = cols.piece.by_voice()
+    place = {e.id: (v, k) for v, line in lines.items() for k, e in enumerate(line)}
+    names = NoteNames(cols.piece)
+    taken: set[str] = set()
     out: list[Violation] = []
     for r in analysis.edge_repeats(cols.piece):
         s = r.statement
@@ -128,12 +139,31 @@ def edge_repeats(cols: Columns, analysis: Analysis) -> list[Violation]:
                 f"{s.id}'s position {r.missing} ({pc_name(pcs[r.missing])}) written wrong", cols.where(at[pair[-1]])))
             continue
         side = "after" if r.missing > r.position else "before"
+        step = 1 if side == "after" else -1
+        rest: list[str] = []
+        if pair[-1 if step > 0 else 0] in place:
+            voice, k = place[pair[-1 if step > 0 else 0]]
+            line, want = lines[voice], r.missing + step
+            while 0 <= k + step < len(line) and 0 <= want < 12:
+                k += step
+                u = line[k]
+                if u.id not in loose or u.id in taken or u.pc != pcs[want]:
+                    break
+                rest.append(u.id)
+                want += step
+        taken.update(rest)
+        then = ""
+        if rest:
+            shown = " and ".join(names.shown(e) for e in rest)
+            held = ", ".join(str(r.missing + step * (j + 1)) for j in range(len(rest)))
+            then = (f"; the unexplained {shown} {side} it {'is' if len(rest) == 1 else 'are'} its "
+                    f"position{'s' if len(rest) > 1 else ''} {held}")
         out.append(Violation(
-            "ROW", tuple(pair),
+            "ROW", (*pair, *sorted(rest, key=lambda e: cols.start[at[e]])),
             f"statement {s.id} ({s.form.label}) sounds position {r.position} ({pc_name(pcs[r.position])}) twice "
             f"and stops without position {r.missing} ({pc_name(pcs[r.missing])}) {side} it: one of the two is "
-            f"likely a wrong note", cols.where(at[r.repeat])))
-    return out
+            f"likely a wrong note{then}", cols.where(at[r.repeat])))
+    return out, taken
 
 
 def borrowed_out_of_time(cols: Columns, analysis: Analysis) -> list[Violation]:

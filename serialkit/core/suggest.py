@@ -53,11 +53,13 @@ from serialkit.core.suggest_trouble import (
     _REACH,
     _candidates,
     _doubled,
+    _doubled_in_holes,
     _Hole,
     _nearby,
     _read_elsewhere,
     _roughness,
     _shape,
+    _short,
     _spots,
     _statements,
     _trouble_holes,
@@ -95,13 +97,28 @@ _DISPLACE = 0.25
 position taken by the changed note): a wrong note's correction gives positions back."""
 
 
+_SHORT = 0.5
+"""The weight kept per position a correction leaves the statements lacking or holding twice
+(``_short`` plus ``_shape``), up to ``_SHORT_CAP`` of them (and gained per one it gives back): of
+two corrections that explain the same notes, the one that completes the statement is meant — the
+other takes a correct note off its place, as a wrong note read as a repeat of its neighbour then
+lets the statement stop short of the correct note's position."""
+
+_SHORT_CAP = 2
+
+
 _KEEP_WEIGHT = 4.0
 """The weight of "the note is right as written": a candidate that only halves the trouble
 (one note fewer unexplained) at the likeliest prior never gets past half the confidence."""
 
 
 _SHIFTS = (1, -1, 3, -3, 4, -4)
-"""The pitch changes tried on a reported note whatever the statements want: an accidental, a third."""
+"""The pitch changes tried on a reported note whatever the statements want: an accidental, a third
+(and ``_STEPS``), and on the notes of a statement read round a wrong note."""
+
+_STEPS = (2, -2)
+"""A step (a whole tone), tried on a reported note only: a wrong first or last note of a statement
+written a second off (D for C) is otherwise left "nothing plausible"."""
 
 _Key = tuple[tuple[str, int], ...]
 
@@ -148,6 +165,8 @@ class _Reading:
     """Where the trouble is (``_spots``): ``badness`` is their weight."""
     held: frozenset[str]
     """The notes holding a position of a statement (not repeats)."""
+    short: int = 0
+    """The positions the statements lack, at their ends too (``_short``)."""
 
     def near(self, lo: Fraction, hi: Fraction) -> int:
         """The weight of the trouble between ``lo`` and ``hi``."""
@@ -189,7 +208,8 @@ class Readings:
         spots = tuple(_spots(analysis, piece, holes))
         reading = _Reading(analysis, sum(w for _a, _b, w in spots), _roughness(analysis, piece),
                            _shape(analysis), holes, spots,
-                           frozenset(e for st in analysis.statements for e in st.event_ids if e is not None))
+                           frozenset(e for st in analysis.statements for e in st.event_ids if e is not None),
+                           _short(analysis))
         with self._lock:
             self._seen[key] = reading
             while len(self._seen) > self.size:
@@ -284,7 +304,7 @@ def suggest(
         event = events[eid]
         for weight, s in _candidates(event, stmts, events, analysis, piece):
             add(_Cand(eid, {e.event_id: e.after for e in s.edits}, s.model, weight))
-        for shift in _SHIFTS:
+        for shift in (*_SHIFTS, *_STEPS):
             midi = event.midi + shift
             add(_Cand(eid, {eid: midi}, error_model(event.midi, midi)))
         for other in _swap_partners(by_voice.get(event.voice, []), event):
@@ -295,7 +315,11 @@ def suggest(
             midi = _nearest(events[eid].midi, want)
             if events[eid].pc != want and error_model(events[eid].midi, midi) != "other":
                 add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi), 1.0))
-    for h in _trouble_holes(analysis, events):
+    holes = _trouble_holes(analysis, events)
+    for eid, midi in _doubled_in_holes(analysis, events, holes):  # a wrong note read as a repeat
+        if eid not in reported:
+            add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi)))
+    for h in holes:
         for e in order[bisect.bisect_left(onsets, h.lo):bisect.bisect_right(onsets, h.hi)]:
             if e.id in h.members and e.id not in reported:  # the statement read round a wrong note:
                 for shift in _SHIFTS:  # it may be the note (another form fits once it is right)
@@ -365,7 +389,8 @@ def suggest(
             continue  # every note was read: filling one hole of a statement still missing others only moves holes
         displaced = sum(1 for e in before.held - reading.held if e not in c.edits and after.tags.get(e) is not None)
         c.weight = (_PRIOR[c.model] * 4.0 ** min(gain, 200) * (1.0 + c.local) * (1.0 if holds else _REPEAT)
-                    * _ROUGH ** (reading.roughness - before.roughness) * _DISPLACE ** displaced)
+                    * _ROUGH ** (reading.roughness - before.roughness) * _DISPLACE ** displaced
+                    * _SHORT ** _clamp(reading.short + reading.shape - before.short - before.shape, _SHORT_CAP))
         if c.suspect:  # never more than a third of the confidence
             c.weight = min(c.weight * 2.0 ** max(plainer, 0), _KEEP_WEIGHT / 2)
         if moved:  # as much trouble is left elsewhere: never confident (a repair needs less trouble)
@@ -423,7 +448,10 @@ def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis) -> bool
     (the one sharing most of its other notes, same form) lacks that position. It trades one
     position for another, as when a correct piece's analysis leaves holes that moving a correct
     note to a neighbouring position eases; a wrong note read as a position leaves it to the note
-    meant for it."""
+    meant for it. A position lent to it by another statement's note (elided) after the change is
+    taken from it too: a correct first note changed to continue the statement before it (that
+    statement's last note written as its previous note's pitch) leaves its own statement to
+    borrow its pitch class from a note far off."""
     stated = {s.id: s for s in before.statements}
     for eid in edits:
         tag = before.tags.get(eid)
@@ -433,9 +461,16 @@ def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis) -> bool
         others = set(home.members) - edits.keys()
         match = max((s for s in after.statements if s.form == home.form), default=None,
                     key=lambda s: len(others & set(s.members)))
-        if match is not None and others & set(match.members) and match.event_ids[tag.position] is None:  # type: ignore[union-attr]
+        if match is None or not others & set(match.members):
+            continue
+        now = match.event_ids[tag.position]  # type: ignore[union-attr]
+        if now is None or now in match.elided and now not in home.elided:
             return True
     return False
+
+
+def _clamp(n: int, cap: int) -> int:
+    return max(-cap, min(cap, n))
 
 
 def _rivals(verified: Mapping[str, list[_Cand]], index: Mapping[str, int]) -> dict[str, float]:

@@ -10,7 +10,7 @@ Standard library only.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -172,11 +172,15 @@ class _Hole:
 def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hole]:
     """Every hole in a statement: a position missing between two found notes, or before the
     first / after the last found note when the piece goes on long enough there to have held it
-    (a statement an excerpt cuts off at its start or end has no hole)."""
+    (a statement an excerpt cuts off at its start or end has no hole) — or, the piece too short
+    there, when an unexplained note sounds right beside the statement's first or last own note in
+    its voice: the position next to that note (missing, or borrowed from a neighbouring
+    statement), which the unexplained note may be, miswritten (a wrong first or last note)."""
     if not events:
         return []
     start = min(e.onset for e in events.values())
     end = max(e.onset for e in events.values())
+    _loose_beside = _loose_beside_in(analysis, events)
     out: list[_Hole] = []
     for s in analysis.statements:
         found = [(p, events[e]) for p, e in enumerate(s.event_ids) if e is not None and e in events]
@@ -195,9 +199,38 @@ def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hol
         ioi = max((b.onset - a.onset) / max(1, last - first), Fraction(1, 4))
         if first and a.onset - start >= 4 * ioi * first:
             out += [hole(k, a.onset - 2 * ioi * first, a.onset, a) for k in range(first)]
+        else:  # the statement's first own note (a position before it missing, or borrowed)
+            k, own = next(((p, e) for p, e in found if e.id not in s.elided), (0, a))
+            if k and (u := _loose_beside(own, -1, ioi)) is not None:
+                out.append(hole(k - 1, u.onset, own.onset, own))
         if last < 11 and end - b.onset >= 4 * ioi * (11 - last):
             out += [hole(k, b.onset, b.onset + 2 * ioi * (11 - last), b) for k in range(last + 1, 12)]
+        else:
+            k, own = next(((p, e) for p, e in reversed(found) if e.id not in s.elided), (11, b))
+            if k < 11 and (u := _loose_beside(own, 1, ioi)) is not None:
+                out.append(hole(k + 1, own.onset, u.onset, own))
     return out
+
+
+def _loose_beside_in(analysis: Analysis, events: Mapping[str, Event]) -> Callable[[Event, int, Fraction], Event | None]:
+    """``_loose_beside(edge, side, ioi)``: the unexplained note right before (``side`` -1) or
+    after (1) ``edge`` in its voice, within two of the statement's steps ``ioi``; else None."""
+    loose = [events[e] for e in analysis.unexplained if e in events]
+    lines: dict[str, list[Event]] = {}
+    if loose:
+        for e in sorted(events.values(), key=lambda e: (e.onset, e.id)):
+            lines.setdefault(e.voice, []).append(e)
+    place = {e.id: k for line in lines.values() for k, e in enumerate(line)}
+    ids = {e.id for e in loose}
+
+    def beside(edge: Event, side: int, ioi: Fraction) -> Event | None:
+        if not ids or edge.id not in place:
+            return None
+        line, k = lines[edge.voice], place[edge.id] + side
+        if not 0 <= k < len(line) or line[k].id not in ids or abs(line[k].onset - edge.onset) > 2 * ioi:
+            return None
+        return line[k]
+    return beside
 
 
 def _read_elsewhere(analysis: Analysis, events: Mapping[str, Event], holes: Sequence[_Hole] | None = None) -> set[str]:
@@ -420,6 +453,37 @@ def _doubled(analysis: Analysis, events: Mapping[str, Event], reported: Mapping[
     return list(out)
 
 
+def _doubled_in_holes(analysis: Analysis, events: Mapping[str, Event], holes: Sequence[_Hole]) -> list[tuple[str, int]]:
+    """Changes (event id, pitch) of the notes of a statement with a hole (``holes``:
+    ``_trouble_holes``) that hold a position twice — the note holding it and its repeat — to a
+    pitch class one of its holes wants, by the error models. A wrong note can turn a statement into
+    another form's reading that takes it as a position the row's next note repeats (Webern's
+    Op. 27 with its pickup G#3 written A3 reads as P6 from the A, the A4 after it a repeat, P6
+    lacking its G# and C# far off): either of the two may be the wrong note, though the holes
+    the misreading leaves lie elsewhere."""
+    wants: dict[frozenset[str], set[int]] = {}
+    for h in holes:
+        wants.setdefault(h.members, set()).add(h.want)
+    out: dict[tuple[str, int], None] = {}
+    for s in analysis.statements:
+        want = wants.get(frozenset(e for e in s.event_ids if e is not None and e in events)) if s.repeats else None
+        if not want:
+            continue
+        for r in s.repeats:
+            tag = analysis.tags.get(r)
+            if tag is None or tag.statement != s.id:
+                continue
+            for eid in (s.event_ids[tag.position], r):
+                if eid is None or eid not in events:
+                    continue
+                e = events[eid]
+                for pc in sorted(want - {e.pc}):
+                    midi = _nearest(e.midi, pc)
+                    if error_model(e.midi, midi) != "other":
+                        out[(eid, midi)] = None
+    return list(out)
+
+
 def _fits_between(s: Statement, q: int, e: Event, events: Mapping[str, Event]) -> bool:
     """The note's time lies between the notes holding the nearest positions before and after
     ``q`` in the statement (either end open)."""
@@ -455,10 +519,43 @@ def _shape(analysis: Analysis) -> int:
     return sum(len(s.repeats) + len(s.elided) for s in analysis.statements)
 
 
+def _short(analysis: Analysis) -> int:
+    """Positions the statements lack, between their notes and at their ends (a statement an
+    excerpt cuts off lacks its ends alike before and after any correction)."""
+    return sum(12 - s.found for s in analysis.statements)
+
+
 def _roughness(analysis: Analysis, piece: Piece) -> int:
-    """How far the statements are from plain lines (``_rough``, summed)."""
+    """How far the statements are from plain lines (``_rough``, summed), plus the statements that
+    cross another in a voice (``_crossed``)."""
     events = {e.id: e for e in piece.events}
-    return sum(_rough(s, events) for s in analysis.statements)
+    return sum(_rough(s, events) for s in analysis.statements) + _crossed(analysis, events)
+
+
+def _crossed(analysis: Analysis, events: Mapping[str, Event]) -> int:
+    """Pairs of statements whose own notes in one voice interleave: one begins there before the
+    other ends there, and ends after it begins, neither inside the other. A line states its rows
+    one after another; a wrong note at a boundary can be "corrected" into a reading where the
+    earlier statement's last note comes after the next one's first (B A written B B read as A B:
+    the correct note B taken for the later statement)."""
+    spans: dict[str, list[tuple[Fraction, Fraction]]] = {}
+    for s in analysis.statements:
+        times: dict[str, list[Fraction]] = {}
+        for e in s.event_ids:
+            if e is not None and e in events and e not in s.elided:
+                times.setdefault(events[e].voice, []).append(events[e].onset)
+        for voice, ts in times.items():
+            spans.setdefault(voice, []).append((min(ts), max(ts)))
+    out = 0
+    for line in spans.values():
+        line.sort()
+        for i, (a0, a1) in enumerate(line):
+            for b0, b1 in line[i + 1:]:
+                if b0 > a1:
+                    break
+                if a0 < b0 < a1 < b1:
+                    out += 1
+    return out
 
 
 def _rough(s: Statement, events: Mapping[str, Event]) -> int:

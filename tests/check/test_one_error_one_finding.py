@@ -112,3 +112,19 @@ def test_a_position_borrowed_from_a_note_sounding_out_of_order_fails() -> None:
     assert not report.verdict.strict
     rows = [v for v in report.verdict.violations if v.code == "ROW"]
     assert any("n37" in v.event_ids for v in rows), [v.message for v in rows]
+
+
+def test_an_added_accidental_read_as_a_repeat_is_one_finding_with_the_notes_it_cut_off() -> None:
+    """The outside tester's F written F# (P0:9 after the F# of P0:8): the analysis reads a repeat of
+    position 8, lends position 9 to the next statement's F, and leaves the E and A after the repeat
+    unexplained — three findings for one wrong note. The edge-repeat finding names the E and A as
+    the positions it would go on with, and they get no finding of their own."""
+    from tests.swept import exercises
+
+    ex = next(x for x in exercises(0, ("up1",)) if x.name == "0/fln9/up1")
+    report = check_piece(ex.piece, row=ex.row, profile=profile_for(None, task_bound=False)).to_dict()
+    rows = [v for v in report["violations"] if v["code"] == "ROW"]
+    assert len(rows) == 1, [v["message"] for v in rows]
+    assert "fln9" in rows[0]["event_ids"]
+    assert set(report["unexplained"]) <= set(rows[0]["event_ids"])
+    assert "positions 10, 11" in rows[0]["message"]

@@ -311,3 +311,17 @@ def test_a_pivot_is_never_read_as_a_repeat(row: Row, iois: list[Fraction], rng: 
         assert tag is not None and tag.position == 0 and forms[tag.form] == pcs, eid
     assert not any(s.repeats for s in analysis.statements)
     assert not [v for v in gate(analysis.tagged(piece)).violations if v.code == "ORDER"]
+
+
+def test_a_shared_note_handed_back_by_an_earlier_split_is_not_split_again() -> None:
+    """``split_shared_chords`` walked the notes two statements shared when it began; a split before
+    can hand one of them back to a single statement (its repeats go back with it), and the analysis
+    crashed unpacking the one owner left (found by ``bench/bench_repair_sweep.py``: a candidate
+    correction of a duo exercise with a wrong note)."""
+    from tests.swept import piece
+
+    clean, row, _what = piece(1)
+    changes = {"v2n27": 48, "v1n14": 77}
+    a = analyze(clean.with_events(e.copy(midi=changes.get(e.id, e.midi)) for e in clean.events), row)
+    assert set(a.tags) == {e.id for e in clean.events}
+    assert len(a.unexplained) <= 2

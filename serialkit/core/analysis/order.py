@@ -52,6 +52,8 @@ def split_shared_chords(a: Assignment) -> Assignment:
     moves to another voice while the first repeats it)."""
     owners = a.owners
     for x in sorted(e for e, held in owners.items() if len(held) == 2):
+        if len(owners[x]) != 2:  # an earlier split handed the note back to one statement
+            continue
         (s, p), (t, q) = sorted(owners[x], key=lambda o: -o[1])
         f, g = a.found[s], a.found[t]
         if f.slots.get(p) != x or g.slots.get(q) != x or p < q:
