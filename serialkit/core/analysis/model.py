@@ -230,9 +230,12 @@ class Analysis:
         only covers for the statement's own note of that pitch class, which never sounds: the note
         written where it belongs is likely wrong (read as a repeat). Not when an unexplained note
         sounds where the position belongs (that note is the wrong one, and reported as such)."""
+        if not any(s.elided for s in self.statements):  # the usual reading: nothing borrowed, nothing to sort
+            return []
         events = {e.id: e for e in piece.events}
         loose = set(self.unexplained)
         order = sorted(piece.events, key=lambda e: (e.onset, e.voice, e.midi, e.id))
+        onsets = [e.onset for e in order]
         out = []
         for s in self.statements:
             if not s.elided:
@@ -251,13 +254,15 @@ class Analysis:
                 lo = max((u for j, u in own if j < k), default=None)
                 later = sorted(u for j, u in own if j > k)
                 hi = later[1] if len(later) > 1 else later[0] if later else None
-                window = [x.id for x in order if (lo is None or x.onset > lo) and (hi is None or x.onset <= hi)
-                          and x.voice in voices and x.id != e]
+                span = order[0 if lo is None else bisect.bisect_right(onsets, lo):
+                             len(order) if hi is None else bisect.bisect_right(onsets, hi)]
+                window = [x.id for x in span if x.voice in voices and x.id != e]
                 if any(x in loose for x in window):
                     continue
                 members = set(s.members)
                 if lo is not None:  # a chord where the position's note became a second note of one pitch class
-                    chord = [x for x in order if x.onset == lo and x.voice in voices]
+                    chord = [x for x in order[bisect.bisect_left(onsets, lo):bisect.bisect_right(onsets, lo)]
+                             if x.voice in voices]
                     twice = {x.pc for x in chord if sum(1 for y in chord if y.pc == x.pc) > 1}
                     window = [x.id for x in chord if x.pc in twice] + window
                 out.append(Borrowed(s, k, e, lo, hi, tuple(x for x in window if x in members)))
