@@ -785,7 +785,7 @@ def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], 
                     out: Path) -> None:
     """The source's own MusicXML tree (its one reading) with the changed notes repitched,
     coloured and labelled, written back with every other byte as it was."""
-    from serialkit.io.accidentals import bar_groups, respell, written_of
+    from serialkit.io.accidentals import bar_groups, respell, shows_unneeded, written_of
     from serialkit.io.annotate import _mxl_bytes, annotate_tree, insert_in_order, serialize
     from serialkit.io.atomic import atomic_path
 
@@ -800,6 +800,8 @@ def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], 
     # there are put right afterwards, so that every note still shows what it sounds
     bars = bar_groups(tree.getroot(), {el: raw.onset for el, raw in score.elements.values()})
     tied = {el for el, raw in score.elements.values() if raw.tie_stop}
+    every = shows_unneeded((written_of(group, tied), [el.find("accidental") is not None for el, _ in group])
+                           for group in bars.values())
     touched = {element[nid] for nid in heads}
     affected = {g: members_ for g, members_ in bars.items() if any(el in touched for el, _ in members_)}
     before = {g: written_of(members_, tied) for g, members_ in affected.items()}
@@ -819,7 +821,7 @@ def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], 
             _set_pitch(pitch, new_step, new_alter, new_octave)
             letters[note] = step
     for g, members_ in affected.items():
-        respell(members_, before[g], letters, tied, insert_in_order)
+        respell(members_, before[g], letters, tied, insert_in_order, every)
     root = annotate_tree(tree, where, notes, "fingering", scan, declare=False, every_id=False)
     data = serialize(root, tree, scan.ends)
     payload = _mxl_bytes(source if member else None, member, data) if out.suffix.lower() == ".mxl" else data

@@ -13,13 +13,14 @@ accidentals of a bar right after some of its notes were repitched.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 __all__ = [
-    "ACCIDENTAL_TEXT", "Written", "bar_groups", "key_alters", "needed", "respell", "written_of", "written_pitch",
+    "ACCIDENTAL_TEXT", "Written", "bar_groups", "key_alters", "needed", "respell", "shows_unneeded", "written_of",
+    "written_pitch",
 ]
 
 ACCIDENTAL_TEXT = {-2: "flat-flat", -1: "flat", 0: "natural", 1: "sharp", 2: "double-sharp"}
@@ -64,6 +65,20 @@ def needed(notes: Sequence[Written]) -> list[bool]:
         out.append(n.alter != carried.get(here, n.key))
         carried[here] = n.alter
     return out
+
+
+def shows_unneeded(bars: Iterable[tuple[Sequence[Written], Sequence[bool]]]) -> bool:
+    """Whether a score's habit is to show an accidental on notes that need none (Webern's Op. 27
+    writes a natural before every natural note): true when most of its notes that need no
+    accidental show one. ``bars``: each bar's notes as written and whether each shows one. Such a
+    score's repaired notes show their accidental, and no note loses one (its convention, kept)."""
+    unneeded = shown = 0
+    for written, shows in bars:
+        for w, need, show in zip(written, needed(written), shows, strict=True):
+            if not w.tied and not need:
+                unneeded += 1
+                shown += bool(show)
+    return 2 * shown > unneeded > 0
 
 
 def written_pitch(note: Any) -> tuple[str, int, int] | None:
@@ -142,13 +157,16 @@ def _written(group: Sequence[tuple[Any, int]], tied: set[Any]) -> list[Written]:
 
 
 def respell(group: Sequence[tuple[Any, int]], before: Sequence[Written], changed: Mapping[Any, str],
-            tied: set[Any], insert: Any) -> None:
+            tied: set[Any], insert: Any, every: bool = False) -> None:
     """Put the shown accidentals of one bar (``group``, from :func:`bar_groups`, read again after
     the notes of ``changed`` were repitched; ``before``: the bar as it was) right. A repitched
-    note (``changed``: its element → its letter before) shows an accidental when the bar needs one,
-    or when only its alteration changed (the correction is a sharp or flat dropped or added: shown);
-    any other note that now needs one and shows none gets it, and one whose accidental only the
-    old pitch needed loses it (unless marked cautionary, editorial or in parentheses). ``tied``:
+    note (``changed``: its element → its letter before) shows an accidental exactly when the bar
+    needs one (the key signature, or an earlier note of its letter and octave, says otherwise: a
+    sharp dropped from the only F# of a bar leaves a plain F, no natural sign); any other note that
+    now needs one and shows none gets it, and one whose accidental only the old pitch needed loses
+    it (unless marked cautionary, editorial or in parentheses). ``every``: the score shows an
+    accidental on every note (:func:`shows_unneeded`): a repitched note shows its own, and none is
+    taken out. ``tied``:
     the notes that continue a tie (they show none); ``insert(note, element)`` puts a new
     ``<accidental>`` where the schema wants it."""
     from lxml import etree
@@ -158,8 +176,8 @@ def respell(group: Sequence[tuple[Any, int]], before: Sequence[Written], changed
     for (el, _key), w, need_before, need_now in zip(group, after, was, now, strict=True):
         shown = el.find("accidental")
         if el in changed:
-            show = not w.tied and (need_now or changed[el] == w.step)
-        elif need_now == need_before:
+            show = need_now or (every and not w.tied)  # (a tied continuation never needs one)
+        elif need_now == need_before or (every and not need_now):
             continue
         else:
             show = need_now

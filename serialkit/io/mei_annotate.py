@@ -212,34 +212,40 @@ def _respell(state: State, changed: Mapping[etree._Element, tuple[str, tuple[str
     """Keep the accidentals shown in the bars of the repitched notes true (MEI's side of
     ``serialkit.io.accidentals``, whose rule :func:`~serialkit.io.accidentals.needed` it shares):
     per bar and staff, in the order the notes sound, a repitched note (``changed``: element → its
-    letter before, and its new spelling) shows its accidental when the bar needs one or when only
-    its alteration changed; any other note that now needs one gets ``@accid``, and one whose
-    accidental only the old pitch needed loses it (unless cautionary, editorial or bracketed).
+    letter before, and its new spelling) shows its accidental exactly when the bar needs one (the
+    key signature or an earlier note of its letter and octave says otherwise; in a score that
+    shows an accidental on every note, as Webern's Op. 27 does, always); any other note that now
+    needs one gets ``@accid``, and one whose accidental only the old pitch needed loses it (unless
+    cautionary, editorial or bracketed, or the score shows one on every note).
     A note's ``@accid.ges``, where it has one, keeps saying what it sounds."""
-    from serialkit.io.accidentals import Written, needed
+    from serialkit.io.accidentals import Written, needed, shows_unneeded
 
     groups: dict[tuple[Any, int], list[tuple[etree._Element, Any]]] = {}
     for el, raw in state.elements:
         groups.setdefault((_measure_of(el), raw.staff), []).append((el, raw))
-    for (measure, _staff), members in groups.items():
+    written: dict[tuple[Any, int], list[Written]] = {}
+    for group, members in groups.items():
+        members.sort(key=lambda m: (m[1].onset, order[m[0]]))
+        written[group] = [Written(step, octave, raw.alter, raw.tie_stop, state.keys.get(el, {}).get(step, 0))
+                          for el, raw in members for step, octave in [_written_place(el)]]
+    every = shows_unneeded((written[g], [_shown(el)[1] is not None for el, _ in members])
+                           for g, members in groups.items())
+    for (measure, staff), members in groups.items():
         if measure is None or not any(el in changed for el, _ in members):
             continue
-        members.sort(key=lambda m: (m[1].onset, order[m[0]]))
-        before, after = [], []
-        for el, raw in members:
+        before, after = written[(measure, staff)], []
+        for (el, raw), was in zip(members, before, strict=True):
             key = state.keys.get(el, {})
-            step, octave = _written_place(el)
-            before.append(Written(step, octave, raw.alter, raw.tie_stop, key.get(step, 0)))
             if el in changed:
                 _was, (letter, alter, new_octave) = changed[el]
                 after.append(Written(letter, new_octave, alter, raw.tie_stop, key.get(letter, 0)))
             else:
-                after.append(before[-1])
+                after.append(was)
         for (el, _raw), w, need_before, need_now in zip(members, after, needed(before), needed(after), strict=True):
             holder, shown = _shown(el)
             if el in changed:
-                show = not w.tied and (need_now or changed[el][0] == w.step)
-            elif need_now == need_before:
+                show = need_now or (every and not w.tied)  # (a tied continuation never needs one)
+            elif need_now == need_before or (every and not need_now):
                 continue
             else:
                 show = need_now
