@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from serialkit.core.errors import ScoreWriteError, SerialkitError
-from serialkit.core.notenames import NoteNames, habit_of, sounding_name, spell
+from serialkit.core.notenames import NoteNames, habit_of, sounding_name
 from serialkit.core.piece import Event, Piece, fraction_str
 from serialkit.core.rows import Row, _check_convention
 from serialkit.core.suggest import DEFAULT_THRESHOLD, Applied, Suggestion, plan_repairs
@@ -714,9 +714,10 @@ def _write_score(score: _Score, source: Path, repaired: Piece, changes: Sequence
         from serialkit.io.mei_annotate import write_annotated_mei
 
         by_id = {c.event_id: c for c in changes}
+        names = NoteNames(score.piece, habit=score.habit)
         write_annotated_mei(source, notes, out, "fingering", pitches={c.event_id: c.after for c in changes},
-                            spelling=lambda eid, step, written: spell(written, step, by_id[eid].model or "other",
-                                                                      score.habit),
+                            spelling=lambda eid, step, written: names.spell(eid, written, step,
+                                                                            by_id[eid].model or "other"),
                             parsed=(score.data, score.tree, score.mei))
     elif score.kind == "midi":  # no noteheads to edit: the repaired notes written anew
         from serialkit.io import write_score
@@ -738,8 +739,8 @@ _NATURAL = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
 
 def _written_names(score: _Score, changes: Sequence[Change]) -> dict[str, tuple[str, str]]:
     """Each change's note as the score writes it, before and after (``_write_score`` spells the
-    new pitch the same way, ``core.notenames.spell``): its staff's transposition and the letter
-    the score gives it. A piece without spelling (JSON) is named as it sounds."""
+    new pitch the same way, ``NoteNames.spell``: its letter, the model, the notes around it): its
+    staff's transposition and the letter the score gives it. A piece without spelling (JSON) is named as it sounds."""
     names = NoteNames(score.piece, habit=score.habit)
     return {c.event_id: (names.name(c.event_id), names.name(c.event_id, c.after, c.model or "other"))
             for c in changes if c.event_id in names.events}
@@ -791,7 +792,7 @@ def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], 
 
     tree, where, member, scan = score.tree, score.where, score.member, score.scan
     element = {nid: el for nid, (el, _raw) in score.elements.items()}
-    members, habit = score.chains, score.habit
+    members, names = score.chains, NoteNames(score.piece, habit=score.habit)
     heads = {nid for eid in changes for nid in members.get(eid, [eid])}
     for nid in heads:
         if nid not in element:
@@ -816,8 +817,8 @@ def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], 
             alter_text = (pitch.findtext("alter") or "0").strip()
             octave = int((pitch.findtext("octave") or "4").strip())
             written = 12 * (octave + 1) + _NATURAL.get(step, 0) + round(float(alter_text))
-            new_step, new_alter, new_octave = spell(written + change.after - change.before, step,
-                                                    change.model or "other", habit)
+            new_step, new_alter, new_octave = names.spell(eid, written + change.after - change.before, step,
+                                                          change.model or "other")
             _set_pitch(pitch, new_step, new_alter, new_octave)
             letters[note] = step
     for g, members_ in affected.items():

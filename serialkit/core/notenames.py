@@ -37,11 +37,14 @@ def sounding_name(midi: int) -> str:
     return f"{pc_name(midi)}{midi // 12 - 1}"
 
 
-def spell(target: int, step: str, model: str, habit: int) -> tuple[str, int, int]:
+def spell(target: int, step: str, model: str, habit: int,
+          near: Mapping[int, tuple[str, int]] | None = None) -> tuple[str, int, int]:
     """(step, alter, octave) for the written MIDI pitch ``target`` of a note written with the
     letter ``step``: a semitone error (``accidental``) keeps the letter (the accidental was
-    dropped or added), a third moves the letter by two (a line), else a natural, else the
-    score's habit (``habit`` > 0 sharps, < 0 flats)."""
+    dropped or added), a third moves the letter by two (a line); else the spelling the notes
+    around it give that pitch class (``near``: written pitch class → letter and alteration, the
+    nearest note's; a swap's notes trade places as written, Db5 and Ab4 stay Db5 and Ab4), else a
+    natural, else the habit of the notes around it (``habit`` > 0 sharps, < 0 flats)."""
     options = []
     for letter in _LETTERS:
         for octave in range(-1, 10):
@@ -49,14 +52,18 @@ def spell(target: int, step: str, model: str, habit: int) -> tuple[str, int, int
             if -1 <= alter <= 1:
                 options.append((letter, alter, octave))
     index = _LETTERS.index(step) if step in _LETTERS else 0
+    seen = (near or {}).get(target % 12)
 
-    def rank(opt: tuple[str, int, int]) -> tuple[int, int, int]:
+    def rank(opt: tuple[str, int, int]) -> tuple[int, int, int, int]:
         letter, alter, _ = opt
         distance = (_LETTERS.index(letter) - index) % 7
         preferred = (model == "accidental" and distance == 0) or (model == "third" and distance in (2, 5))
         odd = (letter, alter) in _ODD
+        usual = seen is not None and seen == (letter, alter)
         wrong_way = alter != 0 and habit != 0 and (alter > 0) != (habit > 0)
-        return (0 if preferred and not odd else 1, int(odd), int(alter != 0) + int(wrong_way))
+        if model == "swap":  # the written notes move: an E#4 swapped stays an E#4
+            return (0 if usual else 1, int(odd), int(alter != 0) + int(wrong_way), 0)
+        return (0 if preferred and not odd else 1, int(odd), 0 if usual else 1, int(alter != 0) + int(wrong_way))
 
     letter, alter, octave = min(options, key=rank)
     return letter, alter, octave
@@ -92,12 +99,54 @@ class NoteNames:
         self.events = {e.id: e for e in piece.events}
         self.habit = habit_of(e.source.alter for e in piece.events if e.source is not None) if habit is None else habit
         self._locator: Any = None
+        self._parts: dict[Any, list[Any]] | None = None
+        self._index: dict[str, int] = {}
 
     @property
     def locator(self) -> Any:
         if self._locator is None:
             self._locator = self.piece.locator()
         return self._locator
+
+    NEAR = 6
+    """How many notes of its part on either side (by onset) say how a rewritten note is spelt."""
+
+    def around(self, event_id: str) -> tuple[int, dict[int, tuple[str, int]]]:
+        """The spelling habit of the notes around a note (the :data:`NEAR` nearest by onset on
+        either side, in its part, on staves of its transposition, as written; the score's own
+        habit when they spell no black key) and, per written pitch class, the letter and
+        alteration the nearest of them gives it: what :func:`spell` follows for a rewritten note."""
+        event = self.events.get(event_id)
+        if event is None or event.source is None:
+            return self.habit, {}
+        if self._parts is None:
+            parts: dict[Any, list[Any]] = {}
+            for e in sorted(self.piece.events, key=lambda e: e.onset):
+                if e.source is not None and e.source.alter is not None and e.source.written is not None:
+                    parts.setdefault(e.source.part, []).append(e)
+            self._parts = parts
+            self._index = {e.id: i for notes in parts.values() for i, e in enumerate(notes)}
+        notes = self._parts.get(event.source.part, [])
+        at = self._index.get(event_id)
+        if at is None:
+            return self.habit, {}
+        window = [e for e in notes[max(0, at - self.NEAR):at + self.NEAR + 1]
+                  if e.id != event_id and e.source.transposition == event.source.transposition
+                  and e.midi - e.source.transposition == e.source.written]  # (a note not rewritten)
+        window.sort(key=lambda e: abs(e.onset - event.onset))
+        near: dict[int, tuple[str, int]] = {}
+        for e in window:
+            written = _written(e)
+            if written is not None:
+                near.setdefault(e.source.written % 12, (written[0], written[1]))
+        habit = habit_of(e.source.alter for e in window)
+        return habit or self.habit, near
+
+    def spell(self, event_id: str, target: int, step: str, model: str = "other") -> tuple[str, int, int]:
+        """:func:`spell` for a note of this piece rewritten to the written pitch ``target``
+        (``step``: its letter as written), following the spelling of the notes around it."""
+        habit, near = self.around(event_id)
+        return spell(target, step, model, habit, near)
 
     def transposition(self, event_id: str) -> int:
         """Sounding minus written semitones of a note's staff (0 when not known)."""
@@ -117,7 +166,7 @@ class NoteNames:
         if midi is None or midi == event.midi:
             return pitch_name(*written)
         target = midi - event.source.transposition
-        return pitch_name(*spell(target, written[0], model, self.habit))
+        return pitch_name(*self.spell(event_id, target, written[0], model))
 
     def sounding(self, event_id: str, midi: int | None = None) -> str | None:
         """``sounding A#4``-style name of the pitch a transposing part's note sounds (``midi``: a
