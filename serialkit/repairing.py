@@ -251,7 +251,8 @@ class _Score:
     scan: Any = None
     """MusicXML: the reader's ``Scan`` (its ``ends``: the bytes around the root)."""
     data: bytes = b""
-    """MEI: the file's bytes (edited in place, byte for byte)."""
+    """The document's bytes (MusicXML: an .mxl's score member; MEI: the file), edited in place:
+    every byte the repair does not change is kept."""
     mei: Any = None
     """MEI: the reader's state."""
     elements: dict[str, tuple[Any, Any]] = field(default_factory=dict)
@@ -321,16 +322,16 @@ def _read(path: Path) -> _Score:
         from serialkit.io.musicxml_read import document_ends, scan_tree
         from serialkit.io.safety import parse_xml
 
-        xml = via_musicxml(path, fmt)
+        data = xml = via_musicxml(path, fmt)
         where = f"{path} (as MusicXML)"
         tree = parse_xml(xml, where)
         scan = scan_tree(tree, where)
         scan.ends = document_ends(xml, tree)
         elements, parts = scan.elements, scan.parts
     elif fmt == "musicxml":
-        from serialkit.io.musicxml_read import load_document, scan_tree
+        from serialkit.io.musicxml_read import load_source, scan_tree
 
-        tree, where, member, ends = load_document(path)
+        tree, where, member, ends, data = load_source(path)
         scan = scan_tree(tree, where)
         scan.ends = ends
         elements, parts = scan.elements, scan.parts
@@ -789,6 +790,7 @@ def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], 
     from serialkit.io.accidentals import bar_groups, respell, shows_unneeded, written_of
     from serialkit.io.annotate import _mxl_bytes, annotate_tree, insert_in_order, serialize
     from serialkit.io.atomic import atomic_path
+    from serialkit.io.splice import Snapshot
 
     tree, where, member, scan = score.tree, score.where, score.member, score.scan
     element = {nid: el for nid, (el, _raw) in score.elements.items()}
@@ -806,6 +808,8 @@ def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], 
     touched = {element[nid] for nid in heads}
     affected = {g: members_ for g, members_ in bars.items() if any(el in touched for el, _ in members_)}
     before = {g: written_of(members_, tied) for g, members_ in affected.items()}
+    # every edit is inside these notes: the copy is the source's bytes with only them written anew
+    snapshot = Snapshot(score.data, tree, {el for members_ in affected.values() for el, _ in members_} | touched)
     letters: dict[Any, str] = {}
     for eid, change in changes.items():
         for nid in members.get(eid, [eid]):
@@ -824,7 +828,7 @@ def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], 
     for g, members_ in affected.items():
         respell(members_, before[g], letters, tied, insert_in_order, every)
     root = annotate_tree(tree, where, notes, "fingering", scan, declare=False, every_id=False)
-    data = serialize(root, tree, scan.ends)
+    data = (snapshot.write() if root is tree.getroot() and score.data else None) or serialize(root, tree, scan.ends)
     payload = _mxl_bytes(source if member else None, member, data) if out.suffix.lower() == ".mxl" else data
     with atomic_path(out) as tmp:
         tmp.write_bytes(payload)

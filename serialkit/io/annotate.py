@@ -375,13 +375,15 @@ CONTAINER = (
 
 
 def _mxl_bytes(source: Path | None, member: str | None, data: bytes) -> bytes:
-    """A compressed MusicXML archive holding ``data``, keeping the source archive's other members."""
+    """A compressed MusicXML archive holding ``data``, keeping the source archive's other members
+    as they were, in their order (a new archive: ``mimetype`` first, stored, as the format asks)."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as out:
-        out.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.recordare.musicxml")
         if source is not None and member is not None:
-            with zipfile.ZipFile(source) as src:
+            with zipfile.ZipFile(source) as src:  # its members as they were (a mimetype only if it has one)
                 for info in src.infolist():
+                    if info.filename == "mimetype":
+                        out.writestr(zipfile.ZipInfo("mimetype"), read_member(src, info, str(source), max_bytes()))
                     if info.filename == "mimetype" or info.is_dir():
                         continue
                     body = (
@@ -391,6 +393,7 @@ def _mxl_bytes(source: Path | None, member: str | None, data: bytes) -> bytes:
                     )
                     out.writestr(info.filename, body)
         else:
+            out.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.recordare.musicxml")
             out.writestr("META-INF/container.xml", CONTAINER.format(name="score.musicxml"))
             out.writestr("score.musicxml", data)
     return buf.getvalue()

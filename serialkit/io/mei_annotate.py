@@ -9,9 +9,7 @@ on every note tied to it. Notes without an ``xml:id`` get the id the reader gave
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
@@ -25,12 +23,12 @@ from serialkit.io.annotate import LABEL_STYLES, Annotation, musicxml_color
 from serialkit.io.atomic import atomic_path
 from serialkit.io.mei_read import scan_mei_tree
 from serialkit.io.safety import parse_xml, read_bytes
+from serialkit.io.splice import Edits, declared_encoding, splice
 
 __all__ = ["ADDED", "Edits", "annotate_mei_tree", "plan_mei_edits", "splice", "write_annotated_mei"]
 
 ADDED = "serialkit"
 """The ``@type`` of every element the annotator adds (so a reader, or a second run, can find them)."""
-_DECL = re.compile(rb"^(\xef\xbb\xbf)?\s*<\?xml[^>]*\?>")
 
 
 def _staff_n(note: etree._Element) -> str | None:
@@ -54,26 +52,6 @@ def _chord_notes(note: etree._Element) -> list[etree._Element]:
     if parent is not None and local_name(parent) == "chord":
         return [n for n in parent.iter(NS + "note")]
     return [note]
-
-
-@dataclass(slots=True)
-class Edits:
-    """What annotating adds to an MEI document, by element (document order of start tags):
-    attributes to set and children (markup) to append."""
-
-    attrs: dict[int, dict[str, str | None]] = field(default_factory=dict)
-    """Attributes to set (None: to take off), by element."""
-    children: dict[int, list[bytes]] = field(default_factory=dict)
-
-    def set(self, index: int, name: str, value: str) -> None:
-        self.attrs.setdefault(index, {})[name] = value
-
-    def drop(self, index: int, name: str) -> None:
-        """Take the attribute ``name`` off (with the space before it)."""
-        self.attrs.setdefault(index, {})[name] = None
-
-    def add(self, index: int, markup: bytes) -> None:
-        self.children.setdefault(index, []).append(markup)
 
 
 def _markup(prefix: str, tag: str, attrs: dict[str, str], text: str | None = None,
@@ -266,79 +244,6 @@ def _prefix(el: etree._Element) -> str:
     return f"{prefix}:" if prefix else ""
 
 
-_TOKEN = re.compile(
-    rb"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<!DOCTYPE(?:[^\[>]|\[.*?\])*>"
-    rb"|</([^\s>]+)\s*>"
-    rb"|<([^\s/>!?]+)((?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*)(\s*)(/?)>",
-    re.S,
-)
-
-
-def splice(data: bytes, edits: Edits) -> bytes:
-    """The document's bytes with the edits made and every other byte as it was."""
-    out: list[tuple[int, int, bytes]] = []  # (start, end, replacement), in order
-    stack: list[tuple[int, int]] = []  # (element index, start of its start tag)
-    index = -1
-    for m in _TOKEN.finditer(data):
-        if m.group(2) is not None:  # a start tag
-            index += 1
-            attrs = edits.attrs.get(index)
-            kids = edits.children.get(index)
-            if attrs:
-                out.extend(_set_attrs(data, m, attrs))
-            if m.group(5):  # self-closing
-                if kids:
-                    indent = _indent_before(data, m.start())
-                    inner = b"".join(indent + b"    " + k for k in kids) + indent
-                    out.append((m.start(4), m.end(), b">" + inner + b"</" + m.group(2) + b">"))
-            else:
-                stack.append((index, m.start()))
-        elif m.group(1) is not None:  # an end tag
-            opened, at = stack.pop()
-            kids = edits.children.get(opened)
-            if kids:
-                indent = _indent_before(data, at)
-                pos = m.start()
-                ws = data[:pos]
-                trail = len(ws) - len(ws.rstrip())
-                inner = b"".join(indent + b"    " + k for k in kids)
-                out.append((pos - trail, pos - trail, inner))
-    out.sort(key=lambda t: (t[0], t[1]))
-    pieces = []
-    cursor = 0
-    for start, end, text in out:
-        pieces.append(data[cursor:start])
-        pieces.append(text)
-        cursor = end
-    pieces.append(data[cursor:])
-    return b"".join(pieces)
-
-
-def _indent_before(data: bytes, pos: int) -> bytes:
-    """The newline and indentation in front of the tag at ``pos`` (a newline alone if none)."""
-    line_start = data.rfind(b"\n", 0, pos)
-    lead = data[line_start + 1:pos] if line_start >= 0 else b""
-    return b"\n" + (lead if not lead.strip() else b"")
-
-
-def _set_attrs(data: bytes, m: re.Match[bytes], attrs: dict[str, str | None]) -> list[tuple[int, int, bytes]]:
-    out = []
-    block_start, block_end = m.start(3), m.end(3)
-    block = data[block_start:block_end]
-    for name, value in attrs.items():
-        found = re.search(rb"(\s" + re.escape(name.encode()) + rb"\s*=\s*)(\"[^\"]*\"|'[^']*')", block)
-        if value is None:  # taken off, with the space before it
-            if found:
-                out.append((block_start + found.start(), block_start + found.end(), b""))
-            continue
-        quoted = b'"' + escape(value, {'"': "&quot;"}).encode() + b'"'
-        if found:
-            out.append((block_start + found.start(2), block_start + found.end(2), quoted))
-        else:
-            out.append((block_end, block_end, b" " + name.encode() + b"=" + quoted))
-    return out
-
-
 def annotate_mei_tree(
     tree: etree._ElementTree, where: str, annotations: Mapping[str, Annotation], labels: str = "words"
 ) -> bytes:
@@ -370,7 +275,7 @@ def write_annotated_mei(
     else:
         data, tree, state = parsed
     edits = plan_mei_edits(tree, str(src), annotations, labels, pitches, spelling, state)
-    if _encoding(data) != "utf-8":
+    if declared_encoding(data) != "utf-8":
         text = bytes(etree.tostring(tree, encoding="UTF-8", xml_declaration=True))
         payload = splice(text, edits)
     else:
@@ -378,14 +283,3 @@ def write_annotated_mei(
     with atomic_path(out) as tmp:
         tmp.write_bytes(payload)
     return out
-
-
-def _encoding(data: bytes) -> str:
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return "utf-16"
-    match = _DECL.match(data)
-    if match:
-        enc = re.search(rb"encoding\s*=\s*[\"']([^\"']+)", match.group(0))
-        if enc:
-            return enc.group(1).decode("ascii", "replace").lower()
-    return "utf-8"

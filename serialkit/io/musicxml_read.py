@@ -14,8 +14,8 @@ from serialkit.io._build import ScoreParts, build_piece
 from serialkit.io._musicxml_walk import Pending, Scan, Walker, plus
 from serialkit.io.safety import is_zip, parse_xml, read_bytes, read_mxl
 
-__all__ = ["ROOTS", "Scan", "document_ends", "load_document", "load_tree", "peek_scan", "read_musicxml",
-           "scan_tree", "take_scan"]
+__all__ = ["ROOTS", "Scan", "document_ends", "load_document", "load_source", "load_tree", "peek_scan",
+           "read_musicxml", "scan_tree", "take_scan"]
 
 ROOTS = ("score-partwise", "score-timewise")
 
@@ -29,6 +29,15 @@ def load_document(
     path: Path, limit: int | None = None
 ) -> tuple[etree._ElementTree, str, str | None, tuple[bytes, bytes] | None]:
     """``load_tree`` and the bytes around the root element (``document_ends``)."""
+    tree, where, member, ends, _data = load_source(path, limit)
+    return tree, where, member, ends
+
+
+def load_source(
+    path: Path, limit: int | None = None
+) -> tuple[etree._ElementTree, str, str | None, tuple[bytes, bytes] | None, bytes]:
+    """``load_document`` and the document's bytes (an .mxl's score member), which an edit in place
+    keeps outside what it changed (``serialkit.io.splice``)."""
     data = read_bytes(path, limit)
     where = str(path)
     member = None
@@ -43,7 +52,7 @@ def load_document(
             f"{where}:{root.sourceline or 1}: root element <{name}> is not a MusicXML score "
             "(score-partwise or score-timewise)"
         )
-    return tree, where, member, document_ends(data, tree)
+    return tree, where, member, document_ends(data, tree), data
 
 
 def document_ends(data: bytes, tree: etree._ElementTree) -> tuple[bytes, bytes] | None:
