@@ -57,7 +57,8 @@ _TOKEN = re.compile(
 
 
 def splice(data: bytes, edits: Edits) -> bytes:
-    """The document's bytes with the edits made and every other byte as it was."""
+    """The document's bytes with the edits made and every other byte as it was (ValueError when
+    an element to write anew is not the source's element of that index)."""
     out: list[tuple[int, int, bytes]] = []  # (start, end, replacement), in order
     stack: list[tuple[int, int]] = []  # (element index, start of its start tag)
     index = -1
@@ -136,6 +137,9 @@ def _merged(source: bytes, was: bytes, now: bytes) -> bytes:
     """An element written anew (``now``, as lxml writes it) with the source's own bytes on every
     line the edit left as it was: ``was`` (lxml's writing of it before the edit) matched line by
     line with ``source``, when they have as many lines (else ``now`` whole)."""
+    name = _NAME.match(was)
+    if name is None or not source.startswith(name.group(0)):
+        raise ValueError(f"element {name.group(0)[1:] if name else was[:20]!r} is not where the source has it")
     own, old, new = source.split(b"\n"), was.split(b"\n"), now.split(b"\n")
     if len(own) != len(old):
         return now
@@ -152,17 +156,14 @@ class Snapshot:
     snapshotted must hold every edit: nothing outside them may change."""
 
     def __init__(self, data: bytes, tree: etree._ElementTree, elements: Iterable[Any]) -> None:
-        self.data, self.tree = data, tree
-        root = tree.getroot()
-        self.order = {el: i for i, el in enumerate(root.iter(tag=etree.Element))}
+        self.data = data
+        self.order = {el: i for i, el in enumerate(tree.getroot().iter(tag=etree.Element))}
         self.before = {el: _written(el) for el in elements}
 
     def write(self) -> bytes | None:
         """The edited document in the source's bytes, or None when the source cannot be matched
-        to the tree (an encoding other than UTF-8, a document that reads back otherwise): the
-        caller then writes the tree whole."""
-        from serialkit.io.safety import parse_xml
-
+        to the tree (an encoding other than UTF-8, an element not found where the source has it):
+        the caller then writes the tree whole. (A repair reads what it wrote back and checks it.)"""
         if declared_encoding(self.data) not in ("utf-8", "utf8", "us-ascii", "ascii"):
             return None
         edits = Edits()
@@ -170,14 +171,13 @@ class Snapshot:
             now = _written(el)
             if now != was and el in self.order:
                 edits.replace[self.order[el]] = (was, now)
-        out = splice(self.data, edits)
-        try:  # what is written must read as the edited tree (else the tree is written whole)
-            back = parse_xml(out, "the edited copy").getroot()
-        except Exception:  # noqa: BLE001 - any failure means: write the tree whole
+        try:
+            return splice(self.data, edits)
+        except ValueError:  # an element not where the source has it: the tree is written whole
             return None
-        if etree.tostring(back) != etree.tostring(self.tree.getroot()):
-            return None
-        return out
+
+
+_NAME = re.compile(rb"<[^\s/>]+(?=[\s/>])")
 
 
 def _written(el: Any) -> bytes:
