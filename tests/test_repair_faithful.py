@@ -229,6 +229,7 @@ def _note_lines(text: str, ids: set[str], tag: str = "note") -> set[int]:
 def _outside_changes_identical(src: Path, out: Path, ids: set[str]) -> None:
     old, new = src.read_bytes(), out.read_bytes()
     old_lines, new_lines = old.decode().split("\n"), new.decode().split("\n")
+    assert all(line.endswith("\r") for line in new_lines[:-1]) or b"\r" not in old  # CRLF kept throughout
     allowed = _note_lines(old.decode(), ids)
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
         if tag == "equal":
@@ -240,16 +241,17 @@ def _outside_changes_identical(src: Path, out: Path, ids: set[str]) -> None:
     assert old[old.rindex(b">"):] == new[new.rindex(b">"):]  # the end, final newline or none, as it was
 
 
-@pytest.mark.parametrize("name", ["ben", "dev", "emma"])
+@pytest.mark.parametrize("name,crlf", [("ben", False), ("dev", False), ("emma", False), ("ben", True)])
 def test_a_repaired_copy_differs_from_its_source_only_in_the_changed_notes(fixtures: Path, tmp_path: Path,
-                                                                            name: str) -> None:
+                                                                            name: str, crlf: bool) -> None:
     """Byte for byte: the XML declaration, DOCTYPE, comment, ``<chord />``/``<rest />`` with their
-    space, single-quoted attributes, character references and the missing final newline are kept;
-    only the changed notes' lines differ (their pitch, accidental, colour, label and id)."""
+    space, single-quoted attributes, character references, CRLF line ends and the missing final
+    newline are kept; only the changed notes' lines differ (their pitch, accidental, colour,
+    label and id)."""
     src = tmp_path / "src" / f"{name}.musicxml"
     src.parent.mkdir()
-    text = (fixtures / "classroom" / f"{name}.musicxml").read_text(encoding="utf-8")
-    src.write_text(_styled(text), encoding="utf-8")
+    text = _styled((fixtures / "classroom" / f"{name}.musicxml").read_text(encoding="utf-8"))
+    src.write_bytes((text.replace("\n", "\r\n") if crlf else text).encode())
     assert " />" in src.read_text(encoding="utf-8")
     out = tmp_path / f"{name}.musicxml"
     _repair(src, out)
@@ -299,3 +301,34 @@ def test_a_repaired_mei_differs_from_its_source_only_in_the_changed_notes(fixtur
             continue
         assert tag == "insert" or all(any(f'"{i}"' in line for i in ids) for line in old[i1:i2]), old[i1:i2]
         assert all(any(i in line for i in ids) for line in new[j1:j2]), new[j1:j2]  # its note, its <fing>
+
+
+@pytest.mark.musescore
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_musescore_opens_the_spliced_copy_and_shows_no_needless_natural(fixtures: Path, tmp_path: Path) -> None:
+    """MuseScore 3 opens the repaired copy of a styled source (made of the source's own bytes) and
+    engraves it; its own export writes the corrected F4 with no accidental, the pitches intended."""
+    import os
+    import subprocess
+
+    from serialkit.io import read_score
+    from tests.conftest import require_program
+
+    exe = require_program("mscore3")
+    src = tmp_path / "src" / "ben.musicxml"
+    src.parent.mkdir()
+    src.write_text(_styled((fixtures / "classroom" / "ben.musicxml").read_text(encoding="utf-8")), encoding="utf-8")
+    out = tmp_path / "ben.musicxml"
+    _repair(src, out)
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    exported = tmp_path / "exported.musicxml"
+    for made in (tmp_path / "fixed.pdf", exported):
+        proc = subprocess.run([exe, "-o", str(made), str(out)], env=env, capture_output=True, text=True,
+                              timeout=180)
+        assert proc.returncode == 0 and made.stat().st_size > 0, proc.stderr[-2000:]
+    assert [e.midi for e in read_score(exported).events] == [e.midi for e in read_score(out).events]
+    (changed,) = _changed_ids(out)
+    index = [n.get("id") for n in etree.parse(str(out)).getroot().iter("note")].index(changed)
+    shown = list(etree.parse(str(exported)).getroot().iter("note"))[index]
+    assert shown.findtext("pitch/step") == "F" and shown.find("accidental") is None

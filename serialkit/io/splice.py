@@ -141,8 +141,11 @@ def _merged(source: bytes, was: bytes, now: bytes) -> bytes:
     if name is None or not source.startswith(name.group(0)):
         raise ValueError(f"element {name.group(0)[1:] if name else was[:20]!r} is not where the source has it")
     own, old, new = source.split(b"\n"), was.split(b"\n"), now.split(b"\n")
+    if b"\r\n" in source:  # a file with CRLF line ends (the parser read them as LF) keeps them
+        new = [line + b"\r" for line in new[:-1]] + new[-1:]
+        old = [line + b"\r" for line in old[:-1]] + old[-1:]
     if len(own) != len(old):
-        return now
+        return b"\n".join(new)
     lines: list[bytes] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         lines.extend(own[i1:i2] if tag == "equal" else new[j1:j2])
