@@ -109,7 +109,6 @@ class Outcome:
     record: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     title: str | None = None
-    voice_names: dict[str, str] = field(default_factory=dict)
     tally: dict[str, int] = field(default_factory=dict)
     """Counts the batch's summary adds up beside the verdicts (``repair``: notes changed)."""
 
@@ -249,8 +248,7 @@ def check_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outc
 
         atomic_write(out, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
         data["output"] = str(out)
-    return Outcome(source.name, PASSED if passed else FAILED, record=data, title=piece.title,
-                   voice_names={v.id: v.name for v in piece.voices if v.name})
+    return Outcome(source.name, PASSED if passed else FAILED, record=data, title=piece.title)
 
 
 def _task_named_by(piece: Any) -> str | None:
@@ -272,8 +270,9 @@ def _in_task_voices(piece: Any, task: Any, where: str) -> tuple[Any, ...]:
     mapping = {v.id: v.id if v.id in ids else names.get(v.name or "") for v in piece.voices}
     if None in mapping.values() or len(set(mapping.values())) != len(mapping):
         if len(piece.voices) != len(ids):
+            named = piece.voice_names()
             raise SerialkitError(
-                f"{where}: its voices ({', '.join(v.name or v.id for v in piece.voices)}) are not those of "
+                f"{where}: its voices ({'; '.join(named[v.id] for v in piece.voices)}) are not those of "
                 f"task {task.name} ({', '.join(ids)}): is it a candidate of another task?")
         mapping = {v.id: t for v, t in zip(piece.voices, ids, strict=True)}
     return tuple(e.copy(voice=mapping[e.voice]) for e in piece.events)

@@ -68,7 +68,7 @@ def test_annotate_reports_suggestions(fixtures: Path, tmp_path: Path) -> None:
               "--report", str(report)], catch_exceptions=False,
     )
     assert result.exit_code == 1
-    assert "uA0-5 (F#4, unexplained): suggest: F4 (P0:5 of S1; accidental" in result.stdout
+    assert "Violin, bar 2, beat 2, F#4 (unexplained): suggest: F4 (P0:5 of S1; accidental" in result.stdout
     data = json.loads(report.read_text(encoding="utf-8"))
     Draft202012Validator(SCHEMA).validate(data)
     assert data["suggestions"][0]["candidates"][0]["name"] == "F4"

@@ -51,6 +51,8 @@ class CheckReport:
     statements: tuple[dict[str, Any], ...] = ()
     events: int = 0
     voices: tuple[str, ...] = ()
+    voice_names: Mapping[str, str] = field(default_factory=dict)
+    """Voice id → the name messages use (``Piano, staff 1, voice 2``: ``Piece.voice_names``)."""
     rules: Rules = Rules()
     analysed: bool = False
     noteheads: tuple[Mapping[str, Any], ...] | None = None
@@ -106,6 +108,7 @@ class CheckReport:
             "coverage_exact": None if cov is None else f"{cov.numerator}/{cov.denominator}",
             "events": self.events,
             "voices": list(self.voices),
+            "voice_names": dict(self.voice_names),
             "checked": list(self.verdict.checked),
             "unchecked": list(self.verdict.unchecked),
             "rules": self.rules.to_dict(),
@@ -383,6 +386,7 @@ def check_piece(
         statements=statements,
         events=len(piece.events),
         voices=piece.voice_ids,
+        voice_names=piece.voice_names(),
         rules=rules,
         analysed=analysis is not None,
         identification=None if identified is None else identified.to_dict(),

@@ -20,7 +20,7 @@ from serialkit.batch import (
     collect,
     run_batch,
 )
-from serialkit.cli._common import echo_json_line, is_tty, write_report
+from serialkit.cli._common import echo_json_line, is_tty, names_directory, write_report
 from serialkit.core.errors import SerialkitError
 
 
@@ -45,21 +45,28 @@ def gather(inputs: Sequence[str], recursive: bool, suffixes: Sequence[str] | Non
 
 
 def into_directory(output: Path | None) -> bool:
-    """True when ``-o`` names an existing directory: one score then goes into it under its own
-    name, as each of several scores does (``-o DIR`` means the same for one score as for many)."""
-    return output is not None and str(output) != STDIN and output.is_dir()
+    """True when ``-o`` names a directory (an existing one, or ``-o new/``): one score then goes
+    into it under its own name, as each of several scores does (``-o DIR`` means the same for one
+    score as for many)."""
+    return names_directory(output)
 
 
-def one_output(source: Source, output: Path | None, suffix: Callable[[Source], str]) -> Path | None:
-    """Where one score's output goes: ``-o FILE`` (or ``-``, or nothing) as given; ``-o DIR`` (an
-    existing directory) the score's name in it with ``suffix`` — the path several scores get
-    (``output_paths``: the source itself is refused)."""
+def one_output(source: Source, output: Path | None, suffix: Callable[[Source], str], *,
+               make: bool = True) -> Path | None:
+    """Where one score's output goes: ``-o FILE`` (or ``-``, or nothing) as given; ``-o DIR`` the
+    score's name in it with ``suffix`` — the path several scores get (``output_paths``: the source
+    itself is refused) — the directory made one level deep first, as for several, unless not
+    ``make`` (nothing will be written: a dry run)."""
     if not into_directory(output):
         return output
     from serialkit.batch import output_paths
+    from serialkit.io.outputs import ensure_output_dir
 
     assert output is not None
-    return output_paths([source], output, suffix)[0]
+    target = output_paths([source], output, suffix)[0]
+    if make:
+        ensure_output_dir(output)
+    return target
 
 
 def run_one(job: Job, source: Source, output: Path | None, options: dict[str, Any], *,

@@ -3,8 +3,9 @@
 Every command takes its options from here, so the same name means the same thing everywhere:
 
 ``-o/--output``   where the command writes (a file, in a directory that exists; a directory when it
-                  writes several files, made one level deep when missing; an existing directory
-                  given for one score gets it under its own name, as for several)
+                  writes several files, made one level deep when missing; an existing directory,
+                  or one written with a trailing slash (``-o new/``), given for one score gets it
+                  under its own name, as for several)
 ``--json``        print JSON on standard output (a flag, never a file)
 ``--report FILE`` also write the JSON report to FILE (``-`` is standard output)
 ``--force``       write over an existing, non-empty output directory
@@ -83,7 +84,7 @@ def one_format(output: Path | None, to: str | None, suffixes: dict[str, tuple[st
     """Refuse (usage error, exit 2) ``--to`` naming another format than the ``-o`` file's own
     extension (``-o x.musicxml --to mei``): ``--to`` only says what an -o name does not (one
     meaning of ``--to`` in every command). ``suffixes``: format → the extensions that name it."""
-    if output is None or to is None or str(output) == "-" or output.is_dir():
+    if output is None or to is None or names_directory(output):
         return
     ext = output.suffix.lower()
     named = next((fmt for fmt, exts in suffixes.items() if ext in exts), None)
@@ -116,12 +117,37 @@ def no_color_env() -> bool:
 
 # --- shared options --------------------------------------------------------------------------
 
+_FOLDERS = "serialkit.output_folders"
+"""``ctx.meta`` key: the ``-o`` values written with a trailing slash (they name directories)."""
+
+
+class _OutputPath(click.Path):
+    """A ``-o`` path that remembers being written with a trailing slash (``-o new/``): pathlib
+    drops the slash, but the user said "a directory", whether or not it exists yet."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        out = super().convert(value, param, ctx)
+        if ctx is not None and isinstance(value, str) and value.endswith(("/", os.sep)):
+            ctx.meta.setdefault(_FOLDERS, set()).add(Path(os.fsdecode(out)))
+        return out
+
+
+def names_directory(output: Path | None) -> bool:
+    """True when ``-o`` names a directory: an existing one, or one written with a trailing slash
+    (``-o new/``, made one level deep like ``mkdir`` when written into)."""
+    if output is None or str(output) == "-":
+        return False
+    ctx = click.get_current_context(silent=True)
+    return output.is_dir() or (ctx is not None and Path(output) in ctx.meta.get(_FOLDERS, ()))
+
+
 def output_option(help: str, *, required: bool = False, directory: bool = False,
                   file_or_dir: bool = False, stdout: bool = False) -> Callable[[F], F]:
     """``-o/--output``: a file (``-``: standard output where ``stdout``), or a directory where the
-    command writes several files."""
-    kind = click.Path(path_type=Path, dir_okay=directory or file_or_dir,
-                      file_okay=not directory or file_or_dir, allow_dash=stdout)
+    command writes several files (or one, where ``file_or_dir`` and the path names a directory:
+    ``names_directory``)."""
+    kind = _OutputPath(path_type=Path, dir_okay=directory or file_or_dir,
+                       file_okay=not directory or file_or_dir, allow_dash=stdout)
     # No ``default=None`` here: click 8.3+ reads an explicit None default as a given value, so a
     # required -o would go missing silently (``eval report DIR --json`` without -o: a traceback).
     return click.option("-o", "--output", "output", type=kind, required=required,

@@ -75,7 +75,7 @@ def _suffix_for(to: str | None) -> Any:
 @click.option("--convention", type=click.Choice(["relative", "absolute"]), default=None,
               help="Labelling convention (default: relative).")
 @output_option("The labelled score (.musicxml, .xml, .mxl, .mei — an MEI source edited in place —, .mscz "
-               "or .mscx; '-': standard output); an existing DIR gets the score under its own name, as "
+               "or .mscx; '-': standard output); a DIR (existing, or new written DIR/) gets the score under its own name, as "
                "it gets one labelled score per input for several scores or a folder.",
                file_or_dir=True, stdout=True)
 @click.option("--to", "to", type=click.Choice(sorted(TO_SUFFIX)), default=None,
@@ -168,7 +168,8 @@ def annotate(
         click.echo(f"  {outcome.record['identification']}", err=bool(stdouts))
     for note in report.get("suggestions") or ():
         for line in suggestion_lines(report, [note["event_id"]]):
-            click.echo(f"  {note['event_id']} ({note['name']}, {note['finding']}): {line}", err=bool(stdouts))
+            where = note.get("location") or note["event_id"]
+            click.echo(f"  {where}, {note['name']} ({note['finding']}): {line}", err=bool(stdouts))
     raise SystemExit(EXIT_OK if outcome.status == "passed" else EXIT_FAIL)
 
 

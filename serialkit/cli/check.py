@@ -153,7 +153,7 @@ def check(
     if as_json:
         echo_json(data)
     elif report_path is None or str(report_path) != "-":
-        _print_text(outcome.title, data, mode, show, outcome.voice_names)
+        _print_text(outcome.title, data, mode, show)
     raise SystemExit(EXIT_OK if outcome.status == "passed" else EXIT_FAIL)
 
 
@@ -177,10 +177,10 @@ def _verdict_word(ok: bool, unchecked: list[str] | None = None) -> str:
     return click.style("FAIL", fg="red", bold=True)
 
 
-def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: int,
-                names: dict[str, str] | None = None) -> None:
+def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: int) -> None:
     title = f" — {title_text}" if title_text else ""
-    voices = ", ".join((names or {}).get(v, v) for v in data["voices"])  # as the score names them
+    names = [data.get("voice_names", {}).get(v, v) for v in data["voices"]]  # as the score names them
+    voices = ("; " if any(", " in n for n in names) else ", ").join(names)
     click.echo(f"{data['source']}{title}")
     n = len(data["voices"])
     click.echo(f"  {data['events']} event{'s' if data['events'] != 1 else ''}, {n} voice{'s' if n != 1 else ''} ({voices})")

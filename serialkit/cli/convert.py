@@ -44,7 +44,7 @@ def _writer_suffix(name: str) -> str:
 @click.argument("inputs", nargs=-1, required=True, metavar="IN...",
                 type=click.Path(path_type=str, allow_dash=True))
 @output_option("OUT file (its extension picks the format: .musicxml .xml .mxl .mei .mid .midi .json; "
-               "'-': standard output, give --to); an existing DIR (give --to) gets the score under its "
+               "'-': standard output, give --to); a DIR (existing, or new written DIR/; give --to) gets the score under its "
                "own name, as it gets each of several inputs or a folder's scores.",
                required=True, file_or_dir=True, stdout=True)
 @click.option(

@@ -45,7 +45,7 @@ def register(cli: Any) -> None:
 @click.option("--convention", type=click.Choice(["relative", "absolute"]), default=None,
               help="Labelling convention (default: the score's own, else relative).")
 @output_option("The repaired score (one SCORE; '-': standard output, without certificate or review "
-               "page); an existing DIR, or for several scores or a folder a DIR, gets each repaired score "
+               "page); a DIR (existing, or new written DIR/), or for several scores or a folder a DIR, gets each repaired score "
                "under its own name, with its certificate and review page.", file_or_dir=True, stdout=True)
 @click.option("--only", "only", multiple=True,
               type=click.Choice(["ROW", "ORDER", "COLL", "CROSS"], case_sensitive=False),
@@ -147,7 +147,7 @@ def repair(
         code = run_and_report(repair_job, sources, outputs, options, jobs=jobs, as_json=as_json,
                               report_path=report_path, line=_line, tail=_tail)
         raise SystemExit(code)
-    output = one_output(sources[0], output, _out_suffix)  # -o DIR: as for several scores
+    output = one_output(sources[0], output, _out_suffix, make=not dry_run)  # -o DIR: as for several scores
     if output is not None and not to_stdout and not dry_run:
         ensure_writable_file(output)  # an unwritable output is one error before any work
     with tempfile.TemporaryDirectory(prefix="serialkit-repair-") as tmp:

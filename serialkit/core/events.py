@@ -5,6 +5,8 @@ these parts, so nothing in the core imports ``piece.py`` back."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -161,6 +163,50 @@ class Voice:
     def __post_init__(self) -> None:
         if self.low is not None and self.high is not None and self.low > self.high:
             raise PieceError(f"voice {self.id}: range low {self.low} is above high {self.high}")
+
+
+VOICE_KEY = re.compile(r"^([^/]+)/(\d+)/([^/]+)$")
+"""A score reader's voice id: ``part/staff/voice`` (the staff as the file numbers it)."""
+
+
+def voice_names(voices: Sequence[Voice]) -> dict[str, str]:
+    """Voice id → the name a reader sees, the one every message uses: the part's name, then
+    ``staff k`` (k within the part) only when the part has several staves, then ``voice j`` only
+    when that staff holds several voices — ``Piano, staff 1, voice 2``. A part without a name is
+    ``part n`` (left out when it is the only part and a staff or voice follows); two parts of one
+    name are told apart by their number. Ids that are not reader keys (a JSON piece's) are named
+    as written: the voice's name when it is the only one of that name, else ``voice v1``."""
+    keyed = {v.id: m.groups() for v in voices if (m := VOICE_KEY.match(v.id))}
+    parts: dict[str, str | None] = {}  # part key → name, in voice order
+    staves: dict[str, dict[str, list[str]]] = {}  # part key → staff → voice ids
+    for v in voices:
+        if v.id in keyed:
+            part, staff, _ = keyed[v.id]
+            parts[part] = parts.get(part) or v.name
+            staves.setdefault(part, {}).setdefault(staff, []).append(v.id)
+    shared = Counter(name for name in parts.values() if name)
+    loose = Counter(v.name for v in voices if v.id not in keyed and v.name)
+    out: dict[str, str] = {}
+    for v in voices:
+        if v.id not in keyed:
+            out[v.id] = v.name if v.name and loose[v.name] == 1 else f"voice {v.id}"
+            continue
+        part, staff, _ = keyed[v.id]
+        number = list(parts).index(part) + 1
+        order = sorted(staves[part], key=int)
+        bits = []
+        if len(order) > 1:
+            bits.append(f"staff {order.index(staff) + 1}")
+        if len(staves[part][staff]) > 1:
+            bits.append(f"voice {staves[part][staff].index(v.id) + 1}")
+        name = parts[part]
+        if name is None:
+            if len(parts) > 1 or not bits:
+                bits.insert(0, f"part {number}")
+        else:
+            bits.insert(0, name if shared[name] == 1 else f"{name} (part {number})")
+        out[v.id] = ", ".join(bits)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -217,12 +217,15 @@ class NoteNames:
     def suggestions(self, notes: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """A report's ``suggestions`` (``NoteSuggestions.to_dict()`` each) with every ``name`` as
         written and the sounding name beside it (``sounding``, ``before_sounding``,
-        ``after_sounding``), each edit's place (``at``), and reasons naming notes as written."""
+        ``after_sounding``), the note's place (``location``: voice, bar, beat, as findings are placed)
+        and each edit's (``at``), and reasons naming notes as written."""
         out = []
         for note in notes:
             eid = str(note["event_id"])
+            known = eid in self.events
             entry = dict(note, name=self.name(eid), sounding=sounding_name(int(note["midi"])),
-                         at=self.at(eid) if eid in self.events else None)
+                         at=self.at(eid) if known else None,
+                         location=self.locator.describe(self.events[eid]) if known else None)
             entry["candidates"] = [self._candidate(c) for c in note.get("candidates") or ()]
             out.append(entry)
         return out

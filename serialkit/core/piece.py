@@ -25,6 +25,7 @@ from serialkit.core.events import (
     _beat_text,
     as_fraction,
     fraction_str,
+    voice_names,
 )
 from serialkit.core.piece_json import piece_from_dict, piece_to_dict
 from serialkit.core.rows import Convention, Row, _check_convention
@@ -95,6 +96,10 @@ class Piece:
             if v.id == voice_id:
                 return v
         raise PieceError(f"no voice {voice_id!r}")
+
+    def voice_names(self) -> dict[str, str]:
+        """Voice id → the name every message uses (``Piano, staff 1, voice 2``; ``core.events.voice_names``)."""
+        return voice_names(self.voices)
 
     def by_voice(self) -> dict[str, list[Event]]:
         """Events per voice, sorted by (onset, midi)."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from serialkit.core.events import Event, Measure, TimeSignature, _beat_text
+from serialkit.core.events import Event, Measure, TimeSignature, _beat_text, voice_names
 
 if TYPE_CHECKING:
     from serialkit.core.piece import Piece
@@ -78,18 +78,11 @@ class Locator:
         return bar.number, onset - bar.onset + 1
 
     def voice_name(self, event: Event) -> str:
-        """The voice as the score names it (``Horn 2 in F``; ``Harp, staff 6`` where two staves
-        share a name), else ``voice v1``."""
+        """The voice as a reader names it (``Horn 2 in F``; ``Harp, staff 2``; ``Piano, voice 2``:
+        ``core.events.voice_names``)."""
         if self._names is None:
-            named = [v.name for v in self.piece.voices if v.name]
-            self._names = {v.id: v.name for v in self.piece.voices if v.name and named.count(v.name) == 1}
-        name = self._names.get(event.voice)
-        if name is not None:
-            return name
-        voice = next((v for v in self.piece.voices if v.id == event.voice), None)
-        if voice is not None and voice.name and event.source is not None and event.source.staff is not None:
-            return f"{voice.name}, staff {event.source.staff}"
-        return f"voice {event.voice}"
+            self._names = voice_names(self.piece.voices)
+        return self._names.get(event.voice) or f"voice {event.voice}"
 
     def describe(self, event: Event) -> str:
         """``Horn 2 in F, bar 25, beat 2`` (each thing once); the file's own bar number and the

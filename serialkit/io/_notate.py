@@ -5,11 +5,11 @@ from __future__ import annotations
 import bisect
 import functools
 import math
-import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from serialkit.core.errors import ScoreWriteError
+from serialkit.core.events import VOICE_KEY
 from serialkit.core.piece import Event, Piece
 
 # (type name, quarter-note value), longest first.
@@ -21,7 +21,6 @@ TYPES: tuple[tuple[str, Fraction], ...] = tuple(
 )
 _SPELL = (("C", 0), ("C", 1), ("D", 0), ("E", -1), ("E", 0), ("F", 0), ("F", 1), ("G", 0),
           ("A", -1), ("A", 0), ("B", -1), ("B", 0))
-_KEY = re.compile(r"^([^/]+)/(\d+)/([^/]+)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,12 +110,12 @@ def shapes(duration: Fraction) -> tuple[Shape, ...]:
 
 def layout(piece: Piece) -> list[Part]:
     """Parts, staves and voices: ``part/staff/voice`` keys keep their structure, others get a part each."""
-    structured = all(_KEY.match(v) for v in piece.voice_ids)
+    structured = all(VOICE_KEY.match(v) for v in piece.voice_ids)
     parts: dict[str, Part] = {}
     groups = {vid: _layers(evts) for vid, evts in piece.by_voice().items()}
     for index, voice in enumerate(piece.voices):
         if structured:
-            match = _KEY.match(voice.id)
+            match = VOICE_KEY.match(voice.id)
             assert match is not None
             pid, staff_no, vname = match.group(1), int(match.group(2)), match.group(3)
         else:

@@ -22,7 +22,7 @@ from serialkit.render.marks import (
     load_json,
 )
 from serialkit.render.output import output_format, write_pages
-from serialkit.render.svgpost import PageInfo, blind_svg, crop_page, decorate, fit_left
+from serialkit.render.svgpost import PageInfo, blind_svg, crop_page, decorate, fit_left, fit_words
 
 __all__ = [
     "RUNGS",
@@ -131,7 +131,7 @@ def engrave_pages(
         marks = Marks(marks.notes, marks.findings, {**marks.facts, "missing": missing})
     data = prepare(source, blind, amended)
     options = verovio_options(scale, page_width, blind, labelled=marks.labelled > 0)
-    pages = [fit_left(p) for p in engrave(data, options, str(score_path))]
+    pages = [fit_words(fit_left(p)) for p in engrave(data, options, str(score_path))]
     if blind:
         pages[-1] = crop_page(pages[-1])
         blank = [PageInfo((), ()) for _ in pages]

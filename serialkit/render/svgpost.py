@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from html import escape
+from html import escape, unescape
 from typing import Any
 
 from lxml import etree
@@ -178,6 +178,63 @@ def fit_left(page: str) -> str:
 
 
 _TAGS = re.compile(r"<[^>]+>")
+#: A text verovio places at a note (a fingering, a direction's words: where scores carry labels,
+#: ``rewrite swap with the F4 at bar 6, beat 1``).
+_WORDS = re.compile(r'(class="(?:fing|dir)"><text)([^>]*)>((?:(?!</text>).)*)</text>', re.S)
+#: Texts the words must keep clear of: bar numbers and instrument names at the systems' starts.
+_FIXED = re.compile(r'(class="(?:mNum[^"]*|label|labelAbbr)"><text)([^>]*)>((?:(?!</text>).)*)</text>', re.S)
+_X = re.compile(r'\sx="(-?[\d.]+)"')
+_Y = re.compile(r'\sy="(-?[\d.]+)"')
+_AIR = 100.0
+
+
+def _text_box(attrs: str, inner: str) -> tuple[float, float, float, float] | None:
+    """(x0, x1, top, bottom) of a one-line verovio text (``x`` and ``y`` are 0 where not
+    written), its width estimated generously; None for an empty text or one of several lines."""
+    sizes = [float(v) for v in _SIZE.findall(attrs + inner) if float(v) > 0]
+    text = unescape(_TAGS.sub("", inner)).strip()
+    if not sizes or not text or _X.search(inner) or "dy=" in inner:
+        return None
+    x, y = (float(m.group(1)) if (m := r.search(attrs)) else 0.0 for r in (_X, _Y))
+    size = max(sizes)
+    width = serif_width(text, size) * 1.08  # verovio's fingerings and words may be bold
+    x0 = x - width / 2 if 'text-anchor="middle"' in attrs else x - width if 'text-anchor="end"' in attrs else x
+    return x0, x0 + width, y - size * 0.8, y + size * 0.25
+
+
+def fit_words(page: str) -> str:
+    """Move every fingering and direction text verovio drew sideways, as little as it takes to
+    stay on the page and clear of the bar numbers and instrument names at a system's start.
+
+    Verovio centres a long label over its note (``rewrite swap with the F4 at bar 6, beat 1``
+    at a system's first note): it would run off the page's left edge, over the bar number.
+    """
+    box, margin = _VIEWBOX.search(page), _MARGIN_AT.search(page)
+    if box is None or margin is None:
+        return page
+    vx, vw = float(box.group(2)), float(box.group(4))
+    left = vx - float(margin.group(1)) + _AIR  # the page's edges in the notation's coordinates
+    right = left + vw - 2 * _AIR
+    fixed = sorted(b for m in _FIXED.finditer(page) if (b := _text_box(m.group(2), m.group(3))) is not None)
+
+    def move(m: re.Match[str]) -> str:
+        found = _text_box(m.group(2), m.group(3))
+        if found is None:
+            return m.group(0)
+        x0, x1, top, bottom = found
+        dx = max(0.0, left - x0)
+        for f0, f1, ftop, fbottom in fixed:  # left to right: past each one in the way
+            if ftop < bottom and top < fbottom and x0 + dx < f1 + _AIR and f0 - _AIR < x1 + dx:
+                dx = f1 + _AIR - x0
+        dx = min(dx, right - x1) if x1 + dx > right else dx
+        if dx == 0.0:
+            return m.group(0)
+        at = _X.search(m.group(2))
+        x = (float(at.group(1)) if at else 0.0) + dx
+        attrs = _X.sub(f' x="{x:.0f}"', m.group(2)) if at else f' x="{x:.0f}"{m.group(2)}'
+        return f"{m.group(1)}{attrs}>{m.group(3)}</text>"
+
+    return _WORDS.sub(move, page)
 
 
 def crop_page(page: str) -> str:

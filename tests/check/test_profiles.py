@@ -147,5 +147,5 @@ def test_analysis_never_finds_more_than_generation(piece: Piece, shift: int) -> 
 
 def test_the_text_output_names_the_instruments(corpus: Path) -> None:
     result = CliRunner().invoke(cli, ["check", str(corpus / OP21), "--identify"], catch_exceptions=False)
-    assert "Horn 2 in F, Harp, Harp" in result.stdout and "P4/4/1" not in result.stdout
+    assert "Horn 2 in F; Harp, staff 1; Harp, staff 2" in result.stdout and "P4/4/1" not in result.stdout
     assert "Horn 2 in F, bar 25, beat 2" in result.stdout and result.exit_code == 1

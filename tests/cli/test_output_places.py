@@ -1,5 +1,6 @@
 """-o means the same in every command that writes a score (outside tester, issue 15's round):
-an existing directory gets one score under its own name, as it gets each of several; a missing
+an existing directory gets one score under its own name, as it gets each of several, and so does
+a new one written with a trailing slash (``-o new/``: made one level, like mkdir); a missing
 directory is an error naming it (exit 2, nothing made), never a folder made silently."""
 
 from __future__ import annotations
@@ -57,6 +58,30 @@ def test_a_missing_directory_is_named_and_not_made(command: str, tmp_path: Path)
     assert code == 2, (out, err)
     assert err == f"error: cannot write {target}: no directory {target.parent}\n"
     assert out == "" and not (tmp_path / "no").exists()
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_trailing_slash_names_a_new_directory(command: str, tmp_path: Path) -> None:
+    """``-o new/`` with one score: the directory is made (one level) and gets the score under its
+    own name — the same names an existing directory gets — never a file called ``new``."""
+    extra, name = COMMANDS[command]
+    new = tmp_path / "new"
+    code, _, err = _invoke([command, str(BEN), *extra, "-o", f"{new}/"])
+    assert code in (0, 1) and "error:" not in err, err
+    assert new.is_dir() and name in {p.name for p in new.iterdir()}
+    deeper = tmp_path / "no" / "such"
+    code, _, err = _invoke([command, str(BEN), *extra, "-o", f"{deeper}/"])
+    assert code == 2 and err == f"error: cannot write {deeper}: no directory {deeper.parent}\n", err
+    assert not (tmp_path / "no").exists()
+
+
+def test_a_trailing_slash_is_not_made_by_a_dry_run_or_before_the_options_are_checked(tmp_path: Path) -> None:
+    code, out, _ = _invoke(["repair", str(BEN), "--row", EXERCISE_ROW, "--dry-run", "-o", f"{tmp_path / 'dry'}/"])
+    assert code in (0, 1) and "dry run" in out and not (tmp_path / "dry").exists()
+    code, _, err = _invoke(["repair", str(BEN), "--row", "no row", "-o", f"{tmp_path / 'bad'}/"])
+    assert code == 2 and "--row" in err and not (tmp_path / "bad").exists()
+    code, _, err = _invoke(["render", str(BEN), "-o", f"{tmp_path / 'noformat'}/"])
+    assert code == 2 and "give --to FORMAT" in err and not (tmp_path / "noformat").exists()
 
 
 @pytest.mark.parametrize("command", ["render", "convert"])

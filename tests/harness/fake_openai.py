@@ -20,11 +20,24 @@ import time
 import zlib
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
+from serialkit.harness import run
 from serialkit.harness.proposers.base import Request
 from serialkit.harness.proposers.stochastic import StochasticProposer
 from serialkit.harness.tasks import Task
+
+SECRET = "sk-serialkit-test-secret-0123456789"
+"""The API key the proposer tests set (the ``api_key`` fixture): no file a run writes may hold it."""
+
+
+def run_openai(server: FakeOpenAI, task: Task, out: Path | None, variant: str = "harness", **opts: Any) -> Any:
+    """One run of ``task`` by the openai proposer against ``server`` into ``out``; ``opts`` are
+    proposer options over the defaults (5 s timeout, no retries, seed 11)."""
+    options = {"base_url": server.base_url, "model": "test-model", "timeout": 5.0, "max_retries": 0, "seed": 11}
+    options.update(opts)
+    return run(task, variant=variant, proposer="openai", proposer_options=options, seed=11, out_dir=out)
 
 
 class _Server(ThreadingHTTPServer):

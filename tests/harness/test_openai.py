@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import time
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from serialkit.harness import load_task, run
+from serialkit.harness import run
 from serialkit.harness.proposers import openai as openai_module
 from serialkit.harness.proposers.errors import (
     EndpointAuthError,
@@ -22,27 +23,12 @@ from serialkit.harness.proposers.errors import (
     EndpointUnreachable,
 )
 from serialkit.harness.proposers.openai import OpenAIProposer
-from tests.harness.fake_openai import FakeOpenAI
+from tests.harness.fake_openai import SECRET, FakeOpenAI, run_openai
 
-SECRET = "sk-serialkit-test-secret-0123456789"
+pytestmark = pytest.mark.usefixtures("api_key")
 
-
-@pytest.fixture()
-def task() -> Any:
-    return load_task("duo-berg")
-
-
-@pytest.fixture(autouse=True)
-def _key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SERIALKIT_API_KEY", SECRET)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-
-
-def _run(server: FakeOpenAI, task: Any, tmp_path: Path, variant: str = "harness", **opts: Any) -> Any:
-    options = {"base_url": server.base_url, "model": "test-model", "timeout": 2.0,
-               "max_retries": 2, "temperature": 0.3, "seed": 11}
-    options.update(opts)
-    return run(task, variant=variant, proposer="openai", proposer_options=options, seed=11, out_dir=tmp_path)
+# the failure modes want retries to count and short timeouts to reach
+_run = functools.partial(run_openai, timeout=2.0, max_retries=2, temperature=0.3)
 
 
 def _files_text(directory: Path) -> str:

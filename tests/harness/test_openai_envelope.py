@@ -13,29 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from serialkit.cli import cli
-from serialkit.harness import load_task, run
+from serialkit.harness import run
 from serialkit.harness.prompts import estimate_tokens
 from serialkit.harness.proposers.errors import EndpointResponseError
-from tests.harness.fake_openai import FakeOpenAI
+from tests.harness.fake_openai import FakeOpenAI, run_openai
 
-SECRET = "sk-serialkit-test-secret-0123456789"
-
-
-@pytest.fixture()
-def task() -> Any:
-    return load_task("duo-berg")
-
-
-@pytest.fixture(autouse=True)
-def _key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SERIALKIT_API_KEY", SECRET)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-
-
-def _run(server: FakeOpenAI, task: Any, out: Path | None, variant: str = "harness", **opts: Any) -> Any:
-    options = {"base_url": server.base_url, "model": "test-model", "timeout": 5.0, "max_retries": 0, "seed": 11}
-    options.update(opts)
-    return run(task, variant=variant, proposer="openai", proposer_options=options, seed=11, out_dir=out)
+pytestmark = pytest.mark.usefixtures("api_key")
 
 
 def _calls(out: Path) -> list[dict[str, Any]]:
@@ -46,7 +29,7 @@ def _calls(out: Path) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("behaviour", ["bad_usage", "negative_usage"])
 def test_unreadable_usage_keeps_the_answer_and_is_marked(task: Any, tmp_path: Path, behaviour: str) -> None:
     with FakeOpenAI(task, [behaviour]) as server:
-        result = _run(server, task, tmp_path)
+        result = run_openai(server, task, tmp_path)
     # the answer was read: the clean server's music passes, as with readable usage
     assert result.released, result.report["failures"]
     assert not result.report["errors"]
@@ -65,7 +48,7 @@ def test_unreadable_usage_keeps_the_answer_and_is_marked(task: Any, tmp_path: Pa
 
 def test_readable_usage_is_believed_and_not_marked(task: Any, tmp_path: Path) -> None:
     with FakeOpenAI(task, ["ok"]) as server:
-        result = _run(server, task, tmp_path)
+        result = run_openai(server, task, tmp_path)
     assert result.usage.unreadable_calls == 0
     assert all("unreadable" not in c["usage"] for c in _calls(tmp_path))
 
@@ -83,7 +66,7 @@ def test_generate_with_unreadable_usage_releases_and_says_so(task: Any, tmp_path
 
 def test_replay_keeps_the_unreadable_mark(task: Any, tmp_path: Path) -> None:
     with FakeOpenAI(task, ["bad_usage"]) as server:
-        first = _run(server, task, tmp_path / "a")
+        first = run_openai(server, task, tmp_path / "a")
     replayed = run(task, proposer="replay", proposer_options={"transcript": str(tmp_path / "a/transcript.jsonl")},
                    seed=11, out_dir=tmp_path / "b")
     assert replayed.usage.unreadable_calls == first.usage.unreadable_calls > 0
@@ -93,7 +76,7 @@ def test_replay_keeps_the_unreadable_mark(task: Any, tmp_path: Path) -> None:
 def test_empty_choices_is_named_in_plain_words(task: Any, tmp_path: Path) -> None:
     with FakeOpenAI(task, ["no_choices"]) as server:
         with pytest.raises(EndpointResponseError) as info:
-            _run(server, task, tmp_path)
+            run_openai(server, task, tmp_path)
     text = str(info.value)
     assert "the reply has no choices" in text
     assert "IndexError" not in text and "list index" not in text
@@ -102,7 +85,7 @@ def test_empty_choices_is_named_in_plain_words(task: Any, tmp_path: Path) -> Non
 def test_reply_cut_off_at_the_token_limit_says_so(task: Any, tmp_path: Path) -> None:
     short = dataclasses.replace(task, attempts=1)
     with FakeOpenAI(short, ["length"]) as server:
-        result = _run(server, short, tmp_path, variant="raw", max_tokens=20)
+        result = run_openai(server, short, tmp_path, variant="raw", max_tokens=20)
     assert not result.released
     errors = result.report["errors"]
     assert errors and all("cut off at the token limit" in e and "max_tokens" in e for e in errors)
@@ -113,6 +96,6 @@ def test_reply_cut_off_at_the_token_limit_says_so(task: Any, tmp_path: Path) -> 
 def test_a_whole_answer_is_not_called_cut_off(task: Any, tmp_path: Path) -> None:
     short = dataclasses.replace(task, attempts=1)
     with FakeOpenAI(short, ["malformed"]) as server:
-        result = _run(server, short, tmp_path, variant="raw")
+        result = run_openai(server, short, tmp_path, variant="raw")
     assert not any("token limit" in e for e in result.report["errors"])
     assert all("cut_off" not in c for c in _calls(tmp_path))

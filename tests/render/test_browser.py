@@ -117,3 +117,65 @@ def test_screenshot_of_a_selected_finding(tmp_path: Path, review: Path) -> None:
     assert shots["review-finding-0.png"] > shots["review-plain.png"] + 400, (
         "the selected notes are not visibly highlighted", shots
     )
+
+
+_MEASURE = """<script>window.addEventListener('load', () => {
+  const boxes = [];
+  document.querySelectorAll('svg').forEach((page) => {
+    if (page.parentElement.closest('svg')) return;  // the outer <svg> of each page
+    const edge = page.getBoundingClientRect();
+    page.querySelectorAll('text').forEach((t) => {
+      const r = t.getBoundingClientRect();
+      if (r.width === 0) return;
+      boxes.push({text: t.textContent.trim(), kind: t.parentElement.getAttribute('class') || t.getAttribute('class'),
+                  left: r.left - edge.left, right: edge.right - r.right, x0: r.left, x1: r.right,
+                  top: r.top, bottom: r.bottom});
+    });
+  });
+  const pre = document.createElement('pre'); pre.id = 'sk-boxes'; pre.textContent = JSON.stringify(boxes);
+  document.body.appendChild(pre);
+});</script>"""
+
+LONG = "rewrite swap with the F4 at bar 6, beat 1"
+
+
+def test_long_labels_stay_on_the_page_and_clear_of_the_bar_numbers(tmp_path: Path) -> None:
+    """A label as long as repair's swap note, on the first note of every bar (so at the start of
+    every system, beside its bar number, and at the end of the last): measured by Chromium, every
+    text stays inside its page and no label covers a bar number or an instrument name."""
+    import json
+    import re
+
+    from lxml import etree
+
+    from tests.conftest import FIXTURES
+    from tests.planted import EXERCISE_ROW
+
+    tree = etree.parse(str(FIXTURES / "classroom" / "ben.musicxml"))
+    for measure in tree.iter("measure"):
+        note = next(n for n in measure.iter("note") if n.find("pitch") is not None)
+        notations = note.find("notations")
+        if notations is None:
+            notations = etree.Element("notations")
+            lyric = note.find("lyric")
+            (lyric.addprevious(notations) if lyric is not None else note.append(notations))
+        etree.SubElement(etree.SubElement(notations, "technical"), "fingering").text = LONG
+    score = tmp_path / "long.musicxml"
+    tree.write(str(score), xml_declaration=True, encoding="UTF-8")
+    page = tmp_path / "review.html"
+    render(score, page, row=EXERCISE_ROW)
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
+    dom = _chromium(tmp_path, probe.as_uri(), "--dump-dom", "--window-size=1400,900")
+    found = re.search(r'<pre id="sk-boxes">(.*?)</pre>', dom, re.S)
+    assert found, "the measuring script did not run"
+    boxes = json.loads(lxml_html.fromstring(found.group(0)).text_content())
+    labels = [b for b in boxes if b["kind"] == "fing"]
+    assert len(labels) == len(list(tree.iter("measure"))) and all(b["text"] == LONG for b in labels)
+    outside = [b for b in boxes if b["left"] < 0 or b["right"] < 0]
+    assert not outside, outside
+    fixed = [b for b in boxes if b["kind"] and re.match(r"mNum|label", b["kind"])]
+    assert any(b["kind"].startswith("mNum") for b in fixed), "no system starts with a bar number"
+    covered = [(lab, f) for lab in labels for f in fixed
+               if lab["x0"] < f["x1"] and f["x0"] < lab["x1"] and lab["top"] < f["bottom"] and f["top"] < lab["bottom"]]
+    assert not covered, covered
