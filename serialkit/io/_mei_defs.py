@@ -62,6 +62,9 @@ class State:
     tie_targets: dict[str, str] = field(default_factory=dict)
     current: etree._Element | None = None
     elements: list[tuple[etree._Element, RawNote]] = field(default_factory=list)
+    cues: dict[etree._Element, RawNote] = field(default_factory=dict)
+    """Cue notes (``@cue="true"``): kept in the file, read for their pitch, not played, so in
+    neither ``parts.notes`` nor ``elements``."""
     keys: dict[etree._Element, dict[str, int]] = field(default_factory=dict)
     """Each note element's key signature where it stands (letter → alteration; what a note
     showing no accidental, with none carried, sounds): for keeping a bar's accidentals true."""

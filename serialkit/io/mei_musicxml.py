@@ -138,6 +138,7 @@ class _Converter:
         self.mei = tree.getroot()
         self.state: State = scan_mei_tree(tree, where)
         self.raw_of: dict[etree._Element, RawNote] = {el: raw for el, raw in self.state.elements}
+        self.raw_of.update(self.state.cues)  # cue notes are written (as <cue/>), though not played
         links = self.state.parts.tie_links
         self.tie_starts = set(links)
         self.tie_stops = set(links.values())
@@ -694,8 +695,11 @@ class _Converter:
             color = note_el.get("color") or el.get("color")
             if color:
                 note.set("color", color)
+            cue = note_el in self.state.cues
             if grace:
                 etree.SubElement(note, "grace", slash="no" if grace == "acc" else "yes")
+            if cue:
+                etree.SubElement(note, "cue")
             if k:
                 etree.SubElement(note, "chord")
             pitch = etree.SubElement(note, "pitch")
@@ -711,9 +715,9 @@ class _Converter:
                 self.durations.append((etree.SubElement(note, "duration"), dur))
             start = raw.tie_start or raw.id in self.tie_starts
             stop = raw.tie_stop or raw.id in self.tie_stops
-            if stop:
+            if stop and not cue:  # (a cue note has no <tie>: its <tied> shows the tie)
                 etree.SubElement(note, "tie", type="stop")
-            if start:
+            if start and not cue:
                 etree.SubElement(note, "tie", type="start")
             etree.SubElement(note, "voice").text = ctx.voice
             self._type(note, el, grace=bool(grace))

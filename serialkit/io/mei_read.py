@@ -361,6 +361,9 @@ def _note(
         transposition=lay.info.trans_semi,
         alter=alter,
     )
+    if "true" in (note.get("cue"), holder.get("cue")):  # a cue note shows another part: not played
+        state.cues[note] = raw
+        return
     state.parts.notes.append(raw)
     state.elements.append((note, raw))
     state.keys[note] = lay.key
