@@ -215,7 +215,7 @@ def _mei_as_read(path: Path) -> dict[str, int]:
     """Each MEI note's MIDI pitch as the page shows it (@accid or an <accid> child's, else the one
     shown earlier in the bar on that staff for that letter and octave, else the key signature),
     ignoring @accid.ges: what the eye reads."""
-    from serialkit.io._mei_defs import _key_sig
+    from serialkit.io._mei_defs import key_signature
 
     ns = "{http://www.music-encoding.org/ns/mei}"
     root = etree.parse(str(path)).getroot()
@@ -223,9 +223,9 @@ def _mei_as_read(path: Path) -> dict[str, int]:
     out: dict[str, int] = {}
     for el in root.iter(f"{ns}scoreDef", f"{ns}staffDef", f"{ns}measure"):
         if el.tag != f"{ns}measure":
-            sig = el.get("keysig") or el.get("key.sig")
-            if sig:
-                key = _key_sig(sig)
+            sig = key_signature(el, str(path))
+            if sig is not None:
+                key = sig
             continue
         for staff in el.iter(f"{ns}staff"):
             carried: dict[tuple[str, str], int] = {}

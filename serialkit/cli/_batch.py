@@ -44,6 +44,17 @@ def gather(inputs: Sequence[str], recursive: bool, suffixes: Sequence[str] | Non
     return out
 
 
+def own_suffix(source: Source) -> str:
+    """The extension of a source's own format: its name's, or for standard input the one its
+    content calls for (``.mei`` for MEI, ``.mxl`` for a compressed MusicXML, …), so a score written
+    to ``-o -`` without ``--to`` is in the format that came in, as it is for a file."""
+    if source.data is None:
+        return Path(source.name).suffix.lower()
+    from serialkit.io.stdin import _suffix as sniffed
+
+    return sniffed(source.data, None)
+
+
 def into_directory(output: Path | None) -> bool:
     """True when ``-o`` names a directory (an existing one, or ``-o new/``): one score then goes
     into it under its own name, as each of several scores does (``-o DIR`` means the same for one

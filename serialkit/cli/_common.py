@@ -47,6 +47,19 @@ def check_row_option(spec: str | None) -> None:
         raise RowError(f"--row {spec!r}: {exc}") from None
 
 
+def read_task(spec: str) -> Any:
+    """The task a TASK argument names: a task JSON file, a bundled task's name, or ``-``: the
+    task JSON on standard input (read once, here), as ``-`` is standard input wherever a file is."""
+    from serialkit.harness import load_task
+
+    if spec != "-":
+        return load_task(spec)
+    from serialkit.harness.tasks import task_from_text
+    from serialkit.io.stdin import read_stdin_bytes
+
+    return task_from_text(read_stdin_bytes(), "-")
+
+
 def check_rules_option(spec: str | None) -> None:
     """A bad --rules is one error naming the option, before any score is read."""
     if spec:
@@ -80,7 +93,20 @@ def write_report(path: Path, data: Any) -> None:
     atomic_write(path, json_text(data))
 
 
-def one_format(output: Path | None, to: str | None, suffixes: dict[str, tuple[str, ...]]) -> None:
+SCORE_FORMATS: dict[str, tuple[str, ...]] = {
+    "musicxml": (".musicxml", ".xml"), "mxl": (".mxl",), "mei": (".mei",),
+    "midi": (".mid", ".midi"), "json": (".json",),
+}
+"""What ``--to`` names in every command that writes a score, each with the extensions that name
+it (the first is what ``--to`` writes): one vocabulary, a command offering those it can write."""
+
+
+def format_of_suffix(suffix: str) -> str | None:
+    """The ``--to`` name an output extension stands for (``.mxl`` → ``mxl``), or None."""
+    return next((fmt for fmt, exts in SCORE_FORMATS.items() if suffix.lower() in exts), None)
+
+
+def one_format(output: Path | None, to: str | None, suffixes: dict[str, tuple[str, ...]] = SCORE_FORMATS) -> None:
     """Refuse (usage error, exit 2) ``--to`` naming another format than the ``-o`` file's own
     extension (``-o x.musicxml --to mei``): ``--to`` only says what an -o name does not (one
     meaning of ``--to`` in every command). ``suffixes``: format → the extensions that name it."""
@@ -88,7 +114,7 @@ def one_format(output: Path | None, to: str | None, suffixes: dict[str, tuple[st
         return
     ext = output.suffix.lower()
     named = next((fmt for fmt, exts in suffixes.items() if ext in exts), None)
-    if named is not None and named != to:
+    if named is not None and named != to and (named, to) != ("mxl", "musicxml"):  # .mxl is MusicXML
         raise click.UsageError(f"-o {output} names {named} but --to says {to}: give one of them")
 
 

@@ -26,10 +26,11 @@ from serialkit.check.annotate import (  # re-exported: the names this command ha
     note_annotations,
     write_annotated,
 )
-from serialkit.cli._batch import gather, one_output, run_and_report, run_one
+from serialkit.cli._batch import gather, one_output, own_suffix, run_and_report, run_one
 from serialkit.cli._common import (
     EXIT_FAIL,
     EXIT_OK,
+    SCORE_FORMATS,
     check_row_option,
     check_rules_option,
     echo_json,
@@ -49,7 +50,8 @@ __all__ = [
     "annotate", "annotate_score", "note_annotations", "register", "write_annotated",
 ]
 
-TO_SUFFIX = {"musicxml": ".musicxml", "mxl": ".mxl", "mei": ".mei"}
+TO_SUFFIX = {fmt: SCORE_FORMATS[fmt][0] for fmt in ("musicxml", "mxl", "mei")}
+"""The ``--to`` formats a labelled score can be written in (the shared vocabulary's)."""
 
 
 def register(cli: Any) -> None:
@@ -62,7 +64,7 @@ def _suffix_for(to: str | None) -> Any:
     def suffix(src: Source) -> str:
         if to is not None:
             return TO_SUFFIX[to]
-        own = Path(src.name).suffix.lower()
+        own = own_suffix(src)  # standard input: the format its content is
         return own if own in MUSICXML_SUFFIXES + MEI_SUFFIXES else ".musicxml"
     return suffix
 
@@ -125,7 +127,7 @@ def annotate(
         raise click.UsageError("give either --row or --identify, not both")
     check_row_option(row_spec)  # a bad row, profile or code is one error, not one per score
     check_rules_option(rules_spec)
-    one_format(output, to, {"musicxml": (".musicxml", ".xml"), "mxl": (".mxl",), "mei": (".mei",)})
+    one_format(output, to)
     if output is None and report_path is None and not as_json:
         raise click.UsageError("give -o OUT (the labelled score), --report FILE, --json, or several")
     stdouts = one_standard_output(output=output, report_path=report_path, as_json=as_json)

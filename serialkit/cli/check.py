@@ -19,6 +19,7 @@ from serialkit.cli._common import (
     json_option,
     one_standard_output,
     output_option,
+    read_task,
     recursive_option,
     report_option,
     write_report,
@@ -68,7 +69,7 @@ def register(cli: Any) -> None:
                    "observations), generation (default for a task-bound candidate: every rule), or "
                    "predicate codes such as ROW,ORDER.")
 @click.option("--task", "task_spec", metavar="TASK",
-              help="Judge SCORE as a candidate of this task (file or bundled name) with the one "
+              help="Judge SCORE as a candidate of this task (file, bundled name or '-': standard input) with the one "
                    "gate `serialkit generate` uses: claims, inferred reading, sections, completeness.")
 @click.option("--from", "in_format", default=None, metavar="FORMAT",
               help="Force the reader (musicxml, mei, midi, json) instead of sniffing the content.")
@@ -136,11 +137,14 @@ def check(
         ensure_writable_file(report_path)
     if output is not None:
         ensure_output_dir(output)
+    if task_spec == "-" and "-" in inputs:
+        raise click.UsageError("standard input can hold the score or the task (--task -), not both")
+    task: Any = read_task(task_spec) if task_spec == "-" else task_spec  # read once, for every score
     sources = gather(inputs, recursive)
     outputs = output_paths(sources, output, lambda _s: ".json", append=True) if output is not None else [None] * len(sources)
     options = {"row": row_spec, "convention": convention, "rules": Rules(tolerance, repeats, oscillation, max_crossing),
                "identify": identify, "mode": mode, "format": in_format, "rules_spec": rules_spec,
-               "task": task_spec, "suggest": suggest}
+               "task": task, "suggest": suggest}
     if is_batch(inputs):
         code = run_and_report(check_job, sources, outputs, options, jobs=jobs, as_json=as_json,
                               report_path=report_path, line=_line)

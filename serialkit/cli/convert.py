@@ -18,6 +18,7 @@ from serialkit.batch import (
 )
 from serialkit.cli._batch import gather, into_directory, one_output, run_and_report, run_one
 from serialkit.cli._common import (
+    SCORE_FORMATS,
     echo_json,
     jobs_option,
     json_option,
@@ -32,9 +33,17 @@ from serialkit.core.errors import ScoreWriteError
 
 
 def _writer_suffix(name: str) -> str:
+    """The extension ``--to NAME`` writes: the shared vocabulary's (``mxl`` → ``.mxl``), else a
+    plugin writer's first."""
     from serialkit.plugins import registry
 
-    extensions = registry("writers").get(name).meta.get("extensions", ())
+    if name in SCORE_FORMATS:
+        return SCORE_FORMATS[name][0]
+    writers = registry("writers")
+    if name not in writers.names():
+        known = ", ".join(dict.fromkeys([*SCORE_FORMATS, *writers.names()]))
+        raise click.BadParameter(f"{name!r} is not one of {known}", param_hint="'--to'")
+    extensions = writers.get(name).meta.get("extensions", ())
     if not extensions:
         raise ScoreWriteError(f"writer {name!r} names no file extension; give -o FILE")
     return str(extensions[0])
@@ -53,7 +62,7 @@ def _writer_suffix(name: str) -> str:
 )
 @click.option(
     "--to", "out_format", default=None, metavar="FORMAT",
-    help="Output format (musicxml, mei, midi, json) when -o does not name it (-o DIR, -o -).",
+    help="Output format (musicxml, mxl, mei, midi, json) when -o does not name it (-o DIR, -o -).",
 )
 @recursive_option()
 @jobs_option(help="Convert N scores at once (processes).")
@@ -72,8 +81,9 @@ def convert(inputs: tuple[str, ...], output: Path, in_format: str | None, out_fo
     """
     from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
 
-    one_format(output, out_format, {"musicxml": (".musicxml", ".xml", ".mxl"), "mei": (".mei",),
-                                    "midi": (".mid", ".midi"), "json": (".json",)})
+    one_format(output, out_format)
+    if out_format is not None:
+        _writer_suffix(out_format)  # an unknown --to is a usage error before any work
     to_stdout = str(output) == "-"
     options: dict[str, Any] = {"from": in_format, "to": out_format}
     if report_path is not None:

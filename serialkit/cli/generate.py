@@ -16,6 +16,7 @@ from serialkit.cli._common import (
     json_option,
     output_option,
     proposer_options,
+    read_task,
     timeout_option,
     with_timeout,
 )
@@ -85,7 +86,8 @@ def _list_tasks(ctx: click.Context, _param: Any, value: bool) -> None:
 def generate(ctx: click.Context, task: str, output: Path, force: bool, proposer: str | None, model: str | None,
              base_url: str | None, options: tuple[str, ...], timeout: float | None, seed: int | None, attempts: int | None,
              variant: str | None, ladder: str | None, strict: bool, review: bool, as_json: bool) -> None:
-    """Generate a twelve-tone piece for TASK (a task JSON file or a bundled task name).
+    """Generate a twelve-tone piece for TASK (a task JSON file, a bundled task name, or '-': the
+    task JSON on standard input).
 
     \b
     Examples:
@@ -93,7 +95,7 @@ def generate(ctx: click.Context, task: str, output: Path, force: bool, proposer:
       serialkit generate duo-berg -o out/replay --proposer replay -O transcript=out/run/transcript.jsonl
       serialkit generate duo-berg -o out/run --proposer openai --model gpt-4o-mini -O temperature=0.2
     """
-    from serialkit.harness import load_task, run
+    from serialkit.harness import run
     from serialkit.harness.proposers.openai import configured
     from serialkit.harness.proposers.options import parse_options
     from serialkit.harness.proposers.options import proposer_options as merge_options
@@ -104,7 +106,7 @@ def generate(ctx: click.Context, task: str, output: Path, force: bool, proposer:
     if proposer is None:
         proposer = "openai" if (base_url or configured()) else "stochastic"
     opts = merge_options(with_timeout(parse_options(options), timeout), model=model, base_url=base_url)
-    loaded = load_task(task)
+    loaded = read_task(task)
     if attempts is not None:
         loaded = dataclasses.replace(loaded, attempts=attempts)
     if proposer == "replay":

@@ -55,7 +55,8 @@ def build_cmd(run_dir: str, output: Path, key: str | None, raters: int, seed: in
 
 @panel_group.command("analyze")
 @click.argument("ratings", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, allow_dash=True))
-@click.option("--key", "key", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--key", "key", required=True, type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+              help="The packet's key.json ('-': standard input, when RATINGS do not use it).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @json_option("Print the analysis as JSON.")
 def analyze_cmd(ratings: tuple[str, ...], key: str, seed: int, as_json: bool) -> None:
@@ -63,10 +64,16 @@ def analyze_cmd(ratings: tuple[str, ...], key: str, seed: int, as_json: bool) ->
     ('-': standard input)."""
     from serialkit.panel.analyze import analyze, format_text, load_key, read_ratings
 
-    if ratings.count("-") > 1:
+    if ratings.count("-") + (key == "-") > 1:
         raise click.UsageError("'-' (standard input) can be given once")
+    if key == "-":
+        from serialkit.io.stdin import read_stdin_bytes
+        from serialkit.panel.analyze import key_from_text
 
-    result = analyze(read_ratings(ratings), load_key(key), seed=seed)
+        loaded = key_from_text(read_stdin_bytes().decode("utf-8", "replace"), "-")
+    else:
+        loaded = load_key(key)
+    result = analyze(read_ratings(ratings), loaded, seed=seed)
     if as_json:
         echo_json(result)
     else:

@@ -16,7 +16,7 @@ from serialkit.batch import (
     output_paths,
     repair_job,
 )
-from serialkit.cli._batch import gather, one_output, run_and_report, run_one
+from serialkit.cli._batch import gather, one_output, own_suffix, run_and_report, run_one
 from serialkit.cli._common import (
     EXIT_FAIL,
     EXIT_OK,
@@ -153,7 +153,7 @@ def repair(
     with tempfile.TemporaryDirectory(prefix="serialkit-repair-") as tmp:
         target = None if dry_run else output
         if to_stdout and not dry_run:  # through a file of the input's format, then standard output
-            target = Path(tmp) / f"repaired{_suffix(sources[0])}"
+            target = Path(tmp) / f"repaired{own_suffix(sources[0])}"
         outcome = run_one(repair_job, sources[0], target, options, stand_in=target if target != output else None)
         data = outcome.record
         if to_stdout and data["output"] is not None and target is not None:
@@ -173,16 +173,7 @@ def _out_suffix(source: Source) -> str:
     """The extension of a source's repaired copy in ``-o DIR``: its own format's where repair writes it."""
     from serialkit.repairing import output_suffix
 
-    return output_suffix(source.path) if source.path is not None else _suffix(source)
-
-
-def _suffix(source: Source) -> str:
-    """The extension of a source's format: its own, or for standard input the one its content calls for."""
-    if source.data is None:
-        return Path(source.name).suffix
-    from serialkit.io.stdin import _suffix as sniffed
-
-    return sniffed(source.data, None)
+    return output_suffix(source.path) if source.path is not None else own_suffix(source)
 
 
 def _line(outcome: Outcome) -> str:

@@ -325,6 +325,17 @@ def load_task(path_or_name: str | Path | Task) -> Task:
             known = ", ".join(bundled) or "none"
             raise TaskError(f"{path}: cannot read task ({exc.strerror}); bundled tasks: {known}") from exc
         where = str(path)
+    return task_from_text(text, where)
+
+
+def task_from_text(text: str | bytes, where: str) -> Task:
+    """A task from the text of a task JSON file (``where`` names it in errors: ``-`` for
+    standard input)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise TaskError(f"{where}: not UTF-8 text (byte {exc.start})") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -161,6 +161,11 @@ def read_score_bytes(
     return piece.copy(metadata=metadata)
 
 
+FORMAT_ALIASES = {"mxl": "musicxml"}
+"""Output format names that are another writer's: ``mxl`` is compressed MusicXML (the MusicXML
+writer compresses when the file name ends in ``.mxl``)."""
+
+
 def write_score(piece: Piece, out_path: str | os.PathLike[str], *, format: str | None = None) -> Path:
     """Write a Piece in the format its extension names (or ``format``), atomically."""
     from serialkit.plugins import registry
@@ -168,7 +173,7 @@ def write_score(piece: Piece, out_path: str | os.PathLike[str], *, format: str |
     out = Path(out_path)
     writers = registry("writers")
     if format is not None:
-        entry = writers.get(format)
+        entry = writers.get(FORMAT_ALIASES.get(format, format))
     else:
         suffix = out.suffix.lower()
         matches = [e for e in writers if suffix in e.meta.get("extensions", ())]
@@ -189,6 +194,7 @@ def convert_score(
     **kern and ABC → MusicXML write the MusicXML their reader read; anything else is rebuilt
     from the piece model. Returns the piece read."""
     src, out = Path(source), Path(out_path)
+    out_format = FORMAT_ALIASES.get(out_format or "", out_format)
     piece = read_score(src, format=in_format)
     fmt = in_format or piece.metadata.get("format")
     target = out_format or ("musicxml" if out.suffix.lower() in (".musicxml", ".xml", ".mxl") else None)

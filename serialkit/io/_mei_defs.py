@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -61,17 +62,102 @@ class State:
     tie_targets: dict[str, str] = field(default_factory=dict)
     current: etree._Element | None = None
     elements: list[tuple[etree._Element, RawNote]] = field(default_factory=list)
+    cues: dict[etree._Element, RawNote] = field(default_factory=dict)
+    """Cue notes (``@cue="true"``): kept in the file, read for their pitch, not played, so in
+    neither ``parts.notes`` nor ``elements``."""
     keys: dict[etree._Element, dict[str, int]] = field(default_factory=dict)
     """Each note element's key signature where it stands (letter → alteration; what a note
     showing no accidental, with none carried, sounds): for keeping a bar's accidentals true."""
 
 
-def _key_sig(value: str | None) -> dict[str, int]:
-    if not value or value in ("0", "none", "mixed"):
+ACCID = {
+    "s": 1, "f": -1, "ss": 2, "x": 2, "ff": -2, "xs": 3, "sx": 3, "ts": 3, "tf": -3, "n": 0,
+    "nf": -1, "ns": 1, "su": 1, "sd": 1, "fu": -1, "fd": -1, "nu": 0, "nd": 0, "1qf": 0,
+    "3qf": -1, "1qs": 0, "3qs": 1, "bms": -1, "kms": -1, "bs": 1, "ks": 1,
+}
+"""An MEI accidental's alteration in semitones (quarter tones rounded towards natural)."""
+
+_SIG = re.compile(r"([0-7])([sf])")
+_MIXED = re.compile(r"([a-g])(\d*)([a-z0-9]+)")
+
+
+def _sig_alters(value: str, where: str) -> dict[str, int] | None:
+    """``3s`` → F, C, G sharp; ``0`` → none; ``mixed`` → None (the accidentals are given apart)."""
+    if value in ("0", "none", ""):
         return {}
-    count, kind = int(value[:-1] or 0), value[-1]
+    if value == "mixed":
+        return None
+    match = _SIG.fullmatch(value)
+    if match is None:
+        raise ScoreReadError(
+            f"{where}: key signature {value!r} is not 0, 1s–7s, 1f–7f or mixed"
+        )
+    count, kind = int(match.group(1)), match.group(2)
     order = "FCGDAEB" if kind == "s" else "BEADGCF"
     return {step: (1 if kind == "s" else -1) for step in order[:count]}
+
+
+def _mixed_alters(value: str, where: str) -> dict[str, int]:
+    """MEI 3–4 ``key.sig.mixed`` / ``sig.mixed``: tokens such as ``a4 c5ss e5f`` (letter, octave
+    for placement only, accidental)."""
+    out: dict[str, int] = {}
+    for token in value.split():
+        match = _MIXED.fullmatch(token)
+        if match is None or match.group(3) not in ACCID:
+            raise ScoreReadError(f"{where}: mixed key signature token {token!r} is not a letter, "
+                                 "an octave and an accidental (such as c5s)")
+        out[match.group(1).upper()] = ACCID[match.group(3)]
+    return out
+
+
+def _key_accids(sig: etree._Element, where: str) -> dict[str, int]:
+    """The ``<keyAccid pname accid>`` children of a ``<keySig>`` (MEI 4–5 mixed signatures)."""
+    out: dict[str, int] = {}
+    for acc in sig.iterfind(NS + "keyAccid"):
+        pname, accid = (acc.get("pname") or "").lower(), acc.get("accid") or ""
+        if pname not in tuple("abcdefg") or accid not in ACCID:
+            raise ScoreReadError(f"{where}:{acc.sourceline}: <keyAccid> pname={pname!r} accid={accid!r} "
+                                 "is not a letter and an accidental")
+        out[pname.upper()] = ACCID[accid]
+    return out
+
+
+def key_signature(el: etree._Element, where: str) -> dict[str, int] | None:
+    """The key signature a ``scoreDef``, ``staffDef`` or ``keySig`` element states, as letter →
+    alteration ({} for none), or None when it states none. Every MEI form is read: ``@keysig``
+    (MEI 5), ``@key.sig`` with ``@key.sig.mixed`` (MEI 3–4), a ``<keySig>`` (the element itself
+    or its child) with ``@sig`` (and MEI 4's ``@sig.mixed``) or ``<keyAccid>`` children; a child
+    ``<keySig>`` outranks the element's attributes."""
+    here = f"{where}:{el.sourceline}"
+    if local_name(el) == "keySig":
+        sig: etree._Element | None = el
+        value, mixed = None, None
+    else:
+        sig = el.find(NS + "keySig")
+        value = el.get("keysig", el.get("key.sig"))
+        mixed = el.get("key.sig.mixed")
+    if sig is not None:
+        accids = _key_accids(sig, where)
+        if accids:
+            return accids
+        if sig.get("sig") is not None or sig.get("sig.mixed") is not None:
+            value, mixed = sig.get("sig"), sig.get("sig.mixed")
+            here = f"{where}:{sig.sourceline}"
+    if value is None and mixed is None:
+        return None
+    alters = _sig_alters(value.strip(), here) if value is not None else None
+    if alters is None:  # mixed (or only the mixed list given)
+        return _mixed_alters(mixed, here) if mixed else {}
+    return alters
+
+
+def fifths_of(key: dict[str, int]) -> int | None:
+    """The sharps (> 0) or flats (< 0) of a traditional key signature; None for a mixed one."""
+    for count in range(8):
+        for sign, order in ((1, "FCGDAEB"), (-1, "BEADGCF")):
+            if key == {step: sign for step in order[:count]}:
+                return sign * count
+    return None
 
 
 def apply_def(el: etree._Element, state: State) -> None:
@@ -91,14 +177,11 @@ def apply_def(el: etree._Element, state: State) -> None:
         if meter != state.meter:
             state.meter = meter
             state.meter_changed = True
-    key = el.get("key.sig")
-    key_sig = el.find(NS + "keySig")
-    if key_sig is not None:
-        key = key_sig.get("sig", key)
+    key = key_signature(el, state.where)
     if local_name(el) == "scoreDef":
         if key is not None:
             for info in state.staves.values():
-                info.key = _key_sig(key)
+                info.key = key
         for grp in el.iterfind(NS + "staffGrp"):
             _staff_group(grp, state, key)
         return
@@ -116,7 +199,7 @@ def _label(el: etree._Element) -> str | None:
     return None
 
 
-def _staff_group(grp: etree._Element, state: State, key: str | None) -> None:
+def _staff_group(grp: etree._Element, state: State, key: dict[str, int] | None) -> None:
     defs = [c for c in grp if local_name(c) == "staffDef"]
     groups = [c for c in grp if local_name(c) == "staffGrp"]
     one_part = (
@@ -139,7 +222,7 @@ def _staff_group(grp: etree._Element, state: State, key: str | None) -> None:
             _staff_group(child, state, key)
 
 
-def _staff_def(el: etree._Element, state: State, key: str | None, pid: str | None) -> None:
+def _staff_def(el: etree._Element, state: State, key: dict[str, int] | None, pid: str | None) -> None:
     here = f"{state.where}:{el.sourceline}"
     try:
         n = int(el.get("n", "0"))
@@ -156,12 +239,9 @@ def _staff_def(el: etree._Element, state: State, key: str | None, pid: str | Non
         info.trans_semi = round(parse_number(el.get("trans.semi"), here, "trans.semi"))
     if el.get("trans.diat") is not None:
         parse_number(el.get("trans.diat"), here, "trans.diat")  # validated; spelling only
-    own_key = el.get("key.sig")
-    key_sig = el.find(NS + "keySig")
-    if key_sig is not None:
-        own_key = key_sig.get("sig", own_key)
+    own_key = key_signature(el, state.where)
     if own_key is not None or key is not None:
-        info.key = _key_sig(own_key if own_key is not None else key)
+        info.key = own_key if own_key is not None else key or {}
     count, unit = el.get("meter.count"), el.get("meter.unit")
     if count and unit and local_name(el) == "staffDef" and state.measure_index == 0:
         try:

@@ -152,8 +152,8 @@ class Walker:
                 if not fields.chord:
                     last_onset = clock.pos
                     clock.advance(file_dur, dur)
-                if fields.pitch is None or (not dur and not fields.grace):
-                    continue
+                if fields.pitch is None or fields.cue or (not dur and not fields.grace):
+                    continue  # a cue note takes its time in the voice but is not played
                 key = (fields.staff, fields.voice)
                 k = counters[key] = counters.get(key, 0) + 1
                 raw = self.note(child, fields, pid, number, onset, dur, k)

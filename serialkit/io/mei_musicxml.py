@@ -22,7 +22,7 @@ from lxml import etree
 from serialkit.core.errors import ScoreReadError
 from serialkit.io._build import RawNote, encode_id, midi_of
 from serialkit.io._instruments import declare_instrument
-from serialkit.io._mei_defs import NS, XML_ID, State, local_name
+from serialkit.io._mei_defs import NS, XML_ID, State, fifths_of, key_signature, local_name
 from serialkit.io.mei_read import scan_mei_tree
 from serialkit.io.safety import parse_xml, read_bytes
 
@@ -91,7 +91,7 @@ class _StaffDef:
     n: int
     part: str = ""
     clef: tuple[str, str, int] | None = None  # sign, line, octave change
-    fifths: int | None = None
+    key: dict[str, int] | None = None  # letter -> alteration (a mixed signature: any letters)
     mode: str | None = None
     trans: tuple[int, int] | None = None  # (diatonic, chromatic), sounding minus written
     label: str | None = None
@@ -123,20 +123,6 @@ class _Ctx:
     tuplets: list[tuple[int, int]] = field(default_factory=list)
 
 
-def _fifths(sig: str | None) -> int | None:
-    if sig is None:
-        return None
-    if sig in ("0", "none", ""):
-        return 0
-    if sig == "mixed":
-        return None
-    try:
-        count = int(sig[:-1] or 0)
-    except ValueError:
-        return None
-    return count if sig.endswith("s") else -count
-
-
 def _num(text: str | None) -> int | None:
     if text is None:
         return None
@@ -152,6 +138,7 @@ class _Converter:
         self.mei = tree.getroot()
         self.state: State = scan_mei_tree(tree, where)
         self.raw_of: dict[etree._Element, RawNote] = {el: raw for el, raw in self.state.elements}
+        self.raw_of.update(self.state.cues)  # cue notes are written (as <cue/>), though not played
         links = self.state.parts.tie_links
         self.tie_starts = set(links)
         self.tie_stops = set(links.values())
@@ -176,18 +163,14 @@ class _Converter:
     # ---- definitions -------------------------------------------------------------------------
     def score_def(self, el: etree._Element) -> None:
         self._meter(el)
-        key = el.get("key.sig")
-        sig = el.find(NS + "keySig")
-        if sig is not None:
-            key = sig.get("sig", key)
-        fifths = _fifths(key)
-        if fifths is not None:
+        key = key_signature(el, self.where)
+        if key is not None:
             for sd in self.staves.values():
-                if sd.fifths != fifths:
-                    sd.fifths = fifths
+                if sd.key != key:
+                    sd.key = key
                     sd.changed.add("key")
         for sd_el in el.iter(NS + "staffDef"):
-            self.staff_def(sd_el, fifths)
+            self.staff_def(sd_el, key)
 
     def _meter(self, el: etree._Element) -> None:
         count, unit, sym = el.get("meter.count"), el.get("meter.unit"), el.get("meter.sym")
@@ -201,7 +184,7 @@ class _Converter:
             if meter != self.meter:
                 self.meter, self.meter_changed = meter, True
 
-    def staff_def(self, el: etree._Element, group_key: int | None = None) -> None:
+    def staff_def(self, el: etree._Element, group_key: dict[str, int] | None = None) -> None:
         n = _num(el.get("n"))
         if n is None:
             return
@@ -220,13 +203,11 @@ class _Converter:
         if clef is not None:  # an explicit clef is written again even when it restates the last
             sd.clef = clef
             sd.changed.add("clef")
-        key = el.get("key.sig")
-        sig = el.find(NS + "keySig")
-        if sig is not None:
-            key = sig.get("sig", key)
-        fifths = _fifths(key) if key is not None else group_key
-        if fifths is not None and fifths != sd.fifths:
-            sd.fifths, sd.mode = fifths, el.get("key.mode") or sd.mode
+        key = key_signature(el, self.where)
+        if key is None:
+            key = group_key
+        if key is not None and key != sd.key:
+            sd.key, sd.mode = key, el.get("key.mode") or sd.mode
             sd.changed.add("key")
         semi, diat = _num(el.get("trans.semi")), _num(el.get("trans.diat"))
         if semi is not None or diat is not None:
@@ -435,12 +416,12 @@ class _Converter:
         if first:
             part.divisions = etree.SubElement(attrs, "divisions")
         if need_key or first:
-            keys = {(sd.fifths or 0, sd.mode) for sd in sds}
+            keys = {(tuple(sorted((sd.key or {}).items())), sd.mode) for sd in sds}
             if len(keys) == 1:
-                _key(attrs, sds[0].fifths or 0, sds[0].mode, None)
+                _key(attrs, sds[0].key or {}, sds[0].mode, None)
             else:
                 for i, sd in enumerate(sds, start=1):
-                    _key(attrs, sd.fifths or 0, sd.mode, i)
+                    _key(attrs, sd.key or {}, sd.mode, i)
         if (first or self.meter_changed) and self.meter is not None:
             count, unit, sym = self.meter
             time = etree.SubElement(attrs, "time")
@@ -591,6 +572,13 @@ class _Converter:
             elif name == "mSpace":
                 self._forward(m, bar, ctx)
                 pos += bar
+            elif name == "keySig":
+                key = key_signature(el, self.where)
+                sd = self.staves.get(ctx.staff_n)
+                if key is not None and sd is not None and key != sd.key:
+                    sd.key = key
+                    attrs = etree.SubElement(m, "attributes")
+                    _key(attrs, key, sd.mode, ctx.staff_index if len(ctx.part.staves) > 1 else None)
             elif name == "clef":
                 clef = self._clef_of(el)
                 if clef is not None:
@@ -707,8 +695,11 @@ class _Converter:
             color = note_el.get("color") or el.get("color")
             if color:
                 note.set("color", color)
+            cue = note_el in self.state.cues
             if grace:
                 etree.SubElement(note, "grace", slash="no" if grace == "acc" else "yes")
+            if cue:
+                etree.SubElement(note, "cue")
             if k:
                 etree.SubElement(note, "chord")
             pitch = etree.SubElement(note, "pitch")
@@ -724,9 +715,9 @@ class _Converter:
                 self.durations.append((etree.SubElement(note, "duration"), dur))
             start = raw.tie_start or raw.id in self.tie_starts
             stop = raw.tie_stop or raw.id in self.tie_stops
-            if stop:
+            if stop and not cue:  # (a cue note has no <tie>: its <tied> shows the tie)
                 etree.SubElement(note, "tie", type="stop")
-            if start:
+            if start and not cue:
                 etree.SubElement(note, "tie", type="start")
             etree.SubElement(note, "voice").text = ctx.voice
             self._type(note, el, grace=bool(grace))
@@ -888,10 +879,22 @@ def _written_accid(note: etree._Element) -> str | None:
     return _ACCIDENTALS.get(accid or "")
 
 
-def _key(attrs: etree._Element, fifths: int, mode: str | None, number: int | None) -> None:
-    key = etree.SubElement(attrs, "key")
+def _key(attrs: etree._Element, alters: dict[str, int], mode: str | None, number: int | None) -> None:
+    key = etree.Element("key")
+    # schema order inside <attributes>: key after divisions, before time/staves/clef
+    later = [c for c in attrs if c.tag not in ("divisions", "footnote", "level")]
+    if later:
+        later[0].addprevious(key)
+    else:
+        attrs.append(key)
     if number is not None:
         key.set("number", str(number))
+    fifths = fifths_of(alters)
+    if fifths is None:  # a mixed signature: MusicXML's non-traditional key
+        for step, alter in alters.items():
+            etree.SubElement(key, "key-step").text = step
+            etree.SubElement(key, "key-alter").text = str(alter)
+        return
     etree.SubElement(key, "fifths").text = str(fifths)
     if mode in ("major", "minor", "dorian", "phrygian", "lydian", "mixolydian", "aeolian", "locrian"):
         etree.SubElement(key, "mode").text = mode

@@ -22,12 +22,14 @@ from serialkit.io._build import (
     safe_id,
 )
 from serialkit.io._mei_defs import (
+    ACCID,
     MEI_NS,
     NS,
     XML_ID,
     StaffInfo,
     State,
     apply_def,
+    key_signature,
     local_name,
     parse_number,
 )
@@ -35,11 +37,6 @@ from serialkit.io.safety import parse_xml, read_bytes
 
 __all__ = ["MEI_NS", "XML_ID", "read_mei", "scan_mei", "scan_mei_tree"]
 
-_ACCID = {
-    "s": 1, "f": -1, "ss": 2, "x": 2, "ff": -2, "xs": 3, "sx": 3, "ts": 3, "tf": -3, "n": 0,
-    "nf": -1, "ns": 1, "su": 1, "sd": 1, "fu": -1, "fd": -1, "nu": 0, "nd": 0, "1qf": 0,
-    "3qf": -1, "1qs": 0, "3qs": 1, "bms": -1, "kms": -1, "bs": 1, "ks": 1,
-}
 _DUR = {"maxima": Fraction(32), "long": Fraction(16), "breve": Fraction(8)}
 _CONTAINERS = {"beam", "tuplet", "graceGrp", "bTrem", "fTrem", "ligature", "supplied", "reg", "corr"}
 
@@ -129,6 +126,8 @@ class _Layer:
     info: StaffInfo
     accids: dict[tuple[str, int], int]
     spans: dict[str, tuple[str, Fraction]]
+    key: dict[str, int]
+    """The key signature where the walk stands (a <keySig> in the layer changes it)."""
     pos: Fraction = Fraction(0)
     count: int = 0
     active: list[tuple[str, Fraction]] = field(default_factory=list)
@@ -160,11 +159,15 @@ def _measure(el: etree._Element, state: State) -> None:
             state.parts.part_names[info.part] = None
         accids: dict[tuple[str, int], int] = {}
         spans = _tuplet_spans(el, n)
+        key, key_after = info.key, info.key
         for li, layer in enumerate(c for c in staff if local_name(c) == "layer"):
-            lay = _Layer(info.part, n, layer.get("n") or str(li + 1), number, info, accids, spans)
+            lay = _Layer(info.part, n, layer.get("n") or str(li + 1), number, info, accids, spans, key)
             _layer_items(layer, lay, state, Fraction(1), False, bar)
+            if lay.key is not key:  # a key change inside the bar holds from there on
+                key_after = lay.key
             longest = max(longest, lay.pos)
             layers.append((n, lay.voice, lay.pos, layer))
+        info.key = key_after
     for tie in el.iter(NS + "tie"):
         s, e = (tie.get("startid") or "").lstrip("#"), (tie.get("endid") or "").lstrip("#")
         if s and e:
@@ -248,6 +251,10 @@ def _layer_items(
                 lay.active = [a for a in lay.active if a[0] not in ids]
         elif name in ("mRest", "mSpace", "multiRest", "mRpt", "halfmRpt"):
             lay.pos += _duration(el, lay, state, ratio, bar)
+        elif name == "keySig":
+            key = key_signature(el, state.where)
+            if key is not None:
+                lay.key = key
         elif name in _CONTAINERS:
             sub = ratio
             if name == "tuplet" and el.get("num") and el.get("numbase"):
@@ -287,16 +294,16 @@ def _alter(note: etree._Element, lay: _Layer, step: str, octave: int, tied_from:
             written = child.get("accid", written)
     key = (step, octave)
     if written is not None:
-        lay.accids[key] = _ACCID.get(written, 0)
+        lay.accids[key] = ACCID.get(written, 0)
     if ges is not None:
-        return _ACCID.get(ges, 0)
+        return ACCID.get(ges, 0)
     if written is not None:
-        return _ACCID.get(written, 0)
+        return ACCID.get(written, 0)
     if tied_from is not None:
         return tied_from
     if key in lay.accids:
         return lay.accids[key]
-    return lay.info.key.get(step, 0)
+    return lay.key.get(step, 0)
 
 
 def _note(
@@ -354,6 +361,9 @@ def _note(
         transposition=lay.info.trans_semi,
         alter=alter,
     )
+    if "true" in (note.get("cue"), holder.get("cue")):  # a cue note shows another part: not played
+        state.cues[note] = raw
+        return
     state.parts.notes.append(raw)
     state.elements.append((note, raw))
-    state.keys[note] = lay.info.key
+    state.keys[note] = lay.key

@@ -79,11 +79,20 @@ def load_key(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The packet key written by ``panel build``."""
     p = Path(path)
     try:
-        key = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise PanelError(f"{p}: cannot read the panel key ({exc})") from exc
+    return key_from_text(text, str(p))
+
+
+def key_from_text(text: str, where: str) -> dict[str, Any]:
+    """The packet key from its JSON text (``where`` names it in errors: ``-`` for standard input)."""
+    try:
+        key = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PanelError(f"{where}: cannot read the panel key ({exc})") from exc
     if not isinstance(key, dict) or key.get("format") != "serialkit-panel-key":
-        raise PanelError(f"{p}: not a serialkit panel key")
+        raise PanelError(f"{where}: not a serialkit panel key")
     return key
 
 

@@ -145,6 +145,17 @@ def engrave_pages(
     return out, infos, marks
 
 
+def _readable(score_path: str | Path) -> None:
+    """Refuse what every other command refuses: the score must be one verovio engraves (MusicXML
+    or MEI) and one serialkit's reader reads (a pitch step 'H', a negative duration, no parts: the
+    reader's one-line error, as ``check`` gives it), before anything is engraved or written."""
+    from serialkit.io import read_score
+    from serialkit.render.engrave import read_source
+
+    read_source(score_path)
+    read_score(score_path)
+
+
 def render(
     score_path: str | Path,
     out_path: str | Path,
@@ -176,6 +187,7 @@ def render(
         raise RenderInputError(f"--scale {scale} is out of range 1..1000")
     if not 100 <= page_width <= 100000:
         raise RenderInputError(f"--page-width {page_width} is out of range 100..100000")
+    _readable(score_path)
     marks = Marks() if blind else marks_for(score_path, report, certificate, row, convention, rules)
     pages, infos, drawn = engrave_pages(score_path, marks, blind, scale, page_width)
     if fmt == "html":

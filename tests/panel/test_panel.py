@@ -212,6 +212,13 @@ def test_analysis_recovers_a_simulated_preference_and_agreement(packet: tuple[Pa
     named = run_cli("panel", "analyze", str(files[0]), "--key", str(key_path), "--json", "--seed", "1")
     assert piped.returncode == 0, piped.stderr
     assert json.loads(piped.stdout) == json.loads(named.stdout)
+    # ... and the key, when the ratings are files; both from standard input is refused
+    keyed = subprocess.run([*CLI, "panel", "analyze", str(files[0]), "--key", "-", "--json", "--seed", "1"],
+                           input=key_path.read_bytes(), capture_output=True, timeout=300)
+    assert keyed.returncode == 0, keyed.stderr
+    assert json.loads(keyed.stdout) == json.loads(named.stdout)
+    both = subprocess.run([*CLI, "panel", "analyze", "-", "--key", "-"], input=b"", capture_output=True, timeout=300)
+    assert both.returncode == 2 and b"can be given once" in both.stderr
     bad = tmp_path / "bad.csv"
     bad.write_text(",".join(CSV_HEADER) + "\nR1,Q01,XXXXX,A,9,1,1,1,\n")
     proc = run_cli("panel", "analyze", str(bad), "--key", str(key_path), check=False)
