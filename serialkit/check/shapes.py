@@ -201,22 +201,13 @@ def exchanged(cols: Columns, analysis: Analysis) -> list[Violation]:
     return out
 
 
-SCRAP = 3
-"""An incomplete statement with fewer notes of its own than this explains nothing (``_scraps``)."""
-
-
 def scraps(cols: Columns, analysis: Analysis) -> list[Violation]:
-    """ROW: an incomplete statement with fewer than ``SCRAP`` notes of its own (the rest, if any,
-    borrowed from a neighbouring statement). Such a scrap is how the analysis absorbs a wrong note
-    that happens to fit some form somewhere — a statement's first note written as its second can
-    read as a three-note "statement" made of the previous statement's last two notes and it —
-    and is not a statement of the row. Its own notes are named (and get suggestions)."""
+    """ROW: an incomplete statement with fewer than ``SCRAP`` notes of its own
+    (``Analysis.scraps``): it is not a statement of the row, and its own notes are named (and get
+    suggestions)."""
     at = {cols.ids[i]: i for i in cols.order}
     out: list[Violation] = []
-    for s in analysis.statements:
-        own = [e for k in s.own_positions() if (e := s.event_ids[k]) is not None]
-        if s.complete or not own or len(own) >= SCRAP:
-            continue
+    for s, own in analysis.scraps():
         borrowed = sum(1 for e in s.event_ids if e is not None and e in s.elided)
         first = min(own, key=lambda e: cols.start[at[e]])
         out.append(Violation(

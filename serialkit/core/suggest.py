@@ -235,7 +235,8 @@ def suggest(
     twice where the statement stops short beside it (``Analysis.edge_repeats``), and both notes two
     statements take from each other's voice (``Analysis.exchanges``), and the notes sounding where a
     statement's position belongs when it borrows that position out of time
-    (``Analysis.borrowed_out_of_time``).
+    (``Analysis.borrowed_out_of_time``), and the own notes of a scrap of a row form
+    (``Analysis.scraps``).
 
     ``analysis`` is ``analyze(piece, row)`` of the piece's bare notes. Every candidate is verified
     by analysing the piece again with the change made (a piece longer than ``whole`` notes: the
@@ -278,6 +279,10 @@ def suggest(
     for _a, _b, x, y in analysis.exchanges(piece):  # two statements crossing voices (check: ROW)
         for eid in (x, y):
             reported.setdefault(eid, "ROW")
+    for _s, own in analysis.scraps():  # a wrong note read as a scrap of a row form (check: ROW)
+        for eid in own:
+            if eid in events:
+                reported.setdefault(eid, "ROW")
     borrowed = analysis.borrowed_out_of_time(piece)  # its own note never sounds (check: ROW)
     for b in borrowed:
         for eid in b.inside:
@@ -366,7 +371,7 @@ def suggest(
         tag = after.tags.get(note)
         if tag is None or any(after.tags.get(e) is None for e in c.edits):
             continue
-        if _trades(c.edits, before.analysis, after):
+        if _trades(c.edits, before.analysis, after, index):
             continue
         plainer = before.roughness + before.shape - reading.roughness - reading.shape
         moved = False
@@ -443,7 +448,7 @@ def _swap_partners(voice: Sequence[Event], event: Event) -> Iterator[Event]:
             yield voice[far]
 
 
-def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis) -> bool:
+def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis, index: Mapping[str, int]) -> bool:
     """The change takes a note from the position it held: after it, the statement the note was in
     (the one sharing most of its other notes, same form) lacks that position. It trades one
     position for another, as when a correct piece's analysis leaves holes that moving a correct
@@ -451,7 +456,9 @@ def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis) -> bool
     meant for it. A position lent to it by another statement's note (elided) after the change is
     taken from it too: a correct first note changed to continue the statement before it (that
     statement's last note written as its previous note's pitch) leaves its own statement to
-    borrow its pitch class from a note far off."""
+    borrow its pitch class from a note far off. A note lent from just before the changed note
+    (within the statement's elided notes) is an elision, not a trade: ``F# C# F#`` written for
+    ``F# C# G`` where the statement starting on the G's position borrows the two notes before."""
     stated = {s.id: s for s in before.statements}
     for eid in edits:
         tag = before.tags.get(eid)
@@ -464,7 +471,11 @@ def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis) -> bool
         if match is None or not others & set(match.members):
             continue
         now = match.event_ids[tag.position]  # type: ignore[union-attr]
-        if now is None or now in match.elided and now not in home.elided:
+        if now is None:
+            return True
+        if now in match.elided and now not in home.elided and (
+            now not in index or abs(index[now] - index[eid]) > len(match.elided) + 1
+        ):
             return True
     return False
 

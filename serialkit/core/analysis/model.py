@@ -15,6 +15,11 @@ if TYPE_CHECKING:
     from serialkit.core.analysis.identify import Identification
 
 
+SCRAP = 3
+"""An incomplete statement with fewer notes of its own than this explains nothing
+(``Analysis.scraps``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Statement:
     """One row statement found in the score: its form and the event holding each order position."""
@@ -266,6 +271,19 @@ class Analysis:
                     twice = {x.pc for x in chord if sum(1 for y in chord if y.pc == x.pc) > 1}
                     window = [x.id for x in chord if x.pc in twice] + window
                 out.append(Borrowed(s, k, e, lo, hi, tuple(x for x in window if x in members)))
+        return out
+
+    def scraps(self) -> list[tuple[Statement, tuple[str, ...]]]:
+        """Incomplete statements with fewer than ``SCRAP`` notes of their own (the rest, if any,
+        borrowed from a neighbouring statement), each with its own notes. A scrap is how the
+        analysis absorbs a wrong note that happens to fit some form somewhere — a statement's
+        first note written as its second can read as a three-note "statement" made of the previous
+        statement's last two notes and it — and is not a statement of the row."""
+        out = []
+        for s in self.statements:
+            own = tuple(e for k in s.own_positions() if (e := s.event_ids[k]) is not None)
+            if not s.complete and own and len(own) < SCRAP:
+                out.append((s, own))
         return out
 
     def exchanges(self, piece: Piece) -> list[tuple[Statement, Statement, str, str]]:
