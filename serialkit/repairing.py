@@ -642,7 +642,9 @@ def _changes(piece: Piece, applied: Sequence[Applied]) -> tuple[Change, ...]:
             event: Event = events[edit.event_id]
             out[edit.event_id] = Change(
                 edit.event_id, locator.describe(event), before, edit.after,
-                s.label if edit.event_id == s.event_id else f"swap with {names.place(s.event_id)}",
+                s.label if edit.event_id == s.event_id else
+                f"swap with {names.place(s.event_id)}" if s.model == "swap" else
+                f"changed with {names.place(s.event_id)}",
                 s.statement, s.model, s.confidence, reason,
             )
     return tuple(c for c in out.values() if c.before != c.after)

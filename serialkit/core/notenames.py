@@ -210,6 +210,8 @@ class NoteNames:
         if other is not None and text.startswith(f"swapped with {other}: {sounded}"):
             rest = text[len(f"swapped with {other}: {sounded}"):]
             return f"swapped with {self.place(other)}: {written}{rest}"
+        if other is not None:  # two wrong notes side by side: the other note placed
+            text = text.replace(f", and {other} → ", f", and {self.place(other)} → ")
         if text.startswith(sounded):
             return written + text[len(sounded):]
         return text

@@ -142,6 +142,9 @@ class _Cand:
     """A swap's other model: the written notes exchanged (``edits`` keeps each note's register)."""
     exchanged: bool = False
     """A swap that exchanges the written notes (``twin`` of another)."""
+    also: float = 1.0
+    """The prior of the further notes a correction changes beside its own (a chain of two wrong
+    notes side by side: each is an error of its own)."""
     member: bool = False
     """A change of a note that holds a position of a statement with a hole near it (the statement
     may have been read round a wrong note): kept only when it leaves no note unexplained that was
@@ -321,6 +324,8 @@ def suggest(
             if events[eid].pc != want and error_model(events[eid].midi, midi) != "other":
                 add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi), 1.0))
     holes = _trouble_holes(analysis, events)
+    for eid, edits, models in _chains(reported, analysis, events, by_voice, holes):
+        add(_Cand(eid, edits, models[0], 0.5, also=_PRIOR[models[1]]))
     for eid, midi in _doubled_in_holes(analysis, events, holes):  # a wrong note read as a repeat
         if eid not in reported:
             add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi)))
@@ -393,7 +398,7 @@ def suggest(
         if not before.analysis.unexplained and any(note in h.members for h in reading.holes):
             continue  # every note was read: filling one hole of a statement still missing others only moves holes
         displaced = sum(1 for e in before.held - reading.held if e not in c.edits and after.tags.get(e) is not None)
-        c.weight = (_PRIOR[c.model] * 4.0 ** min(gain, 200) * (1.0 + c.local) * (1.0 if holds else _REPEAT)
+        c.weight = (_PRIOR[c.model] * c.also * 4.0 ** min(gain, 200) * (1.0 + c.local) * (1.0 if holds else _REPEAT)
                     * _ROUGH ** (reading.roughness - before.roughness) * _DISPLACE ** displaced
                     * _SHORT ** _clamp(reading.short + reading.shape - before.short - before.shape, _SHORT_CAP))
         if c.suspect:  # never more than a third of the confidence
@@ -422,6 +427,40 @@ def suggest(
         finding = reported.get(eid, "suspect" if all(c.suspect for c in found) else "hole")
         out.append(NoteSuggestions(eid, events[eid].midi, chosen, finding))
     return tuple(out)
+
+
+def _chains(
+    reported: Mapping[str, str],
+    analysis: Analysis,
+    events: Mapping[str, Event],
+    by_voice: Mapping[str, Sequence[Event]],
+    holes: Sequence[_Hole],
+) -> Iterator[tuple[str, dict[str, int], tuple[str, str]]]:
+    """Two wrong notes side by side (``B C`` written for ``Bb B``): an unexplained note beside a
+    note that borders a hole in its voice. The neighbour, read as the position after (or before)
+    the hole, is meant for the hole, and the unexplained note for the neighbour's position. Neither
+    change alone explains more (the first only moves the hole; the second only repeats the
+    neighbour), so both are one candidate: (the unexplained note, the changes, the error models
+    of its change and of its neighbour's). Only when both are common copying errors."""
+    for eid, why in reported.items():
+        if why != "unexplained" or analysis.tags.get(eid) is not None:
+            continue
+        u = events[eid]
+        voice = by_voice.get(u.voice, [])
+        k = next((i for i, e in enumerate(voice) if e.id == eid), -1)
+        for j in (k - 1, k + 1):
+            if k < 0 or not 0 <= j < len(voice) or voice[j].onset == u.onset:
+                continue
+            x = voice[j]
+            if analysis.tags.get(x.id) is None:
+                continue
+            for h in holes:
+                if x.id not in h.around:
+                    continue
+                mx, mu = _nearest(x.midi, h.want), _nearest(u.midi, x.pc)
+                models = (error_model(u.midi, mu), error_model(x.midi, mx))
+                if "other" not in models and x.pc != h.want and u.pc != x.pc:
+                    yield eid, {eid: mu, x.id: mx}, models
 
 
 def _swap_partners(voice: Sequence[Event], event: Event) -> Iterator[Event]:
@@ -522,7 +561,11 @@ def _reason(c: _Cand, event: Event, gain: int, moved: bool = False) -> str:
     assert c.form is not None
     where = f"{c.form.label}:{c.position}" + (f" of {c.statement}" if c.statement else "")
     after = c.edits[event.id]
-    if c.model == "swap":
+    if len(c.edits) > 1 and c.model != "swap":
+        other = next(e for e in c.edits if e != event.id)
+        what = (f"{_name(event.midi)} → {_name(after)} reads as {where}, and {other} → {_name(c.edits[other])} "
+                f"fills the position beside it; two wrong notes side by side")
+    elif c.model == "swap":
         other = next(e for e in c.edits if e != event.id)
         how = "the written notes exchanged" if c.exchanged else "each in its register"
         what = f"swapped with {other}: {_name(event.midi)} → {_name(after)} reads as {where}; {how}"

@@ -149,15 +149,20 @@ _MODEL_TEXT = {
 
 
 def describe(candidate: Mapping[str, Any]) -> str:
-    """One line for a candidate's JSON form: ``D#3 (P5:7 of S11; accidental, 82%)``; a swap
-    names the other note too."""
+    """One line for a candidate's JSON form: ``D#3 (P5:7 of S11; accidental, 82%)``; a swap, or
+    two wrong notes side by side, names the other note too."""
     where = str(candidate["label"]) + (f" of {candidate['statement']}" if candidate.get("statement") else "")
     pitch = _with_sounding(str(candidate["name"]), candidate.get("sounding"), int(candidate["midi"]))
-    if candidate["model"] == "swap":
-        other = next(e for e in candidate["edits"] if e["event_id"] != candidate["event_id"])
+    model = str(candidate["model"])
+    others = [e for e in candidate.get("edits") or () if e["event_id"] != candidate["event_id"]]
+    if others:
+        other = others[0]
         at = f" at {other['at']}" if other.get("at") else f" ({other['event_id']})"
-        pitch = f"{pitch}, and {other['after_name']} for the {other['before_name']}{at}"
-    return f"{pitch} ({where}; {candidate['model']}, {float(candidate['confidence']):.0%})"
+        pitch = f"{pitch}, and {other.get('after_name') or _name(int(other['after']))} for the " \
+                f"{other.get('before_name') or _name(int(other['before']))}{at}"
+        if model != "swap":  # two wrong notes side by side
+            model = f"two wrong notes, {model}"
+    return f"{pitch} ({where}; {model}, {float(candidate['confidence']):.0%})"
 
 
 def _with_sounding(name: str, sounding: Any, midi: int) -> str:
