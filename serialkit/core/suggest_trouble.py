@@ -388,7 +388,11 @@ def _nearby(
     more common there to a rarer one is tried, the largest imbalance and nearest note first. A
     wrong note that was a repeat can take the note it repeated out of its statement with it: a
     semitone or third change that makes a note of the voice repeat (same pitch) an unexplained
-    note near it is tried too, the nearest first."""
+    note near it is tried too, the nearest first; and a wrong note the analysis reads as a repeat
+    of a position (it leaves no hole: the position it copies is held) is tried first among the
+    repeats near the trouble (its smallest change each), the nearest first, whatever other
+    imbalance is larger."""
+    repeats = {r for st in analysis.statements for r in st.repeats}
     spans = {(index[e], index[e]) for e in analysis.unexplained if e in index}
     for h in _trouble_holes(analysis, events):
         first = bisect.bisect_left(onsets, h.lo)
@@ -402,6 +406,7 @@ def _nearby(
         window = order[max(0, lo_i - _REACH):hi_i + _REACH + 1]
         loose = {(u.voice, u.midi) for u in window if u.id in reported}
         echoes = []
+        again = []
         for i in range(max(0, lo_i - _REACH), min(len(order), hi_i + _REACH + 1)):
             e = order[i]
             if e.id in reported or e.id in cands or analysis.tags.get(e.id) is None:
@@ -413,7 +418,10 @@ def _nearby(
                 if excess > 0 and 0 <= e.midi + shift <= 127:
                     distance = max(lo_i - i, i - hi_i, 0)
                     tries.append((-excess, distance, abs(shift), e.id, e.midi + shift))
-        for *_rank, eid, midi in sorted(tries)[:_TRIES] + sorted(echoes)[:_ECHOES]:
+                    if e.id in repeats:
+                        again.append((distance, abs(shift), -excess, e.id, e.midi + shift))
+        again = [a for k, a in enumerate(sorted(again)) if all(b[3] != a[3] for b in sorted(again)[:k])]
+        for *_rank, eid, midi in sorted(tries)[:_TRIES] + sorted(echoes)[:_ECHOES] + sorted(again)[:_ECHOES]:
             out[(eid, midi)] = None
     return list(out)
 
