@@ -324,6 +324,9 @@ def suggest(
             if events[eid].pc != want and error_model(events[eid].midi, midi) != "other":
                 add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi), 1.0))
     holes = _trouble_holes(analysis, events)
+    for h in holes:  # the wanted pitch class sounds just outside the hole: written in another's place
+        for eid, other in _hole_swaps(h, order, index, onsets, events):
+            add(_Cand(eid, in_register(events[eid], other), "swap"))
     for eid, edits, models in _chains(reported, analysis, events, by_voice, holes):
         add(_Cand(eid, edits, models[0], 0.5, also=_PRIOR[models[1]]))
     for eid, midi in _doubled_in_holes(analysis, events, holes):  # a wrong note read as a repeat
@@ -429,6 +432,24 @@ def suggest(
     return tuple(out)
 
 
+def _hole_swaps(
+    h: _Hole, order: Sequence[Event], index: Mapping[str, int], onsets: Sequence[Fraction],
+    events: Mapping[str, Event],
+) -> Iterator[tuple[str, Event]]:
+    """Swaps that fill a hole: a note bordering it (``h.around``) and a note of the pitch class the
+    hole wants sounding within ``_REACH`` notes outside it, in any voice. Two notes of a statement
+    written in each other's place leave the wanted pitch class out of order (it is read elsewhere,
+    or not at all) and the note written in its place reads as a neighbouring position."""
+    lo = max(0, bisect.bisect_left(onsets, h.lo) - _REACH)
+    hi = min(len(order), bisect.bisect_right(onsets, h.hi) + _REACH)
+    for b in sorted(h.around):
+        if b not in events:
+            continue
+        for n in order[lo:hi]:
+            if n.pc == h.want and n.id != b and n.onset != events[b].onset and events[b].pc != h.want:
+                yield b, n
+
+
 def _chains(
     reported: Mapping[str, str],
     analysis: Analysis,
@@ -511,7 +532,11 @@ def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis, index: 
             continue
         now = match.event_ids[tag.position]  # type: ignore[union-attr]
         if now is None:
+            if len(edits) > 1 and not any(e is not None for e in match.event_ids[tag.position + 1:]):  # type: ignore[union-attr]
+                continue  # a swap that leaves it ending sooner: an end is trouble where the piece goes on (badness)
             return True
+        if now in edits:  # the position goes to the other changed note: a swap gives it back
+            continue
         if now in match.elided and now not in home.elided and (
             now not in index or abs(index[now] - index[eid]) > len(match.elided) + 1
         ):
