@@ -317,6 +317,9 @@ def suggest(
             add(_Cand(eid, {eid: midi}, error_model(event.midi, midi)))
         for other in _swap_partners(by_voice.get(event.voice, []), event):
             add(_Cand(eid, in_register(event, other), "swap"))
+        if reported[eid] == "unexplained":  # two notes nothing explains, each written in the other's place
+            for other in _loose_partners(by_voice.get(event.voice, []), event, reported):
+                add(_Cand(eid, in_register(event, other), "swap"))
     for b in borrowed:  # a note where the borrowed position belongs may be its own note, written wrong
         want = analysis.row.form(b.statement.form, analysis.convention)[b.position]
         for eid in b.inside:
@@ -482,6 +485,16 @@ def _chains(
                 models = (error_model(u.midi, mu), error_model(x.midi, mx))
                 if "other" not in models and x.pc != h.want and u.pc != x.pc:
                     yield eid, {eid: mu, x.id: mx}, models
+
+
+def _loose_partners(voice: Sequence[Event], event: Event, reported: Mapping[str, str]) -> Iterator[Event]:
+    """The other unexplained notes of ``event``'s voice within ``2 * _REACH`` notes of it: a swap
+    across a run of repeated positions (``F G# F G# B`` written ``B G# F G# F``) leaves both notes
+    unexplained with the repeats between them."""
+    k = next((i for i, e in enumerate(voice) if e.id == event.id), -1)
+    for other in voice[max(0, k - 2 * _REACH):k + 2 * _REACH + 1] if k >= 0 else ():
+        if other.id != event.id and reported.get(other.id) == "unexplained" and other.pc != event.pc:
+            yield other
 
 
 def _swap_partners(voice: Sequence[Event], event: Event) -> Iterator[Event]:
