@@ -20,17 +20,17 @@ nothing wants is never confidently "corrected". Standard library only; consumes 
 :class:`~serialkit.core.analysis.Analysis` result.
 
 This module verifies and ranks candidates and plans repairs; ``suggest_trouble`` finds the trouble
-and proposes the candidates; ``suggest_model`` holds the error models and the returned values.
+and proposes the candidates a statement wants; ``suggest_partners`` the notes a wrong note may have
+been written with (swaps, two wrong notes side by side) and the check that a change takes no
+correct note off its place; ``suggest_readings`` keeps the analyses made; ``suggest_model`` holds
+the error models and the returned values.
 """
 
 from __future__ import annotations
 
 import bisect
-import threading
-from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from fractions import Fraction
 from typing import Any
 
 from serialkit.core.analysis.model import Analysis
@@ -48,19 +48,22 @@ from serialkit.core.suggest_model import (
     describe,
     error_model,
 )
+from serialkit.core.suggest_partners import (
+    _chains,
+    _hole_swaps,
+    _loose_partners,
+    _swap_partners,
+    _trades,
+)
+from serialkit.core.suggest_readings import Readings
 from serialkit.core.suggest_swap import Habit, in_register, written
 from serialkit.core.suggest_trouble import (
     _REACH,
     _candidates,
     _doubled,
     _doubled_in_holes,
-    _Hole,
     _nearby,
     _read_elsewhere,
-    _roughness,
-    _shape,
-    _short,
-    _spots,
     _statements,
     _trouble_holes,
 )
@@ -153,71 +156,6 @@ class _Cand:
     @property
     def key(self) -> _Key:
         return tuple(sorted(self.edits.items()))
-
-
-@dataclass(frozen=True, slots=True)
-class _Reading:
-    """An analysis of a piece with the measures ranking takes of it."""
-
-    analysis: Analysis
-    badness: int
-    roughness: int
-    shape: int
-    holes: tuple[_Hole, ...]
-    spots: tuple[tuple[Fraction, Fraction, int], ...]
-    """Where the trouble is (``_spots``): ``badness`` is their weight."""
-    held: frozenset[str]
-    """The notes holding a position of a statement (not repeats)."""
-    short: int = 0
-    """The positions the statements lack, at their ends too (``_short``)."""
-
-    def near(self, lo: Fraction, hi: Fraction) -> int:
-        """The weight of the trouble between ``lo`` and ``hi``."""
-        return sum(w for a, b, w in self.spots if a <= hi and lo <= b)
-
-
-class Readings:
-    """Analyses of pieces already read, by their notes (id, voice, onset, duration, pitch), voices,
-    row and convention: the least recently used go past ``size``.
-
-    ``suggest`` verifies each candidate by analysing the piece with the change made, and
-    ``plan_repairs`` analyses the change it applies: the same pieces come back when a swap is a
-    candidate of both its notes, when a repair's round applies what its suggestions verified,
-    and when one piece is asked for suggestions twice (a report's, then a repair's: pass one
-    ``Readings`` to both). Analyses are immutable, so sharing them changes no result."""
-
-    def __init__(self, size: int = 512) -> None:
-        self.size = size
-        self.analysed = 0
-        """How many analyses were made (not found here)."""
-        self._seen: OrderedDict[Hashable, _Reading] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def read(self, piece: Piece, row: Any, convention: Any, analysis: Analysis | None = None) -> _Reading:
-        """The reading of ``piece``: found, else ``analysis`` (already made of it) or a new one."""
-        from serialkit.core.analysis import analyze
-
-        key = (tuple((e.id, e.voice, e.onset, e.duration, e.midi) for e in piece.events),
-               piece.voice_ids, row, convention)
-        with self._lock:
-            found = self._seen.get(key)
-            if found is not None:
-                self._seen.move_to_end(key)
-                return found
-        if analysis is None:
-            analysis = analyze(piece, row, convention)
-            self.analysed += 1
-        holes = tuple(_trouble_holes(analysis, {e.id: e for e in piece.events}))
-        spots = tuple(_spots(analysis, piece, holes))
-        reading = _Reading(analysis, sum(w for _a, _b, w in spots), _roughness(analysis, piece),
-                           _shape(analysis), holes, spots,
-                           frozenset(e for st in analysis.statements for e in st.event_ids if e is not None),
-                           _short(analysis))
-        with self._lock:
-            self._seen[key] = reading
-            while len(self._seen) > self.size:
-                self._seen.popitem(last=False)
-        return reading
 
 
 def suggest(
@@ -433,128 +371,6 @@ def suggest(
         finding = reported.get(eid, "suspect" if all(c.suspect for c in found) else "hole")
         out.append(NoteSuggestions(eid, events[eid].midi, chosen, finding))
     return tuple(out)
-
-
-def _hole_swaps(
-    h: _Hole, order: Sequence[Event], index: Mapping[str, int], onsets: Sequence[Fraction],
-    events: Mapping[str, Event],
-) -> Iterator[tuple[str, Event]]:
-    """Swaps that fill a hole: a note bordering it (``h.around``) and a note of the pitch class the
-    hole wants sounding within ``_REACH`` notes outside it, in any voice. Two notes of a statement
-    written in each other's place leave the wanted pitch class out of order (it is read elsewhere,
-    or not at all) and the note written in its place reads as a neighbouring position."""
-    lo = max(0, bisect.bisect_left(onsets, h.lo) - _REACH)
-    hi = min(len(order), bisect.bisect_right(onsets, h.hi) + _REACH)
-    for b in sorted(h.around):
-        if b not in events:
-            continue
-        for n in order[lo:hi]:
-            if n.pc == h.want and n.id != b and n.onset != events[b].onset and events[b].pc != h.want:
-                yield b, n
-
-
-def _chains(
-    reported: Mapping[str, str],
-    analysis: Analysis,
-    events: Mapping[str, Event],
-    by_voice: Mapping[str, Sequence[Event]],
-    holes: Sequence[_Hole],
-) -> Iterator[tuple[str, dict[str, int], tuple[str, str]]]:
-    """Two wrong notes side by side (``B C`` written for ``Bb B``): an unexplained note beside a
-    note that borders a hole in its voice. The neighbour, read as the position after (or before)
-    the hole, is meant for the hole, and the unexplained note for the neighbour's position. Neither
-    change alone explains more (the first only moves the hole; the second only repeats the
-    neighbour), so both are one candidate: (the unexplained note, the changes, the error models
-    of its change and of its neighbour's). Only when both are common copying errors."""
-    for eid, why in reported.items():
-        if why != "unexplained" or analysis.tags.get(eid) is not None:
-            continue
-        u = events[eid]
-        voice = by_voice.get(u.voice, [])
-        k = next((i for i, e in enumerate(voice) if e.id == eid), -1)
-        for j in (k - 1, k + 1):
-            if k < 0 or not 0 <= j < len(voice) or voice[j].onset == u.onset:
-                continue
-            x = voice[j]
-            if analysis.tags.get(x.id) is None:
-                continue
-            for h in holes:
-                if x.id not in h.around:
-                    continue
-                mx, mu = _nearest(x.midi, h.want), _nearest(u.midi, x.pc)
-                models = (error_model(u.midi, mu), error_model(x.midi, mx))
-                if "other" not in models and x.pc != h.want and u.pc != x.pc:
-                    yield eid, {eid: mu, x.id: mx}, models
-
-
-def _loose_partners(voice: Sequence[Event], event: Event, reported: Mapping[str, str]) -> Iterator[Event]:
-    """The other unexplained notes of ``event``'s voice within ``2 * _REACH`` notes of it: a swap
-    across a run of repeated positions (``F G# F G# B`` written ``B G# F G# F``) leaves both notes
-    unexplained with the repeats between them."""
-    k = next((i for i, e in enumerate(voice) if e.id == event.id), -1)
-    for other in voice[max(0, k - 2 * _REACH):k + 2 * _REACH + 1] if k >= 0 else ():
-        if other.id != event.id and reported.get(other.id) == "unexplained" and other.pc != event.pc:
-            yield other
-
-
-def _swap_partners(voice: Sequence[Event], event: Event) -> Iterator[Event]:
-    """The notes of ``event``'s voice it may have been written in place of: on each side the
-    nearest note of another pitch class (repeats of the note's own pitch class are stepped over: in
-    ``D# D# D# E`` written ``E D# D# D#`` the E's partner is the last D#), and, when that note is
-    repeated, the last of its repeats (a repeated position is one position: the swap may have taken
-    any note of it, and only its far end leaves the repeats together)."""
-    k = next((i for i, e in enumerate(voice) if e.id == event.id), -1)
-    if k < 0:
-        return
-    for step in (-1, 1):
-        j = k + step
-        while 0 <= j < len(voice) and voice[j].pc == event.pc and voice[j].onset != event.onset:
-            j += step
-        if not 0 <= j < len(voice) or voice[j].onset == event.onset:
-            continue
-        yield voice[j]
-        far = j
-        while (0 <= far + step < len(voice) and voice[far + step].pc == voice[j].pc
-               and voice[far + step].onset != voice[far].onset):
-            far += step
-        if far != j:
-            yield voice[far]
-
-
-def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis, index: Mapping[str, int]) -> bool:
-    """The change takes a note from the position it held: after it, the statement the note was in
-    (the one sharing most of its other notes, same form) lacks that position. It trades one
-    position for another, as when a correct piece's analysis leaves holes that moving a correct
-    note to a neighbouring position eases; a wrong note read as a position leaves it to the note
-    meant for it. A position lent to it by another statement's note (elided) after the change is
-    taken from it too: a correct first note changed to continue the statement before it (that
-    statement's last note written as its previous note's pitch) leaves its own statement to
-    borrow its pitch class from a note far off. A note lent from just before the changed note
-    (within the statement's elided notes) is an elision, not a trade: ``F# C# F#`` written for
-    ``F# C# G`` where the statement starting on the G's position borrows the two notes before."""
-    stated = {s.id: s for s in before.statements}
-    for eid in edits:
-        tag = before.tags.get(eid)
-        home = stated.get(tag.statement) if tag is not None and tag.statement is not None else None
-        if home is None or home.event_ids[tag.position] != eid:  # type: ignore[union-attr]
-            continue
-        others = set(home.members) - edits.keys()
-        match = max((s for s in after.statements if s.form == home.form), default=None,
-                    key=lambda s: len(others & set(s.members)))
-        if match is None or not others & set(match.members):
-            continue
-        now = match.event_ids[tag.position]  # type: ignore[union-attr]
-        if now is None:
-            if len(edits) > 1 and not any(e is not None for e in match.event_ids[tag.position + 1:]):  # type: ignore[union-attr]
-                continue  # a swap that leaves it ending sooner: an end is trouble where the piece goes on (badness)
-            return True
-        if now in edits:  # the position goes to the other changed note: a swap gives it back
-            continue
-        if now in match.elided and now not in home.elided and (
-            now not in index or abs(index[now] - index[eid]) > len(match.elided) + 1
-        ):
-            return True
-    return False
 
 
 def _clamp(n: int, cap: int) -> int:

@@ -1,0 +1,81 @@
+"""Analyses of pieces already read (``Readings``), with the measures ranking takes of each: the
+trouble (``_spots``), roughness, shape, holes, the notes holding positions. Standard library only;
+``suggest`` and ``plan_repairs`` share one ``Readings``."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from serialkit.core.analysis.model import Analysis
+from serialkit.core.piece import Piece
+from serialkit.core.suggest_trouble import _Hole, _roughness, _shape, _short, _spots, _trouble_holes
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """An analysis of a piece with the measures ranking takes of it."""
+
+    analysis: Analysis
+    badness: int
+    roughness: int
+    shape: int
+    holes: tuple[_Hole, ...]
+    spots: tuple[tuple[Fraction, Fraction, int], ...]
+    """Where the trouble is (``_spots``): ``badness`` is their weight."""
+    held: frozenset[str]
+    """The notes holding a position of a statement (not repeats)."""
+    short: int = 0
+    """The positions the statements lack, at their ends too (``_short``)."""
+
+    def near(self, lo: Fraction, hi: Fraction) -> int:
+        """The weight of the trouble between ``lo`` and ``hi``."""
+        return sum(w for a, b, w in self.spots if a <= hi and lo <= b)
+
+
+class Readings:
+    """Analyses of pieces already read, by their notes (id, voice, onset, duration, pitch), voices,
+    row and convention: the least recently used go past ``size``.
+
+    ``suggest`` verifies each candidate by analysing the piece with the change made, and
+    ``plan_repairs`` analyses the change it applies: the same pieces come back when a swap is a
+    candidate of both its notes, when a repair's round applies what its suggestions verified,
+    and when one piece is asked for suggestions twice (a report's, then a repair's: pass one
+    ``Readings`` to both). Analyses are immutable, so sharing them changes no result."""
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self.analysed = 0
+        """How many analyses were made (not found here)."""
+        self._seen: OrderedDict[Hashable, _Reading] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def read(self, piece: Piece, row: Any, convention: Any, analysis: Analysis | None = None) -> _Reading:
+        """The reading of ``piece``: found, else ``analysis`` (already made of it) or a new one."""
+        from serialkit.core.analysis import analyze
+
+        key = (tuple((e.id, e.voice, e.onset, e.duration, e.midi) for e in piece.events),
+               piece.voice_ids, row, convention)
+        with self._lock:
+            found = self._seen.get(key)
+            if found is not None:
+                self._seen.move_to_end(key)
+                return found
+        if analysis is None:
+            analysis = analyze(piece, row, convention)
+            self.analysed += 1
+        holes = tuple(_trouble_holes(analysis, {e.id: e for e in piece.events}))
+        spots = tuple(_spots(analysis, piece, holes))
+        reading = _Reading(analysis, sum(w for _a, _b, w in spots), _roughness(analysis, piece),
+                           _shape(analysis), holes, spots,
+                           frozenset(e for st in analysis.statements for e in st.event_ids if e is not None),
+                           _short(analysis))
+        with self._lock:
+            self._seen[key] = reading
+            while len(self._seen) > self.size:
+                self._seen.popitem(last=False)
+        return reading
