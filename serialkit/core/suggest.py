@@ -149,9 +149,10 @@ class _Cand:
     """The prior of the further notes a correction changes beside its own (a chain of two wrong
     notes side by side: each is an error of its own)."""
     member: bool = False
-    """A change of a note that holds a position of a statement with a hole near it (the statement
-    may have been read round a wrong note): kept only when it leaves no note unexplained that was
-    read before and the trouble goes, not moves."""
+    """A change of notes that hold positions of a statement with a hole near it (the statement
+    may have been read round a wrong note; a hole's border swapped with the wanted pitch class):
+    kept only when it leaves no note unexplained that was read before and the trouble goes, not
+    moves."""
 
     @property
     def key(self) -> _Key:
@@ -267,7 +268,7 @@ def suggest(
     holes = _trouble_holes(analysis, events)
     for h in holes:  # the wanted pitch class sounds just outside the hole: written in another's place
         for eid, other in _hole_swaps(h, order, index, onsets, events):
-            add(_Cand(eid, in_register(events[eid], other), "swap"))
+            add(_Cand(eid, in_register(events[eid], other), "swap", member=True))
     for eid, edits, models in _chains(reported, analysis, events, by_voice, holes):
         add(_Cand(eid, edits, models[0], 0.5, also=_PRIOR[models[1]]))
     for eid, midi in _doubled_in_holes(analysis, events, holes):  # a wrong note read as a repeat
