@@ -253,9 +253,7 @@ def _spot(sky: Skyline, k: int, lo: float, hi: float, head_y: float,
     # no clean spot: above, clear of the other labels at least
     base = min(sky.rise(k, lo, hi), head_top) - GAP
     boxes = gaps.setdefault(k, [])
-    for _ in range(8):
-        if _free(boxes, lo, hi, base - asc, base + desc):
-            break
+    while not _free(boxes, lo, hi, base - asc, base + desc):  # the boxes are finite: it ends
         base -= ROW
     return base, k
 
@@ -279,14 +277,15 @@ def place_labels(
         f'" text-anchor="middle" font-size="{FONT_SIZE:g}px" '
         f'font-family="{escape(FONT_FAMILY)}" style="fill:'
     )
+    widest = max(label_width(r.text) for r in wanted) / 2
     for req in wanted:
         k = sky.staff_of(req.y)
         centre = (req.x0 + req.x1) / 2
         half = label_width(req.text) / 2
         lo, hi = centre - half, centre + half
-        for g in (k, k + 1):
-            if g in gaps:
-                gaps[g] = [b for b in gaps[g] if b[1] > lo - FONT_SIZE]
+        for g in (k, k + 1):  # labels come by centre: none after this one reaches further left than
+            if g in gaps:  # the widest label's half from its centre (a narrow label may come first)
+                gaps[g] = [b for b in gaps[g] if b[1] > centre - 40 - widest - FONT_SIZE]
         base, gap = _spot(sky, k, lo, hi, req.y, gaps)
         gaps.setdefault(gap, []).append(
             (lo - pad, hi + pad, base - FONT_SIZE * 0.75, base + FONT_SIZE * 0.2)

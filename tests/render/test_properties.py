@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from serialkit.render import RUNG_COLORS, UNEXPLAINED_COLOR, VIOLATION_COLOR, render
@@ -32,6 +32,13 @@ def note_states(draw: Any) -> dict[str, Any]:
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.sampled_from(NOTE_IDS), note_states(), min_size=1))
+@example({  # the labels the review page moved clear of the bar numbers ran into each other
+    "l8": {"label": "P0:0", "unexplained": False, "codes": [], "rung": None},
+    "l9": {"label": "P0:0", "unexplained": False, "codes": ["ROW", "ORDER"], "rung": None},
+    "l11": {"label": None, "unexplained": True, "codes": [], "rung": None},
+    "l12": {"label": "P0:0", "unexplained": False, "codes": ["ROW", "ORDER"], "rung": None},
+    **{f"u{i}": {"label": None, "unexplained": False, "codes": [], "rung": None} for i in range(1, 13)},
+})
 def test_every_note_shows_exactly_its_marks(states: dict[str, dict[str, Any]]) -> None:
     report = {
         "labels": {nid: s["label"] for nid, s in states.items()},
