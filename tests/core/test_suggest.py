@@ -110,7 +110,11 @@ def test_correct_pieces_are_never_corrected(family: str, seed: int) -> None:
     """Property: a correct synthetic piece the analysis explains gets no edit. (Known limit: where
     the analysis loses most of a correct statement — concurrent seed 3110 — a repair can rewrite a
     note near it.)"""
-    synth = FAMILIES[family](seed)
+    try:
+        synth = FAMILIES[family](seed)
+    except ValueError:  # a row too symmetric for the family (invariant_chords 85): no piece to check
+        assume(False)
+        raise
     assume(not analyze(synth.piece, synth.row).unexplained)
     fixed, applied = plan_repairs(synth.piece, synth.row)
     assert applied == () and _changed(synth.piece, fixed) == {}
