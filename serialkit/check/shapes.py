@@ -228,9 +228,10 @@ def scraps(cols: Columns, analysis: Analysis) -> list[Violation]:
     return out
 
 
-def _open_ends(cols: Columns, analysis: Analysis) -> list[tuple[Statement, range, int, str, str | None]]:
+def _open_ends(cols: Columns, analysis: Analysis) -> list[tuple[Statement, range, int, str, tuple[str, str] | None]]:
     """Every end a statement stops short at: (statement, the positions missing there, the position
-    found next to them, its note, the neighbouring note that shows the piece goes on there).
+    found next to them, its note, and the neighbouring note that shows the piece goes on there with
+    that note's statement).
 
     The neighbour is set when the end is mid-piece: the statement's voice goes on at once with
     another statement (the note before its first note, or after its last, in that note's voice is
@@ -250,7 +251,7 @@ def _open_ends(cols: Columns, analysis: Analysis) -> list[tuple[Statement, range
     lines = cols.piece.by_voice()
     place = {e.id: (v, k) for v, line in lines.items() for k, e in enumerate(line)}
     flagged = {(r.statement.id, r.missing) for r in analysis.edge_repeats(cols.piece)}  # ROW names those ends
-    out: list[tuple[Statement, range, int, str, str | None]] = []
+    out: list[tuple[Statement, range, int, str, tuple[str, str] | None]] = []
     for s in analysis.statements:
         found = [k for k in s.positions() if s.event_ids[k] in events]
         if not found or s.complete:
@@ -264,7 +265,7 @@ def _open_ends(cols: Columns, analysis: Analysis) -> list[tuple[Statement, range
                                                  (range(0, first), first, a, -1, room[0])):
             if not missing or (s.id, k + step) in flagged:
                 continue
-            beside = None
+            beside: tuple[str, str] | None = None
             if has_room and edge.id in place:
                 voice, j = place[edge.id]
                 line = lines[voice]
@@ -273,8 +274,8 @@ def _open_ends(cols: Columns, analysis: Analysis) -> list[tuple[Statement, range
                     j += step
                 if 0 <= j < len(line):
                     tag = analysis.tags.get(line[j].id)
-                    if tag is not None and tag.statement != s.id:
-                        beside = line[j].id
+                    if tag is not None and tag.statement is not None and tag.statement != s.id:
+                        beside = (line[j].id, tag.statement)
             if beside is not None:  # the missing pitch classes all sound there: another reading took them
                 reach = 2 * edge_step(first, a.onset, last, b.onset) * len(missing)
                 lo, hi = (edge.onset, edge.onset + reach) if step > 0 else (edge.onset - reach, edge.onset)
@@ -298,16 +299,17 @@ def stops_short(cols: Columns, analysis: Analysis) -> list[Violation]:
         pcs = analysis.row.form(s.form, analysis.convention)
         what = ", ".join(f"{m} ({pc_name(pcs[m])}, {position_label(s.form, m)})" for m in missing)
         plural = len(missing) > 1
+        note, other = beside
         if k < missing[0]:
             text = (f"statement {s.id} ({s.form.label}) ends after position {k} though its voice goes on with "
-                    f"statement {analysis.tags[beside].statement}: position{'s' if plural else ''} {what} "
+                    f"statement {other}: position{'s' if plural else ''} {what} "
                     f"never sound{'' if plural else 's'} — a note is missing or wrong there")
-            pair, where = (eid, beside), names.after(eid)
+            pair, where = (eid, note), names.after(eid)
         else:
             text = (f"statement {s.id} ({s.form.label}) starts at position {k} though its voice sounds "
-                    f"statement {analysis.tags[beside].statement} right before: position{'s' if plural else ''} "
+                    f"statement {other} right before: position{'s' if plural else ''} "
                     f"{what} never sound{'' if plural else 's'} — a note is missing or wrong there")
-            pair, where = (beside, eid), names.after(beside)
+            pair, where = (note, eid), names.after(note)
         out.append(Violation("ROW", pair, text, where))
     return out
 
