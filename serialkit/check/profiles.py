@@ -5,7 +5,8 @@
   tremolo/oscillation between two adjacent positions, a pivot note shared by two statements (the
   analysis reads elisions) — plus PC and SCHED where the score gives them something to check;
   COLL, CROSS, RANGE and COMPLETE (a statement cut short at an end) are reported as
-  observations, never violations.
+  observations, never violations; a statement that stops short mid-piece, where its voice goes on
+  at once with another statement, is a missing note: ROW (``check.shapes.stops_short``).
 * ``generation`` (a task-bound candidate, and ``--rules generation``): every predicate is a
   violation, under the rules given (the task's, or the command's options).
 * a list of codes (``--rules ROW,ORDER``): only those predicates run, all as violations.
@@ -23,7 +24,8 @@ __all__ = ["ANALYSIS_OSCILLATION", "OBSERVED", "PROFILES", "Profile", "profile_f
 PROFILES = ("analysis", "generation")
 OBSERVED = ("COLL", "CROSS", "RANGE", "COMPLETE")
 """Codes the analysis profile reports as observations. COMPLETE is a statement cut short at an end
-(an excerpt's edge, a composer's fragment — or a missing note); the generation profile judges it."""
+(an excerpt's edge, a composer's fragment — or a missing note at the piece's edge); the generation
+profile judges it. One cut short mid-piece is ROW instead (``check.shapes.stops_short``)."""
 ANALYSIS_OSCILLATION = 8
 """Extra notes a tremolo between two adjacent positions may take in the analysis profile."""
 

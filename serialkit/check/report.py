@@ -313,6 +313,7 @@ def check_piece(
         fragments = shapes.fragments(icols, analysis) if piece.blueprint is None else []
         shape: list[Violation] = []
         absorbed: set[str] = set()  # unexplained notes a hole (or edge-repeat) finding names
+        short_as_row = False  # statements stopping short mid-piece reported as ROW (missing notes)
         if piece.blueprint is None and (profile is None or profile.judges("ROW")):
             if fragments:
                 structural = shape = fragments
@@ -321,11 +322,14 @@ def check_piece(
                 structural = [v for v in holes if not set(v.event_ids) & absorbed]
                 edges, rest = shapes.edge_repeats(icols, analysis)
                 absorbed |= rest
-                shape = (holes + edges + shapes.scraps(icols, analysis)
+                stops = shapes.stops_short(icols, analysis)
+                structural += stops
+                short_as_row = True
+                shape = (holes + stops + edges + shapes.scraps(icols, analysis)
                          + shapes.borrowed_out_of_time(icols, analysis) + shapes.exchanged(icols, analysis))
         violations += shapes.unexplained(icols, set(analysis.unexplained) - absorbed) + shape
         if piece.blueprint is None and not fragments and profile is not None and profile.runs("COMPLETE"):
-            violations += shapes.cut_short(icols, analysis)
+            violations += shapes.cut_short(icols, analysis, mid_piece=not short_as_row)
             strict_only = {"COMPLETE"}
         checked = list(CODES)
         if piece.blueprint is None:

@@ -16,9 +16,10 @@ from serialkit.core.rows import pc_name, position_label
 
 if TYPE_CHECKING:
     from serialkit.core.analysis import Analysis
+    from serialkit.core.analysis.model import Statement
 
 __all__ = ["borrowed_out_of_time", "cut_short", "edge_repeats", "exchanged", "fragments", "holes", "scraps",
-           "unexplained"]
+           "stops_short", "unexplained"]
 
 
 def unexplained(cols: Columns, ids: Iterable[str]) -> list[Violation]:
@@ -218,28 +219,108 @@ def scraps(cols: Columns, analysis: Analysis) -> list[Violation]:
     return out
 
 
-def cut_short(cols: Columns, analysis: Analysis) -> list[Violation]:
-    """COMPLETE: a statement that stops short of position 11 or starts after position 0 (a score
-    without a task). The analysis profile reports it as an observation — an excerpt's edge or a
-    composer's fragment cuts statements too — and the generation profile as a violation."""
-    at = {cols.ids[i]: i for i in cols.order}
+def _open_ends(cols: Columns, analysis: Analysis) -> list[tuple[Statement, range, int, str, tuple[str, str] | None]]:
+    """Every end a statement stops short at: (statement, the positions missing there, the position
+    found next to them, its note, and the neighbouring note that shows the piece goes on there with
+    that note's statement).
+
+    The neighbour is set when the end is mid-piece: the statement's voice goes on at once with
+    another statement (the note before its first note, or after its last, in that note's voice is
+    another statement's), the piece has time there for the missing positions (the one rule
+    ``core.suggest_trouble.edge_room``, which also decides the suggestions' holes) and not every
+    missing pitch class sounds in the statement's voices within two of its steps per missing
+    position (there another statement's reading, or an unexplained note, holds it). Else (None)
+    the end is an excerpt's edge — the piece's first or last statement, or a voice that enters
+    late or stops early. Ends ``edge_repeats`` reports are left out."""
+    from serialkit.core.suggest_trouble import edge_room, edge_step
+
+    events = {e.id: e for e in cols.piece.events}
+    if not events:
+        return []
+    start = min(e.onset for e in events.values())
+    end = max(e.onset for e in events.values())
+    lines = cols.piece.by_voice()
+    place = {e.id: (v, k) for v, line in lines.items() for k, e in enumerate(line)}
     flagged = {(r.statement.id, r.missing) for r in analysis.edge_repeats(cols.piece)}  # ROW names those ends
-    out: list[Violation] = []
+    out: list[tuple[Statement, range, int, str, tuple[str, str] | None]] = []
     for s in analysis.statements:
-        found = s.positions()
+        found = [k for k in s.positions() if s.event_ids[k] in events]
         if not found or s.complete:
             continue
-        pcs = analysis.row.form(s.form, analysis.convention)
         first, last = found[0], found[-1]
-        ends = [(range(last + 1, 12), "ends after", last, s.event_ids[last]),
-                (range(0, first), "starts at", first, s.event_ids[first])]
-        for missing, verb, k, eid in ends:
-            if not missing or eid is None or (s.id, k + 1 if verb == "ends after" else k - 1) in flagged:
+        a, b = events[s.event_ids[first] or ""], events[s.event_ids[last] or ""]
+        room = edge_room(first, a.onset, last, b.onset, start, end) if len(found) > 1 else (False, False)
+        mine = set(s.members)
+        pcs = analysis.row.form(s.form, analysis.convention)
+        for missing, k, edge, step, has_room in ((range(last + 1, 12), last, b, 1, room[1]),
+                                                 (range(0, first), first, a, -1, room[0])):
+            if not missing or (s.id, k + step) in flagged:
                 continue
-            names = ", ".join(f"{m} ({pc_name(pcs[m])})" for m in missing)
-            out.append(Violation(
-                "COMPLETE", (eid,),
-                f"statement {s.id} ({s.form.label}) {verb} position {k}: "
-                f"position{'s' if len(missing) > 1 else ''} {names} never sound{'s' if len(missing) == 1 else ''}",
-                cols.where(at[eid])))
+            beside: tuple[str, str] | None = None
+            if has_room and edge.id in place:
+                voice, j = place[edge.id]
+                line = lines[voice]
+                j += step
+                while 0 <= j < len(line) and (line[j].id in mine or line[j].onset == edge.onset):
+                    j += step
+                if 0 <= j < len(line):
+                    tag = analysis.tags.get(line[j].id)
+                    if tag is not None and tag.statement is not None and tag.statement != s.id:
+                        beside = (line[j].id, tag.statement)
+            if beside is not None:  # the missing pitch classes all sound there: another reading took them
+                reach = 2 * edge_step(first, a.onset, last, b.onset) * len(missing)
+                lo, hi = (edge.onset, edge.onset + reach) if step > 0 else (edge.onset - reach, edge.onset)
+                there = {e.pc for e in events.values() if lo <= e.onset <= hi and e.voice in s.voices}
+                if {pcs[m] for m in missing} <= there:
+                    beside = None
+            out.append((s, missing, k, edge.id, beside))
+    return out
+
+
+def stops_short(cols: Columns, analysis: Analysis) -> list[Violation]:
+    """ROW: a statement that stops short of position 11, or starts after position 0, mid-piece —
+    its voice goes on at once with another statement and the piece has time there for the
+    missing positions (``_open_ends``). That is a missing (or wrong) note, like a hole, not an
+    excerpt's edge. The statement's edge note and the other statement's note beside it are named."""
+    names = NoteNames(cols.piece)
+    out: list[Violation] = []
+    for s, missing, k, eid, beside in _open_ends(cols, analysis):
+        if beside is None:
+            continue
+        pcs = analysis.row.form(s.form, analysis.convention)
+        what = ", ".join(f"{m} ({pc_name(pcs[m])}, {position_label(s.form, m)})" for m in missing)
+        plural = len(missing) > 1
+        note, other = beside
+        if k < missing[0]:
+            text = (f"statement {s.id} ({s.form.label}) ends after position {k} though its voice goes on with "
+                    f"statement {other}: position{'s' if plural else ''} {what} "
+                    f"never sound{'' if plural else 's'} — a note is missing or wrong there")
+            pair, where = (eid, note), names.after(eid)
+        else:
+            text = (f"statement {s.id} ({s.form.label}) starts at position {k} though its voice sounds "
+                    f"statement {other} right before: position{'s' if plural else ''} "
+                    f"{what} never sound{'' if plural else 's'} — a note is missing or wrong there")
+            pair, where = (note, eid), names.after(note)
+        out.append(Violation("ROW", pair, text, where))
+    return out
+
+
+def cut_short(cols: Columns, analysis: Analysis, mid_piece: bool = True) -> list[Violation]:
+    """COMPLETE: a statement that stops short of position 11 or starts after position 0 (a score
+    without a task). The analysis profile reports it as an observation — an excerpt's edge or a
+    composer's fragment cuts statements too — and the generation profile as a violation.
+    ``mid_piece`` False: leave out the ends ``stops_short`` reports as ROW (a missing note)."""
+    at = {cols.ids[i]: i for i in cols.order}
+    out: list[Violation] = []
+    for s, missing, k, eid, beside in _open_ends(cols, analysis):
+        if beside is not None and not mid_piece:
+            continue
+        pcs = analysis.row.form(s.form, analysis.convention)
+        verb = "ends after" if k < missing[0] else "starts at"
+        names = ", ".join(f"{m} ({pc_name(pcs[m])})" for m in missing)
+        out.append(Violation(
+            "COMPLETE", (eid,),
+            f"statement {s.id} ({s.form.label}) {verb} position {k}: "
+            f"position{'s' if len(missing) > 1 else ''} {names} never sound{'s' if len(missing) == 1 else ''}",
+            cols.where(at[eid])))
     return out

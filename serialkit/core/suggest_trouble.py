@@ -196,20 +196,39 @@ def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hol
         for (p, a), (q, b) in zip(found, found[1:], strict=False):
             out += [hole(k, a.onset, b.onset, a, b) for k in range(p + 1, q)]
         (first, a), (last, b) = found[0], found[-1]
-        ioi = max((b.onset - a.onset) / max(1, last - first), Fraction(1, 4))
-        if first and a.onset - start >= 4 * ioi * first:
+        ioi = edge_step(first, a.onset, last, b.onset)
+        room_before, room_after = edge_room(first, a.onset, last, b.onset, start, end)
+        if room_before:
             out += [hole(k, a.onset - 2 * ioi * first, a.onset, a) for k in range(first)]
         else:  # the statement's first own note (a position before it missing, or borrowed)
             k, own = next(((p, e) for p, e in found if e.id not in s.elided), (0, a))
             if k and (u := _loose_beside(own, -1, ioi)) is not None:
                 out.append(hole(k - 1, u.onset, own.onset, own))
-        if last < 11 and end - b.onset >= 4 * ioi * (11 - last):
+        if room_after:
             out += [hole(k, b.onset, b.onset + 2 * ioi * (11 - last), b) for k in range(last + 1, 12)]
         else:
             k, own = next(((p, e) for p, e in reversed(found) if e.id not in s.elided), (11, b))
             if k < 11 and (u := _loose_beside(own, 1, ioi)) is not None:
                 out.append(hole(k + 1, own.onset, u.onset, own))
     return out
+
+
+def edge_step(first: int, a: Fraction, last: int, b: Fraction) -> Fraction:
+    """A statement's time per position: from its first found position ``first`` (onset ``a``) to
+    its last ``last`` (onset ``b``), at least a sixteenth."""
+    return max((b - a) / max(1, last - first), Fraction(1, 4))
+
+
+def edge_room(first: int, a: Fraction, last: int, b: Fraction, start: Fraction, end: Fraction) -> tuple[bool, bool]:
+    """(the positions before the first found one, the positions after the last found one) are
+    missing where the piece goes on long enough to have held them: the piece (first onset
+    ``start``, last ``end``) has four of the statement's steps (``edge_step``) per missing
+    position before ``a`` (after ``b``). A statement an excerpt cuts off at its start or end has
+    no room there. The one rule for a statement's open ends (``_trouble_holes`` and the check's
+    ``shapes.stops_short``)."""
+    ioi = edge_step(first, a, last, b)
+    return (bool(first) and a - start >= 4 * ioi * first,
+            last < 11 and end - b >= 4 * ioi * (11 - last))
 
 
 def _loose_beside_in(analysis: Analysis, events: Mapping[str, Event]) -> Callable[[Event, int, Fraction], Event | None]:
