@@ -64,7 +64,8 @@ def _list_tasks(ctx: click.Context, _param: Any, value: bool) -> None:
 @click.command("generate")
 @click.argument("task")
 @output_option("Run directory for score.musicxml, certificate.json, report.json, transcript.jsonl "
-               "(refused if it has files in it, unless --force).", required=True, directory=True)
+               "(refused if it has files in it, unless --force).", required=True, directory=True,
+               holds="a run directory")
 @force_option("Write over an existing run directory (its earlier run files are replaced).")
 @proposer_options(None, "stochastic (offline; default when no endpoint is configured), openai, replay "
                         "(needs -O transcript=FILE), or a plugin's.")
