@@ -372,7 +372,7 @@ def _manifest(config: EvalConfig, tasks: Sequence[BankTask], planned: int) -> di
 PACING = frozenset({"jobs", "rate_limit", "executor", "concurrency", "rpm", "tpm", "max_cost", "max_tokens",
                     "window"})
 #: proposer options of the environment (a resumed experiment may change them too)
-PACING_OPTIONS = frozenset({"timeout", "max_retries"})
+PACING_OPTIONS = frozenset({"timeout", "max_retries", "max_reply_bytes"})
 SETUP_KEYS = ("bank", "tasks", "variants", "runs", "seed")
 
 
