@@ -8,12 +8,15 @@ that counts its drops and lists only the first few."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from serialkit.cli import cli
 from serialkit.eval.runner import EvalConfig, run_eval
@@ -135,3 +138,23 @@ def test_thousands_of_stray_notes_are_counted_not_listed(task: Any, tmp_path: Pa
     assert len(report["drops"]) == counts["listed"] == LISTED
     assert result.to_record()["drops"] == counts["total"]
     assert (tmp_path / "report.json").stat().st_size < 50_000
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False)
+                     | st.text(max_size=8) | st.sampled_from(["1/0", "3/2", "x", "1e400", "0.5", "-1", "vn", "P0"]),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+                     max_leaves=6)
+_FIELDS = ("voice", "onset", "duration", "midi", "form", "position", "pc")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(_FIELDS), _JSON, max_size=len(_FIELDS)) | _JSON, max_size=4))
+def test_a_reply_of_any_json_events_is_read_in_plain_words(items: list[Any]) -> None:
+    """Whatever a model writes as events, reading them never raises and no message is Python's own
+    (an exception's name, ``Fraction(1, 0)``, ``Invalid literal for Fraction``, a bare key)."""
+    from serialkit.harness.proposers.base import CallUsage, Reply, parse_proposal
+
+    parsed = parse_proposal(Reply(json.dumps({"events": items}), CallUsage()), load_task("duo-berg"))
+    for message in parsed.errors:
+        assert not [w for w in (*INTERNALS, "Fraction", "Invalid literal") if w in message], message
+        assert not re.fullmatch(r"events\[\d+\]: '\w+'", message), message  # a KeyError's text
