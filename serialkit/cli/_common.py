@@ -168,15 +168,22 @@ def names_directory(output: Path | None) -> bool:
 
 
 def output_option(help: str, *, required: bool = False, directory: bool = False,
-                  file_or_dir: bool = False, stdout: bool = False) -> Callable[[F], F]:
+                  file_or_dir: bool = False, stdout: bool = False, holds: str = "a directory") -> Callable[[F], F]:
     """``-o/--output``: a file (``-``: standard output where ``stdout``), or a directory where the
     command writes several files (or one, where ``file_or_dir`` and the path names a directory:
-    ``names_directory``)."""
+    ``names_directory``). ``-o -`` for a directory is a usage error (``standard output cannot hold
+    HOLDS``), never a folder named ``-``."""
     kind = _OutputPath(path_type=Path, dir_okay=directory or file_or_dir,
                        file_okay=not directory or file_or_dir, allow_dash=stdout)
+
+    def no_dash(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+        if directory and not file_or_dir and value is not None and str(value) == "-":
+            raise click.UsageError(f"-o -: standard output cannot hold {holds}", ctx)
+        return value
+
     # No ``default=None`` here: click 8.3+ reads an explicit None default as a given value, so a
     # required -o would go missing silently (``eval report DIR --json`` without -o: a traceback).
-    return click.option("-o", "--output", "output", type=kind, required=required,
+    return click.option("-o", "--output", "output", type=kind, required=required, callback=no_dash,
                         metavar="DIR" if directory else "PATH", help=help)
 
 

@@ -75,7 +75,8 @@ def register(cli: Any) -> None:
               help="Force the reader (musicxml, mei, midi, json) instead of sniffing the content.")
 @recursive_option()
 @jobs_option(help="Check N scores at once (processes).")
-@output_option("DIR: write each score's JSON check report there (its file name + .json).", directory=True)
+@output_option("DIR: write each score's JSON check report there (its file name + .json).", directory=True,
+               holds="a directory of reports")
 @report_option("Also write the JSON check report to FILE ('-': standard output); for several "
                "scores, every report and the summary.")
 @click.option("--show", type=click.IntRange(min=0), default=40, show_default=True, help="Violations listed in the text output.")

@@ -89,7 +89,8 @@ def eval_group() -> None:
 @click.option("--tasks", "task_patterns", default=None, metavar="GLOB,...",
               help="Only tasks whose name or family matches (e.g. 'canon,mono-line-0[12]').")
 @output_option("RUN_DIR: runs.jsonl, manifest.json and one folder per run (refused if it has files in "
-               "it, unless --resume or --force).", required=True, directory=True)
+               "it, unless --resume or --force).", required=True, directory=True,
+               holds="a run directory")
 @force_option("Start over in RUN_DIR: its earlier runs are removed.")
 @jobs_option(help="Runs in parallel (local proposers: processes).")
 @click.option("--concurrency", type=int, default=None,

@@ -21,6 +21,7 @@ from serialkit.cli._common import (
     with_timeout,
 )
 from serialkit.core.errors import ProposerError, TaskError
+from serialkit.interrupts import Interruptions
 
 
 def _summary(result: Any, out_dir: Path) -> None:
@@ -64,7 +65,8 @@ def _list_tasks(ctx: click.Context, _param: Any, value: bool) -> None:
 @click.command("generate")
 @click.argument("task")
 @output_option("Run directory for score.musicxml, certificate.json, report.json, transcript.jsonl "
-               "(refused if it has files in it, unless --force).", required=True, directory=True)
+               "(refused if it has files in it, unless --force).", required=True, directory=True,
+               holds="a run directory")
 @force_option("Write over an existing run directory (its earlier run files are replaced).")
 @proposer_options(None, "stochastic (offline; default when no endpoint is configured), openai, replay "
                         "(needs -O transcript=FILE), or a plugin's.")
@@ -119,18 +121,25 @@ def generate(ctx: click.Context, task: str, output: Path, force: bool, proposer:
         if header.get("task_digest") != loaded.digest():
             raise TaskError(f"{transcript}: recorded for task {header.get('task')!r} "
                             f"({header.get('task_digest')}), not this task ({loaded.digest()})")
-    with run_dir(output, force=force):
-        result = run(loaded, variant=variant or "harness", proposer=proposer, proposer_options=opts,
-                     seed=0 if seed is None else seed, out_dir=output, mode="strict" if strict else "relaxed",
-                     ladder=ladder)
-        if review:
-            # only what the gate verified is written
-            written = write_run_review(output, result.certificate, result.released, result.verdict.labels)
-            result.outputs.update(written.written)
-            for note in written.notes:
-                click.echo(f"note: {note}", err=True)
-        else:
-            clear_run_review(output)
+    # Ctrl-C or SIGTERM during the run lets it finish and be written (its model request in flight
+    # too), then exits 130 or 143; a second one abandons it at once
+    signals = Interruptions(abort_at=2, terminate=True)
+    try:
+        with signals.noted(), run_dir(output, force=force):
+            result = run(loaded, variant=variant or "harness", proposer=proposer, proposer_options=opts,
+                         seed=0 if seed is None else seed, out_dir=output, mode="strict" if strict else "relaxed",
+                         ladder=ladder)
+            if review:
+                # only what the gate verified is written
+                written = write_run_review(output, result.certificate, result.released, result.verdict.labels)
+                result.outputs.update(written.written)
+                for note in written.notes:
+                    click.echo(f"note: {note}", err=True)
+            else:
+                clear_run_review(output)
+    except KeyboardInterrupt:
+        click.echo("interrupted: the run was abandoned", err=True)
+        ctx.exit(signals.exit_code)
     if as_json:
         echo_json(result.to_record())
     else:
@@ -139,6 +148,9 @@ def generate(ctx: click.Context, task: str, output: Path, force: bool, proposer:
         n = result.usage.unreadable_calls
         click.echo(f"note: the server's token usage was unreadable in {n} of {result.usage.calls} calls "
                    "(see transcript.jsonl); those counts are charged at their upper bound", err=True)
+    if signals.count:
+        click.echo(f"interrupted: the run finished and is saved in {output}/", err=True)
+        ctx.exit(signals.exit_code)
     ctx.exit(EXIT_OK if result.released else EXIT_FAIL)
 
 

@@ -16,7 +16,7 @@ def panel_group() -> None:
 
 @panel_group.command("build")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
-@output_option("PACKET directory (new, or empty).", required=True, directory=True)
+@output_option("PACKET directory (new, or empty).", required=True, directory=True, holds="a packet directory")
 @click.option("--key", "key", type=click.Path(dir_okay=False), default=None,
               help="Where the key goes (outside the packet); default PACKET.key.json beside it.")
 @click.option("--raters", type=int, default=5, show_default=True, help="Forms, one order per rater.")

@@ -42,6 +42,7 @@ from serialkit.eval.store import (
     run_key,
 )
 from serialkit.harness.proposers.errors import EndpointError
+from serialkit.interrupts import Interruptions as _Interruptions
 from serialkit.io.atomic import atomic_write
 
 VARIANTS: tuple[str, ...] = ("raw", "harness", "self-refine", "soft-rules")
@@ -372,7 +373,7 @@ def _manifest(config: EvalConfig, tasks: Sequence[BankTask], planned: int) -> di
 PACING = frozenset({"jobs", "rate_limit", "executor", "concurrency", "rpm", "tpm", "max_cost", "max_tokens",
                     "window"})
 #: proposer options of the environment (a resumed experiment may change them too)
-PACING_OPTIONS = frozenset({"timeout", "max_retries"})
+PACING_OPTIONS = frozenset({"timeout", "max_retries", "max_reply_bytes"})
 SETUP_KEYS = ("bank", "tasks", "variants", "runs", "seed")
 
 
@@ -642,17 +643,26 @@ def _run_eval(config: EvalConfig, run_dir: str | os.PathLike[str], resume: bool,
         workers = max(workers, sum(e.concurrency for e in endpoints.values()))
     ticker = _Ticker(monitor, on_status, status_every)
     try:
-        if workers == 1:
+        if workers == 1 and not remote:
+            # Ctrl-C and SIGTERM only count here: the run in flight finishes and is recorded, then no
+            # further run starts; a second one abandons it at once. (A remote run, even one at a
+            # time, goes to the pool: its main thread waits on a future, where an interrupt raised
+            # could leave the future's lock held and the endpoint's loop stuck behind it.)
+            signals = _Interruptions(abort_at=2)
             try:
-                for spec in todo:
-                    if not may_start():
-                        break
-                    limiter.wait()
-                    tmp = store.tmp_dir(spec.key, uuid.uuid4().hex[:8])
-                    monitor.running = 1
-                    record(spec, tmp, _attempt(spec, str(tmp), _shared(spec, endpoints)))
-                    monitor.running = 0
-            except KeyboardInterrupt:
+                with signals.noted():
+                    for spec in todo:
+                        if signals.count or not may_start():
+                            break
+                        limiter.wait()
+                        if signals.count:
+                            break
+                        tmp = store.tmp_dir(spec.key, uuid.uuid4().hex[:8])
+                        monitor.running = 1
+                        record(spec, tmp, _attempt(spec, str(tmp), _shared(spec, endpoints)))
+                        monitor.running = 0
+                interrupted = bool(signals.count)
+            except KeyboardInterrupt:  # a second signal, or one from a callback
                 interrupted = True
         else:
             interrupted = _run_pool(todo, workers, threads, limiter, store, record, may_start, endpoints,
@@ -785,44 +795,6 @@ def _run_pool(todo: Sequence[RunSpec], jobs: int, threads: bool, limiter: RateLi
 
 
 POLL = 0.2  # seconds between looks at the interruption flag while runs are in flight
-
-
-class _Interruptions:
-    """Ctrl-C and SIGTERM while a pool runs, counted instead of raised.
-
-    A ``KeyboardInterrupt`` raised at an arbitrary point of the waiting loop could land inside
-    ``concurrent.futures`` while it held a future's lock, and the runner then waited for ever
-    (seen: one hang in three stress runs of kill-and-resume). Here the signal only counts; the
-    loop stops starting runs at the first and abandons those in flight at the second. A handler
-    already installed (the CLI's SIGTERM bookkeeping for exit 143) still runs; a signal ignored
-    (SIGINT in a background job) stays ignored; a default SIGTERM stays the default."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    @contextlib.contextmanager
-    def noted(self) -> Iterator[None]:
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        previous: dict[int, Any] = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-
-        def note(signum: int, frame: Any) -> None:
-            self.count += 1
-            before = previous.get(signum)
-            if callable(before) and before is not signal.default_int_handler:
-                with contextlib.suppress(KeyboardInterrupt):
-                    before(signum, frame)
-
-        installed = [sig for sig, h in previous.items()
-                     if h is signal.default_int_handler or (callable(h) and sig == signal.SIGTERM)]
-        for sig in installed:
-            signal.signal(sig, note)
-        try:
-            yield
-        finally:
-            for sig in installed:
-                signal.signal(sig, previous[sig])
 
 
 def _end_workers(pids: Sequence[int]) -> None:

@@ -64,8 +64,27 @@ def build_certificate(session: Session, records: list[dict[str, Any]], released:
     }
 
 
+#: how many dropped notes and reply errors a report lists one by one (the rest are counted)
+LISTED = 20
+
+
+def drop_counts(drops: list[dict[str, Any]]) -> dict[str, Any]:
+    """The dropped notes counted: in all, by problem code and by section (a reply of thousands of
+    stray notes is a few lines in the report, not thousands)."""
+    problems: dict[str, int] = {}
+    sections: dict[str, int] = {}
+    for drop in drops:
+        for code in drop.get("problems") or ():
+            problems[code] = problems.get(code, 0) + 1
+        section = str(drop.get("section"))
+        sections[section] = sections.get(section, 0) + 1
+    return {"total": len(drops), "listed": min(len(drops), LISTED), "problems": dict(sorted(problems.items())),
+            "sections": sections}
+
+
 def build_report(session: Session, verdict: Verdict, released: bool, mode: str, outcome: Any) -> dict[str, Any]:
-    """The run report: verdicts, failures (when nothing is released), repairs, drops, usage."""
+    """The run report: verdicts, failures (when nothing is released), repairs, drops, usage. Drops
+    and reply errors are counted; only the first :data:`LISTED` of each are listed."""
     name, model = session.identity
     repairs: dict[str, int] = {}
     for record in outcome.certificates:
@@ -99,10 +118,12 @@ def build_report(session: Session, verdict: Verdict, released: bool, mode: str, 
         "ladder": getattr(outcome, "ladder", None),
         "repairs": dict(sorted(repairs.items())),
         "authorship": authors,
-        "drops": outcome.drops,
+        "drops": outcome.drops[:LISTED],
+        "drop_counts": drop_counts(outcome.drops),
         "calls": session.calls,
         "usage": session.usage.to_dict(),
-        "errors": outcome.errors,
+        "errors": outcome.errors[:LISTED],
+        "error_count": len(outcome.errors),
         "notes": notes,
     }
 

@@ -72,7 +72,7 @@ class RunResult:
             "repairs": self.report["repairs"],
             "ladder": self.report.get("ladder"),
             "authorship": self.report["authorship"]["shares"],
-            "drops": len(self.report["drops"]),
+            "drops": self.report["drop_counts"]["total"],
             **self.usage.to_dict(),
             "wall_seconds": round(self.wall_seconds, 6),
             "outputs": dict(self.outputs),

@@ -6,7 +6,11 @@ Each request takes the next behaviour from a script (the last one repeats): ``ok
 when asked for a JSON-schema response format), ``garbage`` (200 with a body that is no chat
 completion), ``no_choices`` (a chat completion with an empty ``choices`` list), ``length`` (an
 answer cut off mid-JSON with ``finish_reason: "length"``), ``bad_usage`` / ``negative_usage`` (a
-good answer whose ``usage`` counts are a string / negative). Good answers are written by the stochastic proposer with the clean profile from the
+good answer whose ``usage`` counts are a string / negative), ``html`` (a 200 page of text/html),
+``stream`` (a good answer streamed as text/event-stream chunks, though stream=false was asked),
+``cut_json`` (a JSON body that breaks off), ``no_message`` (a first choice without a message),
+``huge`` (a good answer followed by ``huge_events`` copies of one event, a body of megabytes; sent
+with its Content-Length, or chunked without one when ``chunked``). Good answers are written by the stochastic proposer with the clean profile from the
 REQUEST payload of the prompt, so they follow the task; with several tasks the server finds the
 task from the payload. ``reply_delay`` holds every answer back (a model's latency); the server
 records each request's arrival time and the peak number of requests in flight.
@@ -44,6 +48,14 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # the listen backlog: many clients connect at once
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (it would not read a reply to the end) is no error of the server's;
+        anything else is printed, as the standard server does."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 def _fingerprint(payload: dict[str, Any]) -> str:
     keys = ("row", "section", "span", "meter", "convention", "voices")
@@ -55,7 +67,8 @@ class FakeOpenAI:
 
     def __init__(self, task: Task | Sequence[Task], script: list[str], delay: float = 1.0,
                  reply_delay: float = 0.0, retry_after: str | None = "0",
-                 headers: dict[str, str] | None = None, port: int = 0) -> None:
+                 headers: dict[str, str] | None = None, port: int = 0, huge_events: int = 20000,
+                 chunked: bool = False) -> None:
         tasks = [task] if isinstance(task, Task) else list(task)
         self.task = tasks[0]
         self._tasks = {}
@@ -67,6 +80,8 @@ class FakeOpenAI:
         self.reply_delay = reply_delay
         self.retry_after = retry_after
         self.extra_headers = dict(headers or {})
+        self.huge_events = huge_events
+        self.chunked = chunked
         self.received: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.times: list[float] = []  # arrival (time.monotonic) of every request
@@ -99,15 +114,25 @@ class FakeOpenAI:
                         server.in_flight -= 1
                 try:
                     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                    headers = {"Content-Type": "application/json", **server.extra_headers, **extra}
+                    chunked = headers.pop("Transfer-Encoding", None) == "chunked"
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for key, value in {**server.extra_headers, **extra}.items():
+                    if not chunked:
+                        self.send_header("Content-Length", str(len(data)))
+                    for key, value in headers.items():
                         self.send_header(key, value)
+                    if chunked:
+                        self.send_header("Transfer-Encoding", "chunked")
                     self.end_headers()
-                    self.wfile.write(data)
+                    if chunked:
+                        for i in range(0, len(data), 65536):
+                            piece = data[i:i + 65536]
+                            self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                        self.wfile.write(b"0\r\n\r\n")
+                    else:
+                        self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout test)
+                    pass  # the client gave up (timeout test, or a reply it would not read to the end)
 
         self.httpd = _Server(("127.0.0.1", port), Handler)  # port 0: any free one
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -162,6 +187,19 @@ class FakeOpenAI:
             return 400, {"error": {"message": "response_format json_schema is not supported"}}, {}
         if behaviour == "garbage":
             return 200, b"<html>gateway</html>", {}
+        if behaviour == "html":
+            return 200, b"<html><body>Gateway</body></html>", {"Content-Type": "text/html; charset=utf-8"}
+        if behaviour == "cut_json":
+            return 200, b'{"id": "x", "choices": [{"message": {"content": "{\\"events\\": [', {}
+        if behaviour == "no_message":
+            return 200, {"id": "x", "object": "chat.completion", "choices": [{"index": 0}]}, {}
+        if behaviour == "stream":
+            text = self._content(body, "ok")
+            chunks = [{"id": "x", "object": "chat.completion.chunk",
+                       "choices": [{"index": 0, "delta": {"content": text[i:i + 50]}, "finish_reason": None}]}
+                      for i in range(0, len(text), 50)]
+            sse = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+            return 200, sse.encode(), {"Content-Type": "text/event-stream"}
         if behaviour == "slow":
             time.sleep(self.delay)
         content = self._content(body, behaviour)
@@ -173,10 +211,15 @@ class FakeOpenAI:
             usage = {"prompt_tokens": "lots", "completion_tokens": None}
         elif behaviour == "negative_usage":
             usage = {"prompt_tokens": -500000, "completion_tokens": -3, "total_tokens": -500003}
+        if behaviour == "huge":  # a good answer, then the same event over and over
+            data = json.loads(content)
+            data["events"] += [dict(data["events"][0])] * self.huge_events
+            content = json.dumps(data)
         message = {"role": "assistant", "content": content}
         choices = [{"index": 0, "message": message, "finish_reason": "length" if behaviour == "length" else "stop"}]
+        extra = {"Transfer-Encoding": "chunked"} if behaviour == "huge" and self.chunked else {}
         return 200, {"id": f"cmpl-{n}", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                     "choices": [] if behaviour == "no_choices" else choices, "usage": usage}, {}
+                     "choices": [] if behaviour == "no_choices" else choices, "usage": usage}, extra
 
     def _content(self, body: dict[str, Any], behaviour: str) -> str:
         if behaviour == "malformed":

@@ -154,7 +154,7 @@ def test_server_without_json_schema_gets_prose_requests(task: Any, tmp_path: Pat
 @pytest.mark.parametrize(("behaviour", "error", "words"), [
     ("401", EndpointAuthError, "HTTP 401"), ("403", EndpointAuthError, "HTTP 403"),
     ("404", EndpointNotFound, "HTTP 404: no such model or URL"),
-    ("garbage", EndpointResponseError, "not a chat completion"),
+    ("garbage", EndpointResponseError, "the reply is not valid JSON"),
 ])
 def test_fatal_statuses_end_the_run_at_once(task: Any, tmp_path: Path, behaviour: str, error: type,
                                             words: str) -> None:

@@ -209,19 +209,26 @@ def _salvage(text: str) -> dict[str, Any] | None:
 
 
 def to_time(value: Any, what: str) -> Fraction:
-    """An exact time from a JSON number or fraction string (floats snapped to 1/960)."""
+    """An exact time from a JSON number or fraction string (floats snapped to 1/960); what cannot
+    be one is a ValueError saying so in the reply's own terms (never Python's ``Fraction`` text)."""
     if isinstance(value, bool):
         raise ValueError(f"{what} is a boolean")
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, float):
-        return Fraction(repr(value)).limit_denominator(960)
-    if isinstance(value, str):
-        text = value.strip()
-        if "." in text and "/" not in text:
-            return Fraction(text).limit_denominator(960)
-        return Fraction(text)
-    raise ValueError(f"{what} must be a number, not {type(value).__name__}")
+    try:
+        if isinstance(value, int):
+            return Fraction(value)
+        if isinstance(value, float):
+            return Fraction(repr(value)).limit_denominator(960)
+        if isinstance(value, str):
+            text = value.strip()
+            if "." in text and "/" not in text:
+                return Fraction(text).limit_denominator(960)
+            return Fraction(text)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        shown = json.dumps(value)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise ValueError(f"{what} {shown} is not a number or a fraction such as 3/2") from None
+    kinds = {dict: "an object", list: "a list", type(None): "null"}
+    raise ValueError(f"{what} must be a number, not {kinds.get(type(value), type(value).__name__)}")
 
 
 def parse_proposal(reply: Reply, task: Task) -> Parsed:
@@ -287,6 +294,9 @@ def _midi(item: dict[str, Any]) -> int:
 def _event(item: Any, voices: set[str]) -> ProposedEvent:
     if not isinstance(item, dict):
         raise ValueError("not an object")
+    for key in ("voice", "onset", "duration"):
+        if key not in item:
+            raise ValueError(f"no '{key}'")
     voice = str(item["voice"])
     if voice not in voices:
         raise ValueError(f"unknown voice {voice!r}")

@@ -54,6 +54,9 @@ DEFAULT_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
 #: expected completion tokens of a call before any reply was seen (the TPM limit's first guess)
 COMPLETION_GUESS = 600
+#: the largest reply body read (``max_reply_bytes``): the bank's longest section answer is under 9 kB,
+#: so this leaves a verbose model a hundredfold room; a reply over it is an error of the server's
+DEFAULT_MAX_REPLY_BYTES = 1_000_000
 T = TypeVar("T")
 
 
@@ -93,8 +96,10 @@ class _CallState:
     limiter: RateLimiter | None
     endpoint: Endpoint | None
     tokens: int
+    max_bytes: int | None = None
     tries: int = 0
     reservations: list[Reservation] = field(default_factory=list)
+    content_type: str | None = None  # of the latest answer (what a reply that is no JSON was)
 
 
 _CALL: contextvars.ContextVar[_CallState | None] = contextvars.ContextVar("serialkit_openai_call", default=None)
@@ -107,7 +112,8 @@ def _count(state: _CallState) -> None:
 
 
 def _after(response: Any) -> None:
-    """The answer to the latest try: count it, give its token back, pause if the server asks."""
+    """The answer to the latest try: count it, give its token back, pause if the server asks, and
+    bound its body (before it is read) to ``max_reply_bytes``."""
     state = _CALL.get()
     if state is None:
         return
@@ -117,6 +123,76 @@ def _after(response: Any) -> None:
         if state.reservations:
             state.limiter.finish(state.reservations[-1])
         state.limiter.observe(response.status_code, response.headers)
+    state.content_type = response.headers.get("content-type")
+    if state.max_bytes is not None:
+        _cap_body(response, state.max_bytes)
+
+
+class ReplyTooLarge(Exception):
+    """A reply body longer than ``max_reply_bytes`` (raised as the SDK's own error class, see
+    :func:`_too_large`, so that it neither retries nor wraps it)."""
+
+    def __init__(self, limit: int, announced: int | None = None) -> None:
+        self.limit = limit
+        self.announced = announced
+        said = f"is {announced:,} bytes, over" if announced is not None else "went past"
+        super().__init__(f"the reply {said} the limit of {limit:,} bytes (-O max_reply_bytes=N); "
+                         "it was not read further")
+
+
+_TOO_LARGE: dict[str, type[ReplyTooLarge]] = {}
+
+
+def _too_large(limit: int, announced: int | None = None) -> ReplyTooLarge:
+    """A :class:`ReplyTooLarge` that is also an ``openai.OpenAIError``: the SDK passes its own
+    errors on as they are (any other exception while reading a body it retries, then wraps)."""
+    cls = _TOO_LARGE.get("cls")
+    if cls is None:
+        import openai
+
+        cls = _TOO_LARGE["cls"] = type("ReplyTooLarge", (ReplyTooLarge, openai.OpenAIError), {})
+    return cls(limit, announced)
+
+
+def _cap_body(response: Any, limit: int) -> None:
+    """Refuse a body announced longer than ``limit`` at once; stop reading one that grows past it
+    (a body without a length, or one longer than it said)."""
+    import importlib
+
+    try:
+        announced = int(response.headers.get("content-length", ""))
+    except ValueError:
+        announced = None
+    if announced is not None and announced > limit:  # the client closes the response
+        raise _too_large(limit, announced)
+    httpx = importlib.import_module(type(response).__module__.split(".")[0])  # httpx, or the SDK's httpx2
+    inner = response.stream
+
+    class Sync(httpx.SyncByteStream):  # type: ignore[name-defined,misc]
+        def __iter__(self) -> Any:
+            seen = 0
+            for chunk in inner:
+                seen += len(chunk)
+                if seen > limit:
+                    raise _too_large(limit)
+                yield chunk
+
+        def close(self) -> None:
+            inner.close()
+
+    class Async(httpx.AsyncByteStream):  # type: ignore[name-defined,misc]
+        async def __aiter__(self) -> Any:
+            seen = 0
+            async for chunk in inner:
+                seen += len(chunk)
+                if seen > limit:
+                    raise _too_large(limit)
+                yield chunk
+
+        async def aclose(self) -> None:
+            await inner.aclose()
+
+    response.stream = Async() if isinstance(inner, httpx.AsyncByteStream) else Sync()
 
 
 def _sync_request_hook(request: Any) -> None:
@@ -378,9 +454,12 @@ class OpenAIProposer:
     def __init__(self, base_url: str | None = None, model: str | None = None, temperature: float = 0.7,
                  seed: int | None = 0, timeout: float = 60.0, max_retries: int = 2, structured: bool = True,
                  max_tokens: int | None = None, endpoint: Endpoint | None = None,
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
         if max_retries < 0:
             raise ProposerError(f"openai proposer: max_retries must be 0 or more, not {max_retries}")
+        if isinstance(max_reply_bytes, bool) or not isinstance(max_reply_bytes, int) or max_reply_bytes < 1:
+            raise ProposerError(f"openai proposer: max_reply_bytes must be a whole number of bytes, 1 or more, "
+                                f"not {max_reply_bytes!r}")
         if timeout <= 0:
             raise ProposerError(f"openai proposer: timeout must be positive, not {timeout}")
         self.endpoint = endpoint
@@ -393,6 +472,7 @@ class OpenAIProposer:
         self.max_retries = max_retries
         self.structured = structured and (endpoint is None or endpoint.structured)
         self.max_tokens = max_tokens
+        self.max_reply_bytes = max_reply_bytes
         self._limiter = endpoint.limiter if endpoint is not None else (
             RateLimiter(limits) if limits is not None and limits.active else None)
         self._client: Any = None
@@ -439,7 +519,7 @@ class OpenAIProposer:
         usage = CallUsage(tries=0)
         while True:
             body = self._body(request, self.structured)
-            state = _CallState(self._limiter, None, self._expected_tokens(body))
+            state = _CallState(self._limiter, None, self._expected_tokens(body), self.max_reply_bytes)
             token = _CALL.set(state)
             try:
                 response = self._client.chat.completions.create(**body)
@@ -447,7 +527,7 @@ class OpenAIProposer:
                 usage.tries += state.tries
                 if self._fallback(exc):
                     continue
-                raise self._error(exc, usage.tries) from None
+                raise self._error(exc, usage.tries, state) from None
             finally:
                 _CALL.reset(token)
                 _release(state)
@@ -465,7 +545,8 @@ class OpenAIProposer:
         try:
             while True:
                 body = self._body(request, self.structured)
-                state = _CallState(self._limiter, self.endpoint, self._expected_tokens(body))
+                state = _CallState(self._limiter, self.endpoint, self._expected_tokens(body),
+                                   self.max_reply_bytes)
                 token = _CALL.set(state)
                 try:
                     response = await client.chat.completions.create(**body)
@@ -473,7 +554,7 @@ class OpenAIProposer:
                     usage.tries += state.tries
                     if self._fallback(exc):
                         continue
-                    raise self._error(exc, usage.tries) from None
+                    raise self._error(exc, usage.tries, state) from None
                 finally:
                     _CALL.reset(token)
                     _release(state)
@@ -496,11 +577,14 @@ class OpenAIProposer:
             return True
         return False
 
-    def _error(self, exc: Exception, tries: int) -> EndpointError:
-        """The serialkit error for an SDK exception (the message names endpoint and status)."""
+    def _error(self, exc: Exception, tries: int, state: _CallState | None = None) -> EndpointError:
+        """The serialkit error for an SDK exception (the message names endpoint and status, and
+        says in plain words what a reply that is no chat completion was)."""
         import openai
 
         where, model = self.base_url, self.model
+        if isinstance(exc, ReplyTooLarge):
+            return EndpointResponseError(where, str(exc), 200, tries, model)
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             text = redact(_server_message(exc))
@@ -526,24 +610,34 @@ class OpenAIProposer:
                                    None, tries, model)
         if isinstance(exc, openai.APIConnectionError):
             return EndpointUnreachable(where, f"cannot connect ({redact(_cause(exc))})", None, tries, model)
-        if isinstance(exc, ValueError):  # a 200 whose body is not JSON
-            return EndpointResponseError(where, f"not a chat completion ({redact(str(exc))[:200]})", 200,
-                                         tries, model)
-        return EndpointResponseError(where, redact(f"{type(exc).__name__}: {exc}"), None, tries, model)
+        if isinstance(exc, ValueError):  # a 200 whose body is not JSON, though it says it is
+            ctype = state.content_type if state is not None else None
+            doc = exc.doc if isinstance(exc, json.JSONDecodeError) else None
+            return EndpointResponseError(where, _not_a_completion(ctype, doc, exc), 200, tries, model)
+        # nothing the SDK or serialkit expects: say what failed, as it is (a bug to report)
+        return EndpointResponseError(where, redact(f"the reply could not be read ({type(exc).__name__}: {exc})"),
+                                     None, tries, model)
 
     def _reply(self, response: Any, request: Request, usage: CallUsage, started: float,
                state: _CallState) -> Reply:
         usage.seconds = time.perf_counter() - started
+
+        def refuse(detail: str) -> EndpointResponseError:
+            return EndpointResponseError(self.base_url, detail, 200, usage.tries, self.model)
+
+        if isinstance(response, str | bytes):  # the SDK hands back the text of a body that is no JSON
+            body = response.decode("utf-8", "replace") if isinstance(response, bytes) else response
+            raise refuse(_not_a_completion(state.content_type, body)) from None
         choices: Any = getattr(response, "choices", None)
-        if not isinstance(response, str | bytes) and (choices is None or isinstance(choices, list) and not choices):
-            raise EndpointResponseError(self.base_url, "not a chat completion (the reply has no choices)",
-                                        200, usage.tries, self.model) from None
-        try:
-            choice = choices[0]
-            text = choice.message.content
-        except (AttributeError, IndexError, KeyError, TypeError) as exc:
-            raise EndpointResponseError(self.base_url, f"not a chat completion ({type(exc).__name__}: {exc})",
-                                        200, usage.tries, self.model) from None
+        if choices is None or isinstance(choices, list) and not choices:
+            raise refuse("not a chat completion (the reply has no choices)") from None
+        if not isinstance(choices, list):
+            raise refuse(f"not a chat completion (its choices are {_kind(choices)}, not a list)") from None
+        choice = choices[0]
+        message = _field(choice, "message")
+        if message is None:
+            raise refuse("not a chat completion (its first choice has no message)")
+        text = _field(message, "content")
         asked = messages(request)
         prompt = "".join(m["content"] for m in asked)
         reported, unreadable = _token_counts(getattr(response, "usage", None))
@@ -591,6 +685,42 @@ def _token_counts(counts: Any) -> tuple[dict[str, int], dict[str, str]]:
         else:
             bad[name] = _shown(value)
     return good, bad
+
+
+def _field(obj: Any, name: str) -> Any:
+    """``obj.name`` or ``obj[name]`` (the SDK builds what it can of a reply that does not fit its
+    model: an object, or the plain value the server sent); None when there is none."""
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, in words (for a reply of the wrong shape)."""
+    names = {dict: "an object", list: "a list", str: "a string", bool: "true or false", int: "a number",
+             float: "a number", type(None): "null"}
+    return names.get(type(value), "an object")
+
+
+def _not_a_completion(content_type: str | None, body: str | None, exc: Exception | None = None) -> str:
+    """What a 200 reply that is no chat completion is, in plain words: a streamed reply, a page of
+    another type, JSON that breaks off — never the parser's exception."""
+    ctype = (content_type or "").split(";")[0].strip().lower()
+    text = (body or "").lstrip()
+    if ctype == "text/event-stream" or text.startswith(("data:", "event:")):
+        return ("a streamed (text/event-stream) reply; serialkit asks for stream=false and reads one chat "
+                "completion (does the server honour stream=false?)")
+    start = f", beginning {_shown(redact(' '.join(text[:60].split())))}" if text else ", empty"
+    if ctype and not ctype.endswith("json"):
+        return f"the reply is {ctype}, not a chat completion{start}"
+    if isinstance(exc, json.JSONDecodeError):
+        cut = exc.msg.startswith("Unterminated") or exc.pos >= len(exc.doc.rstrip())
+        where = f"breaks off after {len(exc.doc):,} characters" if cut else (
+            f"is malformed at character {exc.pos + 1:,} of {len(exc.doc):,}")
+        return f"the reply is not valid JSON: it {where}{start}"
+    if body is not None:
+        return f"the reply is not JSON{' (' + ctype + ')' if ctype else ''}, not a chat completion{start}"
+    return "the reply is not JSON, not a chat completion"
 
 
 def _shown(value: Any) -> str:
