@@ -25,6 +25,7 @@ BASE_OPTIONS: dict[str, Any] = {
     "svgFormatRaw": True,
     "footer": "none",
     "breaks": "auto",
+    "mdivAll": True,  # every movement (<mdiv>) of an MEI file, as the readers read them all
 }
 _MXL_SKIP = ("META-INF/",)
 
