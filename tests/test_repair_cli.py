@@ -712,3 +712,57 @@ def test_a_source_without_note_ids_gets_ids_only_on_the_changed_notes(tmp_path: 
                for _tag, i1, _i2, _j1, _j2 in edits}  # every edit inside a note: which ones
     assert len(touched) == len(heads)
     assert _pitches(out) == {**_pitches(src), **{e["id"]: e["after"]["midi"] for e in cert["events"]}}
+
+
+def _review_svgs(html: str) -> list[object]:
+    """The engraved pages of a review page, parsed as SVG."""
+    import re
+
+    from tests.render.conftest import parse_svg
+
+    return [parse_svg(svg) for svg in re.findall(r'<div class="sk-page" id="sk-page-\d+">(.*?)</div>', html, re.S)]
+
+
+@pytest.mark.parametrize("kind", ["accidental", "swap"])
+def test_the_review_page_labels_and_outlines_every_repaired_note(tmp_path: Path, kind: str) -> None:
+    """Outside tester 0405, #7: the repaired note was coloured only — no outline, no label — and the
+    repair's own label in the score ("rewrite P0:3") was engraved in large bold type. Colour is never
+    the only cue: the changed notes get the rewrite outline and their row label in the page's own
+    small type; the written score keeps its colour and label for notation software."""
+    import re
+
+    from serialkit.render.marks import CUE_SHAPES
+    from tests.render.conftest import SVG, labels, notes_by_id
+
+    src, plant = _planted(tmp_path, kind)
+    out = tmp_path / "fixed.musicxml"
+    assert _run("repair", str(src), "--row", EXERCISE_ROW, "-o", str(out))[0] == 0
+    cert = json.loads((tmp_path / "fixed.certificate.json").read_text(encoding="utf-8"))
+    changed = {e["id"] for e in cert["events"]}
+    assert changed == set(plant.original)
+    from serialkit.io.annotate import read_annotations
+
+    assert all(a.label and a.label.startswith("rewrite ") for e, a in read_annotations(out).items() if e in changed)
+    pages = _review_svgs((tmp_path / "fixed.review.html").read_text(encoding="utf-8"))
+    notes = {nid: g for root in pages for nid, g in notes_by_id(root).items()}
+    printed = {el.get("data-for"): "".join(el.itertext()) for root in pages for el in labels(root)}
+    events = read_score(out).events
+    assert set(printed) == {e.id for e in events}, "every note of the exercise has its label"
+    cues = {p.get("data-for"): p.get("data-shape") for root in pages for p in root.iter(f"{SVG}path")
+            if "sk-cue" in (p.get("class") or "") and p.get("data-for")}
+    assert {e: cues.get(e) for e in changed} == {e: CUE_SHAPES["rewrite"] for e in changed}
+    for eid in changed:  # its row label (a swap's other note: its own, not "swap with …")
+        label = cert_label(cert, eid)
+        assert printed[eid] == label if label[0] in "PIR" else re.fullmatch(r"(RI|[PIR])\d+:\d+", printed[eid])
+        assert "sk-rung-rewrite" in notes[eid].get("class").split()
+    # the score's "rewrite …" labels are not engraved: only the legend names the rung
+    engraved = [t for root in pages for t in root.iter(f"{SVG}text")
+                if "rewrite" in "".join(t.itertext()).lower()
+                and not any("sk-legend" in (a.get("class") or "") for a in t.iterancestors())]
+    assert engraved == []
+
+
+def cert_label(cert: dict[str, object], eid: str) -> str:
+    """The row label the certificate gives a changed note (a swap's other note: its own label)."""
+    entry = next(e for e in cert["events"] if e["id"] == eid)  # type: ignore[attr-defined]
+    return str(entry["label"])

@@ -129,8 +129,9 @@ def engrave_pages(
                 f"is in this score (first: {missing[0]!r}); is it the report of another score?"
             )
         marks = Marks(marks.notes, marks.findings, {**marks.facts, "missing": missing})
-    data = prepare(source, blind, amended)
-    options = verovio_options(scale, page_width, blind, labelled=marks.labelled > 0)
+    labelled = marks.labelled > 0
+    data = prepare(source, blind, amended, labelled)
+    options = verovio_options(scale, page_width, blind, labelled)
     pages = [fit_words(fit_left(p)) for p in engrave(data, options, str(score_path))]
     if blind:
         pages[-1] = crop_page(pages[-1])

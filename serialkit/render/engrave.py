@@ -13,18 +13,25 @@ from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
 from serialkit.io.safety import read_bytes
+from serialkit.render.marks import RUNGS
 
 MEI_NS = "http://www.music-encoding.org/ns/mei"
 XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
 MAX_SOURCE_BYTES = 64 * 1024 * 1024
 #: Text that looks like a row label (``P0:3``, ``RI11:0``); stripped from blind renders.
 LABEL_RE = re.compile(r"^\s*(?:P|I|R|RI)\d{1,2}\s*:\s*\d{1,2}\b")
+#: The label ``repair`` writes by a changed note (``rewrite P0:3``, ``rewrite swap with the Bb4 at
+#: bar 2, beat 3``, ``trim COLL``: ``repairing.Change.text``): its rung, then a label, a swap or a code.
+REPAIR_LABEL_RE = re.compile(
+    r"^\s*(?:" + "|".join(RUNGS) + r")\s+(?:(?:P|I|R|RI)\d{1,2}\s*:\s*\d{1,2}\b|swap with\b|[A-Z]{3,}\b)"
+)
 #: Verovio options every render uses; ``scale`` and ``pageWidth`` come from the caller.
 BASE_OPTIONS: dict[str, Any] = {
     "xmlIdSeed": 1,
     "svgFormatRaw": True,
     "footer": "none",
     "breaks": "auto",
+    "mdivAll": True,  # every movement (<mdiv>) of an MEI file, as the readers read them all
 }
 _MXL_SKIP = ("META-INF/",)
 
@@ -123,10 +130,16 @@ def note_ids(source: Source) -> set[str]:
     return {n.get(XML_ID) for n in source.root.iter(f"{{{MEI_NS}}}note") if n.get(XML_ID)}
 
 
-def prepare(source: Source, blind: bool, amended: bool = False) -> str:
-    """The XML text verovio loads: the source as is (or amended), or stripped for blind panels."""
+def prepare(source: Source, blind: bool, amended: bool = False, labelled: bool = False) -> str:
+    """The XML text verovio loads: the source as is (or amended), or stripped for blind panels.
+
+    A ``labelled`` render draws its own labels, so the labels serialkit wrote into the score
+    (``annotate``'s, ``repair``'s ``rewrite P0:3``) are left out: no note labelled twice, and none
+    in the score's large type."""
     # verovio's MEI importer finds no <music> when a comment or PI precedes the root element
     prolog = source.kind == "mei" and source.root.getprevious() is not None
+    if labelled and not blind:
+        amended = _drop_labels(source.root, source.kind) or amended
     if not blind and not amended and not prolog:
         try:
             return source.data.decode("utf-8")
@@ -137,8 +150,25 @@ def prepare(source: Source, blind: bool, amended: bool = False) -> str:
     return str(etree.tostring(source.root, encoding="unicode"))
 
 
+#: The elements a label can be written in, per kind of source.
+_LABEL_TAGS = {
+    "musicxml": ("fingering", "lyric", "words", "rehearsal", "other-technical"),
+    "mei": tuple(f"{{{MEI_NS}}}{tag}" for tag in ("dir", "harm", "fing", "verse")),
+}
+
+
 def _looks_like_label(el: Any) -> bool:
-    return bool(LABEL_RE.match("".join(el.itertext())))
+    text_of = el.findall("text") if el.tag == "lyric" else [el]  # a lyric's syllabic is no part of it
+    text = "".join(t for part in text_of for t in part.itertext())
+    return bool(LABEL_RE.match(text) or REPAIR_LABEL_RE.match(text))
+
+
+def _drop_labels(root: Any, kind: str) -> bool:
+    """Drop every label-like text of the score; True if there was any."""
+    found = [el for el in root.iter(*_LABEL_TAGS[kind]) if _looks_like_label(el)]
+    for el in found:
+        _drop(el)
+    return bool(found)
 
 
 def _drop(el: Any) -> None:
@@ -151,9 +181,7 @@ def _blind_musicxml(root: Any) -> None:
     for tag in ("work", "movement-number", "movement-title", "identification", "credit"):
         for el in root.findall(tag):
             _drop(el)
-    for el in list(root.iter("fingering", "lyric", "words", "rehearsal", "other-technical")):
-        if _looks_like_label(el):
-            _drop(el)
+    _drop_labels(root, "musicxml")
     _strip_comments_and_colour(root)
 
 
@@ -169,9 +197,7 @@ def _blind_mei(root: Any) -> None:
     for tag in ("pgHead", "pgFoot", "pgHead2", "pgFoot2", "annot"):
         for el in list(root.iter(f"{ns}{tag}")):
             _drop(el)
-    for el in list(root.iter(f"{ns}dir", f"{ns}harm", f"{ns}fing", f"{ns}verse")):
-        if _looks_like_label(el):
-            _drop(el)
+    _drop_labels(root, "mei")
     _strip_comments_and_colour(root)
 
 

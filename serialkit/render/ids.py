@@ -9,13 +9,10 @@ where the source had none, so that every labelled note can be found in the SVG.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
-from serialkit.render.engrave import MEI_NS, XML_ID, Source, note_ids
+from serialkit.render.engrave import XML_ID, Source, note_ids
 
-_ASSIGNED_MEI = re.compile(r"^(?P<part>.+)-m(?P<m>.+)-s(?P<s>\d+)-v(?P<v>[^-]+)-n(?P<n>\d+)(?:-\d+)?$")
 _TIE_HINTS = (b"<tie ", b"<tied ", b' tie="', b"<tie>")
 
 
@@ -55,7 +52,7 @@ def _assign(source: Source, missing: Mapping[str, str]) -> bool:
     """Write reader-assigned ids into the source tree; True if any was written."""
     if source.kind == "musicxml":
         return _assign_musicxml(source, missing)
-    return _assign_mei(source.root, missing)
+    return _assign_mei(source, missing)
 
 
 def _assign_musicxml(source: Source, missing: Mapping[str, str]) -> bool:
@@ -76,32 +73,17 @@ def _assign_musicxml(source: Source, missing: Mapping[str, str]) -> bool:
     return changed
 
 
-def _assign_mei(root: Any, missing: Mapping[str, str]) -> bool:
-    """Find MEI notes by the reader's ``part-mM-sS-vV-nK`` ids (K-th pitched note of the layer)."""
-    ns = f"{{{MEI_NS}}}"
-    wanted: dict[tuple[str, str, str], dict[int, str]] = {}
-    for member, xml_id in missing.items():
-        m = _ASSIGNED_MEI.match(member)
-        if m:
-            wanted.setdefault((m["m"], m["s"], m["v"]), {})[int(m["n"])] = xml_id
-    if not wanted:
-        return False
+def _assign_mei(source: Source, missing: Mapping[str, str]) -> bool:
+    """Write the MEI reader's ids (``part-mM-sS-vV-nK``, ``-2`` when a bar number comes again, as
+    in a later movement) onto the notes it gave them to, found by the reader's own walk."""
+    from lxml import etree
+
+    from serialkit.io.mei_read import scan_mei_tree
+
+    state = scan_mei_tree(etree.ElementTree(source.root), str(source.path))
     changed = False
-    for index, measure in enumerate(root.iter(f"{ns}measure")):
-        number = measure.get("n") or str(index + 1)
-        for staff in measure.iterchildren(f"{ns}staff"):
-            layers = [c for c in staff.iterchildren(f"{ns}layer")]
-            for li, layer in enumerate(layers):
-                key = (number, staff.get("n", "1"), layer.get("n") or str(li + 1))
-                targets = wanted.get(key)
-                if not targets:
-                    continue
-                count = 0
-                for note in layer.iter(f"{ns}note"):
-                    if note.get("sameas") or not (note.get("pname") or note.get("pname.ges")):
-                        continue
-                    count += 1
-                    if count in targets and not note.get(XML_ID):
-                        note.set(XML_ID, targets.pop(count))
-                        changed = True
+    for el, raw in state.elements:
+        if raw.id in missing and not el.get(XML_ID):
+            el.set(XML_ID, missing[raw.id])
+            changed = True
     return changed

@@ -26,8 +26,9 @@ _HEAD_WIDTH = {"E0A0": 500.0, "E0A2": 422.0, "E0A3": 295.0, "E0A4": 295.0}
 _BOXED_CODES = ("COLL",)
 _NOTE_OPEN = re.compile(r'<g id="([^"]+)" class="note"([^>]*)>')
 _PAINT = re.compile(r'\s(?:fill|color|stroke)="[^"]*"')
+#: A notehead's glyph and place (its group may carry the score's own colour: ``color="#332288"``).
 _HEAD = re.compile(
-    r'class="notehead"><use [^>]*?href="#(E[0-9A-F]{3})[^"]*" '
+    r'class="notehead"[^>]*><use [^>]*?href="#(E[0-9A-F]{3})[^"]*" '
     r'transform="translate\((-?[\d.]+)[ ,]+(-?[\d.]+)\)(?: scale\(([\d.]+))?'
 )
 _END = "</g></svg></svg>"

@@ -149,7 +149,6 @@ def test_long_labels_stay_on_the_page_and_clear_of_the_bar_numbers(tmp_path: Pat
     from lxml import etree
 
     from tests.conftest import FIXTURES
-    from tests.planted import EXERCISE_ROW
 
     tree = etree.parse(str(FIXTURES / "classroom" / "ben.musicxml"))
     for measure in tree.iter("measure"):
@@ -163,7 +162,7 @@ def test_long_labels_stay_on_the_page_and_clear_of_the_bar_numbers(tmp_path: Pat
     score = tmp_path / "long.musicxml"
     tree.write(str(score), xml_declaration=True, encoding="UTF-8")
     page = tmp_path / "review.html"
-    render(score, page, row=EXERCISE_ROW)
+    render(score, page)  # no labels drawn: the score's own are engraved (a labelled page leaves them out)
     probe = tmp_path / "probe.html"
     probe.write_text(page.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
     dom = _chromium(tmp_path, probe.as_uri(), "--dump-dom", "--window-size=1400,900")
@@ -179,3 +178,61 @@ def test_long_labels_stay_on_the_page_and_clear_of_the_bar_numbers(tmp_path: Pat
     covered = [(lab, f) for lab in labels for f in fixed
                if lab["x0"] < f["x1"] and f["x0"] < lab["x1"] and lab["top"] < f["bottom"] and f["top"] < lab["bottom"]]
     assert not covered, covered
+
+
+_GEOMETRY = """<script>
+window.addEventListener("load", () => {
+  const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const texts = [...document.querySelectorAll(".sk-page svg text")].map((t) => ({
+    text: t.textContent.trim(), box: box(t), label: t.classList.contains("sk-label"),
+    for: t.getAttribute("data-for"), legend: t.closest(".sk-legend") !== null}));
+  const cues = {};
+  for (const p of document.querySelectorAll(".sk-page path.sk-cue[data-for]")) cues[p.dataset.for] = box(p);
+  const heads = {};
+  for (const g of document.querySelectorAll(".sk-page g.note.sk-rung-rewrite")) heads[g.id] = box(g.querySelector(".notehead"));
+  document.body.setAttribute("data-geometry", JSON.stringify({texts, cues, heads}));
+});
+</script>"""
+
+
+@pytest.fixture(scope="module")
+def repaired_review(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The review page `serialkit repair` writes for an exercise with a dropped accidental."""
+    from click.testing import CliRunner
+
+    from serialkit.cli import cli
+    from serialkit.io import write_musicxml
+    from tests.planted import EXERCISE_ROW, exercise, plant_errors
+
+    tmp = tmp_path_factory.mktemp("repaired")
+    piece, row = exercise(2)
+    plant = next(p for p in plant_errors(piece, row, "exercise", 3, 2) if p.kind == "accidental")
+    write_musicxml(plant.piece, tmp / "exercise.musicxml")
+    result = CliRunner().invoke(cli, ["repair", str(tmp / "exercise.musicxml"), "--row", EXERCISE_ROW,
+                                      "-o", str(tmp / "fixed.musicxml")])
+    assert result.exit_code == 0, result.output
+    return tmp / "fixed.review.html"
+
+
+def test_a_repaired_note_is_outlined_and_labelled_in_small_type(tmp_path: Path, repaired_review: Path) -> None:
+    """Outside tester 0405, #7, measured as Chromium lays the page out: the repaired note is not
+    told by colour alone — its rewrite outline surrounds the notehead and its row label is as large
+    as every other label — and the score's "rewrite P0:3" is not engraved in the score's big type."""
+    import json
+
+    page = tmp_path / "measured.html"
+    page.write_text(repaired_review.read_text(encoding="utf-8").replace("</body>", _GEOMETRY + "</body>"),
+                    encoding="utf-8")
+    doc = _dom(tmp_path, page, "")
+    geometry = json.loads(doc.find("body").get("data-geometry"))
+    heads, cues = geometry["heads"], geometry["cues"]
+    assert len(heads) == 1
+    for eid, (x0, y0, x1, y1) in heads.items():
+        assert eid in cues, "the repaired note has no outline"
+        cx0, cy0, cx1, cy1 = cues[eid]
+        assert cx0 < x0 and cy0 < y0 and cx1 > x1 and cy1 > y1, "the outline does not surround the notehead"
+    labels = [t for t in geometry["texts"] if t["label"]]
+    height = sorted(t["box"][3] - t["box"][1] for t in labels)[len(labels) // 2]
+    mine = [t for t in labels if t["for"] in heads]
+    assert len(mine) == len(heads) and all(abs((t["box"][3] - t["box"][1]) - height) < 0.1 * height for t in mine)
+    assert not [t["text"] for t in geometry["texts"] if "rewrite" in t["text"] and not t["legend"]]
