@@ -175,12 +175,9 @@ def respell(group: Sequence[tuple[Any, int]], before: Sequence[Written], changed
     was, now = needed(before), needed(after)
     for (el, _key), w, need_before, need_now in zip(group, after, was, now, strict=True):
         shown = el.find("accidental")
-        if el in changed:
-            show = need_now or (every and not w.tied)  # (a tied continuation never needs one)
-        elif need_now == need_before or (every and not need_now):
+        show = shows(el in changed, need_before, need_now, every, w.tied)
+        if show is None:
             continue
-        else:
-            show = need_now
         if show and shown is None:
             acc = etree.Element("accidental")
             acc.text = ACCIDENTAL_TEXT.get(w.alter, "natural")
@@ -204,3 +201,15 @@ def _remove(parent: Any, child: Any) -> None:
 def written_of(group: Sequence[tuple[Any, int]], tied: set[Any]) -> list[Written]:
     """The bar as the page writes it now (what :func:`respell` takes as ``before``)."""
     return _written(group, tied)
+
+
+def shows(changed: bool, need_before: bool, need_now: bool, every: bool, tied: bool) -> bool | None:
+    """Whether a note of a bar where notes changed shows its accidental (None: leave it as it is).
+    A changed note shows one when it needs one, or when the score writes every accidental (a
+    tied continuation never needs one); an unchanged note changes only when its need changed,
+    and a score that writes every accidental keeps one it no longer needs."""
+    if changed:
+        return need_now or (every and not tied)
+    if need_now == need_before or (every and not need_now):
+        return None
+    return need_now

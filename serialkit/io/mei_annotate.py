@@ -196,7 +196,7 @@ def _respell(state: State, changed: Mapping[etree._Element, tuple[str, tuple[str
     needs one gets ``@accid``, and one whose accidental only the old pitch needed loses it (unless
     cautionary, editorial or bracketed, or the score shows one on every note).
     A note's ``@accid.ges``, where it has one, keeps saying what it sounds."""
-    from serialkit.io.accidentals import Written, needed, shows_unneeded
+    from serialkit.io.accidentals import Written, needed, shows, shows_unneeded
 
     groups: dict[tuple[Any, int], list[tuple[etree._Element, Any]]] = {}
     for el, raw in state.elements:
@@ -221,12 +221,9 @@ def _respell(state: State, changed: Mapping[etree._Element, tuple[str, tuple[str
                 after.append(was)
         for (el, _raw), w, need_before, need_now in zip(members, after, needed(before), needed(after), strict=True):
             holder, shown = _shown(el)
-            if el in changed:
-                show = need_now or (every and not w.tied)  # (a tied continuation never needs one)
-            elif need_now == need_before or (every and not need_now):
+            show = shows(el in changed, need_before, need_now, every, w.tied)
+            if show is None:
                 continue
-            else:
-                show = need_now
             value = _ACCID_VALUE.get(w.alter, "n")
             if show:
                 edits.set(order[holder], "accid", value)
