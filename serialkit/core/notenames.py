@@ -19,7 +19,7 @@ from typing import Any
 
 from serialkit.core.spelling import pc_name
 
-__all__ = ["NoteNames", "habit_of", "pitch_name", "sounding_name", "spell"]
+__all__ = ["NoteNames", "habit_of", "pitch_name", "sounding_name", "spell", "written_spelling"]
 
 _NATURAL = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
 _LETTERS = "CDEFGAB"
@@ -74,7 +74,7 @@ def habit_of(alters: Iterable[int | None]) -> int:
     return sum((a > 0) - (a < 0) for a in alters if a)
 
 
-def _written(event: Any, habit: int = 0) -> tuple[str, int, int] | None:
+def written_spelling(event: Any, habit: int = 0) -> tuple[str, int, int] | None:
     """The note as its score writes it (step, alter, octave), or None when its reader did not say.
     A note whose pitch changed since it was read (a correction tried or made) is spelt from the
     letter it was read with (:func:`spell`)."""
@@ -136,7 +136,7 @@ class NoteNames:
         window.sort(key=lambda e: abs(e.onset - event.onset))
         near: dict[int, tuple[str, int]] = {}
         for e in window:
-            written = _written(e)
+            written = written_spelling(e)
             if written is not None:
                 near.setdefault(e.source.written % 12, (written[0], written[1]))
         habit = habit_of(e.source.alter for e in window)
@@ -160,7 +160,7 @@ class NoteNames:
         event = self.events.get(event_id)
         if event is None:
             return sounding_name(midi or 0)
-        written = _written(event, self.habit)
+        written = written_spelling(event, self.habit)
         if written is None:
             return sounding_name(event.midi if midi is None else midi)
         if midi is None or midi == event.midi:

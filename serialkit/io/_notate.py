@@ -5,11 +5,13 @@ from __future__ import annotations
 import bisect
 import functools
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from serialkit.core.errors import ScoreWriteError
 from serialkit.core.events import VOICE_KEY
+from serialkit.core.notenames import habit_of, written_spelling
 from serialkit.core.piece import Event, Piece
 
 # (type name, quarter-note value), longest first.
@@ -76,6 +78,44 @@ def spell(midi: int) -> tuple[str, int, int]:
     """(step, alter, octave) of a MIDI pitch, preferring the usual accidentals."""
     step, alter = _SPELL[midi % 12]
     return step, alter, midi // 12 - 1
+
+
+class Spelling:
+    """How the score writers spell a note: as the score it was read from writes it (its reader's
+    record of the written note, ``core.notenames.written_spelling``: a G#4 stays a G#4, a Db3 a
+    Db3; a note whose pitch changed since keeps its letter where it can), else as ``spell`` does.
+    ``shift`` is the transposition of the staff the note is written on (sounding minus written
+    semitones): a note read on a staff of another transposition is spelt anew."""
+
+    def __init__(self, piece: Piece) -> None:
+        self.habit = habit_of(e.source.alter for e in piece.events if e.source is not None)
+
+    def __call__(self, event: Event, shift: int = 0) -> tuple[str, int, int]:
+        """(step, alter, octave) of the note as written on a staff transposed by ``shift``."""
+        src = event.source
+        if src is not None and src.transposition == shift:
+            found = written_spelling(event, self.habit)
+            if found is not None and -2 <= found[1] <= 2:
+                return found
+        return spell(event.midi - shift)
+
+
+#: diatonic steps of the chromatic intervals within an octave (the tritone as an augmented fourth)
+_STEPS = (0, 1, 1, 2, 2, 3, 3, 4, 5, 5, 6, 6)
+
+
+def diatonic_steps(semis: int) -> int:
+    """The diatonic steps (MEI ``trans.diat``, MusicXML ``<diatonic>``) of a transposition of
+    ``semis`` semitones, by the usual intervals: -2 (B♭) → -1, -3 (A) → -2, -7 (F) → -4,
+    -9 (E♭ alto) → -5, -14 → -8, +3 (E♭) → +2."""
+    return 7 * (semis // 12) + _STEPS[semis % 12]
+
+
+def staff_transposition(events: list[Event]) -> int:
+    """Sounding minus written semitones of a staff: what most of its notes were read with (0 for
+    notes read without one, e.g. a JSON piece)."""
+    found = Counter(e.source.transposition for e in events if e.source is not None)
+    return found.most_common(1)[0][0] if found else 0
 
 
 @functools.lru_cache(maxsize=4096)

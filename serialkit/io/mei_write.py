@@ -7,7 +7,6 @@ pitch, which the MEI reader turns back into the same sounding notes."""
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
@@ -16,18 +15,19 @@ from typing import TYPE_CHECKING
 from lxml import etree
 
 from serialkit.core.errors import ScoreWriteError
-from serialkit.core.events import Event
 from serialkit.core.piece import Piece
 from serialkit.io._build import encode_id
 from serialkit.io._notate import (
     Bar,
     Item,
     Part,
+    Spelling,
     bars,
     clef_for,
+    diatonic_steps,
     layout,
     plan_layer,
-    spell,
+    staff_transposition,
     tuplet_marks,
 )
 from serialkit.io.atomic import atomic_path
@@ -79,23 +79,6 @@ def write_mei(
     return out
 
 
-#: diatonic steps of the chromatic intervals within an octave (the tritone as an augmented fourth)
-_STEPS = (0, 1, 1, 2, 2, 3, 3, 4, 5, 5, 6, 6)
-
-
-def diatonic_steps(semis: int) -> int:
-    """The diatonic steps (``trans.diat``) of a transposition of ``semis`` semitones, by the usual
-    intervals: -2 (B♭) → -1, -3 (A) → -2, -7 (F) → -4, -9 (E♭ alto) → -5, -14 → -8, +3 (E♭) → +2."""
-    return 7 * (semis // 12) + _STEPS[semis % 12]
-
-
-def staff_transposition(events: list[Event]) -> int:
-    """Sounding minus written semitones of a staff: what most of its notes were read with (0 for
-    notes read without one, e.g. a JSON piece)."""
-    found = Counter(e.source.transposition for e in events if e.source is not None)
-    return found.most_common(1)[0][0] if found else 0
-
-
 def _sub(parent: etree._Element, tag: str, **attrs: str) -> etree._Element:
     return etree.SubElement(parent, _N + tag, {k.replace("_", "."): v for k, v in attrs.items()})
 
@@ -141,6 +124,7 @@ def build_mei(piece: Piece, annotations: Marks | None = None, label_style: str =
         for vname, layer in staff.voices
     }
     section = _sub(score, "section")
+    speller = Spelling(piece)
     meter = first
     for index, bar in enumerate(bar_list):
         if index and bar.meter is not None:
@@ -148,7 +132,8 @@ def build_mei(piece: Piece, annotations: Marks | None = None, label_style: str =
             sdef.set("meter.count", str(bar.meter[0]))
             sdef.set("meter.unit", str(bar.meter[1]))
         meter = bar.meter or meter
-        m = _measure(section, bar, index, parts, staff_numbers, plans, annotations or {}, label_style, shifts)
+        m = _measure(section, bar, index, parts, staff_numbers, plans, annotations or {}, label_style, shifts,
+                     speller)
         if bar.length != Fraction(4 * meter[0], meter[1]):
             m.set("metcon", "false")  # a pickup or an irregular bar: its content sets its length
     return root
@@ -164,6 +149,7 @@ def _measure(
     marks: Marks,
     label_style: str,
     shifts: Mapping[tuple[str, int], int],
+    speller: Spelling,
 ) -> etree._Element:
     m = _sub(section, "measure", n=bar.number)
     labelled: list[tuple[etree._Element, str, str]] = []
@@ -177,7 +163,7 @@ def _measure(
                     continue
                 lay = _sub(st, "layer", n=str(k + 1), label=vname)
                 shift = shifts.get((part.id, staff.number), 0)
-                labelled += [(note, label, n) for note, label in _layer(lay, items, marks, shift)]
+                labelled += [(note, label, n) for note, label in _layer(lay, items, marks, speller, shift)]
     for note, label, staff_n in labelled:
         if label_style == "lyric":
             holder = note.getparent()
@@ -190,9 +176,12 @@ def _measure(
     return m
 
 
-def _layer(lay: etree._Element, items: list[Item], marks: Marks, shift: int = 0) -> list[tuple[etree._Element, str]]:
+def _layer(
+    lay: etree._Element, items: list[Item], marks: Marks, speller: Spelling, shift: int = 0
+) -> list[tuple[etree._Element, str]]:
     """Write one layer's notes, rests, chords and tuplets (at written pitch: ``shift`` semitones
-    below the sounding one on a transposing staff); returns the notes to label."""
+    below the sounding one on a transposing staff, spelt as their score spelt them); returns the
+    notes to label."""
     labelled: list[tuple[etree._Element, str]] = []
     accids: dict[tuple[str, int], int] = {}
     tuplet: etree._Element | None = None
@@ -226,7 +215,7 @@ def _layer(lay: etree._Element, items: list[Item], marks: Marks, shift: int = 0)
                     labelled.append((note, mark.label))
             if mark is not None and mark.color:
                 note.set("color", mark.color)
-            step, alter, octave = spell(event.midi - shift)
+            step, alter, octave = speller(event, shift)
             note.set("pname", step.lower())
             note.set("oct", str(octave))
             shown = accids.get((step, octave), 0)

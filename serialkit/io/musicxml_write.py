@@ -15,14 +15,16 @@ from serialkit.io._notate import (
     Bar,
     Item,
     Part,
+    Spelling,
     bars,
     beam_marks,
     beat_unit,
     clef_for,
+    diatonic_steps,
     divisions,
     layout,
     plan_layer,
-    spell,
+    staff_transposition,
     tuplet_marks,
 )
 from serialkit.io.annotate import _mxl_bytes
@@ -76,8 +78,9 @@ def build_score(piece: Piece) -> etree._Element:
         etree.SubElement(sp, "part-name").text = part.name
         declare_instrument(sp, part.id, part.name, index)
     used_ids = {e.id for e in piece.events}
+    speller = Spelling(piece)
     for part in parts:
-        _write_part(root, part, bar_list, plans, div, used_ids, piece)
+        _write_part(root, part, bar_list, plans, div, used_ids, piece, speller)
     return root
 
 
@@ -89,9 +92,13 @@ def _write_part(
     div: int,
     used_ids: set[str],
     piece: Piece,
+    speller: Spelling,
 ) -> None:
+    """One part, its transposing staves at written pitch with a ``<transpose>`` (as the MEI
+    writer writes ``trans.semi``), every note spelt as its score spelt it."""
     el = etree.SubElement(root, "part", id=part.id)
-    by_voice = piece.by_voice()
+    shifts = [staff_transposition([e for _, layer in staff.voices for g in layer for e in g])
+              for staff in part.staves]
     meter = bar_list[0].meter or (4, 4)
     for index, bar in enumerate(bar_list):
         meter = bar.meter or meter
@@ -101,7 +108,7 @@ def _write_part(
         if index == 0 and piece.pickup and bar.length == piece.pickup:
             m.set("implicit", "yes")
         if index == 0 or bar.meter is not None:
-            _attributes(m, part, bar, index, div, by_voice)
+            _attributes(m, part, bar, index, div, shifts)
         first = True
         for staff_index, staff in enumerate(part.staves, start=1):
             accidentals: dict[tuple[str, int], int] = {}
@@ -117,13 +124,11 @@ def _write_part(
                 for item, marks, beam in zip(items, tuplet_marks(items), beams, strict=True):
                     _write_item(
                         m, item, vname, staff_index, len(part.staves) > 1, div, used_ids, accidentals,
-                        marks, beam,
+                        speller, shifts[staff_index - 1], marks, beam,
                     )
 
 
-def _attributes(
-    m: etree._Element, part: Part, bar: Bar, index: int, div: int, by_voice: dict[str, list[Event]]
-) -> None:
+def _attributes(m: etree._Element, part: Part, bar: Bar, index: int, div: int, shifts: list[int]) -> None:
     attrs = etree.SubElement(m, "attributes")
     if index == 0:
         etree.SubElement(attrs, "divisions").text = str(div)
@@ -138,12 +143,30 @@ def _attributes(
             etree.SubElement(attrs, "staves").text = str(len(part.staves))
         for staff_index, staff in enumerate(part.staves, start=1):
             events = [e for _, layer in staff.voices for g in layer for e in g]
-            sign, line = clef_for(events)
+            shift = shifts[staff_index - 1]  # the clef for the notes as written
+            sign, line = clef_for([e.copy(midi=e.midi - shift) for e in events] if shift else events)
             clef = etree.SubElement(attrs, "clef")
             if len(part.staves) > 1:
                 clef.set("number", str(staff_index))
             etree.SubElement(clef, "sign").text = sign
             etree.SubElement(clef, "line").text = str(line)
+        one = len(set(shifts)) == 1  # one <transpose> for the part, else one per staff
+        for staff_index, shift in enumerate(shifts, start=1):
+            if shift and not (one and staff_index > 1):
+                _transpose(attrs, shift, None if one else staff_index)
+
+
+def _transpose(attrs: etree._Element, shift: int, staff: int | None) -> None:
+    """``<transpose>`` for a staff written ``shift`` semitones away from its sound: octaves as
+    ``<octave-change>`` (a bass clarinet's -14 is -1 diatonic, -2 chromatic, an octave down)."""
+    octaves = int(shift / 12)  # toward zero
+    tr = etree.SubElement(attrs, "transpose")
+    if staff is not None:
+        tr.set("number", str(staff))
+    etree.SubElement(tr, "diatonic").text = str(diatonic_steps(shift) - 7 * octaves)
+    etree.SubElement(tr, "chromatic").text = str(shift - 12 * octaves)
+    if octaves:
+        etree.SubElement(tr, "octave-change").text = str(octaves)
 
 
 def _write_item(
@@ -155,6 +178,8 @@ def _write_item(
     div: int,
     used_ids: set[str],
     accidentals: dict[tuple[str, int], int],
+    speller: Spelling,
+    shift: int = 0,
     marks: tuple[bool, bool] = (False, False),
     beam: str | None = None,
 ) -> None:
@@ -172,7 +197,7 @@ def _write_item(
             etree.SubElement(note, "grace", slash="yes")
         if k:
             etree.SubElement(note, "chord")
-        step, alter, octave = spell(event.midi)
+        step, alter, octave = speller(event, shift)
         pitch = etree.SubElement(note, "pitch")
         etree.SubElement(pitch, "step").text = step
         if alter:
