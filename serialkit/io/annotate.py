@@ -6,11 +6,11 @@ import io
 import os
 import re
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Collection, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lxml import etree
 
@@ -24,6 +24,7 @@ from serialkit.io.safety import max_bytes, read_member
 LABEL_STYLES = ("lyric", "fingering", "words")
 DEFAULT_LABELS = "words"
 """The label carrier that survives the most programs tested (see the README's table)."""
+_Staff = TypeVar("_Staff", bound=Hashable)  # how a writer names a staff (lyric_lines)
 _LABEL_TEXT = re.compile(r"^(RI|[PIR])\d+:\d+(/(RI|[PIR])\d+:\d+)*$")
 
 # The children of <note> in MusicXML 4.0 schema order.
@@ -160,14 +161,64 @@ def _label_fingering(note: etree._Element, label: str, holders: _Holders) -> Non
     etree.SubElement(technical, "fingering").text = label
 
 
-def _label_lyric(note: etree._Element, label: str, holders: _Holders) -> None:
-    chord = _chord_of(note, holders)
-    numbers = [
-        int(n) for c in chord for ly in c.iterchildren("lyric")
-        if (n := ly.get("number", "")).isdigit() and ly.get("name") != "serialkit"
-    ]
-    index = chord.index(note) if note in chord else 0
-    lyric = etree.Element("lyric", number=str(max(numbers, default=0) + 1 + index), name="serialkit")
+def lyric_lines(
+    labelled: Iterable[tuple[_Staff, str, int]], taken: Mapping[_Staff, Collection[int]] | None = None
+) -> dict[tuple[_Staff, str, int], int]:
+    """The lyric line (``number``, MEI ``verse@n``) of each label carried as a lyric, so that no
+    two voices of a staff share a line (MuseScore 3 prints them on top of each other) and the
+    score's own lyrics keep theirs. ``labelled``: (staff, voice, k) per label, k the note's index
+    in its chord (a chord's k-th note gets a line of its own); ``taken[staff]``: the numbers the
+    score's own lyrics use there. Each voice of a staff gets one line per chord index it needs,
+    numbered up from 1 past the taken numbers, voice 1 first."""
+    need: dict[_Staff, dict[str, int]] = {}
+    for staff, voice, k in labelled:
+        voices = need.setdefault(staff, {})
+        voices[voice] = max(voices.get(voice, 0), k + 1)
+    out: dict[tuple[_Staff, str, int], int] = {}
+    for staff, voices in need.items():
+        used = set((taken or {}).get(staff, ()))
+        number = 0
+        for voice in sorted(voices, key=lambda v: (0, int(v), v) if v.isdigit() else (1, 0, v)):
+            for k in range(voices[voice]):
+                number += 1
+                while number in used:
+                    number += 1
+                out[(staff, voice, k)] = number
+    return out
+
+
+def _lyric_numbers(scan: Scan, notes: list[etree._Element], holders: _Holders) -> dict[etree._Element, int]:
+    """``lyric_lines`` for the notes to be labelled with lyrics: staves are (part, staff) (a
+    cross-staff note's: its voice's), and the numbers of the staff's own lyrics (not serialkit's)
+    are taken."""
+    raw_of = {el: raw for el, raw in scan.elements}
+
+    def staff_of(note: etree._Element, pid: str) -> tuple[str, int]:
+        raw = raw_of.get(note)
+        if raw is not None:
+            return (raw.part, raw.home or raw.staff)
+        text = (note.findtext("staff") or "1").strip()
+        return (pid, int(text) if text.isdigit() else 1)
+
+    own: dict[tuple[str, int], set[int]] = {}
+    for p_index, part in enumerate(scan.root.iterfind("part")):
+        pid = part.get("id") or f"P{p_index + 1}"
+        for lyric in part.iter("lyric"):
+            number = (lyric.get("number") or "1").strip()
+            note = lyric.getparent()
+            if number.isdigit() and lyric.get("name") != "serialkit" and note is not None:
+                own.setdefault(staff_of(note, pid), set()).add(int(number))
+    where: dict[etree._Element, tuple[tuple[str, int], str, int]] = {}
+    for note in notes:
+        raw = raw_of[note]
+        chord = _chord_of(note, holders)
+        where[note] = ((raw.part, raw.home or raw.staff), raw.voice, chord.index(note) if note in chord else 0)
+    lines = lyric_lines(where.values(), own)
+    return {note: lines[spot] for note, spot in where.items()}
+
+
+def _label_lyric(note: etree._Element, label: str, number: int) -> None:
+    lyric = etree.Element("lyric", number=str(number), name="serialkit")
     etree.SubElement(lyric, "syllabic").text = "single"
     etree.SubElement(lyric, "text").text = label
     insert_in_order(note, lyric)
@@ -262,6 +313,12 @@ def annotate_tree(
         raise ScoreWriteError(f"{where}: annotations name notes that are not in the score: {shown}")
     words: dict[etree._Element, str] = {}
     holders = _Holders(scan.root)
+    lines: dict[etree._Element, int] = {}
+    if label_style == "lyric":
+        lines = _lyric_numbers(scan, [
+            note for event_id, ann in annotations.items()
+            if ann.label and (note := element[members.get(event_id, [event_id])[0]]) not in holders["grace"]
+        ], holders)
     colours: dict[str, str] = {}  # a score uses a few colours: each is checked once
     for event_id, ann in annotations.items():
         ids = members.get(event_id, [event_id])
@@ -277,7 +334,7 @@ def annotate_tree(
             elif label_style == "words" or note in holders["grace"]:
                 words[note] = ann.label  # lyrics never align with grace notes (LilyPond, MuseScore)
             else:
-                _label_lyric(note, ann.label, holders)
+                _label_lyric(note, ann.label, lines[note])
         if color:
             for nid in ids:
                 _colour(element[nid], color, holders)

@@ -1,8 +1,9 @@
 """Annotated MEI, in place: the source tree with labels and colours added and nothing else changed.
 
 Labels are ``<dir startid>`` (``labels="words"``), ``<fing startid>`` (``"fingering"``) control
-events at the end of the note's measure, or a ``<verse><syl>`` inside the note (``"lyric"``; a
-chord's k-th note gets verse k+1 so each keeps its own); the colour is ``@color`` on the note and
+events at the end of the note's measure, or a ``<verse><syl>`` inside the note (``"lyric"``; each
+layer of a staff on verse lines of its own, a chord's k-th note on the layer's k-th, past the
+verses the staff has); the colour is ``@color`` on the note and
 on every note tied to it. Notes without an ``xml:id`` get the id the reader gave them.
 """
 
@@ -19,7 +20,7 @@ from lxml import etree
 from serialkit.core.errors import ScoreWriteError
 from serialkit.io._build import _merge_ties, encode_id
 from serialkit.io._mei_defs import NS, XML_ID, State, local_name
-from serialkit.io.annotate import LABEL_STYLES, Annotation, musicxml_color
+from serialkit.io.annotate import LABEL_STYLES, Annotation, lyric_lines, musicxml_color
 from serialkit.io.atomic import atomic_path
 from serialkit.io.mei_read import scan_mei_tree
 from serialkit.io.safety import parse_xml, read_bytes
@@ -52,6 +53,23 @@ def _chord_notes(note: etree._Element) -> list[etree._Element]:
     if parent is not None and local_name(parent) == "chord":
         return [n for n in parent.iter(NS + "note")]
     return [note]
+
+
+def _verse_numbers(state: State, notes: list[etree._Element]) -> dict[etree._Element, int]:
+    """The verse number of each note to be labelled with a lyric (``annotate.lyric_lines``): each
+    layer of a staff its own verse lines, past the numbers of the verses the staff has already."""
+    raw_of = {el: raw for el, raw in state.elements}
+    own: dict[tuple[str, int], set[int]] = {}
+    for el, raw in state.elements:
+        for verse in el.iter(NS + "verse"):
+            if (n := (verse.get("n") or "1").strip()).isdigit():
+                own.setdefault((raw.part, raw.home or raw.staff), set()).add(int(n))
+    where = {}
+    for note in notes:
+        raw = raw_of[note]
+        where[note] = ((raw.part, raw.home or raw.staff), raw.voice, _chord_notes(note).index(note))
+    lines = lyric_lines(where.values(), own)
+    return {note: lines[spot] for note, spot in where.items()}
 
 
 def _markup(prefix: str, tag: str, attrs: dict[str, str], text: str | None = None,
@@ -106,6 +124,9 @@ def plan_mei_edits(
                 changed[element[nid]] = _repitch(element[nid], raw_of[nid].midi - raw_of[nid].transposition + shift,
                                                  k == 0, event_id, order, edits, spelling)
         _respell(state, changed, order, edits)
+    verses: dict[etree._Element, int] = {}
+    if labels == "lyric":
+        verses = _verse_numbers(state, [element[members.get(e, [e])[0]] for e, a in annotations.items() if a.label])
     for event_id, ann in annotations.items():
         ids = members.get(event_id, [event_id])
         note = element[ids[0]]
@@ -117,12 +138,8 @@ def plan_mei_edits(
         if not ann.label:
             continue
         if labels == "lyric":
-            chord = _chord_notes(note)
-            taken = [int(v.get("n") or 1) for c in chord for v in c.iter(NS + "verse")
-                     if (v.get("n") or "1").isdigit()]
-            n = max(taken, default=0) + 1 + chord.index(note)
             syl = _markup(prefix, "syl", {}, ann.label)
-            edits.add(order[note], _markup(prefix, "verse", {"n": str(n), "type": ADDED}, child=syl))
+            edits.add(order[note], _markup(prefix, "verse", {"n": str(verses[note]), "type": ADDED}, child=syl))
             continue
         ident = note.get(XML_ID)
         if not ident:

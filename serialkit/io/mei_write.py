@@ -125,6 +125,7 @@ def build_mei(piece: Piece, annotations: Marks | None = None, label_style: str =
     }
     section = _sub(score, "section")
     speller = Spelling(piece)
+    verses = _verse_numbers(parts, staff_numbers, plans, annotations or {}) if label_style == "lyric" else {}
     meter = first
     for index, bar in enumerate(bar_list):
         if index and bar.meter is not None:
@@ -133,7 +134,7 @@ def build_mei(piece: Piece, annotations: Marks | None = None, label_style: str =
             sdef.set("meter.unit", str(bar.meter[1]))
         meter = bar.meter or meter
         m = _measure(section, bar, index, parts, staff_numbers, plans, annotations or {}, label_style, shifts,
-                     speller)
+                     speller, verses)
         if bar.length != Fraction(4 * meter[0], meter[1]):
             m.set("metcon", "false")  # a pickup or an irregular bar: its content sets its length
     return root
@@ -150,9 +151,10 @@ def _measure(
     label_style: str,
     shifts: Mapping[tuple[str, int], int],
     speller: Spelling,
+    verses: Mapping[tuple[str, str, int], int],
 ) -> etree._Element:
     m = _sub(section, "measure", n=bar.number)
-    labelled: list[tuple[etree._Element, str, str]] = []
+    labelled: list[tuple[etree._Element, str, str, str]] = []
     for part in parts:
         for staff in part.staves:
             n = str(staff_numbers[(part.id, staff.number)])
@@ -163,17 +165,37 @@ def _measure(
                     continue
                 lay = _sub(st, "layer", n=str(k + 1), label=vname)
                 shift = shifts.get((part.id, staff.number), 0)
-                labelled += [(note, label, n) for note, label in _layer(lay, items, marks, speller, shift)]
-    for note, label, staff_n in labelled:
+                labelled += [(note, label, n, vname) for note, label in _layer(lay, items, marks, speller, shift)]
+    for note, label, staff_n, vname in labelled:
         if label_style == "lyric":
             holder = note.getparent()
             index = list(holder).index(note) if holder is not None and holder.tag == _N + "chord" else 0
-            verse = _sub(note, "verse", n=str(index + 1), type="serialkit")
+            verse = _sub(note, "verse", n=str(verses[(staff_n, vname, index)]), type="serialkit")
             _sub(verse, "syl").text = label
         else:
             tag = "fing" if label_style == "fingering" else "dir"
             _sub(m, tag, startid="#" + (note.get(XML_ID) or ""), staff=staff_n, type="serialkit").text = label
     return m
+
+
+def _verse_numbers(
+    parts: list[Part],
+    staff_numbers: Mapping[tuple[str, int], int],
+    plans: Mapping[tuple[str, int, str], list[list[Item]]],
+    marks: Marks,
+) -> dict[tuple[str, str, int], int]:
+    """(staff n, layer label, index in chord) → the verse number of a label written as a lyric:
+    each layer of a staff its own verse lines (``annotate.lyric_lines``)."""
+    from serialkit.io.annotate import lyric_lines
+
+    spots = [
+        (str(staff_numbers[(part.id, staff.number)]), vname, k)
+        for part in parts for staff in part.staves for vname, _ in staff.voices
+        for items in plans[(part.id, staff.number, vname)] for item in items
+        for k, e in enumerate(sorted(item.events, key=lambda e: e.midi))
+        if item.onset == e.onset and (mark := marks.get(e.id)) is not None and mark.label
+    ]
+    return lyric_lines(spots)
 
 
 def _layer(
