@@ -374,9 +374,9 @@ def divisions(values: list[Fraction]) -> int:
     return math.lcm(1, *(v.denominator for v in values))
 
 
-def clef_for(events: list[Event]) -> tuple[str, int]:
-    """Treble or bass clef from a staff's mean pitch."""
+def clef_for(events: list[Event], shift: int = 0) -> tuple[str, int]:
+    """Treble or bass clef from a staff's mean written pitch (``shift``: the staff's transposition)."""
     if not events:
         return ("G", 2)
-    mean = sum(e.midi for e in events) / len(events)
+    mean = sum(e.midi for e in events) / len(events) - shift
     return ("G", 2) if mean >= 58 else ("F", 4)

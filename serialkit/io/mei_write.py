@@ -109,8 +109,7 @@ def build_mei(piece: Piece, annotations: Marks | None = None, label_style: str =
             staff_numbers[(part.id, staff.number)] = n
             events = [e for _, layer in staff.voices for g in layer for e in g]
             shift = shifts[(part.id, staff.number)] = staff_transposition(events)
-            # the clef for the notes as written
-            shape, line = clef_for([e.copy(midi=e.midi - shift) for e in events] if shift else events)
+            shape, line = clef_for(events, shift)  # the clef for the notes as written
             sd = _sub(grp, "staffDef", n=str(n), lines="5", clef_shape=shape, clef_line=str(line))
             if len(part.staves) == 1:
                 sd.set("label", part.name)

@@ -143,8 +143,7 @@ def _attributes(m: etree._Element, part: Part, bar: Bar, index: int, div: int, s
             etree.SubElement(attrs, "staves").text = str(len(part.staves))
         for staff_index, staff in enumerate(part.staves, start=1):
             events = [e for _, layer in staff.voices for g in layer for e in g]
-            shift = shifts[staff_index - 1]  # the clef for the notes as written
-            sign, line = clef_for([e.copy(midi=e.midi - shift) for e in events] if shift else events)
+            sign, line = clef_for(events, shifts[staff_index - 1])  # the clef for the notes as written
             clef = etree.SubElement(attrs, "clef")
             if len(part.staves) > 1:
                 clef.set("number", str(staff_index))

@@ -22,6 +22,7 @@ from serialkit.core.notenames import written_spelling
 from serialkit.io import Annotation, convert_score, read_score
 from serialkit.io.annotated import write_annotated_score
 from serialkit.io.musicxml_write import musicxml_bytes
+from serialkit.io.validate import musicxml_errors
 from tests.conftest import require_program
 
 HORN = Path(__file__).resolve().parents[2] / "fixtures" / "scores" / "horn-piano.musicxml"
@@ -66,6 +67,8 @@ def test_conversion_keeps_transposition_and_spelling(tmp_path: Path, chain: tupl
     assert after == before
     if src.suffix in (".musicxml", ".mxl"):
         assert _transposes(src) == _transposes(HORN)
+        if src.suffix == ".musicxml":
+            assert musicxml_errors(src) == []
     else:
         semis = sorted(d.get("trans.semi") for d in etree.parse(str(src)).getroot().iter(f"{MEI}staffDef")
                        if d.get("trans.semi"))
@@ -117,6 +120,8 @@ def test_any_spelling_and_transposition_survive_conversion(
         assert back == _notes(src)
         assert [n[3] for n in back] == notes  # one note a beat: in time order
         assert {n[4] for n in back} == {semis}
+        if suffix == ".musicxml":
+            assert musicxml_errors(out) == []
 
 
 def _written_in(path: Path) -> dict[str, list[tuple[str, int, int]]]:

@@ -44,9 +44,11 @@ def annotate_report(score: Path, row: str, *extra: str) -> dict[str, Any]:
 
 
 def _heads_by_key(report: dict[str, Any], tied: bool = False) -> dict[Key, dict[str, Any]]:
-    """Report noteheads by (part index, staff, onset, MIDI); tied continuations only if asked."""
+    """Report noteheads by (part index, staff, onset, MIDI as written: what a saved MusicXML file's
+    <pitch> says, a transposing part's written pitch); tied continuations only if asked."""
     heads = [n for n in report["noteheads"] if tied or not n["tied"]]
-    keyed = {(n["part_index"], n["staff"], Fraction(n["onset"]), n["midi"]): n for n in heads}
+    keyed = {(n["part_index"], n["staff"], Fraction(n["onset"]), n.get("written_midi", n["midi"])): n
+             for n in heads}
     assert len(keyed) == len(heads)
     return keyed
 
