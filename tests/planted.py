@@ -35,6 +35,8 @@ class Plant:
     written: bool = False
     """A swap that exchanges the two written notes (pitch and octave), not pitch classes in each
     note's register."""
+    clean: Piece | None = None
+    """The correct piece the error was planted into (its own findings are not the plant's)."""
 
 
 @dataclass
@@ -86,7 +88,7 @@ def plant_errors(piece: Piece, row: Row, source: str, count: int, seed: int,
             written = k // len(KINDS) % 2 == 1
             midis = {a: eb.midi, b: ea.midi} if written else {
                 a: _octave_near(ea.midi, eb.pc), b: _octave_near(eb.midi, ea.pc)}
-            yield Plant(source, kind, _replace(piece, midis), row, {a: ea.midi, b: eb.midi}, written)
+            yield Plant(source, kind, _replace(piece, midis), row, {a: ea.midi, b: eb.midi}, written, piece)
             continue
         if kind == "swap":
             kind = "accidental"
@@ -95,7 +97,7 @@ def plant_errors(piece: Piece, row: Row, source: str, count: int, seed: int,
         midi = e.midi + shift
         if not 0 <= midi <= 127:
             midi = e.midi - shift
-        yield Plant(source, kind, _replace(piece, {e.id: midi}), row, {e.id: e.midi})
+        yield Plant(source, kind, _replace(piece, {e.id: midi}), row, {e.id: e.midi}, clean=piece)
 
 
 def _octave_near(midi: int, pc: int) -> int:
@@ -135,12 +137,37 @@ def evaluate(plant: Plant, threshold: float, readings: Readings | None = None) -
 
 
 def _fails_check(plant: Plant, analysis: Analysis) -> bool:
-    """The planted piece fails the check a user runs on a score (the analysis profile)."""
+    """The planted piece fails the check a user runs on a score (the analysis profile) with a
+    finding the correct piece lacks (a real score may fail the check as written: Webern Op. 21's
+    unexplained D; a plant that only leaves that finding is another correct reading, not an error
+    to detect)."""
     from serialkit.check.profiles import profile_for
     from serialkit.check.report import check_piece
 
     report = check_piece(plant.piece, plant.row, profile=profile_for("analysis"), analysis=analysis)
-    return not report.passed()
+    if report.passed():
+        return False
+    if plant.clean is None:
+        return True
+    return bool(_findings(report) - _clean_findings(plant.clean, plant.row))
+
+
+_CLEAN: dict[tuple[tuple[tuple[str, int], ...], tuple[int, ...]], frozenset[tuple[str, tuple[str, ...]]]] = {}
+
+
+def _findings(report: object) -> frozenset[tuple[str, tuple[str, ...]]]:
+    return frozenset((v.code, tuple(v.event_ids)) for v in report.violations)  # type: ignore[attr-defined]
+
+
+def _clean_findings(piece: Piece, row: Row) -> frozenset[tuple[str, tuple[str, ...]]]:
+    """The findings of the correct piece (checked once per piece)."""
+    from serialkit.check.profiles import profile_for
+    from serialkit.check.report import check_piece
+
+    key = (tuple((e.id, e.midi) for e in piece.events), row.pcs)
+    if key not in _CLEAN:
+        _CLEAN[key] = _findings(check_piece(piece, row, profile=profile_for("analysis")))
+    return _CLEAN[key]
 
 
 def _restores(edits: tuple[object, ...], wanted: dict[str, int], eid: str, midi: int) -> bool:

@@ -123,6 +123,13 @@ _STEPS = (2, -2)
 """A step (a whole tone), tried on a reported note only: a wrong first or last note of a statement
 written a second off (D for C) is otherwise left "nothing plausible"."""
 
+_WIDE = 0.5
+"""The prior kept by a change the wide pass tries: trouble that no likely correction clears (a
+note a third off whose statement then reads as another form; a wrong note two positions from
+where the statements look for it) gets every note near it tried at ``_SHIFTS`` and swapped with
+its voice's next note, each kept only when nothing read before becomes unexplained and the trouble
+goes, not moves."""
+
 _Key = tuple[tuple[str, int], ...]
 
 
@@ -153,6 +160,8 @@ class _Cand:
     may have been read round a wrong note; a hole's border swapped with the wanted pitch class):
     kept only when it leaves no note unexplained that was read before and the trouble goes, not
     moves."""
+    clears: frozenset[str] = frozenset()
+    """The reported notes the change leaves explained (its own changed notes among them)."""
 
     @property
     def key(self) -> _Key:
@@ -297,14 +306,15 @@ def suggest(
     start = readings.read(piece, row, convention, analysis)
     verified: dict[str, list[_Cand]] = {}
     habit: Habit | None = None
-    queue = sorted(
-        (c for bucket in cands.values() for c in bucket.values()),
-        key=lambda c: (c.local <= 0, -_PRIOR[c.model] * (1.0 + c.local), index[c.note], c.key),
-    )
-    if budget is not None:
-        queue = queue[:budget]
-    for c in queue:
+    tried: set[_Key] = set()
+
+    def verify(c: _Cand) -> None:
+        """Analyse the piece with ``c`` made; keep it (in ``verified``) when it explains more."""
+        nonlocal habit
         note = c.note
+        tried.add(c.key)
+        if c.twin is not None:
+            tried.add(tuple(sorted(c.twin.items())))
         if len(order) <= whole:  # row passing is learnt from the whole piece: analyse it all
             sub, before = piece, start
         else:
@@ -320,9 +330,10 @@ def suggest(
         gain = before.badness - reading.badness
         tag = after.tags.get(note)
         if tag is None or any(after.tags.get(e) is None for e in c.edits):
-            continue
-        if _trades(c.edits, before.analysis, after, index):
-            continue
+            return
+        trade = _trades(c.edits, before.analysis, after, index)
+        if trade == "hole":
+            return
         plainer = before.roughness + before.shape - reading.roughness - reading.shape
         moved = False
         if gain == 0 and not c.suspect:  # the trouble may only have moved away from the change
@@ -331,17 +342,17 @@ def suggest(
             gain = before.near(lo, hi) - reading.near(lo, hi)
             moved = gain > 0
         if gain < 0 or gain == 0 and not (c.suspect and plainer > 0):
-            continue
+            return
         if c.member and (moved or not set(after.unexplained) <= set(before.analysis.unexplained)):
-            continue
+            return
         c.form, c.position = tag.form, tag.position
         c.statement = _statement_of(analysis, after, tag.statement)
         home = next((s for s in after.statements if s.id == tag.statement), None)
         holds = home is not None and note in home.event_ids
         if home is not None and not holds and home.found < 12:
-            continue  # it only becomes a repeat in a statement still short of notes: nothing explained
+            return  # it only becomes a repeat in a statement still short of notes: nothing explained
         if not before.analysis.unexplained and any(note in h.members for h in reading.holes):
-            continue  # every note was read: filling one hole of a statement still missing others only moves holes
+            return  # every note was read: filling one hole of a statement still missing others only moves holes
         displaced = sum(1 for e in before.held - reading.held if e not in c.edits and after.tags.get(e) is not None)
         c.weight = (_PRIOR[c.model] * c.also * 4.0 ** min(gain, 200) * (1.0 + c.local) * (1.0 if holds else _REPEAT)
                     * _ROUGH ** (reading.roughness - before.roughness) * _DISPLACE ** displaced
@@ -350,6 +361,12 @@ def suggest(
             c.weight = min(c.weight * 2.0 ** max(plainer, 0), _KEEP_WEIGHT / 2)
         if moved:  # as much trouble is left elsewhere: never confident (a repair needs less trouble)
             c.weight = min(c.weight, _KEEP_WEIGHT / 2)
+        if trade == "borrowed":  # its statement now borrows the pitch class from far off: doubtful
+            c.weight = min(c.weight * _DISPLACE, _KEEP_WEIGHT / 2)
+        c.clears = frozenset(
+            r for r in reported
+            if r in c.edits or r in before.analysis.unexplained and after.tags.get(r) is not None
+        )
         c.reason = _reason(c, events[note], gain, moved)
         verified.setdefault(note, []).append(c)
         if c.twin is not None:  # the analysis reads pitch classes: the other exchange reads alike
@@ -359,6 +376,22 @@ def suggest(
             c.weight *= mine
             twin.reason = _reason(twin, events[note], gain, moved)
             verified[note].append(twin)
+
+    queue = _ranked(cands, index)
+    if budget is not None:
+        queue = queue[:budget]
+    for c in queue:
+        verify(c)
+    left = None if budget is None else budget - len(queue)
+    if left is None or left > 0:  # trouble no likely correction clears: every note near it tried
+        cands = {}
+        for eid in _unserved(reported, verified, index):
+            for changed_id, edits, model in _wider(events[eid], reported[eid], order, index, by_voice):
+                if tuple(sorted(edits.items())) not in tried:
+                    add(_Cand(changed_id, edits, model, also=_WIDE, member=True))
+        wide = _ranked(cands, index)
+        for c in wide if left is None else wide[:left]:
+            verify(c)
     rivals = _rivals(verified, index)
     out = []
     for eid in [e.id for e in piece.events if e.id in reported or e.id in verified]:
@@ -372,6 +405,44 @@ def suggest(
         finding = reported.get(eid, "suspect" if all(c.suspect for c in found) else "hole")
         out.append(NoteSuggestions(eid, events[eid].midi, chosen, finding))
     return tuple(out)
+
+
+def _ranked(cands: Mapping[str, Mapping[_Key, _Cand]], index: Mapping[str, int]) -> list[_Cand]:
+    """The candidates in the order they are verified: those a statement supports first, then by
+    the error model's prior."""
+    return sorted(
+        (c for bucket in cands.values() for c in bucket.values()),
+        key=lambda c: (c.local <= 0, -_PRIOR[c.model] * c.also * (1.0 + c.local), index[c.note], c.key),
+    )
+
+
+def _unserved(reported: Mapping[str, str], verified: Mapping[str, list[_Cand]],
+              index: Mapping[str, int]) -> list[str]:
+    """The reported notes that no kept correction clears with at least the weight of "right as
+    written" (in score order)."""
+    served = {r for cs in verified.values() for c in cs if c.weight >= _KEEP_WEIGHT for r in c.clears}
+    return sorted((r for r in reported if r not in served), key=lambda r: index[r])
+
+
+def _wider(event: Event, finding: str, order: Sequence[Event], index: Mapping[str, int],
+           by_voice: Mapping[str, list[Event]]) -> Iterator[tuple[str, dict[str, int], str]]:
+    """The changes the wide pass tries round a reported note nothing clears: every note within
+    ``_REACH`` (in time order) moved by ``_SHIFTS`` and swapped (each in its register) with its
+    voice's next note of another pitch class; an unexplained note swapped with any note within
+    ``2 * _REACH``. Yields (changed note, edits, model)."""
+    i = index[event.id]
+    for e in order[max(0, i - _REACH):i + _REACH + 1]:
+        for shift in _SHIFTS:
+            yield e.id, {e.id: e.midi + shift}, error_model(e.midi, e.midi + shift)
+        voice = by_voice.get(e.voice, [])
+        at = next((k for k, x in enumerate(voice) if x.id == e.id), None)
+        nxt = next((x for x in voice[at + 1:] if x.pc != e.pc), None) if at is not None else None
+        if nxt is not None:
+            yield e.id, in_register(e, nxt), "swap"
+    if finding == "unexplained":
+        for e in order[max(0, i - 2 * _REACH):i + 2 * _REACH + 1]:
+            if e.id != event.id and e.pc != event.pc:
+                yield event.id, in_register(event, e), "swap"
 
 
 def _clamp(n: int, cap: int) -> int:

@@ -101,7 +101,7 @@ def _swap_partners(voice: Sequence[Event], event: Event) -> Iterator[Event]:
             yield voice[far]
 
 
-def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis, index: Mapping[str, int]) -> bool:
+def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis, index: Mapping[str, int]) -> str | None:
     """The change takes a note from the position it held: after it, the statement the note was in
     (the one sharing most of its other notes, same form) lacks that position. It trades one
     position for another, as when a correct piece's analysis leaves holes that moving a correct
@@ -111,8 +111,13 @@ def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis, index: 
     statement's last note written as its previous note's pitch) leaves its own statement to
     borrow its pitch class from a note far off. A note lent from just before the changed note
     (within the statement's elided notes) is an elision, not a trade: ``F# C# F#`` written for
-    ``F# C# G`` where the statement starting on the G's position borrows the two notes before."""
+    ``F# C# G`` where the statement starting on the G's position borrows the two notes before.
+
+    Returns ``"hole"`` (the position is left empty: the change is refused), ``"borrowed"`` (lent
+    from far off: the change is doubtful, not refused — a wrong first note put right can leave
+    its statement to borrow as it did before) or None."""
     stated = {s.id: s for s in before.statements}
+    lent = None
     for eid in edits:
         tag = before.tags.get(eid)
         home = stated.get(tag.statement) if tag is not None and tag.statement is not None else None
@@ -127,11 +132,11 @@ def _trades(edits: Mapping[str, int], before: Analysis, after: Analysis, index: 
         if now is None:
             if len(edits) > 1 and not any(e is not None for e in match.event_ids[tag.position + 1:]):  # type: ignore[union-attr]
                 continue  # a swap that leaves it ending sooner: an end is trouble where the piece goes on (badness)
-            return True
+            return "hole"
         if now in edits:  # the position goes to the other changed note: a swap gives it back
             continue
         if now in match.elided and now not in home.elided and (
             now not in index or abs(index[now] - index[eid]) > len(match.elided) + 1
         ):
-            return True
-    return False
+            lent = "borrowed"
+    return lent
