@@ -121,7 +121,7 @@ def annotate(
     Exit 0 every note explained, 1 some unexplained, 2 bad input (several scores: 2 if any was
     unreadable, else 1 if any has unexplained notes).
     """
-    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
+    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
 
     if row_spec and identify:
         raise click.UsageError("give either --row or --identify, not both")
@@ -139,9 +139,10 @@ def annotate(
     options: dict[str, Any] = {"row": row_spec, "identify": identify, "convention": convention,
                                "labels": label_style or labels, "colour_by": color_by, "rules": rules_spec}
     if batch:
+        sources = gather(inputs, recursive)
+        refuse_sources([s.path for s in sources], report_path)
         if output is not None:
             ensure_output_dir(output)
-        sources = gather(inputs, recursive)
         outputs = (output_paths(sources, output, _suffix_for(to)) if output is not None
                    else [None] * len(sources))
         code = run_and_report(annotate_job, sources, outputs, options, jobs=jobs, as_json=as_json,
@@ -149,6 +150,7 @@ def annotate(
         raise SystemExit(code)
     sources = gather(inputs, recursive)
     output = one_output(sources[0], output, _suffix_for(to))  # -o DIR: as for several scores
+    refuse_sources([s.path for s in sources], report_path, output)
     if output is not None and str(output) != "-":
         ensure_writable_file(output)
     with tempfile.TemporaryDirectory(prefix="serialkit-annotate-") as tmp:

@@ -124,7 +124,7 @@ def check(
     """
     from serialkit.batch import check_job, is_batch, output_paths
     from serialkit.core.predicates import Rules
-    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
+    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
 
     if strict_flag and relaxed_flag:  # one gate per check: the two flags contradict each other
         raise SerialkitError("give --strict or --relaxed, not both")
@@ -142,6 +142,7 @@ def check(
         raise click.UsageError("standard input can hold the score or the task (--task -), not both")
     task: Any = read_task(task_spec) if task_spec == "-" else task_spec  # read once, for every score
     sources = gather(inputs, recursive)
+    refuse_sources([s.path for s in sources], report_path)
     outputs = output_paths(sources, output, lambda _s: ".json", append=True) if output is not None else [None] * len(sources)
     options = {"row": row_spec, "convention": convention, "rules": Rules(tolerance, repeats, oscillation, max_crossing),
                "identify": identify, "mode": mode, "format": in_format, "rules_spec": rules_spec,

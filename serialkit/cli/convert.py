@@ -79,7 +79,7 @@ def convert(inputs: tuple[str, ...], output: Path, in_format: str | None, out_fo
       serialkit convert scores/ --recursive --to musicxml -o converted/ --jobs 2
       cat score.mei | serialkit convert - --to musicxml -o - > score.musicxml
     """
-    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
+    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
 
     one_format(output, out_format)
     if out_format is not None:
@@ -96,8 +96,9 @@ def convert(inputs: tuple[str, ...], output: Path, in_format: str | None, out_fo
             raise click.UsageError("several inputs need -o DIR, not -o -")
         assert out_format is not None
         suffix = _writer_suffix(out_format)
-        ensure_output_dir(output)
         sources = gather(inputs, recursive)
+        refuse_sources([s.path for s in sources], report_path)
+        ensure_output_dir(output)
         outputs = output_paths(sources, output, lambda _s: suffix)
         code = run_and_report(convert_job, sources, list(outputs), options, jobs=jobs, as_json=as_json,
                               report_path=report_path, line=_line, counts=WRITES)
@@ -107,6 +108,7 @@ def convert(inputs: tuple[str, ...], output: Path, in_format: str | None, out_fo
         assert out_format is not None
         suffix = _writer_suffix(out_format)
         output = one_output(sources[0], output, lambda _s: suffix) or output
+    refuse_sources([s.path for s in sources], report_path, None if to_stdout else output)
     if not to_stdout:
         ensure_writable_file(output)
     with tempfile.TemporaryDirectory(prefix="serialkit-convert-") as tmp:

@@ -108,7 +108,7 @@ def render_command(
       cat score.mei | serialkit render - --to svg -o - > score.svg
       serialkit render a.musicxml b.mei out/run --to pdf -o pages/
     """
-    from serialkit.io.outputs import ensure_writable_file
+    from serialkit.io.outputs import ensure_writable_file, refuse_sources
     from serialkit.render import render
     from serialkit.render.output import output_format
 
@@ -130,6 +130,8 @@ def render_command(
         output = one_output(_named(scores[0]), output, lambda _s: f".{fmt}") or output
     if blind and (check_report or certificate or row):
         click.echo("note: --blind ignores --check-report, --certificate and --row", err=True)
+    refuse_sources([None if scores[0] == "-" else score, check_report, certificate], report_path,
+                   None if to_stdout else output)
     if not to_stdout:
         output_format(output, fmt)  # an unknown format is refused before any work
         ensure_writable_file(output)
@@ -169,7 +171,7 @@ def _render_several(scores: tuple[str, ...], output: Path, fmt: str | None, repo
     """Several scores, each into ``output``/NAME.FORMAT, as check and convert run several; the exit status."""
     from serialkit.batch import STDIN, WRITES, Source, output_paths, render_job
     from serialkit.cli._batch import run_and_report
-    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
+    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
     from serialkit.io.stdin import read_stdin_bytes
 
     if str(output) == "-":
@@ -180,11 +182,12 @@ def _render_several(scores: tuple[str, ...], output: Path, fmt: str | None, repo
         raise click.UsageError("--check-report and --certificate belong to one score; render several without them")
     if report_path is not None:
         ensure_writable_file(report_path)
-    ensure_output_dir(output)
     if scores.count(STDIN) > 1:
         raise click.UsageError("'-' (standard input) can be given once")
     listed = [Source(STDIN, data=read_stdin_bytes(), relative=Path("stdin")) if s == STDIN else _named(s)
               for s in scores]
+    refuse_sources([s.path for s in listed], report_path)
+    ensure_output_dir(output)
     outputs = output_paths(listed, output, lambda _s: f".{fmt}")
     blind = bool(options["blind"])
     return run_and_report(render_job, listed, list(outputs), options, jobs=jobs, as_json=as_json,

@@ -106,7 +106,7 @@ def repair(
     """
     from serialkit.check.profiles import profile_for
     from serialkit.core.suggest import DEFAULT_THRESHOLD
-    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
+    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
     from serialkit.repairing import validate_only
 
     if not dry_run and output is None:
@@ -125,6 +125,7 @@ def repair(
     if report_path is not None:
         ensure_writable_file(report_path)
     sources = gather(inputs, recursive)  # the file kinds check takes
+    refuse_sources([s.path for s in sources], report_path)
     options: dict[str, Any] = {
         "row": row_spec, "identify": identify, "convention": convention, "only": list(only) or None,
         "dry_run": dry_run, "threshold": DEFAULT_THRESHOLD if threshold is None else threshold,
@@ -149,6 +150,7 @@ def repair(
         raise SystemExit(code)
     output = one_output(sources[0], output, _out_suffix, make=not dry_run)  # -o DIR: as for several scores
     if output is not None and not to_stdout and not dry_run:
+        refuse_sources([s.path for s in sources], output)
         ensure_writable_file(output)  # an unwritable output is one error before any work
     with tempfile.TemporaryDirectory(prefix="serialkit-repair-") as tmp:
         target = None if dry_run else output

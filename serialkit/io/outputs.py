@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from serialkit.core.errors import ScoreWriteError
@@ -75,6 +75,25 @@ def ensure_writable_file(path: str | os.PathLike[str]) -> Path:
     _refuse_missing(parent, target)
     _probe_dir(parent, target)
     return target
+
+
+def refuse_sources(sources: Iterable[str | os.PathLike[str] | None], *outputs: str | os.PathLike[str] | None) -> None:
+    """The one rule that no output is written over an input: an output (``-o``, ``--report``)
+    naming a file the command reads is refused before any work (``PATH: refusing to overwrite
+    the source score NAME; give another path``). ``-`` and None are skipped."""
+    read = {}
+    for src in sources:
+        if src is not None and os.fspath(src) != STDOUT:
+            with contextlib.suppress(OSError):
+                read[Path(src).resolve()] = os.fspath(src)
+    for out in outputs:
+        if out is None or os.fspath(out) == STDOUT:
+            continue
+        with contextlib.suppress(OSError):
+            name = read.get(Path(out).resolve())
+            if name is not None:
+                raise ScoreWriteError(f"{os.fspath(out)}: refusing to overwrite the source score {name}; "
+                                      "give another path")
 
 
 def ensure_output_dir(path: str | os.PathLike[str]) -> Path:

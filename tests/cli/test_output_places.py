@@ -98,3 +98,49 @@ def test_one_score_into_a_directory_never_overwrites_its_source(tmp_path: Path) 
     code, _, err = _invoke(["annotate", str(score), "--row", EXERCISE_ROW, "-o", str(tmp_path)])
     assert code == 2 and "refusing to overwrite the source score" in err
     assert score.read_bytes() == before
+
+
+REPORTING = {  # command → its arguments besides SCORE (an output of its own where it needs one)
+    "render": ["-o", "{tmp}/out.svg"],
+    "convert": ["-o", "{tmp}/out.mei"],
+    "annotate": ["--row", EXERCISE_ROW, "-o", "{tmp}/out.musicxml"],
+    "repair": ["--row", EXERCISE_ROW, "-o", "{tmp}/out.musicxml"],
+    "check": [],
+}
+
+
+@pytest.mark.parametrize("folder", [False, True], ids=["file", "folder"])
+@pytest.mark.parametrize("command", sorted(REPORTING))
+def test_no_report_is_written_over_a_score_the_command_reads(command: str, folder: bool, tmp_path: Path) -> None:
+    """--report naming an input (given as a file, one of several, or found in a folder given) is one line, exit 2,
+    nothing written and the score byte-identical (check --report score.json overwrote it)."""
+    work = tmp_path / "scores"
+    work.mkdir()
+    score = work / "ben.musicxml"
+    shutil.copy(BEN, score)
+    before = score.read_bytes()
+    args = [a.format(tmp=tmp_path) for a in REPORTING[command]]
+    inputs = [str(work if folder else score)]
+    if folder and command == "render":  # render reads a folder as a run: several scores instead
+        shutil.copy(BEN, work / "other.musicxml")
+        inputs = [str(score), str(work / "other.musicxml")]
+    if folder and command != "check":
+        args = [a if not a.startswith(str(tmp_path)) else str(tmp_path / "outdir") for a in args]
+        if command in ("render", "convert"):
+            args += ["--to", "svg" if command == "render" else "mei"]
+    code, _, err = _invoke([command, *inputs, *args, "--report", str(score)])
+    assert code == 2, err
+    assert err.strip() == f"error: {score}: refusing to overwrite the source score {score}; give another path"
+    assert score.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scores"]  # no output, no output folder
+
+
+@pytest.mark.parametrize("command", ["render", "convert", "annotate", "repair"])
+def test_no_score_is_written_over_its_source(command: str, tmp_path: Path) -> None:
+    score = tmp_path / "ben.musicxml"
+    shutil.copy(BEN, score)
+    before = score.read_bytes()
+    extra = {"annotate": ["--row", EXERCISE_ROW], "repair": ["--row", EXERCISE_ROW]}.get(command, [])
+    code, _, err = _invoke([command, str(score), *extra, "-o", str(score)])
+    assert code == 2 and "refusing to overwrite the source score" in err and "\n" not in err.strip()
+    assert score.read_bytes() == before
