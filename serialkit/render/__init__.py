@@ -86,9 +86,7 @@ def marks_for(
     cert_data, cert_where = _json(certificate, "certificate")
     if report_data is None and row is not None:
         report_data, report_where = _check(score_path, row, convention, rules), f"check of {score_path}"
-    where = cert_where if cert_data is not None else report_where
-    marks = build_marks(report_data, cert_data, where)
-    return marks
+    return build_marks(report_data, cert_data, report_where, cert_where)
 
 
 def _check(score_path: str | Path, row: str, convention: str, rules: str | None = None) -> Mapping[str, Any]:
@@ -180,7 +178,7 @@ def render(
     if Path(score_path).suffix.lower() == ".json":
         from serialkit.render.rundir import piece_inputs
 
-        with piece_inputs(Path(score_path), _json(report, "check report")[0], row, rules) as found:
+        with piece_inputs(Path(score_path), report, row, rules) as found:
             return render(found.score, out_path, found.report, certificate, blind, scale,
                           page_width, None, convention, fmt, rules)
     fmt = output_format(out_path, fmt)

@@ -211,8 +211,10 @@ def build_marks(
     report: Mapping[str, Any] | None = None,
     certificate: Mapping[str, Any] | list[Any] | None = None,
     where: str = "report",
+    cert_where: str = "certificate",
 ) -> Marks:
-    """Merge a check report (contract JSON) and a harness certificate into note marks."""
+    """Merge a check report (contract JSON) and a harness certificate into note marks (``where``,
+    ``cert_where``: the files, as errors name them)."""
     labels: dict[str, str | None] = {}
     codes: dict[str, list[str]] = {}
     unexplained: set[str] = set()
@@ -229,7 +231,7 @@ def build_marks(
                 facts[key] = report[key]
     entries: dict[str, Mapping[str, Any]] = {}
     if certificate is not None:
-        entries = certificate_entries(certificate, where)
+        entries = certificate_entries(certificate, cert_where)
         authors = [str(e["author"]) for e in entries.values() if e.get("author")]
         if authors:  # who wrote the notes, as the certificate records it per note
             facts["authorship"] = {a: authors.count(a) for a in dict.fromkeys(authors)}
@@ -265,6 +267,9 @@ def _read_report(
     findings: list[Finding],
     aliases: dict[str, tuple[str, ...]],
 ) -> None:
+    if not any(k in report for k in ("labels", "violations", "unexplained", "ambiguities", "observations")):
+        raise RenderInputError(f"{where}: not a check report: it has no labels, violations or unexplained "
+                               "notes (write one with serialkit check SCORE --report FILE)")
     raw_labels = report.get("labels") or {}
     if not isinstance(raw_labels, Mapping):
         raise RenderInputError(f"{where}: 'labels' must map event ids to labels")

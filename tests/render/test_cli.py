@@ -70,3 +70,19 @@ def test_report_of_another_score(tmp_path: Path, duet: Path) -> None:
                                    "--json"])
     assert res.exit_code == 0
     assert "warning: 1 noted ids are not in the score: ghost" in res.output
+
+
+def test_a_json_that_is_no_check_report_is_refused_naming_its_file(tmp_path: Path, duet: Path) -> None:
+    """A certificate, a run report or any other JSON given as --check-report made a review page
+    with no findings (a score that fails looked clean); it is one line naming the file, exit 2,
+    nothing written — for a score and for a JSON piece, beside a valid certificate too."""
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"format": "serialkit-run-report", "runs": []}))
+    piece = Path(__file__).resolve().parents[2] / "fixtures" / "pieces" / "demo-piece.json"
+    for score, extra in ((duet, []), (duet, ["--certificate", str(CERTIFICATE)]), (piece, [])):
+        out = tmp_path / "review.html"
+        res = CliRunner().invoke(cli, ["render", str(score), "--check-report", str(other), *extra, "-o", str(out)])
+        assert res.exit_code == 2
+        assert res.stderr.strip() == (f"error: {other}: not a check report: it has no labels, violations or "
+                                      "unexplained notes (write one with serialkit check SCORE --report FILE)")
+        assert not out.exists()
