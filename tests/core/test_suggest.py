@@ -428,3 +428,27 @@ def test_the_two_swap_models_and_the_register_habit() -> None:
     piece = {**both, "y": note("y", "v2", 6, 70)}
     mine, theirs = Habit(piece).factors({"a": 58, "b": 74}, {"a": 70, "b": 62})
     assert theirs == 1.0 and mine < theirs  # the voice is even: the piece writes Bb4 (70)
+
+
+def test_a_plant_counts_as_detectable_only_with_a_finding_the_correct_piece_lacks() -> None:
+    """A real score may fail the check as written (Webern Op. 21's unexplained D): a plant that
+    leaves only that finding wrote another reading of the same music and is no error to detect;
+    one that adds a finding is."""
+    from fractions import Fraction
+
+    from serialkit.core.piece import Event
+    from tests.planted import _fails_check, exercise
+
+    piece, row = exercise(2)
+    last = piece.events[-1]
+    stray = Event("stray", last.voice, last.onset + last.duration, Fraction(1), last.midi - 5)
+    clean = piece.with_events([*piece.events, stray])
+    assert not analyze(clean, row).tags.get("stray")  # the correct piece fails as written
+    same = Plant("x", "accidental", clean.with_events(
+        e.copy(midi=e.midi + 1) if e.id == "stray" else e for e in clean.events), row, {"stray": stray.midi}, clean=clean)
+    assert not analyze(same.piece, row).tags.get("stray")
+    assert not _fails_check(same, analyze(same.piece, row))
+    wrong = next(p for p in plant_errors(clean, row, "x", 3, 2) if "stray" not in p.original)
+    assert _fails_check(wrong, analyze(wrong.piece, row))
+    blind = Plant(same.source, same.kind, same.piece, row, same.original)  # no correct piece: any finding counts
+    assert _fails_check(blind, analyze(blind.piece, row))
