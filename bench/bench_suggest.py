@@ -18,12 +18,13 @@ written notes (``swap/written``). Every plant whose top suggestion misses is lis
 and the CPU time of the set is printed.
 
 Sets (tuning used synthetic seeds 1-3 and Webern plants drawn with seed 11):
-- ``heldout``: synthetic seeds 700-702, Webern plants seed 31 — drawn this round and never looked
-  at while tuning; the targets are judged here.
-- ``bench``: seeds 100-102, Webern seed 7; ``spent``: seeds 300-302, Webern seed 13 — the held-out
-  set of earlier rounds. Their misses were read while tuning, so they show regressions, not how
-  the suggestions do on errors never seen.
-Run: ``.venv/bin/python bench/bench_suggest.py [plants per Webern excerpt] [heldout|bench|spent|all]
+- ``heldout``: synthetic seeds 800-802, Webern plants seed 37 — drawn for the last measurement of
+  this round and never looked at while tuning; the targets are judged here.
+- ``bench``: seeds 100-102, Webern seed 7; ``spent``: seeds 300-302, Webern seed 13;
+  ``spent700``: seeds 700-702, Webern seed 31 (this round's first held-out set) — their misses
+  were read while tuning, so they show regressions, not how the suggestions do on errors never
+  seen.
+Run: ``.venv/bin/python bench/bench_suggest.py [plants per Webern excerpt] [heldout|bench|spent|spent700|all]
 [jobs]`` (default 30, heldout, all cores; exit 1 if the held-out set misses a target). The CPU time
 printed counts every worker process.
 """
@@ -53,9 +54,10 @@ WEBERN = {
     "webern-op27-ii-mm1-11.mei": "Eb B Bb D C# C F# E G F A Ab",
 }
 SETS = {  # name: (synthetic seeds, Webern plant seed)
-    "heldout": ((700, 701, 702), 31),
+    "heldout": ((800, 801, 802), 37),
     "bench": ((100, 101, 102), 7),
     "spent": ((300, 301, 302), 13),
+    "spent700": ((700, 701, 702), 31),
 }
 
 

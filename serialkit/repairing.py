@@ -596,12 +596,19 @@ def _better(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
     return unexplained[1] <= unexplained[0] and new <= old and (new < old or unexplained[1] < unexplained[0])
 
 
+_ABSORBED = 2
+"""A correction of a note the check does not name (the row reads a wrong note as another position,
+and correct notes round it go unexplained) is kept when it leaves at least this many fewer notes
+unexplained and the gate no worse: one note it explains could be the music's own."""
+
+
 def _refused(piece: Piece, before: Mapping[str, Any], applied: Sequence[Applied],
              judge: Callable[[Piece, bool], dict[str, Any]]) -> tuple[set[str], str, Piece, dict[str, Any]]:
     """The planned corrections taken one at a time, each judged by the whole gate against the
     score as the ones before it left it. A correction is kept only when its note is one the check
     names (a swap's other note comes with it) — or a hole's neighbour, when changing it leaves
-    fewer notes unexplained — and the gate afterwards is better (:func:`_better`). Returns the notes of the first refused correction (empty when all are
+    fewer notes unexplained, or any note, when changing it leaves ``_ABSORBED`` fewer unexplained
+    (a wrong note the row absorbs) — and the gate afterwards is better (:func:`_better`). Returns the notes of the first refused correction (empty when all are
     kept) and why, and the score with the corrections before it and its report."""
     current, report = piece, dict(before)
     names = NoteNames(piece)
@@ -612,9 +619,14 @@ def _refused(piece: Piece, before: Mapping[str, Any], applied: Sequence[Applied]
         named, around = _named(report)
         if s.event_id not in named | around:  # a note in a statement's hole, the check's suggestions say
             named, around = _named(judge(current, True))
-        if s.event_id not in named | around:
-            return edits, what + "the check does not name it (the row explains it)", current, report
         changed = _with_pitches(current, {e.event_id: e.after for e in s.edits})
+        if s.event_id not in named | around:  # a wrong note the row absorbs: it must explain the notes it left
+            result = judge(changed, False)  # unexplained, several of them, and nothing new
+            gained = len(report.get("unexplained") or ()) - len(result.get("unexplained") or ())
+            if gained < _ABSORBED or not _better(report, result):
+                return edits, what + "the check does not name it (the row explains it)", current, report
+            current, report = changed, result
+            continue
         result = judge(changed, False)
         if s.event_id in around and not len(result.get("unexplained") or ()) < len(report.get("unexplained") or ()):
             return edits, what + ("the row explains it, and changing it explains no other note "

@@ -405,6 +405,10 @@ SUGGEST_NOTES = 16
 SUGGEST_BUDGET = 48
 """At most this many candidate corrections are verified in one report (each is one analysis)."""
 
+SUGGEST_WIDE = 48
+"""And at most this many more round trouble none of those clears (``suggest``'s wide pass: a wrong
+note the analysis absorbs, the correct notes round it left unexplained)."""
+
 
 def _too_many(analysis: Analysis) -> bool:
     """More notes unexplained than wrong notes would leave: a wrong row, not wrong notes."""
@@ -422,7 +426,7 @@ def _suggestions(piece: Piece, analysis: Analysis, verdict: Verdict,
     if own:  # a tagged note's finding is about its own claim
         bare = bare.with_events(e.copy(tag=own.get(e.id)) for e in bare.events)
     found = suggest(bare, analysis, findings, max_notes=SUGGEST_NOTES, budget=SUGGEST_BUDGET,
-                    suspects=False)  # a report names findings: notes nothing flags stay out
+                    wide=SUGGEST_WIDE, suspects=False)  # a report names findings: notes nothing flags stay out
     from serialkit.core.notenames import NoteNames
 
     return tuple(NoteNames(piece).suggestions(n.to_dict() for n in found))  # named as the score writes them

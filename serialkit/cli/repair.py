@@ -111,6 +111,8 @@ def repair(
 
     if not dry_run and output is None:
         raise click.UsageError("give -o/--output for the repaired score (or --dry-run)")
+    if dry_run and output is not None:
+        click.echo(f"note: --dry-run writes nothing: {output} is not written", err=True)
     to_stdout = output is not None and str(output) == "-"
     stdouts = [x for x in (to_stdout, report_path is not None and str(report_path) == "-", as_json) if x]
     if len(stdouts) > 1:
@@ -152,6 +154,9 @@ def repair(
     if output is not None and not to_stdout and not dry_run:
         refuse_sources([s.path for s in sources], output)
         ensure_writable_file(output)  # an unwritable output is one error before any work
+        base = output.name[: -len(output.suffix)] if output.suffix else output.name
+        for companion in (".certificate.json", *((".review.html",) if options["review"] else ())):
+            ensure_writable_file(output.with_name(base + companion))  # all three or none
     with tempfile.TemporaryDirectory(prefix="serialkit-repair-") as tmp:
         target = None if dry_run else output
         if to_stdout and not dry_run:  # through a file of the input's format, then standard output

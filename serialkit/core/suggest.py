@@ -160,6 +160,9 @@ class _Cand:
     may have been read round a wrong note; a hole's border swapped with the wanted pitch class):
     kept only when it leaves no note unexplained that was read before and the trouble goes, not
     moves."""
+    crowd: int = 0
+    """For the wide pass: how many of the trouble spots it looks round lie near the note (an
+    absorbed wrong note sits among the correct notes it leaves unexplained): tried first."""
     clears: frozenset[str] = frozenset()
     """The reported notes the change leaves explained (its own changed notes among them)."""
 
@@ -177,6 +180,7 @@ def suggest(
     whole: int = 400,
     max_notes: int | None = None,
     budget: int | None = None,
+    wide: int | None = None,
     suspects: bool = True,
     readings: Readings | None = None,
 ) -> tuple[NoteSuggestions, ...]:
@@ -197,6 +201,12 @@ def suggest(
     ``max_notes``: suggest for at most this many reported notes (the first in score order);
     ``budget``: verify at most this many candidates (each is one analysis), those a statement's
     hole supports first, then by the error model's prior.
+
+    Trouble that no verified candidate clears with at least the weight of "right as written" (a
+    wrong note the analysis absorbs, leaving correct notes around it unexplained) then gets the
+    **wide pass**: every note near it is tried at ``_SHIFTS`` and swapped with its voice's next
+    note (an unexplained note: with any note near it); ``wide``: verify at most this many of those
+    (None: what ``budget`` leaves, or all).
 
     ``suspects``: also try notes nothing reports whose statement holds a position twice (a wrong
     note the analysis absorbs as a repeat or doubling, so the piece passes): the pitch classes of
@@ -331,6 +341,8 @@ def suggest(
         tag = after.tags.get(note)
         if tag is None or any(after.tags.get(e) is None for e in c.edits):
             return
+        if c.model == "swap" and not _neighbours(after, c.edits):
+            return  # a swap puts two neighbouring notes of a statement back in their places
         trade = _trades(c.edits, before.analysis, after, index)
         if trade == "hole":
             return
@@ -382,15 +394,19 @@ def suggest(
         queue = queue[:budget]
     for c in queue:
         verify(c)
-    left = None if budget is None else budget - len(queue)
+    left = wide if wide is not None else None if budget is None else budget - len(queue)
     if left is None or left > 0:  # trouble no likely correction clears: every note near it tried
         cands = {}
-        for eid in _unserved(reported, verified, index):
+        spots = _unserved(reported, verified, index)
+        for eid in spots:
             for changed_id, edits, model in _wider(events[eid], reported[eid], order, index, by_voice):
                 if tuple(sorted(edits.items())) not in tried:
                     add(_Cand(changed_id, edits, model, also=_WIDE, member=True))
-        wide = _ranked(cands, index)
-        for c in wide if left is None else wide[:left]:
+        for bucket in cands.values():
+            for c in bucket.values():
+                c.crowd = sum(1 for r in spots if abs(index[r] - index[c.note]) <= _REACH)
+        more = _ranked(cands, index)
+        for c in more if left is None else more[:left]:
             verify(c)
     rivals = _rivals(verified, index)
     out = []
@@ -412,7 +428,7 @@ def _ranked(cands: Mapping[str, Mapping[_Key, _Cand]], index: Mapping[str, int])
     the error model's prior."""
     return sorted(
         (c for bucket in cands.values() for c in bucket.values()),
-        key=lambda c: (c.local <= 0, -_PRIOR[c.model] * c.also * (1.0 + c.local), index[c.note], c.key),
+        key=lambda c: (c.local <= 0, -c.crowd, -_PRIOR[c.model] * c.also * (1.0 + c.local), index[c.note], c.key),
     )
 
 
@@ -443,6 +459,17 @@ def _wider(event: Event, finding: str, order: Sequence[Event], index: Mapping[st
         for e in order[max(0, i - 2 * _REACH):i + 2 * _REACH + 1]:
             if e.id != event.id and e.pc != event.pc:
                 yield event.id, in_register(event, e), "swap"
+
+
+def _neighbours(after: Analysis, edits: Mapping[str, int]) -> bool:
+    """The two notes a swap changes hold neighbouring positions of one statement after it (an
+    exchange of notes far apart, or of two statements' notes, is no copying slip: Op. 21's Horn 2
+    notes five bars apart were "swapped" to explain Webern's own unexplained D)."""
+    tags = [t for t in (after.tags.get(e) for e in edits) if t is not None]
+    if len(tags) != 2 or len(edits) != 2:
+        return False
+    a, b = tags
+    return a.statement is not None and a.statement == b.statement and abs(a.position - b.position) == 1
 
 
 def _clamp(n: int, cap: int) -> int:

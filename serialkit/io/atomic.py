@@ -93,13 +93,34 @@ def atomic_paths(*paths: str | os.PathLike[str]) -> Iterator[list[Path]]:
         with named_as(dict(zip(staged, targets, strict=True))):
             yield staged
         mode = 0o666 & ~_umask()
-        for tmp, target in zip(staged, targets, strict=True):
-            if tmp.exists():
+        pairs = [(tmp, target) for tmp, target in zip(staged, targets, strict=True) if tmp.exists()]
+        for _tmp, target in pairs:  # refused before any is renamed: none written
+            if target.is_dir() and not target.is_symlink():
+                raise ScoreWriteError(f"cannot write {target}: Is a directory")
+        done: list[tuple[Path, Path | None]] = []
+        try:
+            for tmp, target in pairs:
+                backup = None
+                if target.exists() or target.is_symlink():  # kept until every one is in place
+                    backup = stage / f".previous.{len(done)}"
+                    os.replace(target, backup)
                 try:
                     os.chmod(tmp, mode)
                     os.replace(tmp, target)
-                except OSError as exc:
-                    raise ScoreWriteError(f"cannot write {target}: {exc.strerror or exc}") from None
+                except OSError:
+                    if backup is not None:
+                        os.replace(backup, target)
+                    raise
+                done.append((target, backup))
+        except OSError as exc:
+            for target, backup in reversed(done):  # the earlier ones back as they were
+                with contextlib.suppress(OSError):
+                    if backup is not None:
+                        os.replace(backup, target)
+                    else:
+                        target.unlink()
+            failed = pairs[len(done)][1] if len(done) < len(pairs) else targets[0]
+            raise ScoreWriteError(f"cannot write {failed}: {exc.strerror or exc}") from None
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 
