@@ -80,7 +80,7 @@ def check_collisions(piece: Piece | Columns, tolerance: Fraction = Fraction(0)) 
                 "COLL",
                 (a.id, b.id),
                 f"{pc_name(a.midi)} sounds in {cols.locator.voice_name(a)} and {cols.locator.voice_name(b)} at once "
-                f"(overlap {_q(overlap)} quarter)",
+                f"(overlap {_q(overlap)} quarter{'s' if overlap > 1 else ''})",
                 cols.where(i),
             )
         )
