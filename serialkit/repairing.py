@@ -439,7 +439,7 @@ def repair_score(
         timed = retime_findings(repaired, the_row, after, judge, timing, profile.rules.tolerance)
         repaired, after, edits = timed.piece, dict(timed.report), timed.edits
         notes += timed.left
-    changes = _with_timing(piece, _changes(piece, applied), edits, repaired)
+    changes = _with_timing(piece, _changes(piece, applied, after.get("labels") or {}), edits, repaired)
     held = _held(piece, plan.held)
     if held:
         notes.append(_held_note(len(changes), len(held), threshold, dry_run))
@@ -639,7 +639,9 @@ def _refused(piece: Piece, before: Mapping[str, Any], applied: Sequence[Applied]
     return set(), "", current, report
 
 
-def _changes(piece: Piece, applied: Sequence[Applied]) -> tuple[Change, ...]:
+def _changes(piece: Piece, applied: Sequence[Applied], labels: Mapping[str, str | None]) -> tuple[Change, ...]:
+    """One entry per changed note; a swap's or chain's other note is labelled as the repaired
+    score's check reads it (``labels``), else by the note it goes with."""
     events = {e.id: e for e in piece.events}
     locator = piece.locator()
     names = NoteNames(piece)
@@ -654,10 +656,11 @@ def _changes(piece: Piece, applied: Sequence[Applied]) -> tuple[Change, ...]:
             event: Event = events[edit.event_id]
             out[edit.event_id] = Change(
                 edit.event_id, locator.describe(event), before, edit.after,
-                s.label if edit.event_id == s.event_id else
-                f"swap with {names.place(s.event_id)}" if s.model == "swap" else
-                f"changed with {names.place(s.event_id)}",
-                s.statement, s.model, s.confidence, reason,
+                s.label if edit.event_id == s.event_id else labels.get(edit.event_id) or (
+                    f"swap with {names.place(s.event_id)}" if s.model == "swap" else
+                    f"changed with {names.place(s.event_id)}"),
+                s.statement, s.model, s.confidence,
+                reason if edit.event_id == s.event_id else f"the other note of the swap: {reason}",
             )
     return tuple(c for c in out.values() if c.before != c.after)
 

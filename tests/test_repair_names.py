@@ -70,7 +70,7 @@ def test_a_swap_names_the_other_note_by_bar_beat_and_pitch(fixtures: Path, tmp_p
     assert "suggest: E4, and Ab4 for the E4 at bar 4, beat 4 (I2:7 of S2; swap" in text, text
     out = tmp_path / "dev.musicxml"
     _, text = _run("repair", src, "--row", CLASS_ROW, "-o", str(out), "--no-review")
-    assert "E4 → Ab4  swap with the Ab4 at bar 4, beat 7/2 of S2" in text, text
+    assert "v1, bar 4, beat 4 (line 272): E4 → Ab4  I2:8 of S2  [rewrite; swap" in text, text  # its own label
     assert not re.search(r"\bn\d+\b", text), text  # no internal note id in what the user reads
     cert = json.loads((tmp_path / "dev.certificate.json").read_text(encoding="utf-8"))
     assert not any(re.search(r"\bn\d+\b", e["label"] + e["why"]) for e in cert["events"]), cert["events"]
