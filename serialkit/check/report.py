@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -427,9 +427,47 @@ def _suggestions(piece: Piece, analysis: Analysis, verdict: Verdict,
         bare = bare.with_events(e.copy(tag=own.get(e.id)) for e in bare.events)
     found = suggest(bare, analysis, findings, max_notes=SUGGEST_NOTES, budget=SUGGEST_BUDGET,
                     wide=SUGGEST_WIDE, suspects=False)  # a report names findings: notes nothing flags stay out
+    found = _not_following(bare, analysis, found)
     from serialkit.core.notenames import NoteNames
 
     return tuple(NoteNames(piece).suggestions(n.to_dict() for n in found))  # named as the score writes them
+
+
+FOLLOWING_TRIED = 6
+"""At most this many confident corrections are tried against one another (one analysis each)."""
+
+
+def _not_following(bare: Piece, analysis: Analysis, found: Sequence[Any]) -> tuple[Any, ...]:
+    """The suggestions without those whose trouble another confident correction clears while its
+    own stays: one wrong note can unsettle the reading of bars far from it (Op. 21 with two notes of
+    bars 3-4 swapped: statements of bar 14 read with holes, and a correct Bb3 there "corrected" at
+    100 %). Each correction at least as confident as a repair needs (at most ``FOLLOWING_TRIED``)
+    is made alone and the piece analysed; B follows A when A's change leaves B's note untroubled
+    (explained, beside no hole) and B's change leaves A's note troubled. The notes whose
+    suggestions follow from another's are left out of the report; ``repair`` puts the first right
+    and judges again."""
+    from serialkit.core.analysis import analyze
+    from serialkit.core.suggest import DEFAULT_THRESHOLD
+    from serialkit.core.suggest_trouble import _trouble_holes
+
+    sure = sorted((n for n in found if n.best is not None and n.best.confidence >= DEFAULT_THRESHOLD),
+                  key=lambda n: -n.best.confidence)[:FOLLOWING_TRIED]
+    if len(sure) < 2:
+        return tuple(found)
+    troubled: dict[str, set[str]] = {}
+    for n in sure:
+        edits = {e.event_id: e.after for e in n.best.edits}
+        changed = bare.with_events(e.copy(midi=edits[e.id]) if e.id in edits else e for e in bare.events)
+        after = analyze(changed, analysis.row, analysis.convention)
+        events = {e.id: e for e in changed.events}
+        troubled[n.event_id] = set(after.unexplained) | {
+            e for h in _trouble_holes(after, events) for e in h.around | h.members}
+    follows = {
+        b.event_id for b in sure for a in sure
+        if a is not b and b.event_id not in troubled[a.event_id] and a.event_id in troubled[b.event_id]
+        and not {e.event_id for e in a.best.edits} & {e.event_id for e in b.best.edits}
+    }
+    return tuple(n for n in found if n.event_id not in follows)
 
 
 def _reason(message: str) -> str:
