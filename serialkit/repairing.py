@@ -660,7 +660,8 @@ def _changes(piece: Piece, applied: Sequence[Applied], labels: Mapping[str, str 
                     f"swap with {names.place(s.event_id)}" if s.model == "swap" else
                     f"changed with {names.place(s.event_id)}"),
                 s.statement, s.model, s.confidence,
-                reason if edit.event_id == s.event_id else f"the other note of the swap: {reason}",
+                reason if edit.event_id == s.event_id else
+                f"the other note of {'the swap' if s.model == 'swap' else 'this correction'}: {reason}",
             )
     return tuple(c for c in out.values() if c.before != c.after)
 
