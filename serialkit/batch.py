@@ -379,12 +379,24 @@ def convert_job(source: Source, out: Path | None, options: dict[str, Any]) -> Ou
     record = {
         "output": str(out),
         "format": piece.metadata.get("format"),
+        "to": _written_format(out, options.get("to")),
         "events": len(piece.events),
         "noteheads": sum(max(1, len(e.tied_ids)) for e in piece.events),
         "voices": len(piece.voices),
         "bars": len(piece.bar_list()),
     }
     return Outcome(source.name, WRITTEN, record=record)
+
+
+def _written_format(out: Path, to: str | None) -> str | None:
+    """The name of the format a conversion wrote (``--to``, else the writer the extension names)."""
+    from serialkit.io import FORMAT_ALIASES
+    from serialkit.plugins import registry
+
+    if to is not None:
+        return FORMAT_ALIASES.get(to, to)
+    suffix = out.suffix.lower()
+    return next((e.name for e in registry("writers") if suffix in e.meta.get("extensions", ())), None)
 
 
 def render_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outcome:

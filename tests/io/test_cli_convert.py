@@ -122,3 +122,16 @@ def test_musicxml_built_from_mei_is_one_element_a_line(command: list[str], fixtu
     assert check.exit_code == 2 and found, check.stderr
     line = int(found.group(1))
     assert "<note" in lines[line - 1] and 0 <= step_line - line < 15  # the spoilt note's own line
+
+
+@pytest.mark.parametrize(("out_name", "to", "written"), [("x.mei", None, "mei"), ("x.xml", "musicxml", "musicxml"),
+                                                         ("x.mid", None, "midi")])
+def test_convert_json_names_the_format_read_and_the_format_written(
+        fixtures: Path, tmp_path: Path, out_name: str, to: str | None, written: str) -> None:
+    """`format` is the input's (it said "mei" for an MEI → MusicXML conversion, read as the output's)."""
+    src = next((fixtures / "scores").glob("*.musicxml"))
+    args = ["convert", str(src), "-o", str(tmp_path / out_name), "--json", *(["--to", to] if to else [])]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)
+    assert (record["format"], record["to"]) == ("musicxml", written)
