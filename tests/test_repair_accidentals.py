@@ -286,3 +286,32 @@ def test_an_mei_repair_keeps_the_bars_accidentals_true(fixtures: Path, tmp_path:
     changed = {m.group(1) for tag, i1, i2, _j1, _j2 in ops if tag != "equal" for line in old[i1:i2]
                if (m := re.search(r'xml:id="([^"]+)"', line))}
     assert neighbour in changed and changed <= {note, neighbour}  # (and the label added)
+
+
+@pytest.mark.parametrize("name,note,meant", [("carried-sharp", "n19", 62), ("cancelled-natural", "n9", 65)])
+def test_an_mei_repair_leaves_no_accid_child_that_says_nothing(fixtures: Path, tmp_path: Path, name: str, note: str,
+                                                               meant: int) -> None:
+    """An MEI that shows accidentals as ``<accid>`` children, as Webern's excerpts do (outside
+    tester: a repair that took an accidental away left ``<accid xml:id="…"/>`` saying nothing):
+    the child goes with its accidental, the page still shows what each note sounds."""
+    from serialkit.io import read_score
+    from serialkit.io.mei_write import write_mei
+
+    mei = "{http://www.music-encoding.org/ns/mei}"
+    src = tmp_path / f"{name}.mei"
+    write_mei(read_score(fixtures / "repair" / f"{name}.musicxml"), src)
+    tree = etree.parse(str(src))
+    for k, el in enumerate(tree.getroot().iter(f"{mei}note")):
+        if el.get("accid") is not None:  # @accid → an <accid> child with an id of its own
+            child = etree.SubElement(el, f"{mei}accid", {"accid": el.attrib.pop("accid")})
+            child.set("{http://www.w3.org/XML/1998/namespace}id", f"accid-{k}")
+    tree.write(str(src), xml_declaration=True, encoding="UTF-8")
+    wanted = dict(_serialkit(src), **{note: meant})
+    out = tmp_path / "fixed.mei"
+    _repair(src, out)
+    assert _serialkit(out) == wanted
+    assert _mei_as_read(out) == wanted
+    assert _verovio(out) == wanted
+    said = [a.attrib for a in etree.parse(str(out)).getroot().iter(f"{mei}accid")]
+    assert said and all(a.get("accid") or a.get("accid.ges") for a in said), said
+    etree.parse(str(out))  # well-formed

@@ -251,6 +251,12 @@ def _respell(state: State, changed: Mapping[etree._Element, tuple[str, tuple[str
                 edits.drop(order[holder], "accid")  # (a repitched note's: the one _repitch gave it)
                 if el.get("accid.ges") is None and holder.get("accid.ges") is None:
                     edits.set(order[el], "accid.ges", value)  # what it sounds, said without showing it
+                if holder is not el and len(holder) == 0 and not set(holder.attrib) - _SAYS_NOTHING:
+                    edits.remove(order[holder])  # an <accid> child left saying nothing
+
+
+_SAYS_NOTHING = {"accid", "{http://www.w3.org/XML/1998/namespace}id"}
+"""The attributes of an ``<accid>`` child that say nothing once its ``@accid`` is taken off."""
 
 
 def _prefix(el: etree._Element) -> str:

@@ -36,6 +36,8 @@ class Edits:
     replace: dict[int, tuple[bytes, bytes]] = field(default_factory=dict)
     """Elements written anew: the element as lxml wrote it before the edit and after it (the
     source's lines that the edit left as they were are kept, see :func:`_merged`)."""
+    removed: set[int] = field(default_factory=set)
+    """Self-closing elements taken out, by element."""
 
     def set(self, index: int, name: str, value: str) -> None:
         self.attrs.setdefault(index, {})[name] = value
@@ -46,6 +48,11 @@ class Edits:
 
     def add(self, index: int, markup: bytes) -> None:
         self.children.setdefault(index, []).append(markup)
+
+    def remove(self, index: int) -> None:
+        """Take the element (self-closing: an ``<accid/>`` left saying nothing) out, with the
+        line's indentation before it when it stands alone on its line."""
+        self.removed.add(index)
 
 
 _TOKEN = re.compile(
@@ -65,6 +72,13 @@ def splice(data: bytes, edits: Edits) -> bytes:
     for m in _TOKEN.finditer(data):
         if m.group(2) is not None:  # a start tag
             index += 1
+            if index in edits.removed and m.group(5):
+                start = m.start()
+                line = data.rfind(b"\n", 0, start)
+                if line >= 0 and not data[line + 1:start].strip() and data[m.end():m.end() + 1] in (b"\n", b"\r"):
+                    start = line  # the whole line: its newline and indentation
+                out.append((start, m.end(), b""))
+                continue
             anew = edits.replace.get(index)
             if anew is not None and m.group(5):
                 out.append((m.start(), m.end(), _merged(data[m.start():m.end()], *anew)))
