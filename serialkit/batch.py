@@ -87,14 +87,15 @@ def output_paths(sources: Sequence[Source], out_dir: Path, suffix: Callable[[Sou
     or after it with ``append``), refusing two sources that would share one."""
     paths: list[Path] = []
     seen: dict[Path, str] = {}
+    read = {src.path.resolve(): src.name for src in sources if src.path is not None}
     for src in sources:
         rel = src.relative or Path(Path(src.name).name)
         target = out_dir / (rel.with_name(rel.name + suffix(src)) if append else rel.with_suffix(suffix(src)))
         if target in seen:
             raise SerialkitError(f"{src.name} and {seen[target]} would both be written to {target}; "
                                  "give them separately or rename one")
-        if src.path is not None and target.resolve() == src.path.resolve():
-            raise SerialkitError(f"{target}: refusing to overwrite the source score {src.name}")
+        if target.resolve() in read:  # its own source, or another score the command reads
+            raise SerialkitError(f"{target}: refusing to overwrite the source score {read[target.resolve()]}")
         seen[target] = src.name
         paths.append(target)
     return paths

@@ -140,6 +140,8 @@ def repair(
             stems: dict[Path, str] = {}
             for src, path in zip(sources, targets, strict=True):  # ben.mscz and ben.mid: one certificate
                 stem = path.with_name(path.name[: -len(path.suffix)] + ".certificate.json")
+                refuse_sources([s.path for s in sources], stem, stem.with_name(stem.name.replace(
+                    ".certificate.json", ".review.html")) if options["review"] else None)
                 if stem in stems:
                     raise SerialkitError(f"{src.name} and {stems[stem]} would both be certified in {stem}; "
                                          "give them separately or rename one")
@@ -155,8 +157,14 @@ def repair(
         refuse_sources([s.path for s in sources], output)
         ensure_writable_file(output)  # an unwritable output is one error before any work
         base = output.name[: -len(output.suffix)] if output.suffix else output.name
-        for companion in (".certificate.json", *((".review.html",) if options["review"] else ())):
-            ensure_writable_file(output.with_name(base + companion))  # all three or none
+        companions = [output.with_name(base + c) for c in (".certificate.json", ".review.html")[:1 + options["review"]]]
+        refuse_sources([s.path for s in sources], *companions)
+        if report_path is not None and str(report_path) != "-" and any(
+                Path(report_path).resolve() == p.resolve() for p in (output, *companions)):
+            raise SerialkitError(f"{report_path}: the report and the repaired score's files would share this "
+                                 "path; give another --report path")
+        for companion in companions:
+            ensure_writable_file(companion)  # all three or none
     with tempfile.TemporaryDirectory(prefix="serialkit-repair-") as tmp:
         target = None if dry_run else output
         if to_stdout and not dry_run:  # through a file of the input's format, then standard output

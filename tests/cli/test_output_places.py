@@ -144,3 +144,40 @@ def test_no_score_is_written_over_its_source(command: str, tmp_path: Path) -> No
     code, _, err = _invoke([command, str(score), *extra, "-o", str(score)])
     assert code == 2 and "refusing to overwrite the source score" in err and "\n" not in err.strip()
     assert score.read_bytes() == before
+
+
+def test_check_into_a_folder_never_writes_a_report_over_another_input(tmp_path: Path) -> None:
+    """`check ben.musicxml ben.musicxml.json -o .`: ben's report would be ben.musicxml.json, the
+    second score (outside tester: the piece was replaced by ben's report)."""
+    shutil.copy(BEN, tmp_path / "ben.musicxml")
+    piece = tmp_path / "ben.musicxml.json"
+    shutil.copy(FIXTURES / "pieces" / "demo-piece.json", piece)
+    before = piece.read_bytes()
+    code, _, err = _invoke(["check", str(tmp_path / "ben.musicxml"), str(piece), "-o", str(tmp_path)])
+    assert code == 2 and err.strip() == f"error: {piece}: refusing to overwrite the source score {piece}"
+    assert piece.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["ben.musicxml",
+                                                                                         "ben.musicxml.json"]
+
+
+@pytest.mark.parametrize("source,given,out", [
+    ("r.review.html", BEN, "r.musicxml"),  # a MusicXML file named as the review page of r.musicxml
+    ("p.certificate.json", FIXTURES / "pieces" / "demo-piece.json", "p.json"),  # a JSON piece: its certificate
+])
+def test_repair_never_writes_its_certificate_or_review_page_over_the_source(tmp_path: Path, source: str,
+                                                                             given: Path, out: str) -> None:
+    """(outside tester: the source became its own review page or certificate)"""
+    score = tmp_path / source
+    shutil.copy(given, score)
+    before = score.read_bytes()
+    extra = ["--row", EXERCISE_ROW] if given == BEN else []
+    code, _, err = _invoke(["repair", str(score), *extra, "-o", str(tmp_path / out)])
+    assert code == 2 and err.strip() == (f"error: {score}: refusing to overwrite the source score {score}; "
+                                         "give another path")
+    assert score.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == [source]
+
+
+def test_repair_refuses_a_report_where_its_certificate_goes(tmp_path: Path) -> None:
+    code, _, err = _invoke(["repair", str(BEN), "--row", EXERCISE_ROW, "-o", str(tmp_path / "x.musicxml"),
+                            "--report", str(tmp_path / "x.certificate.json")])
+    assert code == 2 and "the report and the repaired score's files would share this path" in err
+    assert list(tmp_path.iterdir()) == []
