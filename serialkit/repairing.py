@@ -28,7 +28,7 @@ from serialkit.core.errors import ScoreWriteError, SerialkitError
 from serialkit.core.notenames import NoteNames, habit_of, sounding_name
 from serialkit.core.piece import Event, Piece, fraction_str
 from serialkit.core.rows import Row, _check_convention
-from serialkit.core.suggest import DEFAULT_THRESHOLD, Applied, Suggestion, plan_repairs
+from serialkit.core.suggest import DEFAULT_THRESHOLD, Applied, Edit, Suggestion, plan_repairs
 
 if TYPE_CHECKING:
     from serialkit.harness.scores import TimingEdit
@@ -660,10 +660,22 @@ def _changes(piece: Piece, applied: Sequence[Applied], labels: Mapping[str, str 
                     f"swap with {names.place(s.event_id)}" if s.model == "swap" else
                     f"changed with {names.place(s.event_id)}"),
                 s.statement, s.model, s.confidence,
-                reason if edit.event_id == s.event_id else
-                f"the other note of {'the swap' if s.model == 'swap' else 'this correction'}: {reason}",
+                reason if edit.event_id == s.event_id else _other_reason(names, s, edit, labels, reason),
             )
     return tuple(c for c in out.values() if c.before != c.after)
+
+
+def _other_reason(names: NoteNames, s: Suggestion, edit: Edit, labels: Mapping[str, str | None],
+                  reason: str) -> str:
+    """Why a swap's (or chain's) other note changed, in its own words: ``swapped with the Ab4 at
+    bar 4, beat 7/2: E4 → Ab4 reads as I2:8`` (the note named as it stood and as it is written
+    now), then the correction's own reason."""
+    how = "swapped with" if s.model == "swap" else "changed with"
+    now = names.name(edit.event_id, edit.after, s.model)
+    label = labels.get(edit.event_id)
+    reads = f" reads as {label}" if label else ""
+    return (f"{how} {names.place(s.event_id)}: {names.name(edit.event_id)} → {now}{reads} "
+            f"(the correction of that note: {reason})")
 
 
 def _with_timing(piece: Piece, changes: Sequence[Change], edits: Sequence[TimingEdit],
