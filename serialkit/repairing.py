@@ -455,8 +455,7 @@ def repair_score(
         return result
     assert out is not None
     target = Path(out)
-    cert_path = target.with_name(target.name[: -len(target.suffix)] + ".certificate.json")
-    review_path = target.with_name(target.name[: -len(target.suffix)] + ".review.html") if review else None
+    cert_path, review_path = companion_paths(target, review)
     if score_read.kind == "midi":
         result.notes += ("the MIDI file is written anew by serialkit's MIDI writer (its notes, tempo and "
                          "metre; anything else the source held is not carried over)",)
@@ -496,6 +495,13 @@ def repair_score(
                     render(engraved, staged[2], report=dict(after), certificate=result.certificate(), fmt="html")
             result.review_path = review_path
     return result
+
+
+def companion_paths(out: Path, review: bool = True) -> tuple[Path, Path | None]:
+    """The certificate and (``review``) review page written beside a repaired score ``out``:
+    ``OUT-stem.certificate.json``, ``OUT-stem.review.html``."""
+    stem = out.name[: -len(out.suffix)] if out.suffix else out.name
+    return out.with_name(stem + ".certificate.json"), out.with_name(stem + ".review.html") if review else None
 
 
 def _engravable(path: Path, written: _Score, tmp: Path) -> Path:

@@ -107,7 +107,7 @@ def repair(
     from serialkit.check.profiles import profile_for
     from serialkit.core.suggest import DEFAULT_THRESHOLD
     from serialkit.io.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
-    from serialkit.repairing import validate_only
+    from serialkit.repairing import companion_paths, validate_only
 
     if not dry_run and output is None:
         raise click.UsageError("give -o/--output for the repaired score (or --dry-run)")
@@ -139,9 +139,8 @@ def repair(
             targets = output_paths(sources, output, _out_suffix)
             stems: dict[Path, str] = {}
             for src, path in zip(sources, targets, strict=True):  # ben.mscz and ben.mid: one certificate
-                stem = path.with_name(path.name[: -len(path.suffix)] + ".certificate.json")
-                refuse_sources([s.path for s in sources], stem, stem.with_name(stem.name.replace(
-                    ".certificate.json", ".review.html")) if options["review"] else None)
+                stem, page = companion_paths(path, options["review"])
+                refuse_sources([s.path for s in sources], stem, page)
                 if stem in stems:
                     raise SerialkitError(f"{src.name} and {stems[stem]} would both be certified in {stem}; "
                                          "give them separately or rename one")
@@ -156,8 +155,7 @@ def repair(
     if output is not None and not to_stdout and not dry_run:
         refuse_sources([s.path for s in sources], output)
         ensure_writable_file(output)  # an unwritable output is one error before any work
-        base = output.name[: -len(output.suffix)] if output.suffix else output.name
-        companions = [output.with_name(base + c) for c in (".certificate.json", ".review.html")[:1 + options["review"]]]
+        companions = [p for p in companion_paths(output, options["review"]) if p is not None]
         refuse_sources([s.path for s in sources], *companions)
         if report_path is not None and str(report_path) != "-" and any(
                 Path(report_path).resolve() == p.resolve() for p in (output, *companions)):

@@ -398,8 +398,9 @@ def suggest(
     if left is None or left > 0:  # trouble no likely correction clears: every note near it tried
         cands = {}
         spots = _unserved(reported, verified, index)
+        place = {x.id: k for voice in by_voice.values() for k, x in enumerate(voice)}
         for eid in spots:
-            for changed_id, edits, model in _wider(events[eid], reported[eid], order, index, by_voice):
+            for changed_id, edits, model in _wider(events[eid], reported[eid], order, index, by_voice, place):
                 if tuple(sorted(edits.items())) not in tried:
                     add(_Cand(changed_id, edits, model, also=_WIDE, member=True))
         for bucket in cands.values():
@@ -441,18 +442,17 @@ def _unserved(reported: Mapping[str, str], verified: Mapping[str, list[_Cand]],
 
 
 def _wider(event: Event, finding: str, order: Sequence[Event], index: Mapping[str, int],
-           by_voice: Mapping[str, list[Event]]) -> Iterator[tuple[str, dict[str, int], str]]:
+           by_voice: Mapping[str, list[Event]], place: Mapping[str, int]) -> Iterator[tuple[str, dict[str, int], str]]:
     """The changes the wide pass tries round a reported note nothing clears: every note within
     ``_REACH`` (in time order) moved by ``_SHIFTS`` and swapped (each in its register) with its
     voice's next note of another pitch class; an unexplained note swapped with any note within
-    ``2 * _REACH``. Yields (changed note, edits, model)."""
+    ``2 * _REACH``. ``place``: each note's index in its voice. Yields (changed note, edits, model)."""
     i = index[event.id]
     for e in order[max(0, i - _REACH):i + _REACH + 1]:
         for shift in _SHIFTS:
             yield e.id, {e.id: e.midi + shift}, error_model(e.midi, e.midi + shift)
         voice = by_voice.get(e.voice, [])
-        at = next((k for k, x in enumerate(voice) if x.id == e.id), None)
-        nxt = next((x for x in voice[at + 1:] if x.pc != e.pc), None) if at is not None else None
+        nxt = next((x for x in voice[place[e.id] + 1:] if x.pc != e.pc), None)
         if nxt is not None:
             yield e.id, in_register(e, nxt), "swap"
     if finding == "unexplained":
