@@ -453,3 +453,19 @@ def score(synth: Synth, analysis: object) -> Score:
             recalled += 1
     wrong_unexplained = sum(1 for eid in synth.wrong if tags.get(eid) is None)
     return Score(notes, correct, len(synth.statements), recalled, len(synth.wrong), wrong_unexplained)
+
+
+def whole(family: str, seed: int, notes: int) -> Synth:
+    """A whole-work-sized piece of ``family`` (about ``notes`` notes): its generator with as many
+    statements as that size needs, measured from the family's default piece of the same seed."""
+    make = FAMILIES[family]
+    base = make(seed)
+    per = max(1, len(base.piece.events)) / max(1, _default_statements(make))
+    return make(seed, statements=max(1, round(notes / per)))  # type: ignore[call-arg]
+
+
+def _default_statements(make: Callable[..., Synth]) -> int:
+    import inspect
+
+    param = inspect.signature(make).parameters.get("statements")
+    return int(param.default) if param is not None else 1

@@ -6,11 +6,12 @@ holds (``shortlist``), and runs of twelve distinct pitch classes in a voice or i
 stated). Where statements sound as chords, an uncatalogued row is read from the succession of
 sets that fill each aggregate (``aggregates``), and none is proposed when the chords cannot decide
 between rows. A quick first reading (whole statements only) ranks them all; the best few are analysed
-in full and the one explaining the most notes wins; one within two points of it wins instead only
-when clearly better (its statements mostly complete where the leader's are mostly fragments); equal
-coverages go to the more complete statements, then to a catalogued row. The runner-up and its coverage are kept so
-the user can see the decision. When even the winner explains most notes only in fragments, no row
-is claimed: a ``RowError`` names the best candidate and asks for the row.
+in full and the one explaining the most notes wins (never a row explaining fewer notes than the
+runner-up); equal coverages go to the more complete statements, then to a catalogued row. The
+runner-up and its coverage are kept so the user can see the decision. No row is claimed when the
+winner explains fewer than MIN_COVERAGE of the notes (a twelve-tone work's row explains nearly all
+of them; the best fits of free atonality stay well below), or explains most notes only in
+fragments: a ``RowError`` names the best candidate, says which of the two it is, and asks for the row.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ SCAN = 96  # events per stream searched for twelve-note windows
 TRIAL = 240  # events analysed to compare candidate rows
 PLAIN = 3  # uncatalogued twelve-note windows tried
 FULL = 2  # candidates analysed in full after the quick reading
-TIE = Fraction(2, 100)  # this close to the leader's coverage, a clearly more complete row wins
 MIN_COMPLETE = Fraction(1, 2)  # below this share of notes in complete statements: no confident pick
+MIN_COVERAGE = Fraction(9, 10)  # below this share of notes explained: not a twelve-tone reading
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,31 +219,16 @@ def _judged(candidate: Candidate, analysis: Analysis) -> Candidate:
 
 
 def _ranked(judged: list[Candidate]) -> list[Candidate]:
-    """Best first: the row that explains the most notes. A row within TIE of it wins only when it
-    is clearly better: its statements mostly complete (at least MIN_COMPLETE of its notes) where
-    the leader's are mostly fragments (a wrong row can explain nearly as many notes, but in
-    fragments). A row whose statements are merely more complete does not beat one that explains
-    more notes: one wrong note breaks a statement of the right row, and a short score then has
-    few statements to lose. Equal coverage: the more complete, then a catalogued row."""
+    """Best first: the row that explains the most notes. Equal coverage: the more complete
+    statements, then a catalogued row. A row whose statements are merely more complete never beats
+    one that explains more notes: one wrong note breaks a statement of the right row, and a short
+    score has few statements to lose; a wrong row explaining many notes in fragments is refused
+    afterwards (MIN_COMPLETE), not outranked."""
 
     def key(c: Candidate) -> tuple[Fraction, Fraction, bool]:
         return c.coverage or Fraction(0), c.completeness, c.entry is not None
 
-    order = sorted(judged, key=key, reverse=True)
-    if not order:
-        return order
-    lead = order[0]
-    for c in order[1:]:
-        if (c.coverage or Fraction(0)) >= (lead.coverage or Fraction(0)) - TIE and _clearly_better(c, lead):
-            order.remove(c)
-            order.insert(0, c)
-            break
-    return order
-
-
-def _clearly_better(c: Candidate, lead: Candidate) -> bool:
-    """``c`` states the row in mostly complete statements where ``lead`` has mostly fragments."""
-    return c.completeness >= MIN_COMPLETE > lead.completeness
+    return sorted(judged, key=key, reverse=True)
 
 
 def identify(piece: Piece, analyze: Callable[[Piece, Row], Analysis]) -> Identification:
@@ -262,8 +248,14 @@ def identify(piece: Piece, analyze: Callable[[Piece, Row], Analysis]) -> Identif
     judged = _ranked(judged)
     chosen = judged[0]
     runner_up = judged[1] if len(judged) > 1 else None
+    rival = f"; runner-up {runner_up.name}: {_pct(runner_up.coverage)}" if runner_up else ""
+    if (chosen.coverage or Fraction(0)) < MIN_COVERAGE:
+        raise RowError(
+            f"no row identified: the best fit, {chosen.name}, explains only {_pct(chosen.coverage)} "
+            f"of the notes, below the {_pct(MIN_COVERAGE)} a twelve-tone work's row explains (this reads "
+            f"as free atonality){rival}; if the piece is serial, give the row explicitly (--row ROW)"
+        )
     if chosen.completeness < MIN_COMPLETE:
-        rival = f"; runner-up {runner_up.name}: {_pct(runner_up.coverage)}" if runner_up else ""
         raise RowError(
             f"cannot identify the row with confidence: the best candidate, {chosen.name}, explains "
             f"{_pct(chosen.coverage)} of the notes but only {_pct(chosen.completeness)} of them in "

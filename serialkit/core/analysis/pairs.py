@@ -130,3 +130,56 @@ def reread_unexplained_stretches(a: Assignment) -> Assignment:
             continue
         (claims.owner, claims.pos, claims.second, claims.second_pos), a.found = saved
     return a
+
+
+AROUND = 4  # at most this many statements sounding at a stretch of unexplained notes are read again
+
+
+def _clusters(a: Assignment) -> list[tuple[int, int]]:
+    """Slice spans of the unexplained notes, those within HORIZON slices of each other together."""
+    sl, owner = a.ix.sl, a.claims.owner
+    spans: list[tuple[int, int]] = []
+    for i in range(a.ix.n):
+        if owner[i] != FREE:
+            continue
+        s = sl[i]
+        if spans and s - spans[-1][1] <= HORIZON:
+            spans[-1] = (spans[-1][0], s)
+        else:
+            spans.append((s, s))
+    return spans
+
+
+def reread_around_unexplained(a: Assignment) -> Assignment:
+    """Where notes stay unexplained, the statements sounding at them may have taken each other's
+    notes (two forms sharing a segment, each read through the other's voice): release them all
+    (at most AROUND), search their stretch again from whole statements down to inner fragments,
+    and keep the new reading only if it explains more notes with no fewer whole statements. The
+    work is local: only the stretches where trouble is, each once."""
+    ix, claims = a.ix, a.claims
+    for lo, hi in _clusters(a):
+        near = [k for k, f in enumerate(a.found) if f.chain is not None
+                and (span := _span(a, f.chain))[0] <= hi and span[1] >= lo]
+        if not near or len(near) > AROUND:
+            continue
+        chains = [a.found[k].chain for k in near]
+        first_sl = min(min(lo, _span(a, c)[0]) for c in chains if c is not None)
+        last_sl = max(max(hi, _span(a, c)[1]) for c in chains if c is not None)
+        first = bisect_left(ix.sl, first_sl - HORIZON)
+        last = bisect_right(ix.sl, last_sl + HORIZON)
+        saved = ([list(x) for x in (claims.owner, claims.pos, claims.second, claims.second_pos)],
+                 list(a.found))
+        before = _claimed(a)
+        whole_before = sum(1 for f in a.found if f.chain is not None and f.chain.distinct == 12)
+        for k in near:
+            release(a, k)
+        free = [i for i in range(first, last) if claims.owner[i] == FREE]
+        select(a, ((f, i, 0) for i in free for f in a.starts[ix.pc[i]]), MIN_STATEMENT)
+        free = [i for i in free if claims.owner[i] == FREE]
+        select(a, ((f, i, a.position_in[f][ix.pc[i]]) for i in free for f in range(len(a.forms))),
+               MIN_INNER)
+        whole_after = sum(1 for f in a.found if f.chain is not None and f.chain.distinct == 12)
+        if _claimed(a) > before and whole_after >= whole_before:
+            continue
+        (claims.owner, claims.pos, claims.second, claims.second_pos), a.found = saved
+    return a

@@ -13,6 +13,8 @@ statements, the later ones place single notes and record the readings a note cou
 5. ``rechoose_overlapping_pairs`` — two statements sounding at once re-choose their notes together.
 6. ``reread_unexplained_stretches`` — a statement near several unexplained notes is dropped and its
    stretch searched again; the new reading stays if it explains more.
+   ``reread_around_unexplained`` — the statements sounding at a stretch of unexplained notes are
+   released together and the stretch searched again (two forms that took each other's notes).
 7. ``index_owners`` — from here on single notes move: every note's readings are indexed.
    ``split_shared_chords`` — a note two statements share whose pitch class sounds again before the
    second goes on is two notes: the second statement begins on the later one.
@@ -38,7 +40,11 @@ from collections.abc import Callable
 
 from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.order import put_statements_in_time_order, split_shared_chords
-from serialkit.core.analysis.pairs import rechoose_overlapping_pairs, reread_unexplained_stretches
+from serialkit.core.analysis.pairs import (
+    rechoose_overlapping_pairs,
+    reread_around_unexplained,
+    reread_unexplained_stretches,
+)
 from serialkit.core.analysis.passing import learn_voice_passing
 from serialkit.core.analysis.pivots import (
     prefer_new_positions,
@@ -88,6 +94,7 @@ STEPS: tuple[Step, ...] = (
     take_fragments,
     rechoose_overlapping_pairs,
     reread_unexplained_stretches,
+    reread_around_unexplained,
     index_owners,
     split_shared_chords,
     put_statements_in_time_order,
