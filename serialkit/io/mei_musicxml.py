@@ -22,7 +22,15 @@ from lxml import etree
 from serialkit.core.errors import ScoreReadError
 from serialkit.io._build import RawNote, encode_id, midi_of
 from serialkit.io._instruments import declare_instrument
-from serialkit.io._mei_defs import NS, XML_ID, State, fifths_of, key_signature, local_name
+from serialkit.io._mei_defs import (
+    NS,
+    XML_ID,
+    State,
+    fifths_of,
+    key_signature,
+    local_name,
+    tuplet_numbers,
+)
 from serialkit.io.mei_read import scan_mei_tree
 from serialkit.io.safety import parse_xml, read_bytes
 
@@ -598,7 +606,7 @@ class _Converter:
         saved = (ctx.ratio, ctx.grace)
         pushed = False
         if name == "tuplet":
-            num, numbase = _num(el.get("num")), _num(el.get("numbase"))
+            num, numbase = tuplet_numbers(el) or (0, 0)
             if num and numbase:
                 ctx.ratio = ctx.ratio * Fraction(numbase, num)
                 ctx.tuplets.append((num, numbase))
