@@ -115,7 +115,8 @@ def _warn_undated(state: State) -> None:
         (state.hidden, "with no duration and visible=\"false\": left out, as they take no time"),
     ):
         if lines:
-            count = f"{len(lines)} events (lines {lines[0]}–{lines[-1]})" if len(lines) > 1 else "an event"
+            span = f"line {lines[0]}" if lines[0] == lines[-1] else f"lines {lines[0]}–{lines[-1]}"
+            count = f"{len(lines)} events ({span})" if len(lines) > 1 else "an event"
             state.parts.warnings.append(f"{state.where}:{lines[0]}: {count} {what}")
 
 
@@ -230,7 +231,7 @@ def _measure(el: etree._Element, state: State) -> None:
                     "keep the meter's length"
                 )
     if laid is not None:
-        length = laid.length
+        length = laid.duration
     elif state.measure_index == 0 and length < bar:
         state.parts.pickup = length
     for note in state.parts.notes[start:]:
