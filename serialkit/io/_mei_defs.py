@@ -77,6 +77,10 @@ class State:
     existing: set[str] = field(default_factory=set)
     by_id: dict[str, etree._Element] = field(default_factory=dict)
     """Every element with an ``xml:id``, for ``@copyof``."""
+    copies: dict[etree._Element, etree._Element] = field(default_factory=dict)
+    """Each ``@copyof`` element and the copy of its target the walk read in its place."""
+    advance: dict[etree._Element, Fraction] = field(default_factory=dict)
+    """How far each note, chord, rest and space moves its layer on, as the reader read it."""
     metered: bool = False
     """Whether the score states a meter; bars of an unmetered score last what they hold."""
     part_count: int = 0

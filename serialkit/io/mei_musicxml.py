@@ -563,6 +563,7 @@ class _Converter:
     # ---- layer content -----------------------------------------------------------------------
     def items(self, m: etree._Element, parent: etree._Element, ctx: _Ctx, pos: Fraction, bar: Fraction) -> Fraction:
         for el in parent:
+            el = self.state.copies.get(el, el)
             name = local_name(el)
             if el.get("sameas") and name in ("note", "chord", "rest", "space", "clef"):
                 continue
@@ -573,7 +574,7 @@ class _Converter:
             elif name in ("mRest", "multiRest"):
                 pos = self.rest(m, el, ctx, pos, bar)
             elif name == "space":
-                dur = self._duration(el, ctx.ratio)
+                dur = self._read(el, ctx.ratio)
                 self._flush(m, el.get(XML_ID), ctx)
                 self._forward(m, dur, ctx)
                 pos += dur
@@ -632,6 +633,12 @@ class _Converter:
         ctx.ratio, ctx.grace = saved
         return pos
 
+    def _read(self, el: etree._Element, ratio: Fraction) -> Fraction:
+        """How far an event moves its layer on: as the reader read it (chord members' durations,
+        defaults, …), else as the element states it."""
+        found = self.state.advance.get(el)
+        return found if found is not None else self._duration(el, ratio)
+
     def _duration(self, el: etree._Element, ratio: Fraction) -> Fraction:
         dur = el.get("dur")
         if dur is None:
@@ -667,7 +674,7 @@ class _Converter:
 
     def rest(self, m: etree._Element, el: etree._Element, ctx: _Ctx, pos: Fraction, bar: Fraction | None) -> Fraction:
         self._flush(m, el.get(XML_ID), ctx)
-        dur = bar if bar is not None else self._duration(el, ctx.ratio)
+        dur = bar if bar is not None else self._read(el, ctx.ratio)
         note = etree.SubElement(m, "note")
         rest = etree.SubElement(note, "rest")
         if bar is not None:
@@ -689,7 +696,7 @@ class _Converter:
     def chord(self, m: etree._Element, el: etree._Element, ctx: _Ctx, pos: Fraction) -> Fraction:
         is_chord = local_name(el) == "chord"
         grace = ctx.grace or el.get("grace")
-        dur = Fraction(0) if grace else self._duration(el, ctx.ratio)
+        dur = Fraction(0) if grace else self._read(el, ctx.ratio)
         notes = [n for n in el.iter(NS + "note") if not n.get("sameas")] if is_chord else [el]
         ids = [el.get(XML_ID)] + ([n.get(XML_ID) for n in notes] if is_chord else [])
         for ident in ids:
@@ -697,6 +704,8 @@ class _Converter:
         holder_marks = self.marks.pop(_key_of(el), []) if is_chord else []
         holder_marks += _slur_attr(el, ctx.part.id)
         written = [n for n in notes if n in self.raw_of]
+        # a chord's first MusicXML note moves the voice on: one lasting the whole chord goes first
+        written.sort(key=lambda n: not grace and self.raw_of[n].duration != dur)
         for k, note_el in enumerate(written):
             raw = self.raw_of[note_el]
             note = etree.SubElement(m, "note", id=encode_id(raw.id))
@@ -720,7 +729,7 @@ class _Converter:
                 etree.SubElement(pitch, "alter").text = str(alter)
             etree.SubElement(pitch, "octave").text = str(octave)
             if not grace:
-                self.durations.append((etree.SubElement(note, "duration"), dur))
+                self.durations.append((etree.SubElement(note, "duration"), raw.duration if k else dur))
             start = raw.tie_start or raw.id in self.tie_starts
             stop = raw.tie_stop or raw.id in self.tie_stops
             if stop and not cue:  # (a cue note has no <tie>: its <tied> shows the tie)
@@ -757,6 +766,8 @@ class _Converter:
         return pos + dur
 
     def _type(self, note: etree._Element, el: etree._Element, grace: bool = False) -> None:
+        if el.get("dur") is None and local_name(el) == "chord":  # the members carry the duration
+            el = next((n for n in el.iter(NS + "note") if n.get("dur")), el)
         dur = el.get("dur")
         name = _TYPES.get(dur or "", "eighth" if grace else None)
         if name:

@@ -336,7 +336,8 @@ def _layer_items(
     for el in parent:
         state.current = el
         if el.get("copyof") is not None:
-            el = _copy_of(el, state)
+            copy = state.copies[el] = _copy_of(el, state)
+            el = copy
         name = local_name(el)
         if name in ("note", "chord", "rest", "space"):
             if el.get("sameas"):
@@ -348,7 +349,8 @@ def _layer_items(
             for _end, span_ratio in lay.active:
                 scale = scale * span_ratio
             if name in ("rest", "space"):
-                lay.pos += _duration(el, lay, state, scale, bar)
+                advance = state.advance[el] = _duration(el, lay, state, scale, bar)
+                lay.pos += advance
             elif grace or el.get("grace") is not None:
                 for note in [el] if name == "note" else el.iter(NS + "note"):
                     _note(note, el, lay, state, Fraction(0), True)
@@ -357,6 +359,7 @@ def _layer_items(
                 for note, dur in sounding:
                     _note(note, el, lay, state, dur, False)
                 lay.pos += advance
+                state.advance[el] = advance
             if lay.active:
                 ids = {ident} | {n.get(XML_ID) for n in el.iter(NS + "note")}
                 lay.active = [a for a in lay.active if a[0] not in ids]

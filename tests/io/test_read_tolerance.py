@@ -99,3 +99,12 @@ def test_check_notes_what_the_reader_tolerated(fixtures: Path) -> None:
     result = CliRunner().invoke(cli, ["check", str(path), "--no-suggest"])
     assert result.exit_code in (0, 1), result.output
     assert f"note: reading: {path}:8: <backup> goes 380 quarter notes" in result.output
+
+
+@pytest.mark.parametrize("name", ["chord-member-durations.mei", "copyof-tuplet-unmetered.mei", "durations-missing.mei"])
+def test_mei_to_musicxml_keeps_what_the_reader_read(fixtures: Path, tmp_path: Path, name: str) -> None:
+    from serialkit.io import convert_score
+
+    out = tmp_path / "out.musicxml"
+    piece = convert_score(fixtures / "tolerance" / name, out)
+    assert [e[:3] for e in _events(read_score(out))] == [e[:3] for e in _events(piece)]
