@@ -296,8 +296,13 @@ def _default(el: etree._Element, lay: _Layer, state: State) -> Fraction:
     for default in (lay.info.dur_default, state.dur_default):
         if default is not None and (value := _value(default)) is not None:
             return value
-    state.undated.append(el.sourceline or 0)
+    state.undated.append(_line(el))
     return Fraction(1)
+
+
+def _line(el: etree._Element) -> int:
+    line = el.sourceline
+    return line if isinstance(line, int) else 0
 
 
 def _is_hidden(el: etree._Element) -> bool:
@@ -324,10 +329,11 @@ def _event(
         defaults = (lay.info.dur_default, state.dur_default)
         if _is_hidden(el) or (notes and all(_is_hidden(n) for n in notes)):
             if not any(d is not None and _value(d) is not None for d in defaults):
-                state.hidden.append(el.sourceline or 0)
+                state.hidden.append(_line(el))
                 return None
         stated = _default(el, lay, state)
-    return stated * scale, [(n, (own[n] if own[n] is not None else stated) * scale) for n in notes]
+    whole = stated
+    return whole * scale, [(n, (d if (d := own[n]) is not None else whole) * scale) for n in notes]
 
 
 def _layer_items(
@@ -400,7 +406,8 @@ def _copy_of(el: etree._Element, state: State) -> etree._Element:
     clone = deepcopy(target)
     for node in clone.iter():
         if isinstance(node.tag, str):
-            node.attrib.pop(XML_ID, None)
+            if XML_ID in node.attrib:
+                del node.attrib[XML_ID]
         node.sourceline = el.sourceline
     return clone
 

@@ -108,3 +108,14 @@ def test_mei_to_musicxml_keeps_what_the_reader_read(fixtures: Path, tmp_path: Pa
     out = tmp_path / "out.musicxml"
     piece = convert_score(fixtures / "tolerance" / name, out)
     assert [e[:3] for e in _events(read_score(out))] == [e[:3] for e in _events(piece)]
+
+
+def test_annotating_mei_with_copies_labels_the_notes_written_out(fixtures: Path, tmp_path: Path) -> None:
+    source = fixtures / "tolerance" / "copyof-tuplet-unmetered.mei"
+    out = tmp_path / "labelled.mei"
+    result = CliRunner().invoke(cli, ["annotate", str(source), "--row", "0 1 2 3 4 5 6 7 8 9 10 11", "-o", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    assert _events(read_score(out)) == _events(read_score(source))
+    text = out.read_text(encoding="utf-8")
+    # eight unexplained noteheads in red; the copied chord's two are written only as their original
+    assert text.count('color="#D00000"') == 6
