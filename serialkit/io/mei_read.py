@@ -226,8 +226,8 @@ def _measure(el: etree._Element, state: State) -> None:
         for staff_n, layer_n, reach, layer_el in layers:
             if reach > bar:
                 state.parts.warnings.append(
-                    f"{state.where}:{layer_el.sourceline}: bar {number}, staff {staff_n}, layer "
-                    f"{layer_n} lasts {reach} quarter notes in a bar of {bar}; the following bars "
+                    f"{state.where}:{layer_el.sourceline}: bar {number}, <staff n=\"{staff_n}\">, <layer "
+                    f"n=\"{layer_n}\"> lasts {reach} quarter notes in a bar of {bar}; the following bars "
                     "keep the meter's length"
                 )
     if laid is not None:
