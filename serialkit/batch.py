@@ -236,6 +236,7 @@ def check_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outc
     report = check_piece(piece, row=row, convention=convention, identify=True if options.get("identify") else None,
                          source=source.name, profile=profile, suggest=bool(options.get("suggest", True)))
     data = report.to_dict()
+    data["notes"].extend(f"reading: {w}" for w in (piece.metadata or {}).get("warnings") or ())
     if task is not None and not options.get("task"):
         data["notes"].append(f"judged against task {task.name}, the bundled task the candidate names (not "
                              "a blueprint it carries); give --task FILE for a task of your own")

@@ -32,6 +32,24 @@ def parse_number(text: str | None, where: str, what: str) -> float:
         raise ScoreReadError(f"{where}: {what} {text!r} is not a number") from None
 
 
+def tuplet_numbers(el: etree._Element) -> tuple[int, int] | None:
+    """A ``<tuplet>``'s ``(num, numbase)``: ``num`` notes in the time of ``numbase``. Without
+    ``@numbase`` it is the largest power of two below ``num`` (3 in the time of 2, 5 of 4, 9 of
+    8), as engravers read it; None when ``@num`` is absent or not a positive whole number."""
+    num_text, base_text = el.get("num"), el.get("numbase")
+    if not num_text or not num_text.isdigit() or int(num_text) < 1:
+        return None
+    num = int(num_text)
+    if base_text and base_text.isdigit() and int(base_text) > 0:
+        return num, int(base_text)
+    if base_text:
+        return None
+    base = 1
+    while base * 2 < num:
+        base *= 2
+    return num, base if num > 1 else 1
+
+
 @dataclass(slots=True)
 class StaffInfo:
     """What a staff definition says: its part, transposition, key and name."""
@@ -40,6 +58,8 @@ class StaffInfo:
     trans_semi: int = 0
     key: dict[str, int] = field(default_factory=dict)
     name: str | None = None
+    dur_default: str | None = None
+    """The staff's ``@dur.default``: the duration of an event that states none."""
 
 
 @dataclass(slots=True)
@@ -55,12 +75,26 @@ class State:
     measure_index: int = 0
     used: set[str] = field(default_factory=set)
     existing: set[str] = field(default_factory=set)
+    by_id: dict[str, etree._Element] = field(default_factory=dict)
+    """Every element with an ``xml:id``, for ``@copyof``."""
+    copies: dict[etree._Element, etree._Element] = field(default_factory=dict)
+    """Each ``@copyof`` element and the copy of its target the walk read in its place."""
+    advance: dict[etree._Element, Fraction] = field(default_factory=dict)
+    """How far each note, chord, rest and space moves its layer on, as the reader read it."""
+    metered: bool = False
+    """Whether the score states a meter; bars of an unmetered score last what they hold."""
     part_count: int = 0
     ours: bool = False
     tie_alters: dict[tuple[int, str, int], int] = field(default_factory=dict)
     alter_of: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     tie_targets: dict[str, str] = field(default_factory=dict)
     current: etree._Element | None = None
+    dur_default: str | None = None
+    """The score definition's ``@dur.default``."""
+    undated: list[int] = field(default_factory=list)
+    """Source lines of events that state no duration anywhere (read as quarter notes)."""
+    hidden: list[int] = field(default_factory=list)
+    """Source lines of invisible notes that state no duration (left out: they take no time)."""
     elements: list[tuple[etree._Element, RawNote]] = field(default_factory=list)
     cues: dict[etree._Element, RawNote] = field(default_factory=dict)
     """Cue notes (``@cue="true"``): kept in the file, read for their pitch, not played, so in
@@ -174,11 +208,14 @@ def apply_def(el: etree._Element, state: State) -> None:
             raise ScoreReadError(
                 f"{state.where}:{el.sourceline}: meter {count}/{unit} is not numeric"
             ) from None
+        state.metered = True
         if meter != state.meter:
             state.meter = meter
             state.meter_changed = True
     key = key_signature(el, state.where)
     if local_name(el) == "scoreDef":
+        if el.get("dur.default"):
+            state.dur_default = el.get("dur.default")
         if key is not None:
             for info in state.staves.values():
                 info.key = key
@@ -235,6 +272,8 @@ def _staff_def(el: etree._Element, state: State, key: dict[str, int] | None, pid
             pid = f"P{state.part_count}"
             state.parts.part_names[pid] = _label(el)
         info = state.staves[n] = StaffInfo(pid)
+    if el.get("dur.default"):
+        info.dur_default = el.get("dur.default")
     if el.get("trans.semi") is not None:
         info.trans_semi = round(parse_number(el.get("trans.semi"), here, "trans.semi"))
     if el.get("trans.diat") is not None:
@@ -248,5 +287,6 @@ def _staff_def(el: etree._Element, state: State, key: dict[str, int] | None, pid
             meter = (int(count), int(unit))
         except ValueError:
             meter = state.meter
+        state.metered = True
         if meter != state.meter:
             state.meter, state.meter_changed = meter, True

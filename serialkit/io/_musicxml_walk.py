@@ -166,11 +166,12 @@ class Walker:
                     longest = clock.pos
                 delta = self.duration(child.findtext("duration"), child)
                 clock.move(-delta if tag == "backup" else delta)
-                if clock.pos < 0:
-                    raise ScoreReadError(
-                        f"{self.where}:{child.sourceline}: <backup> goes before the start of "
-                        f"measure {number}"
+                if clock.pos < 0:  # clamped to the bar's start, as MuseScore and Finale read it
+                    self.scan.parts.warnings.append(
+                        f"{self.where}:{child.sourceline}: <backup> goes {-clock.pos} quarter notes "
+                        f"before the start of measure {number}; read as going back to the start"
                     )
+                    clock.start()
             elif tag == "attributes":
                 self.attributes(child, m_index)
         return clock.pos if clock.pos > longest else longest
@@ -407,6 +408,12 @@ class _Clock:
         self.file_pos += file_dur
         self.pos += exact
         self.seen.setdefault(self.file_pos, self.pos)
+
+    def start(self) -> None:
+        """Stand at the measure's start again."""
+        self.pos = self.file_pos = _ZERO
+        if self.seen is not None:
+            self.seen.setdefault(_ZERO, _ZERO)
 
     def move(self, file_delta: Fraction) -> None:
         if self.seen is None:

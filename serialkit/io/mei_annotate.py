@@ -119,6 +119,12 @@ def plan_mei_edits(
         changed: dict[etree._Element, tuple[str, tuple[str, int, int]]] = {}
         for event_id, midi in pitches.items():
             ids = members.get(event_id, [event_id])
+            copied = next((nid for nid in ids if element[nid] not in order), None)
+            if copied is not None:
+                raise ScoreWriteError(
+                    f"{where}:{element[copied].sourceline}: note {event_id} is written as a copy of another "
+                    "element (@copyof): it cannot be changed on its own"
+                )
             shift = midi - raw_of[ids[0]].midi
             for k, nid in enumerate(ids):
                 changed[element[nid]] = _repitch(element[nid], raw_of[nid].midi - raw_of[nid].transposition + shift,
@@ -126,9 +132,12 @@ def plan_mei_edits(
         _respell(state, changed, order, edits)
     verses: dict[etree._Element, int] = {}
     if labels == "lyric":
-        verses = _verse_numbers(state, [element[members.get(e, [e])[0]] for e, a in annotations.items() if a.label])
+        firsts = [element[members.get(e, [e])[0]] for e, a in annotations.items() if a.label]
+        verses = _verse_numbers(state, [el for el in firsts if el in order])
     for event_id, ann in annotations.items():
-        ids = members.get(event_id, [event_id])
+        ids = [nid for nid in members.get(event_id, [event_id]) if element[nid] in order]
+        if not ids:
+            continue  # a note of a @copyof copy: the file writes it only as its original
         note = element[ids[0]]
         prefix = _prefix(note)
         color = musicxml_color(ann.color) if ann.color else None

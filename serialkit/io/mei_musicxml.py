@@ -22,7 +22,15 @@ from lxml import etree
 from serialkit.core.errors import ScoreReadError
 from serialkit.io._build import RawNote, encode_id, midi_of
 from serialkit.io._instruments import declare_instrument
-from serialkit.io._mei_defs import NS, XML_ID, State, fifths_of, key_signature, local_name
+from serialkit.io._mei_defs import (
+    NS,
+    XML_ID,
+    State,
+    fifths_of,
+    key_signature,
+    local_name,
+    tuplet_numbers,
+)
 from serialkit.io.mei_read import scan_mei_tree
 from serialkit.io.safety import parse_xml, read_bytes
 
@@ -555,6 +563,7 @@ class _Converter:
     # ---- layer content -----------------------------------------------------------------------
     def items(self, m: etree._Element, parent: etree._Element, ctx: _Ctx, pos: Fraction, bar: Fraction) -> Fraction:
         for el in parent:
+            el = self.state.copies.get(el, el)
             name = local_name(el)
             if el.get("sameas") and name in ("note", "chord", "rest", "space", "clef"):
                 continue
@@ -565,7 +574,7 @@ class _Converter:
             elif name in ("mRest", "multiRest"):
                 pos = self.rest(m, el, ctx, pos, bar)
             elif name == "space":
-                dur = self._duration(el, ctx.ratio)
+                dur = self._read(el, ctx.ratio)
                 self._flush(m, el.get(XML_ID), ctx)
                 self._forward(m, dur, ctx)
                 pos += dur
@@ -598,7 +607,7 @@ class _Converter:
         saved = (ctx.ratio, ctx.grace)
         pushed = False
         if name == "tuplet":
-            num, numbase = _num(el.get("num")), _num(el.get("numbase"))
+            num, numbase = tuplet_numbers(el) or (0, 0)
             if num and numbase:
                 ctx.ratio = ctx.ratio * Fraction(numbase, num)
                 ctx.tuplets.append((num, numbase))
@@ -623,6 +632,12 @@ class _Converter:
             ctx.tuplets.pop()
         ctx.ratio, ctx.grace = saved
         return pos
+
+    def _read(self, el: etree._Element, ratio: Fraction) -> Fraction:
+        """How far an event moves its layer on: as the reader read it (chord members' durations,
+        defaults, …), else as the element states it."""
+        found = self.state.advance.get(el)
+        return found if found is not None else self._duration(el, ratio)
 
     def _duration(self, el: etree._Element, ratio: Fraction) -> Fraction:
         dur = el.get("dur")
@@ -659,7 +674,7 @@ class _Converter:
 
     def rest(self, m: etree._Element, el: etree._Element, ctx: _Ctx, pos: Fraction, bar: Fraction | None) -> Fraction:
         self._flush(m, el.get(XML_ID), ctx)
-        dur = bar if bar is not None else self._duration(el, ctx.ratio)
+        dur = bar if bar is not None else self._read(el, ctx.ratio)
         note = etree.SubElement(m, "note")
         rest = etree.SubElement(note, "rest")
         if bar is not None:
@@ -681,7 +696,7 @@ class _Converter:
     def chord(self, m: etree._Element, el: etree._Element, ctx: _Ctx, pos: Fraction) -> Fraction:
         is_chord = local_name(el) == "chord"
         grace = ctx.grace or el.get("grace")
-        dur = Fraction(0) if grace else self._duration(el, ctx.ratio)
+        dur = Fraction(0) if grace else self._read(el, ctx.ratio)
         notes = [n for n in el.iter(NS + "note") if not n.get("sameas")] if is_chord else [el]
         ids = [el.get(XML_ID)] + ([n.get(XML_ID) for n in notes] if is_chord else [])
         for ident in ids:
@@ -689,6 +704,8 @@ class _Converter:
         holder_marks = self.marks.pop(_key_of(el), []) if is_chord else []
         holder_marks += _slur_attr(el, ctx.part.id)
         written = [n for n in notes if n in self.raw_of]
+        # a chord's first MusicXML note moves the voice on: one lasting the whole chord goes first
+        written.sort(key=lambda n: not grace and self.raw_of[n].duration != dur)
         for k, note_el in enumerate(written):
             raw = self.raw_of[note_el]
             note = etree.SubElement(m, "note", id=encode_id(raw.id))
@@ -712,7 +729,7 @@ class _Converter:
                 etree.SubElement(pitch, "alter").text = str(alter)
             etree.SubElement(pitch, "octave").text = str(octave)
             if not grace:
-                self.durations.append((etree.SubElement(note, "duration"), dur))
+                self.durations.append((etree.SubElement(note, "duration"), raw.duration if k else dur))
             start = raw.tie_start or raw.id in self.tie_starts
             stop = raw.tie_stop or raw.id in self.tie_stops
             if stop and not cue:  # (a cue note has no <tie>: its <tied> shows the tie)
@@ -749,6 +766,8 @@ class _Converter:
         return pos + dur
 
     def _type(self, note: etree._Element, el: etree._Element, grace: bool = False) -> None:
+        if el.get("dur") is None and local_name(el) == "chord":  # the members carry the duration
+            el = next((n for n in el.iter(NS + "note") if n.get("dur")), el)
         dur = el.get("dur")
         name = _TYPES.get(dur or "", "eighth" if grace else None)
         if name:

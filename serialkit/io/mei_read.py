@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from copy import deepcopy
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -32,6 +33,7 @@ from serialkit.io._mei_defs import (
     key_signature,
     local_name,
     parse_number,
+    tuplet_numbers,
 )
 from serialkit.io.safety import parse_xml, read_bytes
 
@@ -66,20 +68,56 @@ def scan_mei_tree(tree: etree._ElementTree, where: str) -> State:
         )
     path = where
     state = State(where)
-    state.existing = {v for el in root.iter() if (v := el.get(XML_ID))}
+    state.by_id = {v: el for el in root.iter() if (v := el.get(XML_ID))}
+    state.existing = set(state.by_id)
     state.ours = any(
         (el.text or "").strip() == "serialkit" and (parent := el.getparent()) is not None
         and local_name(parent) == "application"
         for el in root.iter(NS + "name")
     )
     state.parts.title = _title(root)
-    for score in root.iter(NS + "score", "score"):
-        if not any(local_name(a) == "meiHead" for a in score.iterancestors()):
-            try:
-                _walk(score, state)
-            except DAMAGE as exc:
-                raise damaged(str(path), state.current, exc) from None
+    scores = _music(root, "score")
+    try:
+        for score in scores:
+            _walk(score, state)
+        if not scores:  # a parts-based encoding: each <part> holds its own staves and bars
+            for part in _music(root, "part"):
+                _walk_part(part, state)
+    except DAMAGE as exc:
+        raise damaged(str(path), state.current, exc) from None
+    _warn_undated(state)
     return state
+
+
+def _music(root: etree._Element, name: str) -> list[etree._Element]:
+    """The ``<score>`` or ``<part>`` elements of the music (not an incipit in the header)."""
+    return [
+        el for el in root.iter(NS + name, name)
+        if not any(local_name(a) == "meiHead" for a in el.iterancestors())
+    ]
+
+
+def _walk_part(part: etree._Element, state: State) -> None:
+    """Walk one ``<part>`` of a parts-based encoding from the start of the piece: its staves are
+    its own (a staff ``n`` of another part is another staff), its bars fall on the bars the first
+    part laid out."""
+    state.staves = {}
+    state.onset, state.measure_index = Fraction(0), 0
+    state.meter, state.meter_changed = (4, 4), True
+    state.dur_default = None
+    _walk(part, state)
+
+
+def _warn_undated(state: State) -> None:
+    for lines, what in (
+        (state.undated, "with no duration (no @dur, @dur.ges or @dur.default): read as quarter "
+                        "notes, as verovio reads them"),
+        (state.hidden, "with no duration and visible=\"false\": left out, as they take no time"),
+    ):
+        if lines:
+            span = f"line {lines[0]}" if lines[0] == lines[-1] else f"lines {lines[0]}–{lines[-1]}"
+            count = f"{len(lines)} events ({span})" if len(lines) > 1 else "an event"
+            state.parts.warnings.append(f"{state.where}:{lines[0]}: {count} {what}")
 
 
 def _title(root: etree._Element) -> str | None:
@@ -136,6 +174,9 @@ class _Layer:
 def _measure(el: etree._Element, state: State) -> None:
     number = el.get("n") or str(state.measure_index + 1)
     bar = Fraction(4 * state.meter[0], state.meter[1])
+    laid = state.parts.measures[state.measure_index] if state.measure_index < len(state.parts.measures) else None
+    if laid is not None:  # a later part of a parts-based encoding: the bar is laid out already
+        state.onset, state.meter_changed = laid.onset, False
     if state.meter_changed:
         state.parts.time_signatures.append(
             TimeSignature(state.meter[0], state.meter[1], state.measure_index)
@@ -175,7 +216,7 @@ def _measure(el: etree._Element, state: State) -> None:
             if state.ours:
                 s, e = decode_id(s), decode_id(e)
             state.parts.tie_links[s] = e
-    complete = el.get("metcon") != "false" and el.get("type") != "upbeat"
+    complete = state.metered and el.get("metcon") != "false" and el.get("type") != "upbeat"
     if next(el.iter(NS + "multiRest"), None) is not None:
         complete = False  # one <measure> standing for several bars of rest
     # A complete bar lasts what its meter says (as music21 and engravers read it); a layer that
@@ -185,15 +226,18 @@ def _measure(el: etree._Element, state: State) -> None:
         for staff_n, layer_n, reach, layer_el in layers:
             if reach > bar:
                 state.parts.warnings.append(
-                    f"{state.where}:{layer_el.sourceline}: bar {number}, staff {staff_n}, layer "
-                    f"{layer_n} lasts {reach} quarter notes in a bar of {bar}; the following bars "
+                    f"{state.where}:{layer_el.sourceline}: bar {number}, <staff n=\"{staff_n}\">, <layer "
+                    f"n=\"{layer_n}\"> lasts {reach} quarter notes in a bar of {bar}; the following bars "
                     "keep the meter's length"
                 )
-    if state.measure_index == 0 and length < bar:
+    if laid is not None:
+        length = laid.duration
+    elif state.measure_index == 0 and length < bar:
         state.parts.pickup = length
     for note in state.parts.notes[start:]:
         note.onset += state.onset
-    state.parts.measures.append(Measure(number, state.onset, length))
+    if laid is None:
+        state.parts.measures.append(Measure(number, state.onset, length))
     state.onset += length
     state.measure_index += 1
 
@@ -204,22 +248,92 @@ def _duration(el: etree._Element, lay: _Layer, state: State, ratio: Fraction, ba
         return bar * int(parse_number(el.get("num") or "1", f"{state.where}:{el.sourceline}", "num"))
     if name in ("mRest", "mSpace", "mRpt"):
         return bar
-    dur = el.get("dur")
-    if dur is None:
-        return Fraction(0)
+    stated = _stated(el, state.where)
+    if stated is None and name == "space":
+        return Fraction(0)  # a <space> stating no duration marks a place; it takes no time
+    return (stated if stated is not None else _default(el, lay, state)) * ratio
+
+
+def _value(dur: str) -> Fraction | None:
+    """A duration value (``4``, ``breve``, …) in quarter notes, or None when it is not one."""
     if dur in _DUR:
-        base = _DUR[dur]
-    else:
-        try:
-            base = Fraction(4, int(dur))
-        except (ValueError, ZeroDivisionError):
-            raise ScoreReadError(f"{state.where}:{el.sourceline}: dur={dur!r} is not a duration") from None
-    dots = int(el.get("dots") or 0) or sum(1 for c in el if local_name(c) == "dot")
+        return _DUR[dur]
+    try:
+        return Fraction(4, int(dur))
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _stated(el: etree._Element, where: str) -> Fraction | None:
+    """The duration an element states itself, as verovio reads it: ``@dur.ges`` before ``@dur``,
+    ``@dots.ges`` before ``@dots`` (or ``<dot>`` children), then ``@num``/``@numbase``; None when
+    it states none."""
+    dur = el.get("dur.ges")
+    base = _value(dur) if dur is not None else None
+    if base is None:
+        dur = el.get("dur")
+        if dur is None:
+            return None
+        base = _value(dur)
+        if base is None:
+            raise ScoreReadError(
+                f"{where}:{el.sourceline}: <{local_name(el)}> dur={dur!r} is not a duration"
+            )
+    dots_text = el.get("dots.ges") or el.get("dots")
+    dots = int(dots_text) if dots_text and dots_text.isdigit() else sum(
+        1 for c in el if local_name(c) == "dot"
+    )
     total = base * (2 - Fraction(1, 2**dots))
     num, numbase = el.get("num"), el.get("numbase")
     if num and numbase:
         total = total * int(numbase) / int(num)
-    return total * ratio
+    return total
+
+
+def _default(el: etree._Element, lay: _Layer, state: State) -> Fraction:
+    """The duration of an event that states none: the staff's or score's ``@dur.default``, else a
+    quarter note (as verovio reads it), noted for the reader's warning."""
+    for default in (lay.info.dur_default, state.dur_default):
+        if default is not None and (value := _value(default)) is not None:
+            return value
+    state.undated.append(_line(el))
+    return Fraction(1)
+
+
+def _line(el: etree._Element) -> int:
+    line = el.sourceline
+    return line if isinstance(line, int) else 0
+
+
+def _is_hidden(el: etree._Element) -> bool:
+    return el.get("visible") == "false"
+
+
+def _event(
+    el: etree._Element, lay: _Layer, state: State, scale: Fraction, bar: Fraction
+) -> tuple[Fraction, list[tuple[etree._Element, Fraction]]] | None:
+    """A note's or chord's place in the layer: how far it moves the layer on, and each of its
+    notes with the duration it sounds. A chord member's own duration counts before the chord's;
+    a chord stating none lasts as long as its longest member. None for an invisible event that
+    states no duration anywhere (it takes no time, and nothing sounds)."""
+    if local_name(el) == "note":
+        notes = [el]
+    else:
+        notes = [n for n in el.iter(NS + "note")]
+    own = {n: _stated(n, state.where) for n in notes}
+    stated = own[el] if el in own else _stated(el, state.where)
+    if stated is None:
+        known = [d for d in own.values() if d is not None]
+        stated = max(known) if known else None
+    if stated is None:
+        defaults = (lay.info.dur_default, state.dur_default)
+        if _is_hidden(el) or (notes and all(_is_hidden(n) for n in notes)):
+            if not any(d is not None and _value(d) is not None for d in defaults):
+                state.hidden.append(_line(el))
+                return None
+        stated = _default(el, lay, state)
+    whole = stated
+    return whole * scale, [(n, (d if (d := own[n]) is not None else whole) * scale) for n in notes]
 
 
 def _layer_items(
@@ -227,6 +341,9 @@ def _layer_items(
 ) -> None:
     for el in parent:
         state.current = el
+        if el.get("copyof") is not None:
+            copy = state.copies[el] = _copy_of(el, state)
+            el = copy
         name = local_name(el)
         if name in ("note", "chord", "rest", "space"):
             if el.get("sameas"):
@@ -238,14 +355,17 @@ def _layer_items(
             for _end, span_ratio in lay.active:
                 scale = scale * span_ratio
             if name in ("rest", "space"):
-                lay.pos += _duration(el, lay, state, scale, bar)
-            else:
-                is_grace = grace or el.get("grace") is not None
-                dur = Fraction(0) if is_grace else _duration(el, lay, state, scale, bar)
-                notes = [el] if name == "note" else [c for c in el.iter(NS + "note")]
-                for note in notes:
-                    _note(note, el, lay, state, dur, is_grace)
-                lay.pos += dur
+                advance = state.advance[el] = _duration(el, lay, state, scale, bar)
+                lay.pos += advance
+            elif grace or el.get("grace") is not None:
+                for note in [el] if name == "note" else el.iter(NS + "note"):
+                    _note(note, el, lay, state, Fraction(0), True)
+            elif (event := _event(el, lay, state, scale, bar)) is not None:
+                advance, sounding = event
+                for note, dur in sounding:
+                    _note(note, el, lay, state, dur, False)
+                lay.pos += advance
+                state.advance[el] = advance
             if lay.active:
                 ids = {ident} | {n.get(XML_ID) for n in el.iter(NS + "note")}
                 lay.active = [a for a in lay.active if a[0] not in ids]
@@ -257,8 +377,8 @@ def _layer_items(
                 lay.key = key
         elif name in _CONTAINERS:
             sub = ratio
-            if name == "tuplet" and el.get("num") and el.get("numbase"):
-                sub = ratio * Fraction(int(el.get("numbase", "1")), int(el.get("num", "1")))
+            if name == "tuplet" and (numbers := tuplet_numbers(el)) is not None:
+                sub = ratio * Fraction(numbers[1], numbers[0])
             elif name == "fTrem":
                 sub = ratio / 2  # two notes alternate through one written duration
             _layer_items(el, lay, state, sub, grace or name == "graceGrp", bar)
@@ -266,6 +386,30 @@ def _layer_items(
             pick = _choose(el)
             if pick is not None:
                 _layer_items(pick, lay, state, ratio, grace, bar)
+
+
+def _copy_of(el: etree._Element, state: State) -> etree._Element:
+    """The element an ``@copyof`` element stands for: a copy of its target, without the target's
+    ids (its notes get ids of their own), placed at the copying element's line."""
+    ref = (el.get("copyof") or "").split("#")[-1]
+    target = state.by_id.get(ref)
+    if target is None:
+        raise ScoreReadError(
+            f"{state.where}:{el.sourceline}: <{local_name(el)} copyof={el.get('copyof')!r}>: "
+            "no element of the file has that xml:id"
+        )
+    if any(a is target for a in el.iterancestors()) or target.get("copyof") is not None:
+        raise ScoreReadError(
+            f"{state.where}:{el.sourceline}: <{local_name(el)} copyof={el.get('copyof')!r}> copies "
+            "an element that contains it or is itself a copy"
+        )
+    clone = deepcopy(target)
+    for node in clone.iter():
+        if isinstance(node.tag, str):
+            if XML_ID in node.attrib:
+                del node.attrib[XML_ID]
+        node.sourceline = el.sourceline
+    return clone
 
 
 def _tuplet_spans(measure: etree._Element, staff_n: int) -> dict[str, tuple[str, Fraction]]:
