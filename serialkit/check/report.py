@@ -435,6 +435,10 @@ def _suggestions(piece: Piece, analysis: Analysis, verdict: Verdict,
 
 FOLLOWING_TRIED = 6
 """At most this many confident corrections are tried against one another (one analysis each)."""
+FOLLOWING_WHOLE = 400
+"""A piece longer than this is read round each change only (FOLLOWING_WINDOW notes either side),
+as ``suggest`` verifies its candidates: two corrections further apart do not follow one another."""
+FOLLOWING_WINDOW = 96
 
 
 def _not_following(bare: Piece, analysis: Analysis, found: Sequence[Any]) -> tuple[Any, ...]:
@@ -455,16 +459,25 @@ def _not_following(bare: Piece, analysis: Analysis, found: Sequence[Any]) -> tup
     if len(sure) < 2:
         return tuple(found)
     troubled: dict[str, set[str]] = {}
+    seen: dict[str, set[str]] = {}  # the notes each trial read (a window of a long piece)
+    order = sorted(bare.events, key=lambda e: (e.onset, e.voice, e.midi, e.id))
+    index = {e.id: i for i, e in enumerate(order)}
     for n in sure:
         edits = {e.event_id: e.after for e in n.best.edits}
-        changed = bare.with_events(e.copy(midi=edits[e.id]) if e.id in edits else e for e in bare.events)
+        sub = bare
+        if len(order) > FOLLOWING_WHOLE:  # a long piece: the window round the change, not all of it
+            ixs = [index[e] for e in edits]
+            sub = bare.with_events(order[max(0, min(ixs) - FOLLOWING_WINDOW):max(ixs) + FOLLOWING_WINDOW + 1])
+        changed = sub.with_events(e.copy(midi=edits[e.id]) if e.id in edits else e for e in sub.events)
         after = analyze(changed, analysis.row, analysis.convention)
         events = {e.id: e for e in changed.events}
+        seen[n.event_id] = set(events)
         troubled[n.event_id] = set(after.unexplained) | {
             e for h in _trouble_holes(after, events) for e in h.around | h.members}
     follows = {
         b.event_id for b in sure for a in sure
-        if a is not b and b.event_id not in troubled[a.event_id] and a.event_id in troubled[b.event_id]
+        if a is not b and b.event_id in seen[a.event_id] and a.event_id in seen[b.event_id]
+        and b.event_id not in troubled[a.event_id] and a.event_id in troubled[b.event_id]
         and not {e.event_id for e in a.best.edits} & {e.event_id for e in b.best.edits}
     }
     return tuple(n for n in found if n.event_id not in follows)
