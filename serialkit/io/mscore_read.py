@@ -186,10 +186,10 @@ def read_mscore(path: str | os.PathLike[str]) -> Piece:
                         pos += _fraction(el.findtext("fractions"), where, "location") * 4
                     elif tag == "Tuplet":
                         normal = _int(el.findtext("normalNotes"), where, "normalNotes")
-                        actual = _int(el.findtext("actualNotes"), where, "actualNotes")
-                        if normal <= 0 or actual <= 0:
-                            raise ScoreReadError(f"{where}: tuplet {actual}:{normal} is not positive")
-                        ratios.append(Fraction(normal, actual))
+                        played = _int(el.findtext("actualNotes"), where, "actualNotes")
+                        if normal <= 0 or played <= 0:
+                            raise ScoreReadError(f"{where}: tuplet {played}:{normal} is not positive")
+                        ratios.append(Fraction(normal, played))
                     elif tag == "endTuplet":
                         if ratios:
                             ratios.pop()
