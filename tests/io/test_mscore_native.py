@@ -72,3 +72,33 @@ def test_openscore_lieder_files_read() -> None:
     assert files
     for f in files:
         assert read_mscore(f).events
+
+
+def _voices(piece):  # type: ignore[no-untyped-def]
+    by_voice: dict[str, list[tuple[object, object, int]]] = {}
+    for e in piece.events:
+        by_voice.setdefault(e.voice, []).append((e.onset, e.duration, e.midi))
+    return sorted(by_voice.values())
+
+
+def test_each_voice_holds_the_same_notes_in_the_same_order_as_the_export(tmp_path: Path) -> None:
+    from serialkit.io import read_score
+
+    mscz = tmp_path / "three-voices.mscz"
+    with zipfile.ZipFile(mscz, "w") as zf:
+        zf.write(FIX / "three-voices-ms3.mscx", "three-voices.mscx")
+    exported = _voices(read_musicxml(FIX / "three-voices-ms3.musicxml"))
+    assert len(exported) == 3
+    for src in (FIX / "three-voices-ms3.mscx", mscz):
+        piece = read_score(src)  # dispatched to the native reader
+        assert piece.metadata["format"] == "musescore"
+        assert piece.metadata["musescore_version"] == "3.01"
+        assert _voices(piece) == exported
+
+
+def test_not_well_formed_xml_is_refused_naming_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "cut.mscx"
+    lines = (FIX / "clarinet-ms4.mscx").read_text().splitlines()
+    bad.write_text("\n".join(lines[: len(lines) // 2]))
+    with pytest.raises(ScoreReadError, match=r"cut\.mscx: not well-formed.*line \d+"):
+        read_mscore(bad)
