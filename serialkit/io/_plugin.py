@@ -30,7 +30,7 @@ def register_readers(register: Register) -> None:
         read_musescore,
         extensions=(".mscz", ".mscx"),
         sniff=sniff.is_musescore,
-        description="MuseScore .mscz/.mscx, through MuseScore 3 (Debian package musescore3)",
+        description="MuseScore .mscz/.mscx, versions 3.0-4.x, read natively",
     )
     register(
         "kern", read_kern, extensions=(".krn", ".kern"), sniff=sniff.is_kern,

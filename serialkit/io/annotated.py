@@ -8,10 +8,12 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from pathlib import Path
 
 from serialkit.core.errors import ScoreWriteError
+from serialkit.core.piece import Event
 from serialkit.io.annotate import DEFAULT_LABELS, LABEL_STYLES, Annotation
 
 __all__ = ["ANNOTATED_SUFFIXES", "MUSESCORE_SUFFIXES", "save_with_musescore", "write_annotated_score"]
@@ -65,7 +67,24 @@ def write_annotated_score(
 
 def _via_musescore(src: Path, annotations: Mapping[str, Annotation], out: Path, labels: str) -> Path:
     from serialkit.io.annotate import write_annotated_musicxml
+    from serialkit.io.external import _read_via
+    from serialkit.io.mscore_read import read_mscore
 
+    # the labels name notes of the native reading; MuseScore's export names them its own way:
+    # the n-th note at an onset and pitch of one is the n-th of the other
+    def keyed(events: Sequence[Event]) -> dict[tuple[Fraction, int, int], str]:
+        seen: dict[tuple[Fraction, int], int] = {}
+        out: dict[tuple[Fraction, int, int], str] = {}
+        for e in events:
+            k = seen[(e.onset, e.midi)] = seen.get((e.onset, e.midi), 0) + 1
+            out[(e.onset, e.midi, k)] = e.id
+        return out
+
+    native = keyed(read_mscore(src).events)
+    exported = keyed(_read_via(src, "musescore").events)
+    rename = {nid: exported[k] for k, nid in native.items() if k in exported}
+    lost = set(native.values()) - set(rename)  # notes MuseScore's own export leaves out
+    annotations = {rename.get(k, k): v for k, v in annotations.items() if k not in lost}
     with tempfile.TemporaryDirectory(prefix="serialkit-mscore-") as tmp:
         xml = write_annotated_musicxml(src, annotations, Path(tmp) / "annotated.musicxml", label_style=labels)
         return save_with_musescore(xml, out)

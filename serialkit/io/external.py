@@ -91,9 +91,9 @@ def _musescore_export(path: Path) -> bytes:
         except OSError as exc:
             raise ScoreReadError(f"{path}: cannot run MuseScore ({exe}): {exc}") from None
         if proc.returncode != 0 or not out.is_file():
-            lines = [ln for ln in (proc.stderr or proc.stdout or "").splitlines() if ln.strip()]
-            why = lines[-1].strip() if lines else f"exit status {proc.returncode}"
-            raise ScoreReadError(f"{path}: MuseScore could not read it: {why}")
+            message = "\n".join(part.strip() for part in (proc.stdout, proc.stderr) if part and part.strip())
+            why = message or f"exit status {proc.returncode}"
+            raise ScoreReadError(f"{path}: MuseScore could not read it (exit status {proc.returncode}):\n{why}")
         return out.read_bytes()
 
 
@@ -139,8 +139,10 @@ def _read_via(path: str | os.PathLike[str], fmt: str) -> Piece:
 
 
 def read_musescore(path: str | os.PathLike[str]) -> Piece:
-    """Read a MuseScore file (.mscz, .mscx) through MuseScore's own MusicXML export."""
-    return _read_via(path, "musescore")
+    """Read a MuseScore 3.x/4.x file (.mscz, .mscx) with serialkit's own reader (no MuseScore needed)."""
+    from serialkit.io.mscore_read import read_mscore
+
+    return read_mscore(path)
 
 
 def read_kern(path: str | os.PathLike[str]) -> Piece:
