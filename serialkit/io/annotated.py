@@ -83,8 +83,15 @@ def _via_musescore(src: Path, annotations: Mapping[str, Annotation], out: Path, 
     native = keyed(read_mscore(src).events)
     exported = keyed(_read_via(src, "musescore").events)
     rename = {nid: exported[k] for k, nid in native.items() if k in exported}
-    lost = set(native.values()) - set(rename)  # notes MuseScore's own export leaves out
-    annotations = {rename.get(k, k): v for k, v in annotations.items() if k not in lost}
+    lost = [k for k, nid in native.items() if nid not in rename]  # notes MuseScore's own export leaves out
+    if lost:
+        onset, midi, _ = lost[0]
+        raise ScoreWriteError(
+            f"{out}: MuseScore's export of {src} leaves out {len(lost)} of its notes (the first: MIDI "
+            f"{midi} at quarter {onset}); writing the labelled score through it would lose them, so "
+            "nothing is written; write .musicxml or .mei instead"
+        )
+    annotations = {rename.get(k, k): v for k, v in annotations.items()}
     with tempfile.TemporaryDirectory(prefix="serialkit-mscore-") as tmp:
         xml = write_annotated_musicxml(src, annotations, Path(tmp) / "annotated.musicxml", label_style=labels)
         return save_with_musescore(xml, out)
