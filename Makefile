@@ -8,14 +8,14 @@ OUT ?= out/demo
 # Chromium (review page), FluidSynth + GM soundfont (panel audio), rsvg-convert (PNG/PDF).
 SYSTEM_PKGS := musescore3 chromium fluidsynth fluid-soundfont-gm librsvg2-bin lilypond
 
-.PHONY: all venv system-deps test lint typecheck demo bench clean
+.PHONY: all venv system-deps test lint typecheck docs demo bench clean
 
 all: test
 
 $(VENV)/.installed: pyproject.toml plugins/serialkit-example-proposer/pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,dev]'
+	$(BIN)/pip install -q -e '.[test,dev,docs]'
 	$(BIN)/pip install -q -e plugins/serialkit-example-proposer
 	touch $@
 
@@ -36,8 +36,12 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy serialkit
 
-test: venv system-deps lint typecheck
+test: venv system-deps lint typecheck docs
 	$(BIN)/pytest -q -n 2 --dist loadgroup
+
+# the docs site (mkdocs-material + mkdocstrings) into out/site; any warning fails it
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 demo: venv
 	@mkdir -p $(OUT)

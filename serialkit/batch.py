@@ -42,6 +42,8 @@ class Source:
     path: Path | None = None
     data: bytes | None = None
     relative: Path | None = None
+    piece: Any = None
+    """An already-read piece (the Python API's ``check(score)``), used instead of reading."""
 
 
 def collect(inputs: Sequence[str], *, recursive: bool = False,
@@ -197,21 +199,47 @@ def read_source(source: Source, format: str | None = None) -> Any:
     from serialkit.io import read_score
     from serialkit.io.stdin import read_score_bytes
 
+    if source.piece is not None:
+        return source.piece
     if source.data is not None:
         return read_score_bytes(source.data, name=source.name, format=format)
     assert source.path is not None
     return read_score(source.path, format=format)
 
 
+@dataclass
+class Checked:
+    """One checked score: the piece as judged, its ``CheckReport``, the JSON report
+    (``serialkit check --json``, the gate's verdict merged in for a candidate) and the verdict."""
+
+    piece: Any
+    report: Any
+    data: dict[str, Any]
+    passed: bool
+
+
 def check_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outcome:
     """Check one score; ``options``: row, convention, rules, rules_spec (a profile), task,
     identify, mode, format. A task-bound candidate (``task``, or a piece with a blueprint) is judged
     by the one gate ``generate`` uses."""
+    from serialkit.io.atomic import atomic_write
+
+    checked = check_source(source, options)
+    data = checked.data
+    if out is not None:
+        import json
+
+        atomic_write(out, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+        data["output"] = str(out)
+    return Outcome(source.name, PASSED if checked.passed else FAILED, record=data, title=checked.piece.title)
+
+
+def check_source(source: Source, options: dict[str, Any]) -> Checked:
+    """Check one score as ``serialkit check`` does (``check_job``'s options), writing nothing."""
     from serialkit.check import check_piece
     from serialkit.check.profiles import profile_for
     from serialkit.core.predicates import Rules
     from serialkit.core.rows import Row
-    from serialkit.io.atomic import atomic_write
 
     piece = read_source(source, options.get("format"))
     unreadable = tuple((piece.metadata or {}).get("unreadable_sections") or ())  # a run's candidate
@@ -245,12 +273,7 @@ def check_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outc
     if task_bound and (row is not None or piece.row is not None):
         passed = _gate(piece, row, convention, profile.rules, data, mode, task, unreadable)
     data["mode"] = mode
-    if out is not None:
-        import json
-
-        atomic_write(out, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
-        data["output"] = str(out)
-    return Outcome(source.name, PASSED if passed else FAILED, record=data, title=piece.title)
+    return Checked(piece, report, data, bool(passed))
 
 
 def _task_named_by(piece: Any) -> str | None:

@@ -14,7 +14,10 @@ from click.testing import CliRunner
 from serialkit.cli import cli
 from serialkit.core import catalog
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parents[1]
+README = "\n".join(p.read_text(encoding="utf-8")
+                   for p in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))])
+"""The README and the docs pages, where the worked examples live."""
 
 
 def _readme_block_after(command: str) -> list[str]:

@@ -231,13 +231,14 @@ def test_an_unreadable_score_in_a_folder_is_one_line_and_the_rest_are_repaired(t
 def test_score_certificate_and_review_are_written_together_or_not_at_all(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """A review page that cannot be made leaves no score and no certificate: one line, exit 2."""
-    import serialkit.render
+    import importlib
+
     from serialkit.core.errors import SerialkitError
 
     def broken(*_args: object, **_kwargs: object) -> None:
         raise SerialkitError("the engraver failed")
 
-    monkeypatch.setattr(serialkit.render, "render", broken)
+    monkeypatch.setattr(importlib.import_module("serialkit.render"), "render", broken)
     src, _plant = _planted(tmp_path, "accidental")
     out = tmp_path / "out" / "fixed.musicxml"
     out.parent.mkdir()

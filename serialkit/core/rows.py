@@ -256,6 +256,17 @@ class Row:
         cols_ri = [_label_of_type(self.pcs, conv, tuple(reversed(col)), "RI") for col in columns]
         return rows_p, rows_r, cols_i, cols_ri
 
+    def _repr_html_(self) -> str:
+        """The 12×12 matrix as an HTML table, P labels left, R right, I above, RI below."""
+        rows_p, rows_r, cols_i, cols_ri = self.matrix_labels()
+        cell = "<td style='text-align:center;padding:2px 6px'>{}</td>"
+        head = "<tr><td></td>" + "".join(cell.format(f"<b>{f}</b>") for f in cols_i) + "<td></td></tr>"
+        body = "".join("<tr>" + cell.format(f"<b>{p}</b>") + "".join(cell.format(pc) for pc in line)
+                       + cell.format(f"<b>{r}</b>") + "</tr>"
+                       for p, line, r in zip(rows_p, self.matrix(), rows_r, strict=True))
+        foot = "<tr><td></td>" + "".join(cell.format(f"<b>{f}</b>") for f in cols_ri) + "<td></td></tr>"
+        return f"<table class='serialkit-row'><caption>{self.names()}</caption>{head}{body}{foot}</table>"
+
     def intervals(self) -> tuple[int, ...]:
         """The interval succession: 11 ascending intervals mod 12."""
         return tuple((b - a) % 12 for a, b in zip(self.pcs, self.pcs[1:], strict=False))

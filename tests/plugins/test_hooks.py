@@ -171,7 +171,9 @@ class PredicatePlugin:
 
 
 def test_predicate_plugin_runs_in_check_piece() -> None:
-    import serialkit.check as checking
+    import importlib
+
+    checking = importlib.import_module("serialkit.check")
     register_plugin(PredicatePlugin(), "high-notes")
     assert registry("predicates").get("HIGH").meta["strict_only"] is False
     report = checking.check_piece(_piece([60, 90, 62]))
