@@ -21,7 +21,7 @@ def test_marks_without_row_come_from_the_check_report() -> None:
     from serialkit.io import read_score
 
     report = check_piece(read_score(FIXTURE), profile=profile_for(None, task_bound=False)).to_dict()
-    assert report["row"] is not None, "the fixture's row is identified by check"
+    assert report["identification"]["name"] == "schoenberg-op37"  # catalogued: check identifies it
     marks = marks_for(FIXTURE)
     labelled = {eid: m.label for eid, m in marks.notes.items() if m.label}
     assert labelled == {eid: lab for eid, lab in report["labels"].items() if lab}
@@ -61,3 +61,16 @@ def test_review_facts_with_a_certificate_give_strict_and_relaxed() -> None:
     text = _facts_html(build_marks(_report(), certificate=[]))
     assert "strict: fail" in text and "relaxed: pass" in text
     assert "explained," not in text
+
+
+def test_cli_render_without_row_reports_labels(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from serialkit.cli import cli
+
+    out = tmp_path / "duet.html"
+    result = CliRunner().invoke(cli, ["render", str(FIXTURE), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "0 labels" not in result.output
+    page = out.read_text()
+    assert "% explained" in page and "strict:" not in page
