@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from html import escape
 from importlib import resources
@@ -73,7 +73,7 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _analysis_bits(facts: dict[str, Any]) -> list[str]:
+def _analysis_bits(facts: Mapping[str, Any]) -> list[str]:
     """An existing score's facts in the analysis profile's words: how much the row explains,
     its violations and its observations (no pass/fail: there is no task to pass)."""
     bits = []
