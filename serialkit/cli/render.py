@@ -57,7 +57,8 @@ def input_path(score: Path) -> Iterator[Path]:
     "--certificate", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
     help="Trace certificate JSON (`serialkit generate`): labels and repair rungs per note.",
 )
-@click.option("--row", help="Label the score by running the checker with this row (no report).")
+@click.option("--row", help="Label the score by running the checker with this row (no report); without it the "
+              "checker identifies the row, as check does.")
 @click.option(
     "--convention", type=click.Choice(["relative", "absolute"]), default="relative",
     show_default=True, help="Labelling convention used with --row.",

@@ -81,16 +81,19 @@ def marks_for(
     rules: str | None = None,
 ) -> Marks:
     """Note marks from a report and/or certificate, or from running the checker with ``row``
-    under the rule profile ``rules`` (default ``analysis``: only its violations are marked)."""
+    under the rule profile ``rules`` (default ``analysis``: only its violations are marked).
+    Without a report, a certificate or a row, the checker identifies the row as ``serialkit check``
+    does and its report labels the notes."""
     report_data, report_where = _json(report, "check report")
     cert_data, cert_where = _json(certificate, "certificate")
-    if report_data is None and row is not None:
+    if report_data is None and (row is not None or cert_data is None):
         report_data, report_where = _check(score_path, row, convention, rules), f"check of {score_path}"
     return build_marks(report_data, cert_data, report_where, cert_where)
 
 
-def _check(score_path: str | Path, row: str, convention: str, rules: str | None = None) -> Mapping[str, Any]:
-    """Run the project's checker on the score (labels every note) and return its report."""
+def _check(score_path: str | Path, row: str | None, convention: str, rules: str | None = None) -> Mapping[str, Any]:
+    """Run the project's checker on the score (labels every note) and return its report; with no
+    ``row``, the checker identifies one (``check_piece`` with ``identify=None``)."""
     from serialkit.check import check_piece
     from serialkit.check.profiles import profile_for
     from serialkit.core.rows import Row, _check_convention
@@ -98,8 +101,9 @@ def _check(score_path: str | Path, row: str, convention: str, rules: str | None 
 
     piece = read_score(score_path)
     profile = profile_for(rules, task_bound=piece.blueprint is not None)
-    report = check_piece(piece, row=Row.parse(row), convention=_check_convention(convention), profile=profile,
-                         suggest=True)
+    report = check_piece(piece, row=None if row is None else Row.parse(row),
+                         convention=_check_convention(convention), profile=profile, suggest=True,
+                         source=str(score_path))
     data: Mapping[str, Any] = report.to_dict()
     return data
 

@@ -226,11 +226,15 @@ def build_marks(
         if not isinstance(report, Mapping):
             raise RenderInputError(f"{where}: a check report must be a JSON object")
         _read_report(report, where, labels, codes, unexplained, ambiguous, findings, aliases)
-        for key in ("row", "convention", "strict", "relaxed", "coverage", "counts"):
+        for key in ("row", "convention", "strict", "relaxed", "coverage", "counts", "profile", "events"):
             if key in report:
                 facts[key] = report[key]
+        for key in ("unexplained", "violations", "observations"):
+            if isinstance(report.get(key), list):
+                facts[f"{key}_count"] = len(report[key])
     entries: dict[str, Mapping[str, Any]] = {}
     if certificate is not None:
+        facts["task"] = True  # a certificate comes from generate: the page gives its verdicts
         entries = certificate_entries(certificate, cert_where)
         authors = [str(e["author"]) for e in entries.values() if e.get("author")]
         if authors:  # who wrote the notes, as the certificate records it per note

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from html import escape
 from importlib import resources
@@ -69,15 +69,36 @@ def _percent(value: Any) -> str:
     return f"{share:.1%}"
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _analysis_bits(facts: Mapping[str, Any]) -> list[str]:
+    """An existing score's facts in the analysis profile's words: how much the row explains,
+    its violations and its observations (no pass/fail: there is no task to pass)."""
+    bits = []
+    if facts.get("coverage") is not None:
+        share = _percent(facts["coverage"]).replace("%", " %")
+        bits.append(f"{share} explained, {_count(int(facts.get('unexplained_count', 0)), 'unexplained note')}")
+    elif facts.get("row") is None:
+        bits.append("no row identified")
+    bits.append(_count(int(facts.get("violations_count", 0)), "violation"))
+    bits.append(_count(int(facts.get("observations_count", 0)), "observation"))
+    return bits
+
+
 def _facts_html(marks: Marks) -> str:
     facts = marks.facts
     bits = []
-    if "strict" in facts:
-        bits.append("strict: " + ("pass" if facts["strict"] else "fail"))
-    if "relaxed" in facts:
-        bits.append("relaxed: " + ("pass" if facts["relaxed"] else "fail"))
-    if "coverage" in facts:
-        bits.append(f"coverage {_percent(facts['coverage'])}")
+    if facts.get("task") or "profile" not in facts:
+        if "strict" in facts:
+            bits.append("strict: " + ("pass" if facts["strict"] else "fail"))
+        if "relaxed" in facts:
+            bits.append("relaxed: " + ("pass" if facts["relaxed"] else "fail"))
+        if "coverage" in facts:
+            bits.append(f"coverage {_percent(facts['coverage'])}")
+    else:
+        bits.extend(_analysis_bits(facts))
     labelled = sum(1 for m in marks.notes.values() if m.label)
     bits.append(f"{labelled} labelled notes")
     out = '<p id="sk-facts">' + escape(" · ".join(bits)) + "</p>"

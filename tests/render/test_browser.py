@@ -162,7 +162,7 @@ def test_long_labels_stay_on_the_page_and_clear_of_the_bar_numbers(tmp_path: Pat
     score = tmp_path / "long.musicxml"
     tree.write(str(score), xml_declaration=True, encoding="UTF-8")
     page = tmp_path / "review.html"
-    render(score, page)  # no labels drawn: the score's own are engraved (a labelled page leaves them out)
+    render(score, page, report={"labels": {}})  # a report with no labels: none drawn: the score's own are engraved
     probe = tmp_path / "probe.html"
     probe.write_text(page.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
     dom = _chromium(tmp_path, probe.as_uri(), "--dump-dom", "--window-size=1400,900")
