@@ -1,5 +1,6 @@
-"""Regenerate the README's screenshots: a rendered Op. 21 page at the default size, the review
-page in headless Chromium (a finding selected, its notes highlighted), and the fixture duet.
+"""Regenerate the docs' screenshots: a rendered Op. 21 page at the default size, the review
+page in headless Chromium (a finding selected, its notes highlighted), the fixture duet, the
+notebook display of Op. 21's check (``CheckResult._repr_html_``) and the docs site's front page.
 
 Usage: python scripts/screenshots.py [--corpus ../shared/corpus] [--out docs/img]
 Needs the real corpus (Webern Op. 21), verovio and the Debian package ``chromium``.
@@ -55,7 +56,20 @@ def main() -> None:
     fixtures = ROOT / "fixtures" / "render"
     render(fixtures / "duet.musicxml", duet, report=fixtures / "duet.check.json",
            certificate=fixtures / "duet.certificate.json")
-    print(f"wrote {page} ({pages.pages} pages rendered; page 1 kept), {shot} and {duet}")
+    notebook = args.out / "notebook-check.png"
+    front = args.out / "docs-front.png"
+    with tempfile.TemporaryDirectory(prefix="serialkit-shots-") as tmp:
+        import serialkit as sk
+
+        shown = Path(tmp) / "check.html"
+        shown.write_text("<!doctype html><meta charset='utf-8'><body style='font-family:sans-serif'>"
+                         + sk.check(score, row="webern-op21")._repr_html_() + "</body>", encoding="utf-8")
+        screenshot(shown, "", notebook, (1400, 1000), Path(tmp) / "profile")
+        site = Path(tmp) / "site"
+        subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "-d", str(site)], cwd=ROOT,
+                       check=True, timeout=300)
+        screenshot(site / "index.html", "", front, (1400, 900), Path(tmp) / "profile")
+    print(f"wrote {page} ({pages.pages} pages rendered; page 1 kept), {shot}, {duet}, {notebook} and {front}")
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ class Score:
 
     def _repr_html_(self) -> str:
         head = html.escape(self.title or self.name)
-        return f"<div class='serialkit-score'><p><b>{head}</b> — {len(self.piece.events)} notes</p>{self.svg()}</div>"
+        return f"<div class='serialkit-score'><p><b>{head}</b> — {len(self.piece.events)} notes</p>{_pages(self.svg())}</div>"
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,15 @@ class CheckResult:
         rest = f"<li>… {more} more</li>" if more > 0 else ""
         return (f"<div class='serialkit-check'><p style='color:{colour}'><b>{html.escape(self.score.name)}: "
                 f"{html.escape(self.summary())}</b></p><ul>{items}{rest}</ul>"
-                f"{self.score.svg(report=self.data)}</div>")
+                f"{_pages(self.score.svg(report=self.data))}</div>")
+
+
+_FIT = "<style>.serialkit-pages svg{max-width:100%;height:auto}</style>"
+"""Pages scaled to the notebook's width."""
+
+
+def _pages(svg: str) -> str:
+    return f"{_FIT}<div class='serialkit-pages'>{svg}</div>"
 
 
 def _music21_stream(obj: object) -> bool:
