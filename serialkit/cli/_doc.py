@@ -105,8 +105,12 @@ def cli_reference(cli: click.Group) -> str:
     """The CLI reference page: each command's ``--help`` text (80 columns), one section each."""
     parts = [REFERENCE_HEAD]
     commands: list[tuple[str, click.Command]] = [("serialkit", cli), *_all_commands(cli)]
+    contexts: dict[str, click.Context] = {}
     for full, cmd in commands:
-        ctx = click.Context(cmd, info_name=full, terminal_width=80, max_content_width=80)
+        parent = contexts.get(full.rsplit(" ", 1)[0]) if " " in full else None
+        settings = {**cmd.context_settings, "terminal_width": 80, "max_content_width": 80}
+        # as `serialkit … --help` builds it: the command's own settings under its parent's
+        ctx = contexts[full] = click.Context(cmd, info_name=full.rsplit(" ", 1)[-1], parent=parent, **settings)
         text = cmd.get_help(ctx)
         parts.append(f"\n## `{full}`\n\n```text\n{text}\n```\n")
     return "".join(parts)
