@@ -1,8 +1,8 @@
 """Whole works: correct pieces of whole-movement size pass the analysis profile, and repair leaves
 them alone (issue: correct at every size). The families here are those whose correct pieces pass
 at every size tried; the families that still get false findings at some whole-work sizes
-(``repeats``, ``piano_hands``, ``distributed``, ``concurrent``) are listed in the docs' analysis
-page with the sizes and seeds that fail, so the gap stays visible."""
+(``repeats``, ``piano_hands``, ``distributed``, ``concurrent``) are listed in the checking guide (docs/guides/
+checking.md, "Known gaps at whole-work size") with the seeds and sizes that fail."""
 
 from __future__ import annotations
 
