@@ -7,7 +7,7 @@ checking.md, "Known gaps at whole-work size") with the seeds and sizes that fail
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from serialkit.check.profiles import profile_for
@@ -34,7 +34,11 @@ def test_a_correct_whole_work_passes(family: str) -> None:
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(family=st.sampled_from(PASSING), seed=st.integers(0, 400), notes=st.integers(150, 4000))
 def test_correct_pieces_pass_at_any_size_and_repair_changes_nothing(family: str, seed: int, notes: int) -> None:
-    s = synth.whole(family, seed, notes)
+    try:
+        s = synth.whole(family, seed, notes)
+    except ValueError:  # a seed whose row the family cannot write (invariant_chords: no unambiguous chords)
+        assume(False)
+        raise
     report = check_piece(s.piece, row=s.row, profile=profile_for("analysis"))
     assert report.verdict.strict, (family, seed, notes, [v.message for v in report.verdict.violations][:3])
     plan = plan_repairs(s.piece, s.row, "relative")

@@ -14,7 +14,7 @@ from serialkit.core.analysis.selection import (
     release,
     select,
 )
-from serialkit.core.analysis.state import Assignment
+from serialkit.core.analysis.state import Assignment, Found
 
 ROUNDS = 2
 RESCUE = 4  # unexplained notes near a statement that make it worth searching again
@@ -102,6 +102,30 @@ def _claimed(a: Assignment) -> int:
     return sum(1 for o in a.claims.owner if o != FREE)
 
 
+Saved = tuple[list[list[int]], list[Found]]
+
+
+def _save(a: Assignment) -> Saved:
+    c = a.claims
+    return [list(x) for x in (c.owner, c.pos, c.second, c.second_pos)], list(a.found)
+
+
+def _restore(a: Assignment, saved: Saved) -> None:
+    c = a.claims
+    (c.owner, c.pos, c.second, c.second_pos), a.found = saved
+
+
+def _search_stretch(a: Assignment, first: int, last: int) -> None:
+    """Search the free notes of events ``first``..``last`` again: whole statements from their first
+    notes, then inner fragments from every position."""
+    ix, owner = a.ix, a.claims.owner
+    free = [i for i in range(first, last) if owner[i] == FREE]
+    select(a, ((f, i, 0) for i in free for f in a.starts[ix.pc[i]]), MIN_STATEMENT)
+    free = [i for i in free if owner[i] == FREE]
+    select(a, ((f, i, a.position_in[f][ix.pc[i]]) for i in free for f in range(len(a.forms))),
+           MIN_INNER)
+
+
 def reread_unexplained_stretches(a: Assignment) -> Assignment:
     """Where several notes near a statement stay unexplained, the statement may be a misreading
     that stole notes from the right one: release it, search that stretch again, and keep the new
@@ -114,21 +138,14 @@ def reread_unexplained_stretches(a: Assignment) -> Assignment:
         lo, hi = _span(a, chain)
         first = bisect_left(ix.sl, lo - HORIZON)
         last = bisect_right(ix.sl, hi + HORIZON)
-        free = [i for i in range(first, last) if claims.owner[i] == FREE]
-        if len(free) < RESCUE:
+        if sum(1 for i in range(first, last) if claims.owner[i] == FREE) < RESCUE:
             continue
-        saved = ([list(x) for x in (claims.owner, claims.pos, claims.second, claims.second_pos)],
-                 list(a.found))
+        saved = _save(a)
         before = _claimed(a)
         release(a, index)
-        free = [i for i in range(first, last) if claims.owner[i] == FREE]
-        select(a, ((f, i, 0) for i in free for f in a.starts[ix.pc[i]]), MIN_STATEMENT)
-        free = [i for i in free if claims.owner[i] == FREE]
-        select(a, ((f, i, a.position_in[f][ix.pc[i]]) for i in free for f in range(len(a.forms))),
-               MIN_INNER)
-        if _claimed(a) >= before + RESCUE_GAIN:
-            continue
-        (claims.owner, claims.pos, claims.second, claims.second_pos), a.found = saved
+        _search_stretch(a, first, last)
+        if _claimed(a) < before + RESCUE_GAIN:
+            _restore(a, saved)
     return a
 
 
@@ -150,36 +167,29 @@ def _clusters(a: Assignment) -> list[tuple[int, int]]:
     return spans
 
 
+def _whole(a: Assignment) -> int:
+    return sum(1 for f in a.found if f.chain is not None and f.chain.distinct == 12)
+
+
 def reread_around_unexplained(a: Assignment) -> Assignment:
     """Where notes stay unexplained, the statements sounding at them may have taken each other's
     notes (two forms sharing a segment, each read through the other's voice): release them all
     (at most AROUND), search their stretch again from whole statements down to inner fragments,
     and keep the new reading only if it explains more notes with no fewer whole statements. The
     work is local: only the stretches where trouble is, each once."""
-    ix, claims = a.ix, a.claims
+    sl = a.ix.sl
     for lo, hi in _clusters(a):
-        near = [k for k, f in enumerate(a.found) if f.chain is not None
-                and (span := _span(a, f.chain))[0] <= hi and span[1] >= lo]
+        spans = {k: _span(a, f.chain) for k, f in enumerate(a.found) if f.chain is not None}
+        near = {k: span for k, span in spans.items() if span[0] <= hi and span[1] >= lo}
         if not near or len(near) > AROUND:
             continue
-        chains = [a.found[k].chain for k in near]
-        first_sl = min(min(lo, _span(a, c)[0]) for c in chains if c is not None)
-        last_sl = max(max(hi, _span(a, c)[1]) for c in chains if c is not None)
-        first = bisect_left(ix.sl, first_sl - HORIZON)
-        last = bisect_right(ix.sl, last_sl + HORIZON)
-        saved = ([list(x) for x in (claims.owner, claims.pos, claims.second, claims.second_pos)],
-                 list(a.found))
-        before = _claimed(a)
-        whole_before = sum(1 for f in a.found if f.chain is not None and f.chain.distinct == 12)
+        first = bisect_left(sl, min(lo, *(span[0] for span in near.values())) - HORIZON)
+        last = bisect_right(sl, max(hi, *(span[1] for span in near.values())) + HORIZON)
+        saved = _save(a)
+        before, whole_before = _claimed(a), _whole(a)
         for k in near:
             release(a, k)
-        free = [i for i in range(first, last) if claims.owner[i] == FREE]
-        select(a, ((f, i, 0) for i in free for f in a.starts[ix.pc[i]]), MIN_STATEMENT)
-        free = [i for i in free if claims.owner[i] == FREE]
-        select(a, ((f, i, a.position_in[f][ix.pc[i]]) for i in free for f in range(len(a.forms))),
-               MIN_INNER)
-        whole_after = sum(1 for f in a.found if f.chain is not None and f.chain.distinct == 12)
-        if _claimed(a) > before and whole_after >= whole_before:
-            continue
-        (claims.owner, claims.pos, claims.second, claims.second_pos), a.found = saved
+        _search_stretch(a, first, last)
+        if not (_claimed(a) > before and _whole(a) >= whole_before):
+            _restore(a, saved)
     return a
