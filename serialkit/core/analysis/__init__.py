@@ -11,6 +11,7 @@ as an ambiguity with all its candidate labels. The steps, in order, are in ``pip
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import replace
 
 from serialkit.core.analysis.identify import Candidate, Identification, candidate_rows
@@ -19,6 +20,7 @@ from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.model import Ambiguity, Analysis, Statement
 from serialkit.core.analysis.pipeline import read
 from serialkit.core.analysis.result import build_result
+from serialkit.core.events import VOICE_KEY
 from serialkit.core.piece import Piece
 from serialkit.core.rows import Convention, Row, _check_convention
 
@@ -46,6 +48,18 @@ def identify_row(piece: Piece) -> Row:
     return piece.row if piece.row is not None else identify(piece).row
 
 
+def staff_lines(piece: Piece) -> dict[str, str]:
+    """Voice id → its staff, for the staves a reader gave several voices (``part/staff/voice``
+    ids). A notation program splits one line into voices wherever its notes overlap, so a staff's
+    voices may be one line written in layers; empty when no staff has several voices."""
+    staff: dict[str, str] = {}
+    for v in piece.voice_ids:
+        if (m := VOICE_KEY.match(v)) is not None:
+            staff[v] = f"{m.group(1)}/{m.group(2)}"
+    sizes = Counter(staff.values())
+    return {v: s for v, s in staff.items() if sizes[s] > 1}
+
+
 def analyze(piece: Piece, row: Row | str | None = None, convention: Convention = "relative") -> Analysis:
     """Infer a tag for every event of ``piece`` (or mark it unexplained) against ``row``.
 
@@ -68,9 +82,16 @@ def analyze(piece: Piece, row: Row | str | None = None, convention: Convention =
         row = found.row
     row = Row.parse(row)
     table = row.distinct_forms(convention)
-    ix = EventIndex(piece.events, piece.voice_ids)
-    final = read(ix, [row.form(f, convention) for f in table])
-    result = build_result(piece, row, convention, final, table, time.perf_counter() - started)
+    forms = [row.form(f, convention) for f in table]
+    result = build_result(piece, row, convention, read(EventIndex(piece.events, piece.voice_ids), forms),
+                          table, 0.0)
+    lines = staff_lines(piece) if result.unexplained else None
+    if lines:
+        merged = read(EventIndex(piece.events, piece.voice_ids, lines), forms)
+        other = build_result(piece, row, convention, merged, table, 0.0)
+        if len(other.unexplained) < len(result.unexplained):
+            result = other
+    result = replace(result, seconds=time.perf_counter() - started)
     if found is None:
         return result
     return replace(result, identification=found, notes=(*result.notes, found.summary()))

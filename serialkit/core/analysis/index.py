@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from math import lcm
 
@@ -14,7 +14,8 @@ class EventIndex:
 
     A *slice* is one distinct onset (a simultaneity, read as an unordered set). ``vrank`` is the
     rank of an event's onset among its own voice's distinct onsets, so two events of one voice
-    are adjacent when their ``vrank`` differ by one.
+    are adjacent when their ``vrank`` differ by one. With ``lines`` (voice id → line id), the
+    voices of one line are read as one voice: ``voice`` and ``voice_names`` then speak of lines.
     """
 
     __slots__ = ("events", "n", "pc", "sl", "voice", "vrank", "by_pc", "by_pc_sl", "voice_sl",
@@ -24,10 +25,14 @@ class EventIndex:
         """Can ``c`` (the next onset of ``last``'s voice) repeat ``last``? See ``repeat_ok``."""
         return self.repeat_ok[last]
 
-    def __init__(self, events: Sequence[Event], voice_order: Sequence[str] = ()) -> None:
-        rank = {v: i for i, v in enumerate(voice_order)}
-        for e in events:
-            rank.setdefault(e.voice, len(rank))
+    def __init__(self, events: Sequence[Event], voice_order: Sequence[str] = (),
+                 lines: Mapping[str, str] | None = None) -> None:
+        line = lines or {}
+        voices = dict.fromkeys((*voice_order, *(e.voice for e in events)))
+        line_rank: dict[str, int] = {}
+        for v in voices:  # each voice ranks as its line: the voices of one line read as one voice
+            line_rank.setdefault(line.get(v, v), len(line_rank))
+        rank = {v: line_rank[line.get(v, v)] for v in voices}
         scale = lcm(*{e.onset.denominator for e in events}, *{e.duration.denominator for e in events})
         tick = [e.onset.numerator * (scale // e.onset.denominator) for e in events]
         order = sorted(range(len(events)), key=lambda i: (tick[i], rank[events[i].voice], events[i].midi, events[i].id))
@@ -35,7 +40,7 @@ class EventIndex:
         starts = [tick[i] for i in order]
         self.events: tuple[Event, ...] = tuple(ordered)
         self.n = len(ordered)
-        self.voice_names: tuple[str, ...] = tuple(sorted(rank, key=rank.__getitem__))
+        self.voice_names: tuple[str, ...] = tuple(line_rank)
         self.pc: list[int] = [e.midi % 12 for e in ordered]
         self.voice: list[int] = [rank[e.voice] for e in ordered]
         self.sl: list[int] = []
