@@ -8,6 +8,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 from serialkit.core.analysis.chains import HORIZON
+from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.pivots import lead_in
 from serialkit.core.analysis.state import Assignment, Found, Owners, owners_of
 
@@ -142,6 +143,50 @@ def _trade(a: Assignment, owners: Owners, u: int) -> bool:
     return False
 
 
+def _trade_repeat(a: Assignment, owners: Owners, u: int) -> bool:
+    """``a a | b a``: a statement took a repeat of another statement's note ``a`` as its own
+    position, leaving the later ``a`` unexplained. The later ``a`` (``u``) holds the position and
+    the repeats go back to the note they repeat."""
+    ix = a.ix
+    pc = ix.pc[u]
+    for s, f in enumerate(a.found):
+        p = a.position_in[f.form][pc]
+        x = f.slots.get(p)
+        if x is None or x >= u or len(owners.get(x, ())) != 1:
+            continue
+        before = _previous_in_voice(ix, x)
+        if before is None or ix.pc[before] != pc or not owners.get(before) or not ix.repeat_gap_ok(before, x):
+            continue
+        t, q = owners[before][0]
+        if t == s:
+            continue
+        del f.slots[p]
+        if _fits(a, f, p, u) is None:
+            f.slots[p] = x
+            continue
+        f.slots[p] = u
+        moved = [x] + [r for r, rp in f.repeats if rp == p and r < u]
+        f.repeats[:] = [(r, rp) for r, rp in f.repeats if not (rp == p and r < u)]
+        for r in moved:
+            a.found[t].repeats.append((r, q))
+            owners[r] = [(t, q)]
+        owners[u] = [(s, p)]
+        return True
+    return False
+
+
+def _previous_in_voice(ix: EventIndex, x: int) -> int | None:
+    """The note at the onset just before ``x``'s in ``x``'s voice (the last one of that onset)."""
+    v, rank = ix.voice[x], ix.vrank[x]
+    for i in range(x - 1, max(-1, x - 4 * HORIZON), -1):
+        if ix.voice[i] == v:
+            if ix.vrank[i] == rank - 1:
+                return i
+            if ix.vrank[i] < rank - 1:
+                return None
+    return None
+
+
 def _release_repeats(a: Assignment, owners: Owners) -> None:
     """A note read as a repeat that another statement is missing belongs to that statement
     (``x y | x y`` is two statements, not a tremolo)."""
@@ -257,6 +302,7 @@ def _place(a: Assignment, owners: Owners, u: int) -> bool:
         or lead_in(a, owners, u)
         or _doubling(a, owners, u)
         or _trade(a, owners, u)
+        or _trade_repeat(a, owners, u)
     )
 
 
