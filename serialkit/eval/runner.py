@@ -6,6 +6,11 @@ model: an asyncio loop over the async client that keeps up to ``--concurrency`` 
 across runs under the model's ``--rpm``/``--tpm`` limits. Each run stays deterministic given its
 transcript. A budget (``--max-cost``, ``--max-tokens``) stops starting runs once reached; runs in
 flight finish and are recorded, and ``--resume`` goes on from there.
+
+This module ties the parts together: the plan (:mod:`~serialkit.eval.plan`), the manifest
+(:mod:`~serialkit.eval.manifest`), one run (:mod:`~serialkit.eval.execute`), the pool
+(:mod:`~serialkit.eval.pool`), the live status (:mod:`~serialkit.eval.monitor`) and the records
+(:mod:`~serialkit.eval.store`).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from serialkit.eval.store import MANIFEST, RunDirError, RunStore, lock_run_dir
 from serialkit.interrupts import Interruptions as _Interruptions
 from serialkit.io.atomic import atomic_write
 
-# the names the runner's callers import from here
+# run_eval and its summary, and the names its callers use beside it
 __all__ = ["PREDICATE_CODES", "EvalConfig", "EvalSummary", "RunSpec", "experiment_status", "plan_runs",
            "run_eval"]
 
