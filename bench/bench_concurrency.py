@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from serialkit.eval.bank import load_bank  # noqa: E402
-from serialkit.eval.runner import EvalConfig, run_eval  # noqa: E402
+from serialkit.eval.plan import EvalConfig  # noqa: E402
+from serialkit.eval.runner import run_eval  # noqa: E402
 from serialkit.harness import load_task  # noqa: E402
 from tests.harness.fake_openai import FakeOpenAI, max_in_window  # noqa: E402
 

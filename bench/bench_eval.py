@@ -18,8 +18,10 @@ import time
 from pathlib import Path
 
 from serialkit.eval.bank import load_bank
+from serialkit.eval.execute import execute
+from serialkit.eval.plan import VARIANTS, EvalConfig, plan_runs
 from serialkit.eval.report import write_report
-from serialkit.eval.runner import VARIANTS, EvalConfig, execute, plan_runs, run_eval
+from serialkit.eval.runner import run_eval
 from serialkit.eval.store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent

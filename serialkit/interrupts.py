@@ -1,10 +1,10 @@
 """Ctrl-C and SIGTERM while work is in flight: counted, not raised, so that the work finishes and is
-recorded; a second one (where asked) abandons it at once.
+recorded; a second one (where asked) abandons it at once. Pool workers leave both to their parent.
 
-A ``KeyboardInterrupt`` raised wherever the main thread happened to be drops the run whose model
-request is in flight (outside tester 0405: ``eval run`` left within milliseconds and recorded
-nothing) and, in a worker pool, could land inside ``concurrent.futures`` while it held a future's
-lock (the runner then waited for ever). ``eval run`` and ``generate`` note the signals here instead.
+A ``KeyboardInterrupt`` raised wherever the main thread happens to be drops the run whose model
+request is in flight and, in a worker pool, can land inside ``concurrent.futures`` while it holds
+a future's lock (the runner then waits for ever). ``eval run`` and ``generate`` note the signals
+here instead.
 """
 
 from __future__ import annotations
@@ -69,4 +69,33 @@ class Interruptions:
                 signal.signal(sig, previous[sig])
 
 
-__all__ = ["Interruptions"]
+#: the signals a pool worker leaves to its parent
+HELD = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+def ignore_in_worker() -> None:
+    """A pool worker's first act: leave Ctrl-C and SIGTERM sent to the whole group to the parent
+    (which lets the runs in flight finish and records them), then let them through again (held
+    back by :func:`held_back` while the worker was forked)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)
+
+
+@contextlib.contextmanager
+def held_back(hold: bool = True) -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM back in this thread while workers may be forked: a worker forked
+    with them blocked cannot be interrupted before :func:`ignore_in_worker` runs (a Ctrl-C inside
+    the fork's own bookkeeping would leave a broken worker and a runner that never exits). The
+    parent gets them after."""
+    if not hold:
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+__all__ = ["HELD", "Interruptions", "held_back", "ignore_in_worker"]

@@ -116,8 +116,10 @@ def run_cmd(bank: str, variant: tuple[str, ...], variants_alias: tuple[str, ...]
             max_tokens: int | None, executor: str, resume: bool, extend: bool, rate_limit: str | None,
             as_json: bool) -> None:
     """Run BANK ("builtin" or a directory of task files) under each variant, RUNS times, per model."""
+    from serialkit.eval.manifest import TASKS_DIR
     from serialkit.eval.models import ModelSpec, load_models
-    from serialkit.eval.runner import TASKS_DIR, EvalConfig, run_eval
+    from serialkit.eval.plan import EvalConfig
+    from serialkit.eval.runner import run_eval
     from serialkit.eval.store import (
         ERROR_TRANSCRIPTS,
         ERRORS,
@@ -241,7 +243,7 @@ class _StatusLine:
 def status_cmd(run_dir: str, as_json: bool) -> None:
     """Runs done/total, requests in flight, tokens, cost, errored runs and ETA of RUN_DIR
     (running or stopped), from its files."""
-    from serialkit.eval.runner import experiment_status
+    from serialkit.eval.status import experiment_status
 
     status = experiment_status(run_dir)
     if as_json:

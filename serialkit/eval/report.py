@@ -13,8 +13,8 @@ from typing import Any
 
 from serialkit.core.errors import SerialkitError
 from serialkit.eval.metrics import DEGENERACY_WEIGHTS
-from serialkit.eval.runner import PREDICATE_CODES, load_records
-from serialkit.eval.store import RunStore
+from serialkit.eval.plan import PREDICATE_CODES
+from serialkit.eval.store import RunStore, load_records
 from serialkit.eval.summary import COST_FIELDS, reference_lines, summarize
 from serialkit.io.atomic import atomic_write
 

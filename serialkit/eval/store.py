@@ -268,3 +268,14 @@ class RunStore:
         except (OSError, json.JSONDecodeError):
             return None
         return data if isinstance(data, dict) else None
+
+
+def load_records(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The finished runs of a run directory: none when every run so far errored (its
+    ``errors.jsonl`` or manifest is there); an error when it is no run directory at all."""
+    store = RunStore(run_dir)
+    if not store.path.exists():
+        if (store.root / ERRORS).exists() or (store.root / MANIFEST).exists():
+            return []
+        raise RunDirError(f"{store.root}: no {store.path.name} here; is this a run directory?")
+    return store.records()

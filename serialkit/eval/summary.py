@@ -11,7 +11,7 @@ import numpy as np
 
 from serialkit.core.errors import SerialkitError
 from serialkit.eval.metrics import DEGENERACY_WEIGHTS, interval_histogram, line_features, pitch_line
-from serialkit.eval.runner import PREDICATE_CODES, VARIANT_ORDER
+from serialkit.eval.plan import PREDICATE_CODES, VARIANT_ORDER
 from serialkit.eval.stats import Estimate, cluster_bootstrap, kl_divergence, mmd
 
 COST_FIELDS = ("calls", "prompt_tokens", "completion_tokens", "seconds")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from serialkit.core.piece import Piece
-from serialkit.eval.runner import load_records
+from serialkit.eval.store import load_records
 from serialkit.eval.summary import variants_in, with_conditions
 from serialkit.io.atomic import atomic_write
 from serialkit.panel.form import rating_form, start_page

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from serialkit.eval.runner import VARIANTS
+from serialkit.eval.plan import VARIANTS
 from serialkit.panel.analyze import analyze, read_ratings
 from serialkit.panel.form import CRITERIA, CSV_HEADER
 from tests.conftest import require_program
