@@ -15,7 +15,11 @@ from typing import Any
 import pytest
 
 from serialkit.harness import run
-from serialkit.harness.proposers.errors import EndpointAuthError, EndpointNotFound, EndpointServerError
+from serialkit.harness.proposers.errors import (
+    EndpointAuthError,
+    EndpointNotFound,
+    EndpointServerError,
+)
 from tests.harness.fake_openai import FakeOpenAI, StickyOpenAI, run_openai
 
 pytestmark = pytest.mark.usefixtures("api_key")
