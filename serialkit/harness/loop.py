@@ -4,7 +4,8 @@ lets the ladder complete what is still missing → ``_attempt`` (a late one re-p
 with gaps, kept only if no worse) → ``_ask``: one call, each proposed note bound to its slot
 (``align``, ``snap``) and placed as it arrives, the rest repaired after the call, what no rung
 keeps dropped. The ladder — the registered rungs in rank order and ``settle``, its one
-keep-or-roll-back — is ``repair.RepairContext``."""
+keep-or-roll-back — is ``repair.RepairContext``. A section call whose server error outlasted the
+proposer's retries is asked once more under the next attempt number, as one of the K calls."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from typing import Any
 from serialkit.core.piece import fraction_str
 from serialkit.harness.certificate import certificates
 from serialkit.harness.model import Outcome, event_id
-from serialkit.harness.proposers.base import ProposedEvent, parse_proposal, unreadable_why
+from serialkit.harness.proposers.base import ProposedEvent, Reply, parse_proposal, unreadable_why
+from serialkit.harness.proposers.errors import EndpointError
 from serialkit.harness.repair import RepairContext, RungSpec, ladder, make_room
 from serialkit.harness.session import Session
 from serialkit.harness.tasks import Slot, Task
@@ -97,6 +99,7 @@ class Harness:
         self.completed: list[str] = []  # notes the ladder's holes rungs wrote in the current section
         self.unread: list[str] = []  # why each reply of the current section brought no notes
         self.heard = False  # some reply of the current section could be read
+        self.calls = 0  # section calls made in the current section (re-asks included), at most K
 
     def run(self) -> Outcome:
         """Write, verify and repair every section in order, replanning up to the budget."""
@@ -113,23 +116,23 @@ class Harness:
         """Ask for the section, then for what is still missing, up to the attempt budget; a reply
         that brought nothing usable (an endpoint failure, an empty or unreadable answer) does not use
         up an attempt but is asked again in a changed form (a new attempt number, a replan of what
-        is missing), within ``REASKS`` extra calls. Holes left after the attempts go to the ladder's
-        ``holes`` rungs (serialkit's completion) — before the last call too, which then asks only
-        for what is left."""
-        used = calls = 0
+        is missing), within ``REASKS`` extra calls; so is a call the server failed (see
+        :meth:`_call`). Holes left after the attempts go to the ladder's ``holes`` rungs
+        (serialkit's completion) — before the last call too, which then asks only for what is left."""
+        used = self.calls = 0
         self.completed = []
         self.unread, self.heard = [], False
-        budget = self.task.attempts + REASKS
-        while calls < budget:
+        while self.calls < self._budget():
             if not self._missing(section):
                 break
-            if used >= self.task.attempts - 1 and calls:
-                self.completed += self._complete(section, calls)
+            if used >= self.task.attempts - 1 and self.calls:
+                self.completed += self._complete(section, self.calls)
                 if not self._missing(section):
                     break
-            calls += 1
-            if self._attempt(section, calls, late=used >= 2):
+            self.calls += 1
+            if self._attempt(section, self.calls, late=used >= 2):
                 used += 1
+        calls = self.calls
         if self._missing(section):
             self.completed += self._complete(section, calls)
         left = self._missing(section)
@@ -142,6 +145,26 @@ class Harness:
             # no reply could be read and nothing stands in the section: said as the baselines say it
             record.update(readable=False, unreadable=self.unread[-1])
         self.outcome.sections.append(record)
+
+    def _budget(self) -> int:
+        """The section calls the current section may make: the task's attempt budget K."""
+        return self.task.attempts + REASKS
+
+    def _call(self, section: str, attempt: int, fields: dict[str, Any]) -> tuple[Reply, str, int]:
+        """One section call: (reply, call id, attempt number). A server error the proposer's
+        retries did not outlast (:attr:`EndpointError.reaskable`: 5xx, timeout, rate limit, dropped
+        connection) is asked once more in a changed form, under the next attempt number, when
+        the budget K has a call left; the re-ask is one of the section's calls. Any other endpoint
+        error (auth, not found, refused), or a re-ask that fails too, ends the run."""
+        try:
+            reply, call_id = self.session.call("section", section, attempt, **fields)
+            return reply, call_id, attempt
+        except EndpointError as exc:
+            if not exc.reaskable or self.calls >= self._budget():
+                raise
+        self.calls += 1
+        reply, call_id = self.session.call("section", section, self.calls, **fields)
+        return reply, call_id, self.calls
 
     def _complete(self, section: str, attempt: int) -> list[str]:
         """The ladder's ``holes`` rungs on the section's missing notes; the ids of the notes written."""
@@ -162,7 +185,7 @@ class Harness:
                 if cand.voice in gaps and cand.slot.section == section:
                     self.ver.remove(cand.id)
             usable = self._ask(section, attempt)
-            completed = self._complete(section, attempt)
+            completed = self._complete(section, self.calls)
             if trial.keep(len(self._missing(section)) <= len(missing)):
                 self.completed += completed
         return usable
@@ -178,7 +201,7 @@ class Harness:
             missing = self._feasible(section, missing)
             fields["missing"] = tuple(self._missing_payload(missing))
             fields["context"] = tuple(self._context(section))
-        reply, call_id = self.session.call("section", section, attempt, **fields)
+        reply, call_id, attempt = self._call(section, attempt, fields)
         parsed = parse_proposal(reply, self.task)
         self.outcome.errors += [f"{call_id} ({section}, attempt {attempt}): {e}" for e in parsed.errors]
         why = unreadable_why(parsed)

@@ -4,7 +4,8 @@
 same-pitch-class notes in its way; ``segment`` (the paper's rung 5) asks again with the whole
 statement of each note in view. A note the model answers for is placed like a proposed note (the
 timing rungs chained on it, kept if clean); the others stay pending for the next rung. The harness never asks for a note in a
-window too short to hold it, and asks once more, in a changed form, when a reply brought nothing.
+window too short to hold it, and asks once more, in a changed form, when a reply brought nothing
+or the server failed the call after the proposer's retries (a re-askable endpoint error).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from serialkit.core.piece import fraction_str
 from serialkit.harness.model import event_id
 from serialkit.harness.proposers.base import parse_proposal
+from serialkit.harness.proposers.errors import EndpointError
 from serialkit.harness.repair import RepairContext, make_room
 from serialkit.harness.tasks import Slot
 from serialkit.harness.verify import Candidate, Verifier
@@ -33,7 +35,8 @@ def model_segment(pending: list[Candidate], ctx: RepairContext) -> list[Candidat
 
 def ask_model(pending: list[Candidate], ctx: RepairContext, rung: str) -> list[Candidate]:
     """One patch call for the pending notes whose windows can hold a note (asked again once if the
-    reply is unusable); each answer is placed like a proposed note (``RepairContext.place``)."""
+    reply is unusable or the server failed it); each answer is placed like a proposed note
+    (``RepairContext.place``)."""
     ver, task = ctx.verifier, ctx.verifier.task
     shortest = max(task.texture.min_duration, task.texture.grid)
     for cand in pending:  # never ask for a note in a window too short to hold it
@@ -45,8 +48,14 @@ def ask_model(pending: list[Candidate], ctx: RepairContext, rung: str) -> list[C
     if not askable:
         return pending
     items = tuple(patch_item(ver, c, segment=rung == "segment") for c in askable)
-    for ask in range(2):  # an unusable reply is asked again once, in a changed form (attempt number)
-        reply, call_id = ctx.session.call("patch", ctx.section, ctx.attempt + ask, soft_rules=True, patches=items)
+    for ask in range(2):  # an unusable reply or a server error is asked again once, under a new attempt number
+        try:
+            reply, call_id = ctx.session.call("patch", ctx.section, ctx.attempt + ask, soft_rules=True,
+                                              patches=items)
+        except EndpointError as exc:
+            if not exc.reaskable or ask:
+                raise
+            continue
         parsed = parse_proposal(reply, task)
         ctx.errors += [f"{call_id} ({ctx.section}, {rung}): {e}" for e in parsed.errors]
         if parsed.events:

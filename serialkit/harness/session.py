@@ -141,19 +141,25 @@ class Session:
         }
 
     def call(self, kind: str, section: str, attempt: int, **fields: Any) -> tuple[Reply, str]:
-        """Send one request; failures come back as a Reply with ``error`` set, never raised."""
+        """Send one request; failures come back as a Reply with ``error`` set, never raised, except
+        an :class:`EndpointError` (the server failed), which is recorded as an errored call and
+        raised for the harness to re-ask or to end the run."""
         call_id = f"c{len(self.lines) + 1:03d}"
         request = Request(call_id, kind, self.task, section, attempt, self.variant, **fields)
         # A snapshot of what was asked: the loop goes on editing the events the request points to.
         asked = copy.deepcopy(request.payload())
         try:
             reply = self.proposer.propose(request)
-        except EndpointError as exc:  # the server failed: keep what was asked, then stop the run
+        except EndpointError as exc:  # the server failed: keep what was asked and count the call
+            usage = CallUsage(tries=exc.tries, status="errored")
+            self.usage.add(usage)
             self.lines.append({
                 "type": "call", "call_id": call_id, "kind": kind, "section": section, "attempt": attempt,
-                "request": asked, "response": None, "error": str(exc),
-                "usage": CallUsage(tries=exc.tries, status="errored").to_dict(),
+                "request": asked, "response": None, "error": str(exc), "usage": usage.to_dict(),
+                "endpoint": {"kind": exc.kind, "status": exc.status, "reaskable": exc.reaskable},
             })
+            self.calls.append({"call_id": call_id, "kind": kind, "section": section, "attempt": attempt,
+                               "error": str(exc), **usage.to_dict()})
             raise
         except ProposerError:
             raise

@@ -79,7 +79,8 @@ def test_generate_exhausted_retries_exit_2_keeping_the_transcript(tmp_path: Path
     assert result.exit_code == 2, result.output
     assert "HTTP 500 after 2 tries" in result.stderr and "transcript so far" in result.stderr
     lines = (tmp_path / "run" / "transcript.jsonl").read_text().splitlines()
-    assert len(lines) == 3 and json.loads(lines[-1])["usage"]["status"] == "errored"
+    # the failed call and its re-ask (under the next attempt number) are both kept
+    assert len(lines) == 4 and [json.loads(line)["usage"]["status"] for line in lines[2:]] == ["errored"] * 2
 
 
 def _options(server: FakeOpenAI) -> dict[str, Any]:

@@ -247,6 +247,37 @@ class FakeOpenAI:
         return text
 
 
+class StickyOpenAI(FakeOpenAI):
+    """A server whose failures stick to the request: the first ``failing`` distinct request bodies
+    it sees get a 500 every time they are sent (the SDK's retries send the same body again), while
+    any other body, a re-ask in a changed form among them, is answered by the script."""
+
+    def __init__(self, task: Task | Sequence[Task], failing: int = 1, script: Sequence[str] = ("ok",),
+                 **kwargs: Any) -> None:
+        super().__init__(task, list(script), **kwargs)
+        self.failing = failing
+        self.condemned: list[str] = []  # the bodies that fail, in the order first seen
+        self.seen: list[str] = []  # every distinct body, in the order first seen
+
+    def _answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any] | bytes, dict[str, str]]:
+        key = json.dumps(body, sort_keys=True)
+        with self._lock:
+            if key not in self.seen:
+                self.seen.append(key)
+                if len(self.condemned) < self.failing:
+                    self.condemned.append(key)
+            failing = key in self.condemned
+        if failing:
+            return 500, {"error": {"message": "internal error"}}, {}
+        return super()._answer(path, body)
+
+    def attempts(self, key: str) -> tuple[str, str, int]:
+        """(kind, section, attempt) of a body this server saw, read from its prompt's payload."""
+        user = json.loads(key)["messages"][-1]["content"]
+        payload = json.loads(user[user.rindex("REQUEST ") + len("REQUEST "):])
+        return payload["kind"], payload["section"], payload["attempt"]
+
+
 def max_in_window(times: Sequence[float], window: float) -> int:
     """The most arrivals within any window of ``window`` seconds (closed at both ends)."""
     ordered = sorted(times)
@@ -265,11 +296,13 @@ class HostileOpenAI(FakeOpenAI):
     strings, empty answers, repeated patches, replans outside their windows), plus the endpoint's
     own habits: a 429 or 500 that clears on the next try (``transient``, with ``Retry-After: 0``),
     and a request that gets an unusable answer (an empty message) every time it is asked unchanged
-    (``persistent``). A 5xx that never clears is an error of the environment, not this profile's."""
+    (``persistent``). With ``persistent_status`` (e.g. 500) such a request gets that HTTP status
+    instead, every time it is sent unchanged: a failure that outlasts every retry."""
 
     def __init__(self, task: Task | Sequence[Task], seed: int = 0, transient: float = 0.15,
-                 persistent: float = 0.08) -> None:
+                 persistent: float = 0.08, persistent_status: int | None = None) -> None:
         super().__init__(task, ["ok"])
+        self.persistent_status = persistent_status
         self._writer = StochasticProposer(seed=seed, profile="hostile", rates={"transient": 0, "persistent": 0})
         self.transient, self.persistent, self.seed = transient, persistent, seed
         self._tries: dict[int, int] = {}
@@ -292,6 +325,8 @@ class HostileOpenAI(FakeOpenAI):
                             [m.get("slot") for m in payload.get("missing", ())],
                             [p.get("id") for p in payload.get("patches", ())]])
         if zlib.crc32(f"{self.seed}/{ident}".encode()) / 2**32 < self.persistent:
+            if self.persistent_status is not None:
+                return self.persistent_status, {"error": {"message": "internal error"}}, {}
             return self._message(body, "")
         return super()._answer(path, body)
 

@@ -102,17 +102,19 @@ def test_500_until_retries_are_exhausted_is_an_error_not_a_verdict(task: Any, tm
         with pytest.raises(EndpointServerError) as info:
             _run(server, task, tmp_path, max_retries=1)
     err = info.value
-    # the SDK retried once itself; both tries were counted
-    assert err.status == 500 and err.tries == 2 and server.statuses == [200, 500, 500]
+    # the SDK retried once itself, both tries counted; the harness re-asked once (changed), failing too
+    assert err.status == 500 and err.tries == 2 and server.statuses == [200, 500, 500, 500, 500]
     assert server.base_url in str(err) and "HTTP 500 after 2 tries" in str(err)
     assert str(tmp_path / "transcript.jsonl") in str(err)
     # the run directory keeps the transcript so far (the failed call last) and nothing else
     assert sorted(p.name for p in tmp_path.iterdir()) == ["transcript.jsonl"]
     lines = [json.loads(line) for line in (tmp_path / "transcript.jsonl").read_text().splitlines()]
-    assert [line["type"] for line in lines] == ["header", "call", "call"]
+    assert [line["type"] for line in lines] == ["header", "call", "call", "call"]
     assert lines[1]["error"] is None and lines[1]["usage"]["status"] == "ok"
-    assert lines[2]["response"] is None and lines[2]["usage"] == {
-        "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0, "tries": 2, "status": "errored"}
+    assert lines[2]["attempt"] + 1 == lines[3]["attempt"]
+    for line in lines[2:]:
+        assert line["response"] is None and line["usage"] == {
+            "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0, "tries": 2, "status": "errored"}
     assert SECRET not in _files_text(tmp_path)
 
 

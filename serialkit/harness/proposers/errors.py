@@ -1,7 +1,10 @@
 """Failures of a model endpoint: errors of the environment, never verdicts about the music.
 
 A proposer raises one of these when its server cannot answer (bad key, unknown model or URL,
-refused connection, retries used up). The harness stops the run, keeps the transcript so far and
+refused connection, retries used up). A failure the proposer's own retries could not outlast
+(:attr:`EndpointError.reaskable`: a 5xx, timeout, rate limit or dropped connection) is asked once
+more by the harness in a changed form, a new attempt number, when the section's budget K has room.
+Otherwise, or when that re-ask fails too, the harness stops the run, keeps the transcript so far and
 re-raises; ``generate`` exits 2 with one line naming the endpoint and the status; ``eval run``
 records the run as *errored* (not undelivered) and ``--resume`` runs it again. Messages never hold
 the API key.
@@ -22,6 +25,9 @@ class EndpointError(ProposerError):
     fatal = False
     #: what the message says went wrong where no HTTP status says it (default: the kind)
     what = ""
+    #: the proposer retried this failure until its retries ran out: the same request may keep
+    #: failing while a changed one goes through, so the harness asks once more in a changed form
+    reaskable = False
 
     def __init__(self, endpoint: str, detail: str, status: int | None = None, tries: int = 1,
                  model: str | None = None) -> None:
@@ -69,18 +75,21 @@ class EndpointRateLimited(EndpointError):
     """429 until the retries were used up."""
 
     kind = "rate-limit"
+    reaskable = True
 
 
 class EndpointTimeout(EndpointError):
     """No answer within the timeout, every try."""
 
     kind = "timeout"
+    reaskable = True
 
 
 class EndpointUnreachable(EndpointError):
     """The connection failed (refused, reset, name not resolved)."""
 
     kind = "connection"
+    reaskable = True
     fatal = True
 
 
@@ -89,12 +98,14 @@ class EndpointRefused(EndpointUnreachable):
     (a refusal is an answer, and the same one each time)."""
 
     what = "connection refused"
+    reaskable = False
 
 
 class EndpointServerError(EndpointError):
     """5xx (or 408/409) until the retries were used up."""
 
     kind = "server"
+    reaskable = True
 
 
 class EndpointRequestError(EndpointError):

@@ -8,6 +8,7 @@ from typing import Any
 
 from serialkit.core.errors import ProposerError
 from serialkit.harness.proposers.base import CallUsage, Reply, Request
+from serialkit.harness.proposers.errors import EndpointError
 
 
 def read_transcript(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -62,5 +63,20 @@ class ReplayProposer:
                 f"(recorded {record.get('kind')} {record.get('section')} attempt {record.get('attempt')}, "
                 f"asked {request.kind} {request.section} attempt {request.attempt})"
             )
+        if record.get("usage", {}).get("status") == "errored":
+            raise _replayed_error(record)
         return Reply(record.get("response"), CallUsage.from_dict(record.get("usage", {})), record.get("error"),
                      cut_off=record.get("cut_off") is True)
+
+
+def _replayed_error(record: dict[str, Any]) -> EndpointError:
+    """The endpoint failure a call recorded, raised again as it was (kind, status, tries, and
+    whether the harness re-asks it), so that a replayed run takes the same turn."""
+    seen = record.get("endpoint") or {}
+    usage = record.get("usage", {})
+    error = EndpointError("replay", str(record.get("error") or "the server failed"), seen.get("status"),
+                          int(usage.get("tries", 1)))
+    error.kind = str(seen.get("kind", "server"))
+    error.reaskable = seen.get("reaskable") is True
+    error.args = (str(record.get("error") or "the server failed"),)
+    return error
