@@ -6,10 +6,49 @@
   var notes = data.notes || {};
   var current = -1;
 
+  // A long score's pages wait in template elements inside placeholders of their size: a page is
+  // instantiated when it nears the visible part of #sk-main, or when a selection needs it.
+  var main = document.getElementById("sk-main");
+  var observer = null;
+
+  function instantiate(page) {
+    var t = page.querySelector(":scope > template");
+    if (!t) { return; }
+    if (observer) { observer.unobserve(page); }
+    page.replaceChild(t.content, t);
+    page.classList.remove("sk-lazy");
+    page.style.removeProperty("aspect-ratio");
+    page.setAttribute("data-loaded", "1");
+  }
+
+  function loadWhere(found) {
+    // Instantiate every waiting page whose content holds what found(fragment) looks for.
+    var hit = false;
+    document.querySelectorAll(".sk-page.sk-lazy").forEach(function (page) {
+      var t = page.querySelector(":scope > template");
+      if (t && found(t.content)) { instantiate(page); hit = true; }
+    });
+    return hit;
+  }
+
   function noteEl(id) {
     var el = document.getElementById(id);
+    if (!el && loadWhere(function (c) { return c.getElementById(id); })) { el = document.getElementById(id); }
     return el && el.closest ? el : null;
   }
+
+  var waiting = document.querySelectorAll(".sk-page.sk-lazy");
+  if (waiting.length && "IntersectionObserver" in window) {
+    observer = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) { if (e.isIntersecting) { instantiate(e.target); } });
+    }, { root: main, rootMargin: "100% 0px" });
+    waiting.forEach(function (page) { observer.observe(page); });
+  } else {
+    waiting.forEach(instantiate);
+  }
+  window.addEventListener("beforeprint", function () {
+    document.querySelectorAll(".sk-page.sk-lazy").forEach(instantiate);
+  });
 
   function clear() {
     document.querySelectorAll(".sk-halo").forEach(function (h) { h.remove(); });
@@ -53,7 +92,9 @@
       button.classList.add("sk-active");
       if (scroll !== false && button.scrollIntoView) { button.scrollIntoView({ block: "nearest" }); }
     }
-    document.querySelectorAll('rect.sk-box[data-finding="' + index + '"]').forEach(function (b) { b.classList.add("sk-hl"); });
+    var boxes = 'rect.sk-box[data-finding="' + index + '"]';
+    loadWhere(function (c) { return c.querySelector(boxes); });
+    document.querySelectorAll(boxes).forEach(function (b) { b.classList.add("sk-hl"); });
     var first = highlight(f.event_ids);
     document.body.setAttribute("data-finding", String(index));
     if (f.event_ids.length) { showNote(f.event_ids[0]); }
@@ -95,7 +136,7 @@
   document.querySelectorAll(".sk-finding").forEach(function (b) {
     b.addEventListener("click", function () { selectFinding(Number(b.getAttribute("data-index"))); });
   });
-  document.getElementById("sk-main").addEventListener("click", function (ev) {
+  main.addEventListener("click", function (ev) {
     var el = ev.target.closest ? ev.target.closest("g.note") : null;
     if (!el || !el.id) { return; }
     clear();
