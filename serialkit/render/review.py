@@ -73,9 +73,11 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _analysis_bits(facts: Mapping[str, Any]) -> list[str]:
+def analysis_words(facts: Mapping[str, Any]) -> list[str]:
     """An existing score's facts in the analysis profile's words: how much the row explains,
-    its violations and its observations (no pass/fail: there is no task to pass)."""
+    its violations and its observations (no pass/fail: there is no task to pass). ``facts``:
+    ``coverage`` and ``row`` as the check report gives them, ``unexplained_count``,
+    ``violations_count`` and ``observations_count``."""
     bits = []
     if facts.get("coverage") is not None:
         share = _percent(facts["coverage"]).replace("%", " %")
@@ -98,7 +100,7 @@ def _facts_html(marks: Marks) -> str:
         if "coverage" in facts:
             bits.append(f"coverage {_percent(facts['coverage'])}")
     else:
-        bits.extend(_analysis_bits(facts))
+        bits.extend(analysis_words(facts))
     labelled = sum(1 for m in marks.notes.values() if m.label)
     bits.append(f"{labelled} labelled notes")
     out = '<p id="sk-facts">' + escape(" · ".join(bits)) + "</p>"
