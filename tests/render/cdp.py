@@ -24,7 +24,9 @@ class BrowserError(RuntimeError):
 
 
 class Browser:
-    """One headless Chromium with one page; ``evaluate`` runs an expression in it."""
+    """One headless Chromium with one page; ``evaluate`` runs an expression in it. ``console``
+    collects what the page logs, its uncaught errors and the browser's errors and warnings about it
+    (a Content Security Policy violation, a resource that failed to load)."""
 
     def __init__(self, exe: str, profile: Path, size: tuple[int, int] = (1400, 900), timeout: float = 60) -> None:
         self.timeout = timeout
@@ -58,6 +60,7 @@ class Browser:
         self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         self.send("Page.enable")
         self.send("Runtime.enable")
+        self.send("Log.enable")
         self.send("Emulation.setDeviceMetricsOverride",
                   {"width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": False})
 
@@ -77,6 +80,8 @@ class Browser:
         if message.get("method") == "Runtime.consoleAPICalled":
             args = message["params"].get("args", [])
             self.console.append(" ".join(str(a.get("value", a.get("description", ""))) for a in args))
+        elif message.get("method") == "Log.entryAdded" and message["params"]["entry"]["level"] in ("error", "warning"):
+            self.console.append(message["params"]["entry"].get("text", ""))  # a CSP violation, a failed load
         elif message.get("method") == "Runtime.exceptionThrown":
             self.console.append("Uncaught " + json.dumps(message["params"].get("exceptionDetails", {}))[:500])
         return message
