@@ -116,7 +116,12 @@ def _facts_html(marks: Marks) -> str:
 
 EAGER_PAGES = 3
 """A review page of at most this many engraved pages shows them all at once; a longer one keeps
-each page in a ``<template>`` that the page's script instantiates as it nears the viewport."""
+each page as unparsed text that the page's script instantiates as it nears the viewport."""
+
+HELD = "text/x-sk-page"
+"""The type of the ``<script>`` data block that holds a waiting page's SVG text."""
+
+_ENDS_SCRIPT = re.compile(r"</script|<!--", re.IGNORECASE)
 
 _ROOT = re.compile(r"<svg\b[^>]*>")
 _LENGTH = r'(?<![-\w]){}="\s*([\d.]+)\s*(?:px)?\s*"'
@@ -142,14 +147,16 @@ def page_size(svg: str) -> tuple[float, float] | None:
 
 
 def _page_html(i: int, svg: str, lazy: bool) -> str:
-    """One engraved page; a lazy one is a placeholder of the page's proportions holding it in a
-    ``<template>`` (kept out of layout until the script instantiates it)."""
+    """One engraved page; a lazy one is a placeholder of the page's proportions holding the SVG
+    as text in a ``<script>`` data block (not parsed until the script instantiates it), or in a
+    ``<template>`` (parsed, kept out of layout) when the text would end a script element early."""
     svg = _XML_DECL.sub("", svg)
     if not lazy:
         return f'<div class="sk-page" id="sk-page-{i}">{svg}</div>'
     size = page_size(svg)
     ratio = f' style="aspect-ratio:{size[0]:g}/{size[1]:g}"' if size else ""
-    return f'<div class="sk-page sk-lazy" id="sk-page-{i}"{ratio}><template>{svg}</template></div>'
+    held = f"<template>{svg}</template>" if _ENDS_SCRIPT.search(svg) else f'<script type="{HELD}">{svg}</script>'
+    return f'<div class="sk-page sk-lazy" id="sk-page-{i}"{ratio}>{held}</div>'
 
 
 def review_page(pages: Sequence[str], marks: Marks, blind: bool = False, title: str = "") -> str:

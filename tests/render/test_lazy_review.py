@@ -12,14 +12,15 @@ from typing import Any
 import pytest
 from lxml import html as lxml_html
 
-from serialkit.render import engrave_pages, render
+from serialkit.render import engrave_pages, marks_for, render
 from serialkit.render.marks import Marks, build_marks
-from serialkit.render.review import EAGER_PAGES, page_size, review_page
+from serialkit.render.review import EAGER_PAGES, HELD, page_size, review_page
 from tests.conftest import require_program
 from tests.render.cdp import Browser
 from tests.render.conftest import DUET
 from tests.render.scoregen import row_score
 
+_ROOT_TAG = re.compile(r"(<svg\b[^>]*>)")
 PAGES = "document.querySelectorAll('.sk-page').length"
 LOADED = "[...document.querySelectorAll('.sk-page > svg')].map((s) => s.parentElement.id)"
 SETTLED = ("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => "
@@ -44,7 +45,7 @@ def _divs(page: str) -> list[Any]:
 
 def test_a_short_review_page_shows_every_page(duet_page: str) -> None:
     page = review_page([duet_page] * EAGER_PAGES, build_marks({"labels": {}}))
-    assert "<template" not in _main(page)
+    assert "<template" not in _main(page) and "<script" not in _main(page)
     divs = _divs(page)
     assert [d.get("class") for d in divs] == ["sk-page"] * EAGER_PAGES
     assert all(d.find("svg") is not None for d in divs)
@@ -54,12 +55,20 @@ def test_a_long_review_page_holds_each_page_in_a_placeholder_of_its_size(duet_pa
     short = re.sub(r'height="[\d.]+px"', 'height="3000px"', duet_page, count=1)
     page = review_page([duet_page] * EAGER_PAGES + [short], build_marks({"labels": {}}))
     divs = _divs(page)
-    assert len(divs) == EAGER_PAGES + 1 and _main(page).count("<template>") == EAGER_PAGES + 1
+    assert len(divs) == EAGER_PAGES + 1 and _main(page).count(f'<script type="{HELD}">') == EAGER_PAGES + 1
+    assert all(d.find("svg") is None for d in divs)  # held as text: not part of the document
     width, height = page_size(duet_page) or (0, 0)
     assert width == 2100 and 0 < height < 3000
     ratios = [d.get("style") for d in divs]
     assert ratios == [f"aspect-ratio:2100/{height:g}"] * EAGER_PAGES + ["aspect-ratio:2100/3000"]
     assert [d.get("id") for d in divs] == [f"sk-page-{i}" for i in range(1, EAGER_PAGES + 2)]
+
+
+def test_a_page_whose_text_would_end_a_script_is_held_in_a_template(duet_page: str) -> None:
+    commented = _ROOT_TAG.sub(r"\1<!-- engraved -->", duet_page, count=1)
+    page = _main(review_page([duet_page] * EAGER_PAGES + [commented], build_marks({"labels": {}})))
+    assert page.count(f'<script type="{HELD}">') == EAGER_PAGES and page.count("<template><svg") == 1
+    assert page.index("<template>") > page.rindex(f'<script type="{HELD}">')
 
 
 def test_a_blind_page_has_no_script_and_shows_every_page(duet_page: str) -> None:
@@ -163,3 +172,27 @@ def test_a_finding_on_a_page_not_yet_loaded_loads_it_scrolls_to_and_highlights_i
     browser.open(page.as_uri() + f"#note={other}")
     assert f"sk-page-{total // 2}" in browser.evaluate(SETTLED)
     assert browser.evaluate("document.body.dataset.highlighted") == other
+
+
+@pytest.mark.browser
+def test_a_page_held_in_a_template_loads_when_its_finding_is_selected(tmp_path: Path, browser: Browser) -> None:
+    xml, report, _ = row_score(1500, seed=2)
+    score = tmp_path / "score.musicxml"
+    score.write_text(xml, encoding="utf-8")
+    pages, _, drawn = engrave_pages(score, marks_for(score, report), False, 100, 2100)
+    assert len(pages) > EAGER_PAGES + 1
+    held = {eid: k for k, svg in enumerate(pages, start=1) for eid in re.findall(r'<g id="([^"]+)" class="note', svg)}
+    number, index, note = max((held.get(f.event_ids[0], 0), i, f.event_ids[0])
+                              for i, f in enumerate(drawn.findings) if f.event_ids)
+    assert number >= 3  # not in view at first
+    pages[number - 1] = _ROOT_TAG.sub(r"\1<!-- engraved -->", pages[number - 1], count=1)
+    html = review_page(pages, drawn)
+    assert _main(html).count("<template><svg") == 1
+    page = tmp_path / "review.html"
+    page.write_text(html, encoding="utf-8")
+    browser.open(page.as_uri())
+    assert f"sk-page-{number}" not in browser.evaluate(SETTLED)
+    browser.open(page.as_uri() + f"#finding={index}")
+    assert f"sk-page-{number}" in browser.evaluate(SETTLED)
+    assert browser.evaluate("document.body.dataset.highlighted").split()[0] == note
+    assert browser.evaluate(f"document.getElementById({json.dumps(note)}).classList.contains('sk-hl')")

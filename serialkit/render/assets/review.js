@@ -6,34 +6,57 @@
   var notes = data.notes || {};
   var current = -1;
 
-  // A long score's pages wait in template elements inside placeholders of their size: a page is
-  // instantiated when it nears the visible part of #sk-main, or when a selection needs it.
+  // A long score's pages wait as SVG text in script data blocks (or in template elements) inside
+  // placeholders of their size: a page is instantiated when it nears the visible part of
+  // #sk-main, or when a selection needs it.
   var main = document.getElementById("sk-main");
   var observer = null;
 
+  function held(page) {
+    return page.querySelector(':scope > script[type="text/x-sk-page"], :scope > template');
+  }
+
   function instantiate(page) {
-    var t = page.querySelector(":scope > template");
-    if (!t) { return; }
+    var h = held(page);
+    if (!h) { return; }
     if (observer) { observer.unobserve(page); }
-    page.replaceChild(t.content, t);
+    if (h.tagName === "TEMPLATE") {
+      page.replaceChild(h.content, h);
+    } else {
+      var text = h.textContent;
+      page.removeChild(h);
+      page.insertAdjacentHTML("beforeend", text);
+    }
     page.classList.remove("sk-lazy");
     page.style.removeProperty("aspect-ratio");
     page.setAttribute("data-loaded", "1");
   }
 
-  function loadWhere(found) {
-    // Instantiate every waiting page whose content holds what found(fragment) looks for.
+  function attrText(value) {
+    return String(value).replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+
+  function holds(h, attr, value) {
+    // Does a waiting page hold an element whose attribute attr is value?
+    if (h.tagName === "TEMPLATE") {
+      return h.content.querySelector("[" + attr + '="' + CSS.escape(String(value)) + '"]') !== null;
+    }
+    return h.textContent.indexOf(" " + attr + '="' + attrText(value) + '"') >= 0;
+  }
+
+  function loadWhere(attr, value) {
+    // Instantiate every waiting page that holds an element with that attribute value.
     var hit = false;
     document.querySelectorAll(".sk-page.sk-lazy").forEach(function (page) {
-      var t = page.querySelector(":scope > template");
-      if (t && found(t.content)) { instantiate(page); hit = true; }
+      var h = held(page);
+      if (h && holds(h, attr, value)) { instantiate(page); hit = true; }
     });
     return hit;
   }
 
   function noteEl(id) {
     var el = document.getElementById(id);
-    if (!el && loadWhere(function (c) { return c.getElementById(id); })) { el = document.getElementById(id); }
+    if (!el && loadWhere("id", id)) { el = document.getElementById(id); }
     return el && el.closest ? el : null;
   }
 
@@ -92,9 +115,8 @@
       button.classList.add("sk-active");
       if (scroll !== false && button.scrollIntoView) { button.scrollIntoView({ block: "nearest" }); }
     }
-    var boxes = 'rect.sk-box[data-finding="' + index + '"]';
-    loadWhere(function (c) { return c.querySelector(boxes); });
-    document.querySelectorAll(boxes).forEach(function (b) { b.classList.add("sk-hl"); });
+    loadWhere("data-finding", index);
+    document.querySelectorAll('rect.sk-box[data-finding="' + index + '"]').forEach(function (b) { b.classList.add("sk-hl"); });
     var first = highlight(f.event_ids);
     document.body.setAttribute("data-finding", String(index));
     if (f.event_ids.length) { showNote(f.event_ids[0]); }
