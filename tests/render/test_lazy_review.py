@@ -196,3 +196,5 @@ def test_a_page_held_in_a_template_loads_when_its_finding_is_selected(tmp_path: 
     assert f"sk-page-{number}" in browser.evaluate(SETTLED)
     assert browser.evaluate("document.body.dataset.highlighted").split()[0] == note
     assert browser.evaluate(f"document.getElementById({json.dumps(note)}).classList.contains('sk-hl')")
+    browser.evaluate("window.dispatchEvent(new Event('beforeprint'))")  # printing shows every page
+    assert len(browser.evaluate(SETTLED)) == len(pages)
