@@ -122,6 +122,7 @@ HELD = "text/x-sk-page"
 """The type of the ``<script>`` data block that holds a waiting page's SVG text."""
 
 _ENDS_SCRIPT = re.compile(r"</script|<!--", re.IGNORECASE)
+"""Text that would end a ``<script>`` element before its end tag (or keep it from ending)."""
 
 _ROOT = re.compile(r"<svg\b[^>]*>")
 _LENGTH = r'(?<![-\w]){}="\s*([\d.]+)\s*(?:px)?\s*"'
