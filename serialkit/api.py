@@ -78,6 +78,9 @@ class CheckResult:
     data: dict[str, Any]
     passed: bool
     mode: str
+    task_bound: bool = False
+    """Judged as a task's candidate (``task=`` given, or the score carries a blueprint): the gate's
+    strict and relaxed verdicts apply. Otherwise the score is an existing one, read by analysis."""
 
     @property
     def violations(self) -> list[dict[str, Any]]:
@@ -106,15 +109,43 @@ class CheckResult:
         return (f"{'pass' if self.passed else 'FAIL'} ({self.mode}) {n} violation{'s' if n != 1 else ''}"
                 + (f" ({counts})" if counts else "") + (f"; coverage {cov:.1%}" if cov is not None else ""))
 
+    def _verdict_html(self) -> str:
+        """The heading and findings of the notebook display: a task's candidate in the gate's words
+        (pass/FAIL, strict or relaxed), an existing score in the analysis profile's words (how much
+        the row explains, violations, observations), as the review page words them."""
+        name = html.escape(self.score.name)
+        if self.task_bound:
+            colour = "green" if self.passed else "#c00"
+            head = html.escape(self.summary())
+        else:
+            from serialkit.render.review import analysis_words
+
+            data = self.data
+            facts = {"coverage": data.get("coverage"), "row": data.get("row"),
+                     "unexplained_count": len(data.get("unexplained") or ()),
+                     "violations_count": len(self.violations),
+                     "observations_count": len(data.get("observations") or ())}
+            colour = "#c00" if self.violations else "green"
+            head = html.escape(" · ".join(analysis_words(facts)))
+        out = f"<p style='color:{colour}'><b>{name}: {head}</b></p>{_listed(self.violations)}"
+        observations = [] if self.task_bound else list(self.data.get("observations") or ())
+        if observations:
+            out += f"<p>Observations (reported, not violations):</p>{_listed(observations)}"
+        return out
+
     def _repr_html_(self) -> str:
-        colour = "green" if self.passed else "#c00"
-        items = "".join(f"<li><code>{html.escape(str(v.get('code')))}</code> {html.escape(str(v.get('message')))}</li>"
-                        for v in self.violations[:20])
-        more = len(self.violations) - 20
-        rest = f"<li>… {more} more</li>" if more > 0 else ""
-        return (f"<div class='serialkit-check'><p style='color:{colour}'><b>{html.escape(self.score.name)}: "
-                f"{html.escape(self.summary())}</b></p><ul>{items}{rest}</ul>"
+        return (f"<div class='serialkit-check'>{self._verdict_html()}"
                 f"{_pages(self.score.svg(report=self.data))}</div>")
+
+
+def _listed(findings: Sequence[Mapping[str, Any]], show: int = 20) -> str:
+    """Findings as an HTML list (code and message), the first ``show`` of them."""
+    if not findings:
+        return ""
+    items = "".join(f"<li><code>{html.escape(str(v.get('code')))}</code> {html.escape(str(v.get('message')))}</li>"
+                    for v in findings[:show])
+    rest = f"<li>… {len(findings) - show} more</li>" if len(findings) > show else ""
+    return f"<ul>{items}{rest}</ul>"
 
 
 _FIT = "<style>.serialkit-pages svg{max-width:100%;height:auto}</style>"
@@ -220,7 +251,8 @@ def check(
                "identify": identify, "mode": mode, "format": format, "rules_spec": rules,
                "task": task, "suggest": suggest}
     checked = check_source(Source(given.name, given.path, piece=given.piece), options)
-    return CheckResult(given, checked.report, checked.data, checked.passed, mode)
+    task_bound = task is not None or given.piece.blueprint is not None
+    return CheckResult(given, checked.report, checked.data, checked.passed, mode, task_bound)
 
 
 def annotate(

@@ -119,8 +119,35 @@ def test_render_svg_and_notebook_displays(tmp_path: Path) -> None:
     rendered = sk.render(DUET, tmp_path / "duet.svg", check_report=result)
     assert isinstance(rendered, sk.RenderResult) and rendered.marked_notes > 0
     page = result._repr_html_()
-    assert "<svg" in page and "FAIL" in page and "ROW" in page
+    assert "<svg" in page and "95.8 % explained" in page and "ROW" in page
     assert sk.read_score(DUET)._repr_svg_().lstrip().startswith(("<svg", "<?xml"))
+
+
+def test_notebook_display_of_an_existing_score_speaks_the_analysis_profile() -> None:
+    """As the review page does: how much the row explains, violations, observations; no
+    strict/relaxed verdict, for there is no task to pass."""
+    result = sk.check(DUET)
+    assert not result.task_bound
+    shown = result._verdict_html()
+    head = "95.8 % explained, 1 unexplained note · 1 violation · 1 observation"
+    assert f"{DUET}: {head}" in shown, shown
+    assert "strict" not in shown and "relaxed" not in shown and "FAIL" not in shown
+    assert "<code>ROW</code>" in shown and "Observations (reported, not violations)" in shown
+    observed = result.data["observations"][0]
+    assert f"<code>{observed['code']}</code>" in shown
+
+
+def test_notebook_display_of_a_task_candidate_gives_the_gate_verdict(tmp_path: Path) -> None:
+    sk.generate("trio-schoenberg", seed=3, options={"profile": "paper-raw"}, out=tmp_path / "run")
+    candidate = tmp_path / "run" / "candidate.json"
+    for given, relaxed, mode in ((None, False, "strict"), ("trio-schoenberg", True, "relaxed")):
+        result = sk.check(candidate, task=given, relaxed=relaxed)
+        assert result.task_bound  # the candidate carries its task's blueprint, given or not
+        shown = result._verdict_html()
+        verdict = "pass" if result.passed else "FAIL"
+        assert f"{verdict} ({mode})" in shown and "explained," not in shown, shown
+    released = sk.check(tmp_path / "run" / "score.musicxml")  # the released score, read as any score
+    assert not released.task_bound and "% explained" in released._verdict_html()
 
 
 def test_row_shows_its_matrix() -> None:

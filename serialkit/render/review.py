@@ -73,9 +73,11 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _analysis_bits(facts: Mapping[str, Any]) -> list[str]:
+def analysis_words(facts: Mapping[str, Any]) -> list[str]:
     """An existing score's facts in the analysis profile's words: how much the row explains,
-    its violations and its observations (no pass/fail: there is no task to pass)."""
+    its violations and its observations (no pass/fail: there is no task to pass). ``facts``:
+    ``coverage`` and ``row`` as the check report gives them, ``unexplained_count``,
+    ``violations_count`` and ``observations_count``."""
     bits = []
     if facts.get("coverage") is not None:
         share = _percent(facts["coverage"]).replace("%", " %")
@@ -98,7 +100,7 @@ def _facts_html(marks: Marks) -> str:
         if "coverage" in facts:
             bits.append(f"coverage {_percent(facts['coverage'])}")
     else:
-        bits.extend(_analysis_bits(facts))
+        bits.extend(analysis_words(facts))
     labelled = sum(1 for m in marks.notes.values() if m.label)
     bits.append(f"{labelled} labelled notes")
     out = '<p id="sk-facts">' + escape(" · ".join(bits)) + "</p>"
@@ -112,12 +114,58 @@ def _facts_html(marks: Marks) -> str:
     return out
 
 
+EAGER_PAGES = 3
+"""A review page of at most this many engraved pages shows them all at once; a longer one keeps
+each page as unparsed text that the page's script instantiates as it nears the viewport."""
+
+HELD = "text/x-sk-page"
+"""The type of the ``<script>`` data block that holds a waiting page's SVG text."""
+
+_ENDS_SCRIPT = re.compile(r"</script|<!--", re.IGNORECASE)
+"""Text that would end a ``<script>`` element before its end tag (or keep it from ending)."""
+
+_ROOT = re.compile(r"<svg\b[^>]*>")
+_LENGTH = r'(?<![-\w]){}="\s*([\d.]+)\s*(?:px)?\s*"'
+_WIDTH, _HEIGHT = re.compile(_LENGTH.format("width")), re.compile(_LENGTH.format("height"))
+_VIEWBOX = re.compile(r'(?<![-\w])viewBox="\s*[-\d.]+[\s,]+[-\d.]+[\s,]+([\d.]+)[\s,]+([\d.]+)\s*"')
+
+
+def page_size(svg: str) -> tuple[float, float] | None:
+    """The width and height of an engraved page, from its root ``<svg>`` (``width``/``height``,
+    else ``viewBox``); None when it states neither."""
+    root = _ROOT.search(svg)
+    if root is None:
+        return None
+    tag = root.group(0)
+    width, height = _WIDTH.search(tag), _HEIGHT.search(tag)
+    found = (width.group(1), height.group(1)) if width and height else None
+    if found is None:
+        box = _VIEWBOX.search(tag)
+        found = (box.group(1), box.group(2)) if box else None
+    if found is None or not float(found[0]) > 0 or not float(found[1]) > 0:
+        return None
+    return float(found[0]), float(found[1])
+
+
+def _page_html(i: int, svg: str, lazy: bool) -> str:
+    """One engraved page; a lazy one is a placeholder of the page's proportions holding the SVG
+    as text in a ``<script>`` data block (not parsed until the script instantiates it), or in a
+    ``<template>`` (parsed, kept out of layout) when the text would end a script element early."""
+    svg = _XML_DECL.sub("", svg)
+    if not lazy:
+        return f'<div class="sk-page" id="sk-page-{i}">{svg}</div>'
+    size = page_size(svg)
+    ratio = f' style="aspect-ratio:{size[0]:g}/{size[1]:g}"' if size else ""
+    held = f"<template>{svg}</template>" if _ENDS_SCRIPT.search(svg) else f'<script type="{HELD}">{svg}</script>'
+    return f'<div class="sk-page sk-lazy" id="sk-page-{i}"{ratio}>{held}</div>'
+
+
 def review_page(pages: Sequence[str], marks: Marks, blind: bool = False, title: str = "") -> str:
-    """A self-contained HTML page (inline SVG, CSS and JS; no network access)."""
-    svgs = "".join(
-        f'<div class="sk-page" id="sk-page-{i}">{_XML_DECL.sub("", svg)}</div>'
-        for i, svg in enumerate(pages, start=1)
-    )
+    """A self-contained HTML page (inline SVG, CSS and JS; no network access). More than
+    ``EAGER_PAGES`` pages are instantiated as they are scrolled to (or as a finding or note on them
+    is selected); a blind page has no script and shows every page."""
+    lazy = not blind and len(pages) > EAGER_PAGES
+    svgs = "".join(_page_html(i, svg, lazy) for i, svg in enumerate(pages, start=1))
     if blind:
         return _blind_page(svgs)
     heading = title or "serialkit review"

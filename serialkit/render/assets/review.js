@@ -6,10 +6,72 @@
   var notes = data.notes || {};
   var current = -1;
 
+  // A long score's pages wait as SVG text in script data blocks (or in template elements) inside
+  // placeholders of their size: a page is instantiated when it nears the visible part of
+  // #sk-main, or when a selection needs it.
+  var main = document.getElementById("sk-main");
+  var observer = null;
+
+  function held(page) {
+    return page.querySelector(':scope > script[type="text/x-sk-page"], :scope > template');
+  }
+
+  function instantiate(page) {
+    var h = held(page);
+    if (!h) { return; }
+    if (observer) { observer.unobserve(page); }
+    if (h.tagName === "TEMPLATE") {
+      page.replaceChild(h.content, h);
+    } else {
+      var text = h.textContent;
+      page.removeChild(h);
+      page.insertAdjacentHTML("beforeend", text);
+    }
+    page.classList.remove("sk-lazy");
+    page.style.removeProperty("aspect-ratio");
+    page.setAttribute("data-loaded", "1");
+  }
+
+  function attrText(value) {
+    return String(value).replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+
+  function holds(h, attr, value) {
+    // Does a waiting page hold an element whose attribute attr is value?
+    if (h.tagName === "TEMPLATE") {
+      return h.content.querySelector("[" + attr + '="' + CSS.escape(String(value)) + '"]') !== null;
+    }
+    return h.textContent.indexOf(" " + attr + '="' + attrText(value) + '"') >= 0;
+  }
+
+  function loadWhere(attr, value) {
+    // Instantiate every waiting page that holds an element with that attribute value.
+    var hit = false;
+    document.querySelectorAll(".sk-page.sk-lazy").forEach(function (page) {
+      var h = held(page);
+      if (h && holds(h, attr, value)) { instantiate(page); hit = true; }
+    });
+    return hit;
+  }
+
   function noteEl(id) {
     var el = document.getElementById(id);
+    if (!el && loadWhere("id", id)) { el = document.getElementById(id); }
     return el && el.closest ? el : null;
   }
+
+  var waiting = document.querySelectorAll(".sk-page.sk-lazy");
+  if (waiting.length && "IntersectionObserver" in window) {
+    observer = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) { if (e.isIntersecting) { instantiate(e.target); } });
+    }, { root: main, rootMargin: "100% 0px" });
+    waiting.forEach(function (page) { observer.observe(page); });
+  } else {
+    waiting.forEach(instantiate);
+  }
+  window.addEventListener("beforeprint", function () {
+    document.querySelectorAll(".sk-page.sk-lazy").forEach(instantiate);
+  });
 
   function clear() {
     document.querySelectorAll(".sk-halo").forEach(function (h) { h.remove(); });
@@ -53,6 +115,7 @@
       button.classList.add("sk-active");
       if (scroll !== false && button.scrollIntoView) { button.scrollIntoView({ block: "nearest" }); }
     }
+    loadWhere("data-finding", index);
     document.querySelectorAll('rect.sk-box[data-finding="' + index + '"]').forEach(function (b) { b.classList.add("sk-hl"); });
     var first = highlight(f.event_ids);
     document.body.setAttribute("data-finding", String(index));
@@ -95,7 +158,7 @@
   document.querySelectorAll(".sk-finding").forEach(function (b) {
     b.addEventListener("click", function () { selectFinding(Number(b.getAttribute("data-index"))); });
   });
-  document.getElementById("sk-main").addEventListener("click", function (ev) {
+  main.addEventListener("click", function (ev) {
     var el = ev.target.closest ? ev.target.closest("g.note") : null;
     if (!el || !el.id) { return; }
     clear();
