@@ -9,6 +9,7 @@ Needs the real corpus (Webern Op. 21), verovio and the Debian package ``chromium
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -62,8 +63,16 @@ def main() -> None:
         import serialkit as sk
 
         shown = Path(tmp) / "check.html"
+        local = Path(tmp) / SCORE  # the notebook names the file as the user opened it: by its name
+        shutil.copyfile(score, local)
+        cwd = Path.cwd()
+        os.chdir(tmp)
+        try:
+            html = sk.check(SCORE, row="webern-op21")._repr_html_()
+        finally:
+            os.chdir(cwd)
         shown.write_text("<!doctype html><meta charset='utf-8'><body style='font-family:sans-serif'>"
-                         + sk.check(score, row="webern-op21")._repr_html_() + "</body>", encoding="utf-8")
+                         + html + "</body>", encoding="utf-8")
         screenshot(shown, "", notebook, (1400, 1000), Path(tmp) / "profile")
         site = Path(tmp) / "site"
         subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "-d", str(site)], cwd=ROOT,
