@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import replace
+from fractions import Fraction
 
 from serialkit.core.analysis.identify import Candidate, Identification, candidate_rows
 from serialkit.core.analysis.identify import identify as _identify
@@ -60,6 +61,21 @@ def staff_lines(piece: Piece) -> dict[str, str]:
     return {v: s for v, s in staff.items() if sizes[s] > 1}
 
 
+LAYERED = Fraction(1, 20)  # at most this share of a staff's onsets starting in two of its voices at once
+
+
+def layered_staves(piece: Piece, lines: dict[str, str]) -> set[str]:
+    """The staves whose voices look like one line written in layers: their voices almost never
+    start a note at the same moment (voices of one staff that are lines of their own often do)."""
+    starts: dict[str, dict[object, set[str]]] = {}
+    for e in piece.events:
+        staff = lines.get(e.voice)
+        if staff is not None and not e.grace:
+            starts.setdefault(staff, {}).setdefault(e.onset, set()).add(e.voice)
+    return {staff for staff, onsets in starts.items()
+            if sum(1 for vs in onsets.values() if len(vs) > 1) <= LAYERED * len(onsets)}
+
+
 def analyze(piece: Piece, row: Row | str | None = None, convention: Convention = "relative") -> Analysis:
     """Infer a tag for every event of ``piece`` (or mark it unexplained) against ``row``.
 
@@ -83,14 +99,20 @@ def analyze(piece: Piece, row: Row | str | None = None, convention: Convention =
     row = Row.parse(row)
     table = row.distinct_forms(convention)
     forms = [row.form(f, convention) for f in table]
-    result = build_result(piece, row, convention, read(EventIndex(piece.events, piece.voice_ids), forms),
-                          table, 0.0)
-    lines = staff_lines(piece) if result.unexplained else None
-    if lines:
-        merged = read(EventIndex(piece.events, piece.voice_ids, lines), forms)
-        other = build_result(piece, row, convention, merged, table, 0.0)
-        if len(other.unexplained) < len(result.unexplained):
+    lines = staff_lines(piece)
+    layered = {v: s for v, s in lines.items() if s in layered_staves(piece, lines)}
+    readings = [layered, {}] if layered else [{}]
+    if lines and lines != layered:
+        readings.append(lines)
+    result: Analysis | None = None
+    for k, voices_as in enumerate(readings):  # the likeliest reading first; another only for trouble
+        if k and result is not None and not result.unexplained:
+            break
+        ix = EventIndex(piece.events, piece.voice_ids, voices_as or None)
+        other = build_result(piece, row, convention, read(ix, forms), table, 0.0)
+        if result is None or len(other.unexplained) < len(result.unexplained):
             result = other
+    assert result is not None
     result = replace(result, seconds=time.perf_counter() - started)
     if found is None:
         return result

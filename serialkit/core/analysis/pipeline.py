@@ -81,26 +81,12 @@ def first_reading(ix: EventIndex, forms: list[tuple[int, ...]]) -> Assignment:
 
 
 def read_again_knowing_voice_passing(state: Assignment) -> Assignment:
-    """A fresh first reading with the voice-passing costs the current one teaches (if any), kept
-    when it explains at least as many notes as the current one."""
+    """A fresh first reading with the voice-passing costs the current one teaches (if any)."""
     strange = learn_voice_passing(state.ix, state.found)
     if strange is None:
         return state
     state.ix.strange = strange
-    again = first_reading(state.ix, state.forms)
-    if _explained(again) >= _explained(state):
-        return again
-    state.ix.strange = None  # the lesson explains fewer notes: keep the first reading
-    return state
-
-
-def _explained(state: Assignment) -> int:
-    """Notes the accepted statements hold."""
-    held: set[int] = set()
-    for f in state.found:
-        held.update(f.slots.values())
-        held.update(e for e, _ in f.repeats)
-    return len(held)
+    return first_reading(state.ix, state.forms)
 
 
 STEPS: tuple[Step, ...] = (
