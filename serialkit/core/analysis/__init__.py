@@ -100,13 +100,14 @@ def analyze(piece: Piece, row: Row | str | None = None, convention: Convention =
     table = row.distinct_forms(convention)
     forms = [row.form(f, convention) for f in table]
     lines = staff_lines(piece)
-    layered = {v: s for v, s in lines.items() if s in layered_staves(piece, lines)}
+    staves = layered_staves(piece, lines) if lines else set()
+    layered = {v: s for v, s in lines.items() if s in staves}
     readings = [layered, {}] if layered else [{}]
     if lines and lines != layered:
         readings.append(lines)
     result: Analysis | None = None
-    for k, voices_as in enumerate(readings):  # the likeliest reading first; another only for trouble
-        if k and result is not None and not result.unexplained:
+    for voices_as in readings:  # the likeliest reading first; another only for trouble
+        if result is not None and not result.unexplained:
             break
         ix = EventIndex(piece.events, piece.voice_ids, voices_as or None)
         other = build_result(piece, row, convention, read(ix, forms), table, 0.0)
