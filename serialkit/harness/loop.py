@@ -147,7 +147,8 @@ class Harness:
         self.outcome.sections.append(record)
 
     def _budget(self) -> int:
-        """The section calls the current section may make: the task's attempt budget K."""
+        """The section calls the current section may make: the task's attempt budget K and the
+        ``REASKS`` extra calls for replies that brought nothing."""
         return self.task.attempts + REASKS
 
     def _call(self, section: str, attempt: int, fields: dict[str, Any]) -> tuple[Reply, str, int]:
