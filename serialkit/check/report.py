@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from serialkit.check import shapes
+from serialkit.core import findings
 from serialkit.core.errors import PluginError, RowError, SerialkitError
 from serialkit.core.piece import Piece, Tag
 from serialkit.core.predicates import (
@@ -310,7 +310,7 @@ def check_piece(
         else:
             violations += run_predicates(icols, rules)
             violations += _run_plugins(extra, inferred, rules, True)
-        fragments = shapes.fragments(icols, analysis) if piece.blueprint is None else []
+        fragments = findings.fragments(icols, analysis) if piece.blueprint is None else []
         shape: list[Violation] = []
         absorbed: set[str] = set()  # unexplained notes a hole (or edge-repeat) finding names
         short_as_row = False  # statements stopping short mid-piece reported as ROW (missing notes)
@@ -318,18 +318,18 @@ def check_piece(
             if fragments:
                 structural = shape = fragments
             else:
-                holes, absorbed = shapes.holes(icols, analysis)
+                holes, absorbed = findings.holes(icols, analysis)
                 structural = [v for v in holes if not set(v.event_ids) & absorbed]
-                edges, rest = shapes.edge_repeats(icols, analysis)
+                edges, rest = findings.edge_repeats(icols, analysis)
                 absorbed |= rest
-                stops = shapes.stops_short(icols, analysis)
+                stops = findings.stops_short(icols, analysis)
                 structural += stops
                 short_as_row = True
-                shape = (holes + stops + edges + shapes.scraps(icols, analysis)
-                         + shapes.borrowed_out_of_time(icols, analysis) + shapes.exchanged(icols, analysis))
-        violations += shapes.unexplained(icols, set(analysis.unexplained) - absorbed) + shape
+                shape = (holes + stops + edges + findings.scraps(icols, analysis)
+                         + findings.borrowed_out_of_time(icols, analysis) + findings.exchanged(icols, analysis))
+        violations += findings.unexplained(icols, set(analysis.unexplained) - absorbed) + shape
         if piece.blueprint is None and not fragments and profile is not None and profile.runs("COMPLETE"):
-            violations += shapes.cut_short(icols, analysis, mid_piece=not short_as_row)
+            violations += findings.cut_short(icols, analysis, mid_piece=not short_as_row)
             strict_only = {"COMPLETE"}
         checked = list(CODES)
         if piece.blueprint is None:
@@ -452,7 +452,7 @@ def _not_following(bare: Piece, analysis: Analysis, found: Sequence[Any]) -> tup
     and judges again."""
     from serialkit.core.analysis import analyze
     from serialkit.core.suggest import DEFAULT_THRESHOLD
-    from serialkit.core.suggest_trouble import _trouble_holes
+    from serialkit.core.suggest.trouble import _trouble_holes
 
     sure = sorted((n for n in found if n.best is not None and n.best.confidence >= DEFAULT_THRESHOLD),
                   key=lambda n: -n.best.confidence)[:FOLLOWING_TRIED]

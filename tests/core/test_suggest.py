@@ -13,7 +13,7 @@ from serialkit.core.piece import Piece, Tag
 from serialkit.core.predicates import Violation
 from serialkit.core.rows import Row
 from serialkit.core.suggest import DEFAULT_THRESHOLD, Readings, error_model, plan_repairs, suggest
-from serialkit.core.suggest_trouble import _doubled, _out_of_line
+from serialkit.core.suggest.trouble import _doubled, _out_of_line
 from tests.planted import Plant, evaluate, plant_errors
 from tests.synth import CLEAN, FAMILIES, one_voice
 
@@ -409,7 +409,7 @@ def test_the_two_swap_models_and_the_register_habit() -> None:
     from fractions import Fraction
 
     from serialkit.core.piece import Event
-    from serialkit.core.suggest_swap import Habit, in_register, written
+    from serialkit.core.suggest.swap import Habit, in_register, written
 
     def note(eid: str, voice: str, t: int, midi: int) -> Event:
         return Event(eid, voice, Fraction(t), Fraction(1), midi)

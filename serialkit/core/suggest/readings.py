@@ -13,7 +13,7 @@ from typing import Any
 
 from serialkit.core.analysis.model import Analysis
 from serialkit.core.piece import Piece
-from serialkit.core.suggest_trouble import _Hole, _roughness, _shape, _short, _spots, _trouble_holes
+from serialkit.core.suggest.trouble import _Hole, _roughness, _shape, _short, _spots, _trouble_holes
 
 
 @dataclass(frozen=True, slots=True)

@@ -227,12 +227,12 @@ def _open_ends(cols: Columns, analysis: Analysis) -> list[tuple[Statement, range
     The neighbour is set when the end is mid-piece: the statement's voice goes on at once with
     another statement (the note before its first note, or after its last, in that note's voice is
     another statement's), the piece has time there for the missing positions (the one rule
-    ``core.suggest_trouble.edge_room``, which also decides the suggestions' holes) and not every
+    ``core.suggest.trouble.edge_room``, which also decides the suggestions' holes) and not every
     missing pitch class sounds in the statement's voices within two of its steps per missing
     position (there another statement's reading, or an unexplained note, holds it). Else (None)
     the end is an excerpt's edge — the piece's first or last statement, or a voice that enters
     late or stops early. Ends ``edge_repeats`` reports are left out."""
-    from serialkit.core.suggest_trouble import edge_room, edge_step
+    from serialkit.core.suggest.trouble import edge_room, edge_step
 
     events = {e.id: e for e in cols.piece.events}
     if not events:

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Mapping
 
 from serialkit.core.piece import Event
-from serialkit.core.suggest_model import _nearest
+from serialkit.core.suggest.model import _nearest
 
 _OFF_HABIT = 0.25
 """The weight kept by the exchange whose pitches the piece writes less often (per note fewer)."""

@@ -10,7 +10,7 @@ candidate pitch is scored by an explicit model of how engraving and copying erro
 - ``step``: the note a line/space off by one step (a whole tone);
 - ``swap``: two neighbouring notes of a statement written in each other's place (both models: the
   written notes exchanged, octave and all, and the pitch classes exchanged with each note kept in
-  its register; the piece's register habit chooses, ``suggest_swap``);
+  its register; the piece's register habit chooses, ``swap``);
 - ``other``: any other pitch (rare; nearest octave).
 
 The suggested pitch stays in the note's octave region (the error model's interval, else the
@@ -19,11 +19,8 @@ nearest octave). Confidence is the candidate's share of the evidence, with a fix
 nothing wants is never confidently "corrected". Standard library only; consumes the public
 :class:`~serialkit.core.analysis.Analysis` result.
 
-This module verifies and ranks candidates and plans repairs; ``suggest_trouble`` finds the trouble
-and proposes the candidates a statement wants; ``suggest_partners`` the notes a wrong note may have
-been written with (swaps, two wrong notes side by side) and the check that a change takes no
-correct note off its place; ``suggest_readings`` keeps the analyses made; ``suggest_model`` holds
-the error models and the returned values.
+This module verifies and ranks candidates and plans repairs (the package docstring names the
+others).
 """
 
 from __future__ import annotations
@@ -36,28 +33,26 @@ from typing import Any
 from serialkit.core.analysis.model import Analysis
 from serialkit.core.piece import Event, Piece
 from serialkit.core.rows import Row, RowForm, _check_convention
-from serialkit.core.suggest_model import (
+from serialkit.core.suggest.model import (
     _MODEL_TEXT,
     DEFAULT_THRESHOLD,
-    MODELS,
     Edit,
     NoteSuggestions,
     Suggestion,
     _name,
     _nearest,
-    describe,
     error_model,
 )
-from serialkit.core.suggest_partners import (
+from serialkit.core.suggest.partners import (
     _chains,
     _hole_swaps,
     _loose_partners,
     _swap_partners,
     _trades,
 )
-from serialkit.core.suggest_readings import Readings
-from serialkit.core.suggest_swap import Habit, in_register, written
-from serialkit.core.suggest_trouble import (
+from serialkit.core.suggest.readings import Readings
+from serialkit.core.suggest.swap import Habit, in_register, written
+from serialkit.core.suggest.trouble import (
     _REACH,
     _candidates,
     _doubled,
@@ -67,21 +62,6 @@ from serialkit.core.suggest_trouble import (
     _statements,
     _trouble_holes,
 )
-
-__all__ = [
-    "DEFAULT_THRESHOLD",
-    "MODELS",
-    "Applied",
-    "describe",
-    "Edit",
-    "NoteSuggestions",
-    "Readings",
-    "RepairPlan",
-    "Suggestion",
-    "error_model",
-    "plan_repairs",
-    "suggest",
-]
 
 # How often each kind of error happens, relative to one another (engraving and copying habits).
 _PRIOR = {"accidental": 1.0, "third": 0.55, "step": 0.3, "swap": 0.8, "other": 0.05}

@@ -11,8 +11,8 @@ from fractions import Fraction
 
 from serialkit.core.analysis.model import Analysis
 from serialkit.core.piece import Event
-from serialkit.core.suggest_model import _nearest, error_model
-from serialkit.core.suggest_trouble import _REACH, _Hole
+from serialkit.core.suggest.model import _nearest, error_model
+from serialkit.core.suggest.trouble import _REACH, _Hole
 
 
 def _hole_swaps(

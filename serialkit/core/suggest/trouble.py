@@ -16,8 +16,8 @@ from fractions import Fraction
 
 from serialkit.core.analysis.model import Analysis, Statement
 from serialkit.core.piece import Event, Piece
-from serialkit.core.suggest_model import Edit, Suggestion, _nearest, error_model
-from serialkit.core.suggest_swap import in_register
+from serialkit.core.suggest.model import Edit, Suggestion, _nearest, error_model
+from serialkit.core.suggest.swap import in_register
 
 # A candidate that only extends a statement past its first or last note found is weaker than one
 # that fills a hole between two notes of the statement.
@@ -378,7 +378,7 @@ def _swaps(event: Event, st: _Stmt, events: Mapping[str, Event]) -> list[tuple[f
                 if any(a > b for a, b in zip(ordered, ordered[1:], strict=False)):
                     continue
             fit = (1.0 if event.voice == other.voice else 0.5) * (1.0 if near else 0.4) * (0.5 if held else 1.0)
-            pair = in_register(event, other)  # and the written notes exchanged: ``suggest_swap``
+            pair = in_register(event, other)  # and the written notes exchanged: ``swap``
             mine, theirs = pair[event.id], pair[other.id]
             out.append((
                 fit,
