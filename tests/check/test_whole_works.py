@@ -68,3 +68,62 @@ def test_a_correct_whole_work_passes_through_a_file(family: str, tmp_path: Path)
     assert len(piece.events) == len(s.piece.events)
     report = check_piece(piece, row=s.row, profile=profile_for("analysis"))
     assert report.verdict.strict, [v.message for v in report.verdict.violations][:3]
+
+
+def _copies(piece: object, count: int, span: object) -> object:
+    """``count`` copies of ``piece`` one after another, copy k transposed k semitones up."""
+    events = []
+    for k in range(count):
+        for e in piece.events:  # type: ignore[attr-defined]
+            events.append(e.copy(id=f"{e.id}-c{k}", onset=e.onset + k * span, midi=e.midi + k, tag=None,
+                                 tied_ids=tuple(f"{t}-c{k}" for t in e.tied_ids)))
+    return piece.with_events(events)  # type: ignore[attr-defined]
+
+
+def _crossing(analysis: object) -> list[str]:
+    """Statements holding notes of two different copies."""
+    out = []
+    for s in analysis.statements:  # type: ignore[attr-defined]
+        copies = {i.rsplit("-c", 1)[1] for i in s.event_ids if i}
+        if len(copies) > 1:
+            out.append(f"{s.id} {s.form} copies {sorted(copies)}")
+    return out
+
+
+@pytest.mark.parametrize("family", ["one_voice", "row_per_voice", "distributed"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_statement_cut_off_does_not_take_its_end_from_later_music(family: str, seed: int) -> None:
+    """The music stops two notes short of a statement's end, rests three bars, and goes on with a
+    transposed copy of the passage, twice: the cut statement must not reach over the rest for the
+    copy's notes (a statement keeps its pace), so no statement holds notes of two copies."""
+    from fractions import Fraction
+
+    from serialkit.core.analysis import analyze
+
+    s = synth.FAMILIES[family](seed)
+    ordered = sorted(s.piece.events, key=lambda e: (e.onset, e.id))
+    cut = s.piece.with_events(ordered[:-2])
+    span = max(e.onset + e.duration for e in cut.events) + Fraction(12)
+    assert _crossing(analyze(_copies(cut, 3, span), s.row)) == []
+
+
+def test_webern_copies_read_as_the_excerpt_alone() -> None:
+    """Op. 21 bars 1-25 twelve times, each copy a semitone higher: every copy reads as the excerpt
+    does alone (its one unexplained note), and no statement holds notes of two copies."""
+    from fractions import Fraction
+
+    from serialkit.core.analysis import analyze
+    from serialkit.core.catalog import get
+    from serialkit.io import read_score
+
+    source = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "webern-op21-i-mm1-25.mei"
+    if not source.exists():
+        pytest.skip("the shared corpus is not here")
+    piece = read_score(source)
+    row = get("webern-op21").row
+    end = max(e.onset + e.duration for e in piece.events)
+    span = Fraction(int(end) + 2 - int(end) % 2)
+    alone = analyze(piece, row)
+    copies = analyze(_copies(piece, 12, span), row)
+    assert _crossing(copies) == []
+    assert len(copies.unexplained) <= 12 * len(alone.unexplained)

@@ -33,6 +33,8 @@ NEW_VOICE = 0.25  # a voice the statement has not used yet (statements keep to t
 FREE = -1
 ABORT_AFTER = 4  # a chain whose first links cost more than ABORT_COST is not a statement start
 ABORT_COST = 1.5
+PACE = 8  # a link waiting more than PACE times the chain's mean wait so far ends the chain
+PACE_AFTER = 6  # ... once the chain has moved on in time this many times (its pace known)
 
 
 class Claims:
@@ -211,6 +213,8 @@ def build_chain(
     k, last, total = start_pos, start, 0.0
     head = claims.owner[start] != FREE
     voice_mode = mode == VOICE_MODE
+    onsets = ix.slice_onsets
+    waits, first = 0, onsets[sl[start]]
     while True:
         last_key = sl[last] * vkey + voice[last]
         leave = LEAVE * (sv_count[last_key] - taken_sv.get(last_key, 0))
@@ -221,6 +225,11 @@ def build_chain(
                                                  (cost, best, pos, kind))
         if best < 0:
             break
+        wait = onsets[sl[best]] - onsets[sl[last]]
+        if kind == NEW and waits >= PACE_AFTER and wait * waits > PACE * (onsets[sl[last]] - first):
+            break  # a statement keeps its pace: a far later note belongs to other music
+        if wait and kind == NEW:
+            waits += 1
         evs.append(best)
         poss.append(pos)
         kinds.append(kind)
