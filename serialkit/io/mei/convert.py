@@ -20,9 +20,9 @@ from pathlib import Path
 from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
-from serialkit.io._build import RawNote, encode_id, midi_of
-from serialkit.io._instruments import declare_instrument
-from serialkit.io._mei_defs import (
+from serialkit.io.build import RawNote, encode_id, midi_of
+from serialkit.io.files.safety import parse_xml, read_bytes
+from serialkit.io.mei.defs import (
     NS,
     XML_ID,
     State,
@@ -31,8 +31,8 @@ from serialkit.io._mei_defs import (
     local_name,
     tuplet_numbers,
 )
-from serialkit.io.mei_read import scan_mei_tree
-from serialkit.io.safety import parse_xml, read_bytes
+from serialkit.io.mei.read import scan_mei_tree
+from serialkit.io.musicxml.instruments import declare_instrument
 
 __all__ = ["KEPT", "NOT_KEPT", "mei_musicxml_bytes", "mei_to_musicxml"]
 

@@ -9,7 +9,7 @@ from fractions import Fraction
 from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
-from serialkit.io._build import RawNote, ScoreParts
+from serialkit.io.build import RawNote, ScoreParts
 
 MEI_NS = "http://www.music-encoding.org/ns/mei"
 XML_ID = "{http://www.w3.org/XML/1998/namespace}id"

@@ -11,7 +11,7 @@ from lxml import etree
 
 from serialkit.core.errors import PieceError, ScoreReadError
 from serialkit.core.piece import Measure, Piece, TimeSignature
-from serialkit.io._build import (
+from serialkit.io.build import (
     DAMAGE,
     RawNote,
     ScoreParts,
@@ -22,7 +22,8 @@ from serialkit.io._build import (
     midi_of,
     safe_id,
 )
-from serialkit.io._mei_defs import (
+from serialkit.io.files.safety import parse_xml, read_bytes
+from serialkit.io.mei.defs import (
     ACCID,
     MEI_NS,
     NS,
@@ -35,7 +36,6 @@ from serialkit.io._mei_defs import (
     parse_number,
     tuplet_numbers,
 )
-from serialkit.io.safety import parse_xml, read_bytes
 
 __all__ = ["MEI_NS", "XML_ID", "read_mei", "scan_mei", "scan_mei_tree"]
 
