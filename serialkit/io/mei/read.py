@@ -31,6 +31,7 @@ from serialkit.io.mei.defs import (
     StaffInfo,
     State,
     apply_def,
+    choose_reading,
     key_signature,
     local_name,
     parse_number,
@@ -140,19 +141,9 @@ def _walk(el: etree._Element, state: State) -> None:
         elif name in ("section", "ending", "lem", "expansion"):
             _walk(child, state)
         elif name in ("app", "choice"):
-            pick = _choose(child)
+            pick = choose_reading(child)
             if pick is not None:
                 _walk(pick, state)
-
-
-def _choose(el: etree._Element) -> etree._Element | None:
-    """The reading to follow inside <app>/<choice>: lem, corr, reg, expan, else the first."""
-    children = [c for c in el if isinstance(c.tag, str)]
-    for wanted in ("lem", "corr", "reg", "expan"):
-        for c in children:
-            if local_name(c) == wanted:
-                return c
-    return children[0] if children else None
 
 
 @dataclass(slots=True)
@@ -383,7 +374,7 @@ def _layer_items(
                 sub = ratio / 2  # two notes alternate through one written duration
             _layer_items(el, lay, state, sub, grace or name == "graceGrp", bar)
         elif name in ("app", "choice"):
-            pick = _choose(el)
+            pick = choose_reading(el)
             if pick is not None:
                 _layer_items(pick, lay, state, ratio, grace, bar)
 
