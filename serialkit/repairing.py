@@ -319,8 +319,8 @@ def _read(path: Path) -> _Score:
     where, member, ends, data, mei = str(path), None, None, b"", None
     if fmt in VIA_MUSICXML:  # MuseScore, **kern, ABC: the MusicXML their reader reads, edited as such
         from serialkit.io.external import via_musicxml
-        from serialkit.io.musicxml.read import document_ends, scan_tree
         from serialkit.io.files.safety import parse_xml
+        from serialkit.io.musicxml.read import document_ends, scan_tree
 
         data = xml = via_musicxml(path, fmt)
         where = f"{path} (as MusicXML)"
@@ -336,8 +336,8 @@ def _read(path: Path) -> _Score:
         scan.ends = ends
         elements, parts = scan.elements, scan.parts
     else:
-        from serialkit.io.mei.read import scan_mei_tree
         from serialkit.io.files.safety import parse_xml, read_bytes
+        from serialkit.io.mei.read import scan_mei_tree
 
         data = read_bytes(path)
         tree, scan = parse_xml(data, where), None
@@ -723,8 +723,8 @@ def _colour(rung: str) -> str:
 def _write_score(score: _Score, source: Path, repaired: Piece, changes: Sequence[Change], out: Path) -> None:
     """The repaired score in the input's format, from the source's one reading (nothing written
     when anything fails)."""
-    from serialkit.io.annotation import Annotation
     from serialkit.io.annotate import MUSESCORE_SUFFIXES
+    from serialkit.io.annotation import Annotation
     from serialkit.io.files.atomic import named_as
 
     notes = {c.event_id: Annotation(c.text, _colour(c.rung)) for c in changes}
@@ -787,11 +787,10 @@ def _rewrite_musicxml(repaired: Piece, notes: Mapping[str, Any], out: Path) -> N
     """A changed note length cannot be edited into the source's measures soundly (voices, backups,
     ties and beams would all move), so the repaired piece is written anew by serialkit's own
     MusicXML writer — every bar adds up, rests fill what a trim frees — and annotated."""
-    from serialkit.io.musicxml.annotate import annotate_tree, serialize
-    from serialkit.io.musicxml.write import mxl_bytes
     from serialkit.io.files.atomic import atomic_path
-    from serialkit.io.musicxml.write import musicxml_bytes
     from serialkit.io.files.safety import parse_xml
+    from serialkit.io.musicxml.annotate import annotate_tree, serialize
+    from serialkit.io.musicxml.write import musicxml_bytes, mxl_bytes
 
     tree = parse_xml(musicxml_bytes(repaired), str(out))
     data = serialize(annotate_tree(tree, str(out), notes, "fingering"), tree)
@@ -825,9 +824,9 @@ def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], 
     """The source's own MusicXML tree (its one reading) with the changed notes repitched,
     coloured and labelled, written back with every other byte as it was."""
     from serialkit.io.accidentals import bar_groups, respell, shows_unneeded, written_of
+    from serialkit.io.files.atomic import atomic_path
     from serialkit.io.musicxml.annotate import annotate_tree, insert_in_order, serialize
     from serialkit.io.musicxml.write import mxl_bytes
-    from serialkit.io.files.atomic import atomic_path
     from serialkit.io.splice import Snapshot
 
     tree, where, member, scan = score.tree, score.where, score.member, score.scan

@@ -172,8 +172,8 @@ def _render_several(scores: tuple[str, ...], output: Path, fmt: str | None, repo
     """Several scores, each into ``output``/NAME.FORMAT, as check and convert run several; the exit status."""
     from serialkit.batch import STDIN, WRITES, Source, output_paths, render_job
     from serialkit.cli._batch import run_and_report
-    from serialkit.io.files.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
     from serialkit.io.dispatch import read_stdin_bytes
+    from serialkit.io.files.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
 
     if str(output) == "-":
         raise click.UsageError("several scores need -o DIR, not -o -")

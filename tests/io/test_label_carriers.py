@@ -20,10 +20,10 @@ from lxml import etree
 
 from serialkit.core.errors import ScoreWriteError
 from serialkit.io import Annotation, read_score
-from serialkit.io.musicxml.instruments import declares_instruments
+from serialkit.io.annotate import write_annotated_score
 from serialkit.io.annotation import DEFAULT_LABELS, LABEL_STYLES
 from serialkit.io.musicxml.annotate import notehead_annotations, read_annotations
-from serialkit.io.annotate import write_annotated_score
+from serialkit.io.musicxml.instruments import declares_instruments
 from serialkit.io.musicxml.write import musicxml_bytes
 from tests.conftest import require_program
 

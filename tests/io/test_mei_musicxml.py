@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from serialkit.io import read_score
-from serialkit.io.musicxml.instruments import declares_instruments
 from serialkit.io.mei.convert import mei_musicxml_bytes, mei_to_musicxml
+from serialkit.io.musicxml.instruments import declares_instruments
 from serialkit.io.musicxml.validate import musicxml_schema
 
 MEI = "{http://www.music-encoding.org/ns/mei}"

@@ -57,7 +57,7 @@ def _chord_notes(note: etree._Element) -> list[etree._Element]:
 
 
 def _verse_numbers(state: State, notes: list[etree._Element]) -> dict[etree._Element, int]:
-    """The verse number of each note to be labelled with a lyric (``annotate.lyric_lines``): each
+    """The verse number of each note to be labelled with a lyric (``annotation.lyric_lines``): each
     layer of a staff its own verse lines, past the numbers of the verses the staff has already."""
     raw_of = {el: raw for el, raw in state.elements}
     own: dict[tuple[str, int], set[int]] = {}

@@ -177,7 +177,7 @@ def _verse_numbers(
     marks: Annotations,
 ) -> dict[tuple[str, str, int], int]:
     """(staff n, layer label, index in chord) → the verse number of a label written as a lyric:
-    each layer of a staff its own verse lines (``annotate.lyric_lines``)."""
+    each layer of a staff its own verse lines (``annotation.lyric_lines``)."""
     spots = [
         (str(staff_numbers[(part.id, staff.number)]), vname, k)
         for part in parts for staff in part.staves for vname, _ in staff.voices
