@@ -9,6 +9,7 @@ import ast
 from pathlib import Path
 
 import serialkit
+from tests.test_core_import_graph import _imports, cycles
 
 ROOT = Path(serialkit.__file__).parent
 IO = ROOT / "io"
@@ -32,70 +33,6 @@ def graph() -> dict[str, set[str]]:
         found = _imports(ast.parse(path.read_text(encoding="utf-8")), package, set(files))
         edges[name] = {m for m in found if m in files and m != name}
     return edges
-
-
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _imports(tree: ast.AST, package: str, modules: set[str] | None = None) -> set[str]:
-    out: set[str] = set()
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            stack.extend(node.orelse)
-            continue
-        if isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
-            for alias in node.names:
-                # ``from serialkit.core import rows`` imports the submodule; any other name comes
-                # from the module itself
-                sub = f"{base}.{alias.name}"
-                out.add(sub if modules is not None and sub in modules else base)
-        stack.extend(ast.iter_child_nodes(node))
-    return out
-
-
-def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
-    """Every strongly connected set of more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in sorted(edges.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                group.append(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                out.append(sorted(group))
-
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
-    return out
 
 
 def _in_io(module: str) -> bool:
