@@ -1,7 +1,7 @@
 """MEI → MusicXML benchmark: what survives and how long it takes, serialkit vs music21.
 
 For each MEI score of the real corpus (../shared/corpus; skipped when absent) it converts the
-score to MusicXML with serialkit (``serialkit.io.mei_musicxml``) and with music21 (its MEI
+score to MusicXML with serialkit (``serialkit.io.mei.convert``) and with music21 (its MEI
 reader and MusicXML writer), counts what the result holds — dynamics, slurs, text directions,
 clefs, transpositions, articulations — against the source's own count, and times both (median
 CPU seconds of ``--repeat`` runs, same process, same run). Prints one line per score and tool and
@@ -23,7 +23,7 @@ from lxml import etree
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from serialkit.io.mei_musicxml import mei_musicxml_bytes  # noqa: E402
+from serialkit.io.mei.convert import mei_musicxml_bytes  # noqa: E402
 from tests.io.test_mei_musicxml import mei_counts, musicxml_counts  # noqa: E402
 
 SHARED = Path(os.environ.get("SERIALKIT_SHARED", ROOT.parent / "shared"))

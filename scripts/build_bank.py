@@ -24,7 +24,7 @@ from serialkit.core import catalog
 from serialkit.core.catalog import CatalogEntry
 from serialkit.harness.bank import seam_clashes
 from serialkit.harness.tasks import task_from_dict
-from serialkit.io.atomic import atomic_write
+from serialkit.io.files.atomic import atomic_write
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "serialkit" / "eval" / "bank"

@@ -19,7 +19,7 @@ from typing import Any
 from serialkit.core.catalog import normalize_name
 from serialkit.core.errors import RowError
 from serialkit.core.rows import Row
-from serialkit.io.atomic import atomic_write
+from serialkit.io.files.atomic import atomic_write
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"

@@ -197,7 +197,7 @@ def run_batch(job: Job, sources: Sequence[Source], outputs: Sequence[Path | None
 def read_source(source: Source, format: str | None = None) -> Any:
     """The piece of one source (file or bytes from standard input)."""
     from serialkit.io import read_score
-    from serialkit.io.stdin import read_score_bytes
+    from serialkit.io.dispatch import read_score_bytes
 
     if source.piece is not None:
         return source.piece
@@ -222,7 +222,7 @@ def check_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outc
     """Check one score; ``options``: row, convention, rules, rules_spec (a profile), task,
     identify, mode, format. A task-bound candidate (``task``, or a piece with a blueprint) is judged
     by the one gate ``generate`` uses."""
-    from serialkit.io.atomic import atomic_write
+    from serialkit.io.files.atomic import atomic_write
 
     checked = check_source(source, options)
     data = checked.data
@@ -331,12 +331,12 @@ def _gate(piece: Any, row: Any, convention: str | None, rules: Any, data: dict[s
 def annotate_job(source: Source, out: Path | None, options: dict[str, Any]) -> Outcome:
     """Annotate one score into ``out``; ``options`` are ``annotate_score``'s keyword arguments."""
     from serialkit.check.annotate import annotate_score
-    from serialkit.io.stdin import spooled
+    from serialkit.io.dispatch import spooled_score
 
     kwargs = dict(options)
     row = kwargs.pop("row", None)
     if source.data is not None:
-        with spooled(source.data, source.name) as path:
+        with spooled_score(source.data, name=source.name) as path:
             result = annotate_score(path, row, out=out, **kwargs)
     else:
         assert source.path is not None
@@ -366,9 +366,9 @@ def repair_job(source: Source, out: Path | None, options: dict[str, Any]) -> Out
     kwargs = dict(options)
     row = kwargs.pop("row", None)
     if source.data is not None:
-        from serialkit.io.stdin import spooled
+        from serialkit.io.dispatch import spooled_score
 
-        with spooled(source.data, source.name) as path:
+        with spooled_score(source.data, name=source.name) as path:
             result = repair_score(path, row, out=out, name=source.name, **kwargs)
     else:
         assert source.path is not None
@@ -415,7 +415,7 @@ def convert_job(source: Source, out: Path | None, options: dict[str, Any]) -> Ou
 
 def _written_format(out: Path, to: str | None) -> str | None:
     """The name of the format a conversion wrote (``--to``, else the writer the extension names)."""
-    from serialkit.io import FORMAT_ALIASES
+    from serialkit.io.dispatch import FORMAT_ALIASES
     from serialkit.plugins import registry
 
     if to is not None:
@@ -432,9 +432,9 @@ def render_job(source: Source, out: Path | None, options: dict[str, Any]) -> Out
 
     assert out is not None
     if source.data is not None:
-        from serialkit.io.stdin import spooled
+        from serialkit.io.dispatch import spooled_score
 
-        with spooled(source.data, source.name) as path:
+        with spooled_score(source.data, name=source.name) as path:
             result = render(path, out, **options)
     else:
         assert source.path is not None

@@ -304,7 +304,7 @@ def _read(path: Path) -> _Score:
     """Read ``path`` once: a JSON piece, MusicXML (.mxl too) or MEI with the reader's tree and
     noteheads, or any other score ``read_score`` reads (repaired in a dry run only)."""
     from serialkit.core.errors import PieceError, ScoreReadError
-    from serialkit.io._build import build_piece, tie_chains
+    from serialkit.io.build import build_piece, tie_chains
 
     if path.suffix.lower() == ".json":
         from serialkit.io.jsonio import load_piece
@@ -319,8 +319,8 @@ def _read(path: Path) -> _Score:
     where, member, ends, data, mei = str(path), None, None, b"", None
     if fmt in VIA_MUSICXML:  # MuseScore, **kern, ABC: the MusicXML their reader reads, edited as such
         from serialkit.io.external import via_musicxml
-        from serialkit.io.musicxml_read import document_ends, scan_tree
-        from serialkit.io.safety import parse_xml
+        from serialkit.io.files.safety import parse_xml
+        from serialkit.io.musicxml.read import document_ends, scan_tree
 
         data = xml = via_musicxml(path, fmt)
         where = f"{path} (as MusicXML)"
@@ -329,15 +329,15 @@ def _read(path: Path) -> _Score:
         scan.ends = document_ends(xml, tree)
         elements, parts = scan.elements, scan.parts
     elif fmt == "musicxml":
-        from serialkit.io.musicxml_read import load_source, scan_tree
+        from serialkit.io.musicxml.read import load_source, scan_tree
 
         tree, where, member, ends, data = load_source(path)
         scan = scan_tree(tree, where)
         scan.ends = ends
         elements, parts = scan.elements, scan.parts
     else:
-        from serialkit.io.mei_read import scan_mei_tree
-        from serialkit.io.safety import parse_xml, read_bytes
+        from serialkit.io.files.safety import parse_xml, read_bytes
+        from serialkit.io.mei.read import scan_mei_tree
 
         data = read_bytes(path)
         tree, scan = parse_xml(data, where), None
@@ -463,7 +463,7 @@ def repair_score(
         result.notes += ("the score is written anew by serialkit's MusicXML writer, since a note's time "
                          "changed (every bar rebuilt so that it adds up, rests filling what a trim frees); "
                          "the source's layout and notation beyond the notes are not carried over",)
-    from serialkit.io.atomic import atomic_paths, named_as
+    from serialkit.io.files.atomic import atomic_paths, named_as
 
     paths = [target, cert_path] + ([review_path] if review_path is not None else [])
     with atomic_paths(*paths) as staged:  # the score, its certificate and review page: all or none
@@ -516,7 +516,7 @@ def _engravable(path: Path, written: _Score, tmp: Path) -> Path:
 
         out.write_bytes(etree.tostring(written.tree, xml_declaration=True, encoding="UTF-8"))
     else:
-        from serialkit.io.musicxml_write import write_musicxml
+        from serialkit.io.musicxml.write import write_musicxml
 
         write_musicxml(written.piece, out)
     return out
@@ -723,16 +723,16 @@ def _colour(rung: str) -> str:
 def _write_score(score: _Score, source: Path, repaired: Piece, changes: Sequence[Change], out: Path) -> None:
     """The repaired score in the input's format, from the source's one reading (nothing written
     when anything fails)."""
-    from serialkit.io.annotate import Annotation
-    from serialkit.io.annotated import MUSESCORE_SUFFIXES
-    from serialkit.io.atomic import named_as
+    from serialkit.io.annotate import MUSESCORE_SUFFIXES
+    from serialkit.io.annotation import Annotation
+    from serialkit.io.files.atomic import named_as
 
     notes = {c.event_id: Annotation(c.text, _colour(c.rung)) for c in changes}
     timed = any(c.time is not None for c in changes)  # a note's time changed: written anew
     if out.suffix.lower() in MUSESCORE_SUFFIXES:  # the MusicXML made as for .musicxml, saved by MuseScore
         import tempfile
 
-        from serialkit.io.annotated import save_with_musescore
+        from serialkit.io.mscore.program import save_with_musescore
 
         with tempfile.TemporaryDirectory(prefix="serialkit-repair-") as tmp:
             xml = Path(tmp) / "repaired.musicxml"
@@ -744,11 +744,11 @@ def _write_score(score: _Score, source: Path, repaired: Piece, changes: Sequence
     elif score.kind == "musicxml":
         _write_musicxml(score, source, {c.event_id: c for c in changes}, notes, out)
     elif score.kind == "mei" and timed:
-        from serialkit.io.mei_write import write_mei
+        from serialkit.io.mei.write import write_mei
 
         write_mei(repaired, out, annotations=notes)
     elif score.kind == "mei":  # edited in place, as annotate does: every other byte as it was
-        from serialkit.io.mei_annotate import write_annotated_mei
+        from serialkit.io.mei.annotate import write_annotated_mei
 
         by_id = {c.event_id: c for c in changes}
         names = NoteNames(score.piece, habit=score.habit)
@@ -761,7 +761,7 @@ def _write_score(score: _Score, source: Path, repaired: Piece, changes: Sequence
 
         write_score(repaired, out, format="midi")
     elif score.kind == "json":  # a JSON piece has no noteheads: the marks go in its metadata
-        from serialkit.io.atomic import atomic_write
+        from serialkit.io.files.atomic import atomic_write
 
         marks = {eid: {"label": a.label, "color": a.color} for eid, a in notes.items()}
         marked = repaired.copy(metadata={**repaired.metadata, "repair_marks": marks}) if marks else repaired
@@ -787,14 +787,14 @@ def _rewrite_musicxml(repaired: Piece, notes: Mapping[str, Any], out: Path) -> N
     """A changed note length cannot be edited into the source's measures soundly (voices, backups,
     ties and beams would all move), so the repaired piece is written anew by serialkit's own
     MusicXML writer — every bar adds up, rests fill what a trim frees — and annotated."""
-    from serialkit.io.annotate import _mxl_bytes, annotate_tree, serialize
-    from serialkit.io.atomic import atomic_path
-    from serialkit.io.musicxml_write import musicxml_bytes
-    from serialkit.io.safety import parse_xml
+    from serialkit.io.files.atomic import atomic_path
+    from serialkit.io.files.safety import parse_xml
+    from serialkit.io.musicxml.annotate import annotate_tree, serialize
+    from serialkit.io.musicxml.write import musicxml_bytes, mxl_bytes
 
     tree = parse_xml(musicxml_bytes(repaired), str(out))
     data = serialize(annotate_tree(tree, str(out), notes, "fingering"), tree)
-    payload = _mxl_bytes(None, None, data) if out.suffix.lower() == ".mxl" else data
+    payload = mxl_bytes(None, None, data) if out.suffix.lower() == ".mxl" else data
     with atomic_path(out) as tmp:
         tmp.write_bytes(payload)
 
@@ -824,8 +824,9 @@ def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], 
     """The source's own MusicXML tree (its one reading) with the changed notes repitched,
     coloured and labelled, written back with every other byte as it was."""
     from serialkit.io.accidentals import bar_groups, respell, shows_unneeded, written_of
-    from serialkit.io.annotate import _mxl_bytes, annotate_tree, insert_in_order, serialize
-    from serialkit.io.atomic import atomic_path
+    from serialkit.io.files.atomic import atomic_path
+    from serialkit.io.musicxml.annotate import annotate_tree, insert_in_order, serialize
+    from serialkit.io.musicxml.write import mxl_bytes
     from serialkit.io.splice import Snapshot
 
     tree, where, member, scan = score.tree, score.where, score.member, score.scan
@@ -865,6 +866,6 @@ def _write_musicxml(score: _Score, source: Path, changes: Mapping[str, Change], 
         respell(members_, before[g], letters, tied, insert_in_order, every)
     root = annotate_tree(tree, where, notes, "fingering", scan, declare=False, every_id=False)
     data = (snapshot.write() if root is tree.getroot() and score.data else None) or serialize(root, tree, scan.ends)
-    payload = _mxl_bytes(source if member else None, member, data) if out.suffix.lower() == ".mxl" else data
+    payload = mxl_bytes(source if member else None, member, data) if out.suffix.lower() == ".mxl" else data
     with atomic_path(out) as tmp:
         tmp.write_bytes(payload)

@@ -175,7 +175,7 @@ def test_after_any_repitching_the_page_shows_what_sounds(notes: list[tuple[str, 
     """Invariant: a bar engraved right, some of its notes repitched (letter, octave and alteration
     anything), respelt: every note shows what it sounds; a note whose need did not change keeps
     what it showed."""
-    from serialkit.io.annotate import insert_in_order
+    from serialkit.io.musicxml.annotate import insert_in_order
 
     part = _bar(notes, fifths)
     assert _page(part, fifths) == _sounding(part)
@@ -215,7 +215,7 @@ def _mei_as_read(path: Path) -> dict[str, int]:
     """Each MEI note's MIDI pitch as the page shows it (@accid or an <accid> child's, else the one
     shown earlier in the bar on that staff for that letter and octave, else the key signature),
     ignoring @accid.ges: what the eye reads."""
-    from serialkit.io._mei_defs import key_signature
+    from serialkit.io.mei.defs import key_signature
 
     ns = "{http://www.music-encoding.org/ns/mei}"
     root = etree.parse(str(path)).getroot()
@@ -266,7 +266,7 @@ def test_an_mei_repair_keeps_the_bars_accidentals_true(fixtures: Path, tmp_path:
     import re
 
     from serialkit.io import read_score
-    from serialkit.io.mei_write import write_mei
+    from serialkit.io.mei.write import write_mei
 
     src = tmp_path / f"{name}.mei"
     write_mei(read_score(fixtures / "repair" / f"{name}.musicxml"), src)
@@ -295,7 +295,7 @@ def test_an_mei_repair_leaves_no_accid_child_that_says_nothing(fixtures: Path, t
     tester: a repair that took an accidental away left ``<accid xml:id="…"/>`` saying nothing):
     the child goes with its accidental, the page still shows what each note sounds."""
     from serialkit.io import read_score
-    from serialkit.io.mei_write import write_mei
+    from serialkit.io.mei.write import write_mei
 
     mei = "{http://www.music-encoding.org/ns/mei}"
     src = tmp_path / f"{name}.mei"

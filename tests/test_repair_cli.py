@@ -33,7 +33,7 @@ def _planted(tmp_path: Path, kind: str, seed: int = 2, suffix: str = ".musicxml"
     if suffix == ".json":
         path.write_text(json.dumps(plant.piece.to_dict()), encoding="utf-8")
     elif suffix == ".mei":
-        from serialkit.io.mei_write import write_mei
+        from serialkit.io.mei.write import write_mei
 
         write_mei(plant.piece, path)
     else:
@@ -76,7 +76,7 @@ def test_repair_puts_the_planted_error_right(tmp_path: Path, kind: str) -> None:
     code, text, _ = _run("check", str(out), "--row", EXERCISE_ROW)
     assert code == 0, text
     # changed notes carry the rung's colour and label; no other note does
-    from serialkit.io.annotate import read_annotations
+    from serialkit.io.musicxml.annotate import read_annotations
 
     marks = read_annotations(out)
     labelled = {eid for eid, a in marks.items() if a.label}
@@ -298,7 +298,7 @@ def test_repaired_score_opens_in_musescore_with_colours_and_labels(tmp_path: Pat
     import os
     import subprocess
 
-    from serialkit.io.annotate import notehead_annotations
+    from serialkit.io.musicxml.annotate import notehead_annotations
     from tests.conftest import require_program
 
     exe = require_program("mscore3")
@@ -485,7 +485,7 @@ def test_two_scores_with_one_output_name_are_refused(tmp_path: Path) -> None:
 def test_the_certificate_lists_every_notehead_a_tied_note_rewrote(tmp_path: Path, fixtures: Path) -> None:
     """A wrong note tied over the bar (Eb4 for E4): both noteheads are rewritten, and the
     certificate lists exactly those noteheads — the changed ones in the written score."""
-    from serialkit.io.annotate import notehead_annotations
+    from serialkit.io.musicxml.annotate import notehead_annotations
 
     src = fixtures / "repair" / "tied-wrong.musicxml"
     out = tmp_path / "fixed.musicxml"
@@ -627,7 +627,7 @@ def test_a_repair_parses_its_source_once(tmp_path: Path, monkeypatch: pytest.Mon
     in-place edit; the written score is read back once, which also gives its tied noteheads."""
     import sys
 
-    import serialkit.io.safety as safety
+    import serialkit.io.files.safety as safety
 
     real = safety.parse_xml
     parsed: list[str] = []
@@ -741,7 +741,7 @@ def test_the_review_page_labels_and_outlines_every_repaired_note(tmp_path: Path,
     cert = json.loads((tmp_path / "fixed.certificate.json").read_text(encoding="utf-8"))
     changed = {e["id"] for e in cert["events"]}
     assert changed == set(plant.original)
-    from serialkit.io.annotate import read_annotations
+    from serialkit.io.musicxml.annotate import read_annotations
 
     assert all(a.label and a.label.startswith("rewrite ") for e, a in read_annotations(out).items() if e in changed)
     pages = _review_svgs((tmp_path / "fixed.review.html").read_text(encoding="utf-8"))

@@ -57,7 +57,7 @@ def _minimal_bars(root: etree._Element) -> dict[str, list[tuple[bool, bool]]]:
 
 def _engrave(root: etree._Element) -> None:
     """Show exactly the accidentals each bar needs (none where the bar's carry or key says it)."""
-    from serialkit.io.annotate import insert_in_order
+    from serialkit.io.musicxml.annotate import insert_in_order
 
     notes = list(root.iter("note"))
     for group in bar_groups(root, {n: i for i, n in enumerate(notes)}).values():
@@ -95,7 +95,7 @@ def test_a_score_that_shows_every_accidental_keeps_showing_them(fixtures: Path, 
     """A score that writes a natural before every natural note (Webern's habit, Op. 27): the
     repaired F4 shows its natural too, and no note loses one."""
     root = etree.parse(str(fixtures / "classroom" / "ben.musicxml")).getroot()
-    from serialkit.io.annotate import insert_in_order
+    from serialkit.io.musicxml.annotate import insert_in_order
 
     for note in root.iter("note"):
         if note.find("pitch") is not None and note.find("accidental") is None:
@@ -285,7 +285,7 @@ def test_a_repaired_mei_differs_from_its_source_only_in_the_changed_notes(fixtur
     """MEI, spaced before ``/>`` as some programs write it: the changed note's line and its label
     (one ``<fing>`` line added in its bar) are the only differences."""
     from serialkit.io import read_score
-    from serialkit.io.mei_write import write_mei
+    from serialkit.io.mei.write import write_mei
 
     made = tmp_path / "made.mei"
     write_mei(read_score(fixtures / "classroom" / "ben.musicxml"), made)

@@ -44,7 +44,7 @@ def _canon(folder: Path, seed: int, suffix: str = ".musicxml") -> tuple[Path, tu
     if suffix == ".json":
         path.write_text(json.dumps(piece.to_dict()), encoding="utf-8")
     elif suffix == ".mei":
-        from serialkit.io.mei_write import write_mei
+        from serialkit.io.mei.write import write_mei
 
         write_mei(piece, path)
     else:
@@ -122,7 +122,7 @@ def test_generation_repair_puts_a_held_collision_right(tmp_path: Path, seed: int
         _m, onset, duration = after[eid]
         assert not [n for n, (_, o, d) in voice if n != eid and o < onset + duration and o + d > onset]
     # changed notes carry their rung's colour and label; no other note does
-    from serialkit.io.annotate import read_annotations
+    from serialkit.io.musicxml.annotate import read_annotations
 
     marks = read_annotations(out)
     rung = {e["id"]: e["rung"] for e in cert["events"]}
@@ -295,7 +295,7 @@ def test_timing_repair_opens_in_musescore(tmp_path: Path) -> None:
     import os
     import subprocess
 
-    from serialkit.io.annotate import notehead_annotations
+    from serialkit.io.musicxml.annotate import notehead_annotations
     from tests.conftest import require_program
 
     exe = require_program("mscore3")
@@ -379,7 +379,7 @@ def test_a_corrected_pitch_that_collides_gets_a_timing_rung_too(tmp_path: Path) 
     (entry,) = [e for e in cert["events"] if e["id"] == held]
     assert entry["rungs"][0] == "rewrite" and entry["rungs"][1] in TIMING and entry["after"]["midi"] == original
     assert after[held][2] < before[held][2]
-    from serialkit.io.annotate import read_annotations
+    from serialkit.io.musicxml.annotate import read_annotations
 
     mark = read_annotations(out)[held]
     assert mark.label == f"rewrite {entry['label']}, {entry['rung']}"

@@ -94,8 +94,8 @@ def write_annotated(
     """Write the labelled score in the format ``out`` names (``serialkit.io.write_annotated_score``):
     MusicXML (the source edited in place, or an MEI source converted with everything an
     engraver sees), MEI (an MEI source edited in place), MuseScore (.mscz/.mscx)."""
-    from serialkit.io.annotate import Annotation
-    from serialkit.io.annotated import ANNOTATED_SUFFIXES, write_annotated_score
+    from serialkit.io.annotate import ANNOTATED_SUFFIXES, write_annotated_score
+    from serialkit.io.annotation import Annotation
 
     annotations = {eid: Annotation(label=label, color=colour) for eid, (label, colour) in marks.items()}
     if out.suffix.lower() not in ANNOTATED_SUFFIXES:

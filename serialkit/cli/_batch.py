@@ -37,7 +37,7 @@ def gather(inputs: Sequence[str], recursive: bool, suffixes: Sequence[str] | Non
     out = []
     for src in sources:
         if src.name == STDIN:
-            from serialkit.io.stdin import read_stdin_bytes
+            from serialkit.io.dispatch import read_stdin_bytes
 
             src = Source(STDIN, data=read_stdin_bytes(), relative=src.relative)
         out.append(src)
@@ -50,9 +50,9 @@ def own_suffix(source: Source) -> str:
     to ``-o -`` without ``--to`` is in the format that came in, as it is for a file."""
     if source.data is None:
         return Path(source.name).suffix.lower()
-    from serialkit.io.stdin import _suffix as sniffed
+    from serialkit.io.dispatch import spool_suffix
 
-    return sniffed(source.data, None)
+    return spool_suffix(source.data)
 
 
 def into_directory(output: Path | None) -> bool:
@@ -71,7 +71,7 @@ def one_output(source: Source, output: Path | None, suffix: Callable[[Source], s
     if not into_directory(output):
         return output
     from serialkit.batch import output_paths
-    from serialkit.io.outputs import ensure_output_dir
+    from serialkit.io.files.outputs import ensure_output_dir
 
     assert output is not None
     target = output_paths([source], output, suffix)[0]

@@ -55,7 +55,7 @@ def read_task(spec: str) -> Any:
     if spec != "-":
         return load_task(spec)
     from serialkit.harness.tasks import task_from_text
-    from serialkit.io.stdin import read_stdin_bytes
+    from serialkit.io.dispatch import read_stdin_bytes
 
     return task_from_text(read_stdin_bytes(), "-")
 
@@ -88,7 +88,7 @@ def write_report(path: Path, data: Any) -> None:
     if str(path) == "-":
         echo_json(data)
         return
-    from serialkit.io.atomic import atomic_write
+    from serialkit.io.files.atomic import atomic_write
 
     atomic_write(path, json_text(data))
 

@@ -121,7 +121,7 @@ def annotate(
     Exit 0 every note explained, 1 some unexplained, 2 bad input (several scores: 2 if any was
     unreadable, else 1 if any has unexplained notes).
     """
-    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
+    from serialkit.io.files.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
 
     if row_spec and identify:
         raise click.UsageError("give either --row or --identify, not both")

@@ -124,7 +124,7 @@ def check(
     """
     from serialkit.batch import check_job, is_batch, output_paths
     from serialkit.core.predicates import Rules
-    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
+    from serialkit.io.files.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
 
     if strict_flag and relaxed_flag:  # one gate per check: the two flags contradict each other
         raise SerialkitError("give --strict or --relaxed, not both")

@@ -79,7 +79,7 @@ def convert(inputs: tuple[str, ...], output: Path, in_format: str | None, out_fo
       serialkit convert scores/ --recursive --to musicxml -o converted/ --jobs 2
       cat score.mei | serialkit convert - --to musicxml -o - > score.musicxml
     """
-    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
+    from serialkit.io.files.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
 
     one_format(output, out_format)
     if out_format is not None:

@@ -129,7 +129,7 @@ def run_cmd(bank: str, variant: tuple[str, ...], variants_alias: tuple[str, ...]
         lock_run_dir,
     )
     from serialkit.harness.proposers.options import parse_options
-    from serialkit.io.outputs import clear_outputs, run_dir
+    from serialkit.io.files.outputs import clear_outputs, run_dir
 
     if (resume or extend) and force:
         raise click.UsageError(f"give either {'--extend' if extend else '--resume'} or --force, not both")
@@ -268,7 +268,7 @@ def status_cmd(run_dir: str, as_json: bool) -> None:
 def report_cmd(run_dir: str, output: Path, reference: tuple[str, ...], seed: int, as_json: bool) -> None:
     """Tables and plots of RUN_DIR: delivery, predicate pass rates, collisions, degeneracy, cost."""
     from serialkit.eval.report import write_report
-    from serialkit.io.outputs import ensure_writable_file
+    from serialkit.io.files.outputs import ensure_writable_file
 
     out = str(output)
     ensure_writable_file(output)

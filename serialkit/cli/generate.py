@@ -102,7 +102,7 @@ def generate(ctx: click.Context, task: str, output: Path, force: bool, proposer:
     from serialkit.harness.proposers.options import parse_options
     from serialkit.harness.proposers.options import proposer_options as merge_options
     from serialkit.harness.proposers.replay import read_transcript
-    from serialkit.io.outputs import run_dir
+    from serialkit.io.files.outputs import run_dir
     from serialkit.render.runreview import clear_run_review, write_run_review
 
     if proposer is None:

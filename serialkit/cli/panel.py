@@ -34,7 +34,7 @@ def build_cmd(run_dir: str, output: Path, key: str | None, raters: int, seed: in
     def show(done: int, total: int) -> None:
         click.echo(f"\rrendering candidates {done}/{total}", err=True, nl=done == total)
 
-    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file
+    from serialkit.io.files.outputs import ensure_output_dir, ensure_writable_file
 
     out = str(output)
     if output.is_dir():
@@ -67,7 +67,7 @@ def analyze_cmd(ratings: tuple[str, ...], key: str, seed: int, as_json: bool) ->
     if ratings.count("-") + (key == "-") > 1:
         raise click.UsageError("'-' (standard input) can be given once")
     if key == "-":
-        from serialkit.io.stdin import read_stdin_bytes
+        from serialkit.io.dispatch import read_stdin_bytes
         from serialkit.panel.analyze import key_from_text
 
         loaded = key_from_text(read_stdin_bytes().decode("utf-8", "replace"), "-")

@@ -34,9 +34,9 @@ def input_path(score: Path) -> Iterator[Path]:
     if str(score) != "-":
         yield score
         return
-    from serialkit.io.stdin import read_stdin_bytes, spooled
+    from serialkit.io.dispatch import read_stdin_bytes, spooled_score
 
-    with spooled(read_stdin_bytes()) as path:
+    with spooled_score(read_stdin_bytes()) as path:
         yield path
 
 
@@ -109,7 +109,7 @@ def render_command(
       cat score.mei | serialkit render - --to svg -o - > score.svg
       serialkit render a.musicxml b.mei out/run --to pdf -o pages/
     """
-    from serialkit.io.outputs import ensure_writable_file, refuse_sources
+    from serialkit.io.files.outputs import ensure_writable_file, refuse_sources
     from serialkit.render import render
     from serialkit.render.output import output_format
 
@@ -172,8 +172,8 @@ def _render_several(scores: tuple[str, ...], output: Path, fmt: str | None, repo
     """Several scores, each into ``output``/NAME.FORMAT, as check and convert run several; the exit status."""
     from serialkit.batch import STDIN, WRITES, Source, output_paths, render_job
     from serialkit.cli._batch import run_and_report
-    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
-    from serialkit.io.stdin import read_stdin_bytes
+    from serialkit.io.dispatch import read_stdin_bytes
+    from serialkit.io.files.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
 
     if str(output) == "-":
         raise click.UsageError("several scores need -o DIR, not -o -")

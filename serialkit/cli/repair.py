@@ -106,7 +106,7 @@ def repair(
     """
     from serialkit.check.profiles import profile_for
     from serialkit.core.suggest import DEFAULT_THRESHOLD
-    from serialkit.io.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
+    from serialkit.io.files.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
     from serialkit.repairing import companion_paths, validate_only
 
     if not dry_run and output is None:

@@ -15,7 +15,7 @@ from serialkit.eval.metrics import piece_metrics
 from serialkit.eval.models import ModelSpec
 from serialkit.eval.plan import PREDICATE_CODES, REMOTE, EvalConfig, RunSpec
 from serialkit.harness.proposers.errors import EndpointError
-from serialkit.io.atomic import atomic_write
+from serialkit.io.files.atomic import atomic_write
 
 HARNESS_FIELDS = ("proposer", "model", "mode", "coverage", "notes", "scheduled", "repairs", "drops", "ladder",
                   "authorship")

@@ -16,7 +16,7 @@ from serialkit.eval.bank import BankTask, read_bank_task
 from serialkit.eval.models import ModelSpec
 from serialkit.eval.plan import EvalConfig, RunSpec, plan_runs
 from serialkit.eval.store import RunDirError, RunStore
-from serialkit.io.atomic import atomic_write
+from serialkit.io.files.atomic import atomic_write
 
 TASKS_DIR = "tasks"
 

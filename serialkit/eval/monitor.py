@@ -13,7 +13,7 @@ from typing import Any
 
 from serialkit.eval.models import ModelSpec
 from serialkit.eval.store import STATUS, RunStore
-from serialkit.io.atomic import atomic_write
+from serialkit.io.files.atomic import atomic_write
 
 
 class Monitor:

@@ -16,7 +16,7 @@ from serialkit.eval.metrics import DEGENERACY_WEIGHTS
 from serialkit.eval.plan import PREDICATE_CODES
 from serialkit.eval.store import RunStore, load_records
 from serialkit.eval.summary import COST_FIELDS, reference_lines, summarize
-from serialkit.io.atomic import atomic_write
+from serialkit.io.files.atomic import atomic_write
 
 Table = tuple[list[str], list[list[str]]]
 

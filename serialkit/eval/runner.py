@@ -41,7 +41,7 @@ from serialkit.eval.pool import StartPacer, run_pool
 from serialkit.eval.status import experiment_status
 from serialkit.eval.store import MANIFEST, RunDirError, RunStore, lock_run_dir
 from serialkit.interrupts import Interruptions as _Interruptions
-from serialkit.io.atomic import atomic_write
+from serialkit.io.files.atomic import atomic_write
 
 # run_eval and its summary, and the names its callers use beside it
 __all__ = ["PREDICATE_CODES", "EvalConfig", "EvalSummary", "RunSpec", "experiment_status", "plan_runs",

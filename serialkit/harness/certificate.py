@@ -14,7 +14,7 @@ from serialkit.harness.gate import Verdict
 from serialkit.harness.prompts import PROMPT_VERSION
 from serialkit.harness.session import Session
 from serialkit.harness.verify import Verifier
-from serialkit.io.atomic import atomic_write
+from serialkit.io.files.atomic import atomic_write
 
 
 def versions() -> dict[str, str]:

@@ -1,380 +1,106 @@
-"""Annotated MusicXML: edit the source tree in place (schema order) with labels and colours."""
+"""Annotated scores in any format: a copy of a source with per-note labels and colours, in the
+format the output's name asks for, keeping as much of the source as each path can. MusicXML
+and MEI sources are edited in place; MEI → MusicXML goes through the engraving-faithful
+converter; MuseScore, **kern and ABC through the MusicXML their reader read."""
 
 from __future__ import annotations
 
-import io
 import os
-import re
-import zipfile
-from collections.abc import Collection, Hashable, Iterable, Mapping
-from dataclasses import dataclass
+import tempfile
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, TypeVar
 
 from lxml import etree
 
 from serialkit.core.errors import ScoreWriteError
-from serialkit.io._build import RawNote, tie_chains
-from serialkit.io._instruments import declare_instrument, declares_instruments
-from serialkit.io.atomic import atomic_path
-from serialkit.io.musicxml_read import Scan, load_tree, scan_tree, take_scan
-from serialkit.io.safety import max_bytes, read_member
+from serialkit.core.piece import Event
+from serialkit.io.annotation import DEFAULT_LABELS, LABEL_STYLES, Annotations
+from serialkit.io.dispatch import read_score, score_format
+from serialkit.io.external import VIA_MUSICXML, read_via, via_musicxml
+from serialkit.io.files.atomic import atomic_path
+from serialkit.io.files.safety import parse_xml
+from serialkit.io.mei.annotate import write_annotated_mei
+from serialkit.io.mei.convert import mei_to_musicxml
+from serialkit.io.mei.write import write_mei
+from serialkit.io.mscore.program import save_with_musescore
+from serialkit.io.mscore.read import read_mscore
+from serialkit.io.musicxml.annotate import annotate_tree, serialize
+from serialkit.io.musicxml.read import Scan, take_scan
+from serialkit.io.musicxml.write import musicxml_bytes, mxl_bytes
 
-LABEL_STYLES = ("lyric", "fingering", "words")
-DEFAULT_LABELS = "words"
-"""The label carrier that survives the most programs tested (see the README's table)."""
-_Staff = TypeVar("_Staff", bound=Hashable)  # how a writer names a staff (lyric_lines)
-_LABEL_TEXT = re.compile(r"^(RI|[PIR])\d+:\d+(/(RI|[PIR])\d+:\d+)*$")
+__all__ = ["ANNOTATED_SUFFIXES", "MUSESCORE_SUFFIXES", "write_annotated_musicxml", "write_annotated_score"]
 
-# The children of <note> in MusicXML 4.0 schema order.
-NOTE_ORDER = {
-    name: i
-    for i, name in enumerate(
-        "grace cue chord pitch unpitched rest duration tie instrument footnote level voice type "
-        "dot accidental time-modification stem notehead notehead-text staff beam notations lyric "
-        "play listen".split()
+MUSICXML_SUFFIXES = (".musicxml", ".xml", ".mxl")
+MUSESCORE_SUFFIXES = (".mscz", ".mscx")
+ANNOTATED_SUFFIXES = (*MUSICXML_SUFFIXES, ".mei", *MUSESCORE_SUFFIXES)
+
+
+def write_annotated_score(
+    source: str | os.PathLike[str],
+    annotations: Annotations,
+    out_path: str | os.PathLike[str],
+    labels: str = DEFAULT_LABELS,
+) -> Path:
+    """Copy ``source`` to ``out_path`` with per-note labels (carried as ``labels``: ``words``,
+    ``lyric`` or ``fingering``) and colours; the output format is the extension's.
+
+    - ``.musicxml``/``.xml``/``.mxl``: a MusicXML source edited in place; an MEI source converted
+      with everything an engraver sees (``serialkit.io.mei.convert``); MuseScore/**kern/ABC
+      through their MusicXML; a JSON piece or MIDI file written fresh.
+    - ``.mei``: an MEI source edited in place (``write_annotated_mei``); others written as MEI.
+    - ``.mscz``/``.mscx``: the annotated MusicXML saved by MuseScore 3.
+    Nothing is written when anything fails.
+    """
+    if labels not in LABEL_STYLES:
+        raise ScoreWriteError(f"label carrier {labels!r} is not one of {', '.join(LABEL_STYLES)}")
+    src, out = Path(source), Path(out_path)
+    suffix = out.suffix.lower()
+    if suffix in MUSICXML_SUFFIXES:
+        return write_annotated_musicxml(src, annotations, out, label_style=labels)
+    if suffix == ".mei":
+        if score_format(src) == "mei":
+            return write_annotated_mei(src, annotations, out, labels)
+        return write_mei(read_score(src), out, annotations=annotations, label_style=labels)
+    if suffix in (".mscz", ".mscx"):
+        return _via_musescore(src, annotations, out, labels)
+    raise ScoreWriteError(
+        f"{out}: cannot write {suffix or 'a file without an extension'}; "
+        "use .musicxml, .xml, .mxl, .mei, .mscz or .mscx"
     )
-}
-
-_NAMED = {
-    "red": "#FF0000", "blue": "#0000FF", "green": "#008000", "black": "#000000",
-    "orange": "#FF8C00", "purple": "#800080", "gray": "#808080", "grey": "#808080",
-    "magenta": "#FF00FF", "teal": "#008080", "brown": "#8B4513",
-}
-_HEX = re.compile(r"^#?([0-9A-Fa-f]{6}|[0-9A-Fa-f]{8}|[0-9A-Fa-f]{3})$")
 
 
-@dataclass(frozen=True, slots=True)
-class Annotation:
-    """What to add to one note: a label (``P0:3``) and a colour (``#RRGGBB`` or a name)."""
+def _via_musescore(src: Path, annotations: Annotations, out: Path, labels: str) -> Path:
+    # the labels name notes of the native reading; MuseScore's export names them its own way:
+    # the n-th note at an onset and pitch of one is the n-th of the other
+    def keyed(events: Sequence[Event]) -> dict[tuple[Fraction, int, int], str]:
+        seen: dict[tuple[Fraction, int], int] = {}
+        out: dict[tuple[Fraction, int, int], str] = {}
+        for e in events:
+            k = seen[(e.onset, e.midi)] = seen.get((e.onset, e.midi), 0) + 1
+            out[(e.onset, e.midi, k)] = e.id
+        return out
 
-    label: str | None = None
-    color: str | None = None
-
-
-def musicxml_color(value: str) -> str:
-    """A colour as MusicXML wants it (``#RRGGBB`` / ``#AARRGGBB``, upper case)."""
-    text = value.strip()
-    if text.lower() in _NAMED:
-        return _NAMED[text.lower()]
-    match = _HEX.match(text)
-    if match is None:
-        raise ScoreWriteError(f"colour {value!r} is not #RRGGBB, #AARRGGBB or a known name")
-    digits = match.group(1).upper()
-    if len(digits) == 3:
-        digits = "".join(c * 2 for c in digits)
-    return "#" + digits
-
-
-def insert_in_order(note: etree._Element, child: etree._Element) -> etree._Element:
-    """Insert ``child`` into ``note`` at its schema position: before the first child that comes
-    later in the schema. The children are searched from the end (what is added — notations, a
-    notehead — belongs near it), back to the last one that does not come later."""
-    later = _later_sibling(note, NOTE_ORDER[child.tag])
-    if later is None:
-        note.append(child)
-    else:
-        later.addprevious(child)
-    _indent_as_siblings(note, child)
-    return child
-
-
-def _later_sibling(note: etree._Element, rank: int) -> etree._Element | None:
-    """The child a new child of schema rank ``rank`` goes before (None: it goes last)."""
-    later = None  # the earliest child seen so far that comes after the new one in the schema
-    existing = note[-1] if len(note) else None  # (by index and getprevious: faster than iterchildren)
-    while existing is not None:
-        tag = existing.tag
-        if isinstance(tag, str):  # comments and processing instructions are passed over
-            if NOTE_ORDER.get(tag, -1) <= rank:
-                break
-            later = existing
-        existing = existing.getprevious()
-    return later
-
-
-def _new_child(note: etree._Element, tag: str) -> etree._Element:
-    """A new empty ``tag`` child of ``note``, inserted as ``insert_in_order`` does, made in the
-    note's document (no document of its own to create and leave)."""
-    later = _later_sibling(note, NOTE_ORDER[tag])
-    if later is None:
-        child = etree.SubElement(note, tag)
-    else:
-        child = note.makeelement(tag)
-        later.addprevious(child)
-    _indent_as_siblings(note, child)
-    return child
-
-
-def _child(parent: etree._Element, tag: str) -> etree._Element | None:
-    """The first ``tag`` child (``parent.find(tag)`` without the path machinery)."""
-    for found in parent.iterchildren(tag):
-        return found
-    return None
-
-
-class _Holders(dict[str, set[etree._Element]]):
-    """The elements that hold a child of each tag asked for, found by one walk of the tree in C
-    per tag, so that asking every note whether it has a <notehead> costs a set lookup instead of a
-    child search each (those searches were a fifth of an annotation). An element given a new child
-    of a tag already asked for is added by the code that adds it."""
-
-    def __init__(self, root: etree._Element) -> None:
-        super().__init__()
-        self.root = root
-
-    def __missing__(self, tag: str) -> set[etree._Element]:
-        found = self[tag] = {p for c in self.root.iter(tag) if (p := c.getparent()) is not None}
-        return found
-
-    def child(self, parent: etree._Element, tag: str) -> etree._Element | None:
-        """``_child(parent, tag)``, searched only in a parent known to hold one."""
-        return _child(parent, tag) if parent in self[tag] else None
-
-
-def _indent_as_siblings(parent: etree._Element, child: etree._Element) -> None:
-    """Give a child just inserted into an indented element its siblings' line and indentation (a
-    compact element stays compact), so that an edited file differs only by the lines added."""
-    indent = parent.text
-    if not indent or indent.strip() or "\n" not in indent or child.tail:
-        return
-    nxt = child.getnext()
-    if nxt is not None:
-        child.tail = indent
-        return
-    prev = child.getprevious()
-    if prev is not None:  # appended: it takes the closing indentation, its predecessor the children's
-        child.tail, prev.tail = prev.tail, indent
-
-
-def _label_fingering(note: etree._Element, label: str, holders: _Holders) -> None:
-    notations = holders.child(note, "notations")
-    technical = None
-    if notations is None:
-        notations = _new_child(note, "notations")
-        holders["notations"].add(note)
-    else:
-        technical = _child(notations, "technical")
-    if technical is None:
-        technical = etree.SubElement(notations, "technical")
-    etree.SubElement(technical, "fingering").text = label
-
-
-def lyric_lines(
-    labelled: Iterable[tuple[_Staff, str, int]], taken: Mapping[_Staff, Collection[int]] | None = None
-) -> dict[tuple[_Staff, str, int], int]:
-    """The lyric line (``number``, MEI ``verse@n``) of each label carried as a lyric, so that no
-    two voices of a staff share a line (MuseScore 3 prints them on top of each other) and the
-    score's own lyrics keep theirs. ``labelled``: (staff, voice, k) per label, k the note's index
-    in its chord (a chord's k-th note gets a line of its own); ``taken[staff]``: the numbers the
-    score's own lyrics use there. Each voice of a staff gets one line per chord index it needs,
-    numbered up from 1 past the taken numbers, voice 1 first."""
-    need: dict[_Staff, dict[str, int]] = {}
-    for staff, voice, k in labelled:
-        voices = need.setdefault(staff, {})
-        voices[voice] = max(voices.get(voice, 0), k + 1)
-    out: dict[tuple[_Staff, str, int], int] = {}
-    for staff, voices in need.items():
-        used = set((taken or {}).get(staff, ()))
-        number = 0
-        for voice in sorted(voices, key=lambda v: (0, int(v), v) if v.isdigit() else (1, 0, v)):
-            for k in range(voices[voice]):
-                number += 1
-                while number in used:
-                    number += 1
-                out[(staff, voice, k)] = number
-    return out
-
-
-def _lyric_numbers(scan: Scan, notes: list[etree._Element], holders: _Holders) -> dict[etree._Element, int]:
-    """``lyric_lines`` for the notes to be labelled with lyrics: staves are (part, staff) (a
-    cross-staff note's: its voice's), and the numbers of the staff's own lyrics (not serialkit's)
-    are taken."""
-    raw_of = {el: raw for el, raw in scan.elements}
-
-    def staff_of(note: etree._Element, pid: str) -> tuple[str, int]:
-        raw = raw_of.get(note)
-        if raw is not None:
-            return (raw.part, raw.home or raw.staff)
-        text = (note.findtext("staff") or "1").strip()
-        return (pid, int(text) if text.isdigit() else 1)
-
-    own: dict[tuple[str, int], set[int]] = {}
-    for p_index, part in enumerate(scan.root.iterfind("part")):
-        pid = part.get("id") or f"P{p_index + 1}"
-        for lyric in part.iter("lyric"):
-            number = (lyric.get("number") or "1").strip()
-            note = lyric.getparent()
-            if number.isdigit() and lyric.get("name") != "serialkit" and note is not None:
-                own.setdefault(staff_of(note, pid), set()).add(int(number))
-    where: dict[etree._Element, tuple[tuple[str, int], str, int]] = {}
-    for note in notes:
-        raw = raw_of[note]
-        chord = _chord_of(note, holders)
-        where[note] = ((raw.part, raw.home or raw.staff), raw.voice, chord.index(note) if note in chord else 0)
-    lines = lyric_lines(where.values(), own)
-    return {note: lines[spot] for note, spot in where.items()}
-
-
-def _label_lyric(note: etree._Element, label: str, number: int) -> None:
-    lyric = etree.Element("lyric", number=str(number), name="serialkit")
-    etree.SubElement(lyric, "syllabic").text = "single"
-    etree.SubElement(lyric, "text").text = label
-    insert_in_order(note, lyric)
-
-
-def _label_words(first: etree._Element, note: etree._Element, label: str) -> None:
-    """A ``<direction>`` with the label as words, just before ``first`` (the first note of the
-    note's chord, so the chord stays one), on the note's staff."""
-    direction = first.makeelement("direction", placement="above")  # in the score's document
-    words = etree.SubElement(etree.SubElement(direction, "direction-type"), "words", {"font-size": "7"})
-    words.text = label
-    staff_of = _child(note, "staff")
-    staff = staff_of.text if staff_of is not None else None
-    if staff:
-        etree.SubElement(direction, "staff").text = staff
-    first.addprevious(direction)
-    before = direction.getprevious()  # the note keeps its line: the direction gets the same indentation
-    direction.tail = before.tail if before is not None else direction.getparent().text  # type: ignore[union-attr]
-
-
-def _chord_groups(notes: list[etree._Element], holders: _Holders) -> list[list[etree._Element]]:
-    """The chords (and single notes) among ``notes``, each in document order: every note of a
-    part, so a note marked ``<chord/>`` joins the one before it."""
-    groups: list[list[etree._Element]] = []
-    for note in notes:
-        if groups and note in holders["chord"] and note.getprevious() is groups[-1][-1]:
-            groups[-1].append(note)
-        else:
-            groups.append([note])
-    return groups
-
-
-def _chord_of(note: etree._Element, holders: _Holders) -> list[etree._Element]:
-    """The notes of the chord a note belongs to, in document order (the note alone if none)."""
-    chords = holders["chord"]
-    first = note
-    while first in chords:
-        prev = first.getprevious()
-        while prev is not None and prev.tag != "note":
-            prev = prev.getprevious()
-        if prev is None:
-            break
-        first = prev
-    out = [first]
-    nxt = first.getnext()
-    while nxt is not None and nxt.tag == "note" and nxt in chords:
-        out.append(nxt)
-        nxt = nxt.getnext()
-    return out
-
-
-def _colour(note: etree._Element, color: str, holders: _Holders) -> None:
-    note.set("color", color)
-    head = holders.child(note, "notehead")
-    if head is None:
-        head = _new_child(note, "notehead")
-        head.text = "normal"
-        holders["notehead"].add(note)
-    head.set("color", color)
-
-
-def annotate_tree(
-    tree: etree._ElementTree,
-    where: str,
-    annotations: Mapping[str, Annotation],
-    label_style: str = DEFAULT_LABELS,
-    scan: Scan | None = None,
-    declare: bool = True,
-    every_id: bool = True,
-) -> etree._Element:
-    """Apply annotations to a parsed MusicXML tree; returns the (partwise) root to write.
-    ``declare``: give parts that declare no instrument a ``<score-instrument>`` (an annotated copy
-    does; a repair, which changes only the notes it corrects, does not). ``every_id``: write the
-    id the reader gave every note that has none (an annotated copy, every note labelled), or only
-    the annotated notes' (a repair: reading the copy back gives the others the same ids, and a
-    diff against the source shows only the changed notes)."""
-    if label_style not in LABEL_STYLES:
-        raise ScoreWriteError(f"label style {label_style!r} is not one of {', '.join(LABEL_STYLES)}")
-    if scan is None:
-        scan = scan_tree(tree, where)
-    element = {raw.id: el for el, raw in scan.elements}
-    members = {  # a tied note's first id -> the ids of its noteheads (any other id: itself)
-        chain[0].id: [n.id for n in chain] for chain in tie_chains(scan.parts) if len(chain) > 1
-    }
-    named = scan.assigned if every_id else {n for e in annotations for n in members.get(e, [e])} & scan.assigned
-    for el, raw in scan.elements:
-        if raw.id in named:
-            el.set("id", raw.id)
-    missing = [k for k in annotations if k not in element]
-    if missing:
-        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        raise ScoreWriteError(f"{where}: annotations name notes that are not in the score: {shown}")
-    words: dict[etree._Element, str] = {}
-    holders = _Holders(scan.root)
-    lines: dict[etree._Element, int] = {}
-    if label_style == "lyric":
-        lines = _lyric_numbers(scan, [
-            note for event_id, ann in annotations.items()
-            if ann.label and (note := element[members.get(event_id, [event_id])[0]]) not in holders["grace"]
-        ], holders)
-    colours: dict[str, str] = {}  # a score uses a few colours: each is checked once
-    for event_id, ann in annotations.items():
-        ids = members.get(event_id, [event_id])
-        color = None
-        if ann.color:
-            color = colours.get(ann.color)
-            if color is None:
-                color = colours[ann.color] = musicxml_color(ann.color)
-        note = element[ids[0]]
-        if ann.label:
-            if label_style == "fingering":
-                _label_fingering(note, ann.label, holders)
-            elif label_style == "words" or note in holders["grace"]:
-                words[note] = ann.label  # lyrics never align with grace notes (LilyPond, MuseScore)
-            else:
-                _label_lyric(note, ann.label, lines[note])
-        if color:
-            for nid in ids:
-                _colour(element[nid], color, holders)
-    if words:
-        for group in _chord_groups(list(scan.root.iter("note")), holders):
-            for member in group:  # in document order, so reading back pairs them again
-                label = words.get(member)
-                if label is not None:
-                    _label_words(group[0], member, label)
-    if declare and not declares_instruments(scan.root):
-        for index, sp in enumerate(scan.root.iterfind("part-list/score-part")):
-            if sp.find("score-instrument") is None:
-                declare_instrument(sp, sp.get("id", f"P{index + 1}"), sp.findtext("part-name"), index)
-    return scan.root
-
-
-def serialize(root: etree._Element, tree: etree._ElementTree, ends: tuple[bytes, bytes] | None = None) -> bytes:
-    """The document's bytes. With ``ends`` (``Scan.ends``: the source's bytes around its root) the
-    XML declaration, DOCTYPE, comments and final newline are the source's, byte for byte, and
-    the layout is the source's; otherwise a document serialkit built (from MEI, a MuseScore,
-    **kern or ABC score's MusicXML, a piece) rebuilt from the parsed document (partwise only),
-    indented two spaces an element a line — so that a later error's line number finds its
-    place — and ending with a newline."""
-    same = root is tree.getroot()
-    if same and ends is not None:
-        body = etree.tostring(root, encoding=tree.docinfo.encoding or "UTF-8", xml_declaration=False)
-        return ends[0] + (body if isinstance(body, bytes) else body.encode()) + ends[1]
-    etree.indent(root, space="  ")
-    options: dict[str, Any] = {"xml_declaration": True, "encoding": "UTF-8"}
-    doctype = getattr(tree.docinfo, "doctype", None) if same else None
-    if doctype:
-        options["doctype"] = doctype
-    if same and tree.docinfo.standalone is not None:
-        options["standalone"] = tree.docinfo.standalone
-    return bytes(etree.tostring(root.getroottree() if same else root, **options)).rstrip(b"\n") + b"\n"
+    native = keyed(read_mscore(src).events)
+    exported = keyed(read_via(src, "musescore").events)
+    rename = {nid: exported[k] for k, nid in native.items() if k in exported}
+    lost = [k for k, nid in native.items() if nid not in rename]  # notes MuseScore's own export leaves out
+    if lost:
+        onset, midi, _ = lost[0]
+        raise ScoreWriteError(
+            f"{out}: MuseScore's export of {src} leaves out {len(lost)} of its notes (the first: MIDI "
+            f"{midi} at quarter {onset}); writing the labelled score through it would lose them, so "
+            "nothing is written; write .musicxml or .mei instead"
+        )
+    annotations = {rename.get(k, k): v for k, v in annotations.items()}
+    with tempfile.TemporaryDirectory(prefix="serialkit-mscore-") as tmp:
+        xml = write_annotated_musicxml(src, annotations, Path(tmp) / "annotated.musicxml", label_style=labels)
+        return save_with_musescore(xml, out)
 
 
 def write_annotated_musicxml(
     source_path: str | os.PathLike[str],
-    annotations: Mapping[str, Annotation],
+    annotations: Annotations,
     out_path: str | os.PathLike[str],
     label_style: str = DEFAULT_LABELS,
 ) -> Path:
@@ -392,7 +118,7 @@ def write_annotated_musicxml(
     root = annotate_tree(tree, where, annotations, label_style, scan)
     data = serialize(root, tree, scan.ends if scan is not None else None)
     if out.suffix.lower() == ".mxl":
-        payload = _mxl_bytes(source if member else None, member, data)
+        payload = mxl_bytes(source if member else None, member, data)
     else:
         payload = data
     with atomic_path(out) as tmp:
@@ -402,147 +128,14 @@ def write_annotated_musicxml(
 
 def _source_tree(source: Path) -> tuple[etree._ElementTree, str, str | None, Scan | None]:
     """The MusicXML tree to annotate; other formats (MEI, JSON) are first written as MusicXML."""
-    from serialkit.io import score_format
-    from serialkit.io.external import VIA_MUSICXML, via_musicxml
-    from serialkit.io.safety import parse_xml
-
     fmt = score_format(source)
     if fmt == "musicxml":
         return take_scan(source)
-    if fmt == "mei":  # everything an engraver sees, not only the notes (see mei_musicxml)
-        from serialkit.io.mei_musicxml import mei_to_musicxml
-
+    if fmt == "mei":  # everything an engraver sees, not only the notes (see mei.convert)
         tree, _ = mei_to_musicxml(source)
         return tree, str(source), None, None
     if fmt in VIA_MUSICXML:  # MuseScore, **kern, ABC: the MusicXML their reader read
         where = f"{source} (as MusicXML)"
         return parse_xml(via_musicxml(source, fmt), where), where, None, None
-    from serialkit.io import read_score
-    from serialkit.io.musicxml_write import musicxml_bytes
-
     data = musicxml_bytes(read_score(source))
     return parse_xml(data, str(source)), str(source), None, None
-
-
-CONTAINER = (
-    '<?xml version="1.0" encoding="UTF-8"?>\n'
-    '<container><rootfiles><rootfile full-path="{name}" '
-    'media-type="application/vnd.recordare.musicxml+xml"/></rootfiles></container>\n'
-)
-
-
-def _mxl_bytes(source: Path | None, member: str | None, data: bytes) -> bytes:
-    """A compressed MusicXML archive holding ``data``, keeping the source archive's other members
-    as they were, in their order (a new archive: ``mimetype`` first, stored, as the format asks)."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as out:
-        if source is not None and member is not None:
-            with zipfile.ZipFile(source) as src:  # its members as they were (a mimetype only if it has one)
-                for info in src.infolist():
-                    if info.filename == "mimetype":
-                        out.writestr(zipfile.ZipInfo("mimetype"), read_member(src, info, str(source), max_bytes()))
-                    if info.filename == "mimetype" or info.is_dir():
-                        continue
-                    body = (
-                        data
-                        if info.filename == member
-                        else read_member(src, info, str(source), max_bytes())
-                    )
-                    out.writestr(info.filename, body)
-        else:
-            out.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.recordare.musicxml")
-            out.writestr("META-INF/container.xml", CONTAINER.format(name="score.musicxml"))
-            out.writestr("score.musicxml", data)
-    return buf.getvalue()
-
-
-def notehead_annotations(path: str | os.PathLike[str]) -> list[tuple[RawNote, Annotation]]:
-    """Every pitched notehead of a MusicXML file with the label and colour it carries: its
-    fingerings and lyrics, and label-like words (``P0:3``) standing at its part, staff and onset
-    (one per note of a chord, in order; all on the first note when the counts differ)."""
-    tree, where, _ = load_tree(Path(path))
-    scan = scan_tree(tree, where)
-    places = _words_by_place(scan)
-    at_place: dict[tuple[str, int, Fraction], list[etree._Element]] = {}
-    own: dict[etree._Element, list[str]] = {}
-    for el, raw in scan.elements:
-        texts = [f.text or "" for f in el.iterfind("notations/technical/fingering")]
-        texts += [t.text or "" for t in el.iterfind("lyric/text")]
-        own[el] = texts
-        if not raw.tie_stop and not any(_LABEL_TEXT.match(t) for t in texts):
-            # words label the notes nothing else labels (never a tied continuation)
-            at_place.setdefault((raw.part, raw.staff, raw.onset), []).append(el)
-    out = []
-    for el, raw in scan.elements:
-        texts = list(own[el])
-        key = (raw.part, raw.staff, raw.onset)
-        words, notes = places.get(key, []), at_place.get(key, [])
-        if el in notes and len(words) == len(notes):
-            texts += [words[notes.index(el)]]
-        elif words and notes and el is notes[0]:
-            texts += words
-        head = el.find("notehead")
-        color = head.get("color") if head is not None and head.get("color") else el.get("color")
-        out.append((raw, Annotation(" ".join(texts) or None, color)))
-    return out
-
-
-def _words_by_place(scan: Scan) -> dict[tuple[str, int, Fraction], list[str]]:
-    """Label-like words of every direction, by (part, staff, onset), in document order.
-
-    A direction standing right before a note takes that note's onset (exact even where an
-    exporter rounded tuplet durations); otherwise the counted position, snapped to the nearest
-    note of the staff within a 64th."""
-    onset_of = {el: raw.onset for el, raw in scan.elements}
-    heard: dict[tuple[str, int], list[Fraction]] = {}
-    for _el, raw in scan.elements:
-        heard.setdefault((raw.part, raw.staff), []).append(raw.onset)
-    onsets = [m.onset for m in scan.parts.measures]
-    out: dict[tuple[str, int, Fraction], list[str]] = {}
-    for p_index, part in enumerate(scan.root.iterfind("part")):
-        pid = part.get("id") or f"P{p_index + 1}"
-        div = 1
-        for m_index, measure in enumerate(part.iterfind("measure")):
-            start = onsets[m_index] if m_index < len(onsets) else Fraction(0)
-            cursor = Fraction(0)
-            for child in measure:
-                tag = child.tag
-                if tag == "attributes":
-                    text = child.findtext("divisions")
-                    if text and text.strip().isdigit() and int(text) > 0:
-                        div = int(text)
-                elif tag == "note":
-                    if child.find("grace") is not None:
-                        continue
-                    dur = Fraction(int(child.findtext("duration") or 0), div)
-                    if child.find("chord") is not None:
-                        continue
-                    cursor += dur
-                elif tag in ("backup", "forward"):
-                    dur = Fraction(int(child.findtext("duration") or 0), div)
-                    cursor += dur if tag == "forward" else -dur
-                elif tag == "direction":
-                    texts = [(w.text or "").strip() for w in child.iterfind("direction-type/words")]
-                    texts = [t for t in texts if _LABEL_TEXT.match(t)]
-                    if not texts:
-                        continue
-                    staff = int(child.findtext("staff") or 1)
-                    nxt = child.getnext()
-                    while nxt is not None and nxt.tag == "direction":
-                        nxt = nxt.getnext()
-                    if nxt is not None and nxt in onset_of and child.find("offset") is None:
-                        when = onset_of[nxt]
-                    else:
-                        offset = child.findtext("offset")
-                        shift = offset.strip() if offset else ""
-                        when = start + cursor + (Fraction(int(shift), div) if shift.lstrip("-").isdigit() else 0)
-                        near = min(heard.get((pid, staff), []), key=lambda t: abs(t - when), default=None)
-                        if near is not None and abs(near - when) <= Fraction(1, 16):
-                            when = near
-                    out.setdefault((pid, staff, when), []).extend(texts)
-    return out
-
-
-def read_annotations(path: str | os.PathLike[str]) -> dict[str, Annotation]:
-    """Note id → the label (fingering, lyric or words) and notehead colour a MusicXML file carries."""
-    return {raw.id: ann for raw, ann in notehead_annotations(path)}

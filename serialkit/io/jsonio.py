@@ -12,7 +12,7 @@ from typing import Any
 from serialkit.core.errors import PieceError, ScoreReadError, ScoreWriteError
 from serialkit.core.piece import Piece
 from serialkit.core.piece_json import piece_from_dict, piece_to_dict
-from serialkit.io.atomic import atomic_write
+from serialkit.io.files.atomic import atomic_write
 
 __all__ = ["load_piece", "save_piece", "piece_schema", "validate_piece_data", "dumps_piece"]
 

@@ -15,7 +15,12 @@ from pathlib import Path
 from serialkit.core.errors import ScoreReadError
 from serialkit.core.piece import Event, Piece
 from serialkit.core.timeline import Locator
-from serialkit.io._build import RawNote, ScoreParts, _merge_ties
+from serialkit.io.build import RawNote, ScoreParts, _merge_ties
+from serialkit.io.dispatch import score_format
+from serialkit.io.external import VIA_MUSICXML, via_musicxml
+from serialkit.io.files.safety import parse_xml
+from serialkit.io.mei.read import scan_mei
+from serialkit.io.musicxml.read import load_tree, peek_scan, scan_tree
 
 __all__ = ["Notehead", "piece_noteheads", "read_noteheads"]
 
@@ -44,23 +49,14 @@ class Notehead:
 
 def _scan(path: Path, fmt: str) -> ScoreParts | None:
     if fmt in ("musicxml", "mxl"):
-        from serialkit.io.musicxml_read import load_tree, peek_scan, scan_tree
-
         cached = peek_scan(path)  # the file read_score just read: no second parse
         if cached is not None:
             return cached.parts
         tree, where, _ = load_tree(path)
         return scan_tree(tree, where).parts
     if fmt == "mei":
-        from serialkit.io.mei_read import scan_mei
-
         return scan_mei(path)
-    from serialkit.io.external import VIA_MUSICXML, via_musicxml
-
     if fmt in VIA_MUSICXML:
-        from serialkit.io.musicxml_read import scan_tree
-        from serialkit.io.safety import parse_xml
-
         where = f"{path} (as MusicXML)"
         return scan_tree(parse_xml(via_musicxml(path, fmt), where), where).parts
     return None
@@ -86,8 +82,6 @@ def _head(raw: RawNote, event_id: str, part_index: int, tied: bool) -> Notehead:
 
 def read_noteheads(path: str | os.PathLike[str]) -> list[Notehead]:
     """Every pitched notehead of a MusicXML, .mxl or MEI file, tie by tie, in event order."""
-    from serialkit.io import score_format
-
     p = Path(path)
     fmt = score_format(p)
     parts = _scan(p, fmt)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from serialkit.core.errors import ScoreReadError
-from serialkit.io.safety import ascii_view, is_zip
+from serialkit.io.files.safety import ascii_view, is_zip
 
 _ROOT = re.compile(rb"<(?!\?|!)([A-Za-z_][\w.\-]*:)?([A-Za-z_][\w.\-]*)")
 _BOM = b"\xef\xbb\xbf"
@@ -76,22 +76,6 @@ def is_abc(head: bytes) -> bool:
     lines = [ln.strip() for ln in _text_lines(head)]
     fields = [ln for ln in lines if _ABC_FIELD.match(ln)]
     return any(ln.startswith(b"X:") for ln in fields) and any(ln.startswith(b"K:") for ln in fields)
-
-
-def sniff_format(data: bytes) -> str:
-    """The name of the reader for a score given as bytes (``musicxml``, ``mei``, ``musescore``,
-    ``midi``, ``json``, ``kern``, ``abc`` or a plugin reader's name), judged by content alone.
-
-    Raises ScoreReadError naming what the bytes look like when no reader claims them.
-    """
-    from serialkit.plugins import registry
-
-    head = data[: 1 << 16]
-    for entry in registry("readers"):
-        sniff = entry.meta.get("sniff")
-        if callable(sniff) and sniff(head):
-            return entry.name
-    raise not_a_score("-", head)
 
 
 SCORE_KINDS = "MusicXML, MEI, MuseScore, MIDI, Humdrum **kern, ABC or JSON-piece"

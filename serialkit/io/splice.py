@@ -5,7 +5,7 @@ lxml writes a parsed document back in its own way — ``<chord />`` as ``<chord/
 double quotes, characters for the source's character references — so a file re-serialised after
 one note was changed differs from its source on dozens of lines. Here the source's bytes are
 kept and only what changed is spliced in: :class:`Edits` says what changes, by element (counted
-in document order of start tags), and :func:`splice` makes the new document. ``mei_annotate``
+in document order of start tags), and :func:`splice` makes the new document. ``mei.annotate``
 plans attribute and child edits; :class:`Snapshot` finds, for a tree edited in place
 (``serialkit repair`` of MusicXML), the elements whose serialisation changed, and has each
 written anew — and within it, only its changed lines.

@@ -31,7 +31,7 @@ class Rating:
 def _open_csv(path: Path) -> TextIO:
     """A ratings file as text for the csv module, or standard input for ``-``."""
     if str(path) == "-":
-        from serialkit.io.stdin import read_stdin_bytes
+        from serialkit.io.dispatch import read_stdin_bytes
 
         return io.StringIO(read_stdin_bytes().decode("utf-8-sig", "replace"), newline="")
     return path.open(newline="", encoding="utf-8-sig")

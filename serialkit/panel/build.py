@@ -15,7 +15,7 @@ from typing import Any
 from serialkit.core.piece import Piece
 from serialkit.eval.store import load_records
 from serialkit.eval.summary import variants_in, with_conditions
-from serialkit.io.atomic import atomic_write
+from serialkit.io.files.atomic import atomic_write
 from serialkit.panel.form import rating_form, start_page
 from serialkit.panel.media import PanelError, engrave_blind, neutral_piece, write_audio, write_score
 

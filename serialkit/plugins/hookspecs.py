@@ -42,7 +42,7 @@ def register_readers(register: Register) -> None:
 def register_writers(register: Register) -> None:
     """Register score writers: ``register(name, write_fn, extensions=(".mei", ...))``.
 
-    ``write_fn(piece_or_source, out_path)`` writes through ``serialkit.io.atomic``.
+    ``write_fn(piece_or_source, out_path)`` writes through ``serialkit.io.files.atomic``.
     """
 
 

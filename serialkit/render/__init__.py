@@ -194,7 +194,7 @@ def render(
     marks = Marks() if blind else marks_for(score_path, report, certificate, row, convention, rules)
     pages, infos, drawn = engrave_pages(score_path, marks, blind, scale, page_width)
     if fmt == "html":
-        from serialkit.io.atomic import atomic_write
+        from serialkit.io.files.atomic import atomic_write
         from serialkit.render.review import review_page
 
         atomic_write(out_path, review_page(pages, drawn, blind=blind))

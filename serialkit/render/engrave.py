@@ -12,7 +12,7 @@ from typing import Any
 from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
-from serialkit.io.safety import read_bytes
+from serialkit.io.files.safety import read_bytes
 from serialkit.render.marks import RUNGS
 
 MEI_NS = "http://www.music-encoding.org/ns/mei"
@@ -60,7 +60,7 @@ def read_source(path: str | Path) -> Source:
         data = _mxl_member(p)
     elif not _looks_like_xml(data):
         raise _not_engravable(p, data)
-    from serialkit.io.safety import parse_xml
+    from serialkit.io.files.safety import parse_xml
 
     root = parse_xml(data, str(p)).getroot()  # errors as every reader's: FILE:LINE: not well-formed XML
     tag = etree.QName(root).localname
@@ -73,7 +73,7 @@ def read_source(path: str | Path) -> Source:
 
 def _looks_like_xml(data: bytes) -> bool:
     """Markup at the start (after a byte-order mark and white space; UTF-16 too)."""
-    from serialkit.io.safety import ascii_view
+    from serialkit.io.files.safety import ascii_view
 
     return ascii_view(data[:256]).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<")
 

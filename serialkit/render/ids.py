@@ -27,7 +27,7 @@ def needs_mapping(source: Source, wanted: Iterable[str]) -> bool:
 def map_ids(source: Source, wanted: Iterable[str]) -> tuple[dict[str, tuple[str, ...]], bool]:
     """Event id → note ids in the (possibly amended) source, and whether the source changed."""
     from serialkit.io import read_score
-    from serialkit.io._build import encode_id
+    from serialkit.io.build import encode_id
 
     piece = read_score(source.path)
     present = note_ids(source)
@@ -58,7 +58,7 @@ def _assign(source: Source, missing: Mapping[str, str]) -> bool:
 def _assign_musicxml(source: Source, missing: Mapping[str, str]) -> bool:
     from lxml import etree
 
-    from serialkit.io.musicxml_read import scan_tree
+    from serialkit.io.musicxml.read import scan_tree
 
     scan = scan_tree(etree.ElementTree(source.root), str(source.path))
     changed = False
@@ -78,7 +78,7 @@ def _assign_mei(source: Source, missing: Mapping[str, str]) -> bool:
     in a later movement) onto the notes it gave them to, found by the reader's own walk."""
     from lxml import etree
 
-    from serialkit.io.mei_read import scan_mei_tree
+    from serialkit.io.mei.read import scan_mei_tree
 
     state = scan_mei_tree(etree.ElementTree(source.root), str(source.path))
     changed = False

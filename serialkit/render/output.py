@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from serialkit.core.errors import ScoreWriteError
-from serialkit.io.atomic import atomic_write
+from serialkit.io.files.atomic import atomic_write
 
 FORMATS = ("svg", "png", "pdf", "html")
 

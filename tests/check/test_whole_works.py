@@ -60,7 +60,7 @@ def test_a_correct_whole_work_passes_through_a_file(family: str, tmp_path: Path)
     """Written as MusicXML and read back, a correct piece still passes: a voice whose notes
     overlap is written as several voices of its staff, and the analysis reads them as one line."""
     from serialkit.io import read_score
-    from serialkit.io.musicxml_write import write_musicxml
+    from serialkit.io.musicxml.write import write_musicxml
 
     s = synth.whole(family, 0, 1500)
     path = write_musicxml(s.piece, tmp_path / f"{family}.musicxml")

@@ -12,8 +12,9 @@ from lxml import etree
 
 from serialkit.core.errors import ScoreWriteError
 from serialkit.io import Annotation, read_annotations, read_score, write_annotated_musicxml
-from serialkit.io.annotate import NOTE_ORDER, musicxml_color
-from serialkit.io.validate import musicxml_errors
+from serialkit.io.annotation import musicxml_color
+from serialkit.io.musicxml.annotate import NOTE_ORDER
+from serialkit.io.musicxml.validate import musicxml_errors
 
 
 def _annotations(piece) -> dict[str, Annotation]:  # noqa: ANN001

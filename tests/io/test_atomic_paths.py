@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from serialkit.cli import cli
 from serialkit.core.errors import ScoreWriteError
-from serialkit.io.atomic import atomic_paths
+from serialkit.io.files.atomic import atomic_paths
 from tests.conftest import FIXTURES
 from tests.planted import EXERCISE_ROW
 

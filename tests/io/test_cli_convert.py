@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from serialkit.cli import cli
 from serialkit.io import read_score
-from serialkit.io.validate import musicxml_errors
+from serialkit.io.musicxml.validate import musicxml_errors
 
 
 def _summary(piece) -> list[tuple]:  # noqa: ANN001

@@ -15,7 +15,7 @@ from lxml import etree
 
 from serialkit.cli import cli
 from serialkit.io import read_score
-from serialkit.io.mei_musicxml import mei_musicxml_bytes
+from serialkit.io.mei.convert import mei_musicxml_bytes
 
 ROW = "C B G Ab Eb Db D Bb F# F E A"
 STEPS = [("C", 0), ("B", 0), ("G", 0), ("A", -1), ("E", -1), ("D", -1), ("D", 0), ("B", -1),

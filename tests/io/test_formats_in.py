@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from serialkit.core.errors import ScoreReadError
 from serialkit.io import read_score, read_score_bytes, score_format, sniff_format, spooled_score
-from serialkit.io.musicxml_write import musicxml_bytes
+from serialkit.io.musicxml.write import musicxml_bytes
 from tests.conftest import require_program
 
 OP21 = [9, 6, 7, 8, 4, 5, 11, 10, 2, 1, 0, 3]  # the row of Webern Op. 21 (A F# G G# E F B Bb D C# C Eb)
@@ -112,9 +112,9 @@ def test_musescore_files_read_natively(fixtures: Path, tmp_path: Path) -> None:
 def test_musescore_files_read_without_musescore(
     fixtures: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from serialkit.io import external
+    from serialkit.io.mscore import program
 
-    monkeypatch.setattr(external, "MUSESCORE_PROGRAMS", ())
+    monkeypatch.setattr(program, "MUSESCORE_PROGRAMS", ())
     monkeypatch.delenv("SERIALKIT_MUSESCORE", raising=False)
     copy = tmp_path / "copy.mscz"
     copy.write_bytes((fixtures / "scores" / "features.mscz").read_bytes())
@@ -133,7 +133,7 @@ def test_a_broken_musescore_file_is_a_read_error(tmp_path: Path) -> None:
 @given(data=st.data())
 def test_sniffing_our_own_output_finds_its_format(data: st.DataObject) -> None:
     from serialkit.io.jsonio import dumps_piece
-    from serialkit.io.mei_write import build_mei
+    from serialkit.io.mei.write import build_mei
     from tests.strategies import notated_pieces
 
     piece = data.draw(notated_pieces())

@@ -20,15 +20,11 @@ from lxml import etree
 
 from serialkit.core.errors import ScoreWriteError
 from serialkit.io import Annotation, read_score
-from serialkit.io._instruments import declares_instruments
-from serialkit.io.annotate import (
-    DEFAULT_LABELS,
-    LABEL_STYLES,
-    notehead_annotations,
-    read_annotations,
-)
-from serialkit.io.annotated import write_annotated_score
-from serialkit.io.musicxml_write import musicxml_bytes
+from serialkit.io.annotate import write_annotated_score
+from serialkit.io.annotation import DEFAULT_LABELS, LABEL_STYLES
+from serialkit.io.musicxml.annotate import notehead_annotations, read_annotations
+from serialkit.io.musicxml.instruments import declares_instruments
+from serialkit.io.musicxml.write import musicxml_bytes
 from tests.conftest import require_program
 
 OP21 = "webern-op21-i-mm1-25.mei"

@@ -20,8 +20,8 @@ from lxml import etree
 
 from serialkit.cli import cli
 from serialkit.io import Annotation, convert_score, read_score
-from serialkit.io.annotate import lyric_lines
-from serialkit.io.annotated import write_annotated_score
+from serialkit.io.annotate import write_annotated_score
+from serialkit.io.annotation import lyric_lines
 from tests.conftest import require_program
 
 HORN = Path(__file__).resolve().parents[2] / "fixtures" / "scores" / "horn-piano.musicxml"

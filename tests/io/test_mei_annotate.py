@@ -12,8 +12,8 @@ from lxml import etree
 
 from serialkit.core.errors import ScoreWriteError
 from serialkit.io import Annotation, read_score
-from serialkit.io.annotated import write_annotated_score
-from serialkit.io.mei_annotate import Edits, splice, write_annotated_mei
+from serialkit.io.annotate import write_annotated_score
+from serialkit.io.mei.annotate import Edits, splice, write_annotated_mei
 
 MEI = "{http://www.music-encoding.org/ns/mei}"
 XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
@@ -146,7 +146,7 @@ def test_verovio_shows_every_label(corpus: Path, tmp_path: Path) -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_annotating_any_mei_keeps_its_notes(data: st.DataObject, tmp_path: Path) -> None:
-    from serialkit.io.mei_write import write_mei
+    from serialkit.io.mei.write import write_mei
     from tests.strategies import notated_pieces
 
     piece = data.draw(notated_pieces())

@@ -17,8 +17,8 @@ from lxml import etree
 from serialkit.cli import cli
 from serialkit.core.errors import ScoreReadError
 from serialkit.io import read_score
-from serialkit.io._build import midi_of
-from serialkit.io.mei_musicxml import mei_musicxml_bytes
+from serialkit.io.build import midi_of
+from serialkit.io.mei.convert import mei_musicxml_bytes
 
 HEAD = ('<?xml version="1.0" encoding="UTF-8"?>\n<mei xmlns="http://www.music-encoding.org/ns/mei" '
         'meiversion="{version}"><meiHead><fileDesc><titleStmt><title>k</title></titleStmt><pubStmt/>'

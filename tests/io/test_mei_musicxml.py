@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from serialkit.io import read_score
-from serialkit.io._instruments import declares_instruments
-from serialkit.io.mei_musicxml import mei_musicxml_bytes, mei_to_musicxml
-from serialkit.io.validate import musicxml_schema
+from serialkit.io.mei.convert import mei_musicxml_bytes, mei_to_musicxml
+from serialkit.io.musicxml.instruments import declares_instruments
+from serialkit.io.musicxml.validate import musicxml_schema
 
 MEI = "{http://www.music-encoding.org/ns/mei}"
 SCORES = ("webern-op21-i-mm1-25.mei", "webern-op27-ii-mm1-11.mei")
@@ -128,7 +128,7 @@ def test_the_fixture_round_trips(fixtures: Path, tmp_path: Path) -> None:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_mei_serialkit_writes_converts_to_the_same_notes(data: st.DataObject, tmp_path: Path) -> None:
-    from serialkit.io.mei_write import write_mei
+    from serialkit.io.mei.write import write_mei
     from tests.strategies import notated_pieces
 
     piece = data.draw(notated_pieces())

@@ -14,7 +14,7 @@ from lxml import etree
 
 from serialkit.cli import cli
 from serialkit.io import convert_score, read_score
-from serialkit.io.mei_write import diatonic_steps
+from serialkit.io.mei.write import diatonic_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 FEATURES = ROOT / "fixtures" / "scores" / "features.musicxml"

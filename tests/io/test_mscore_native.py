@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from serialkit.core.errors import ScoreReadError
-from serialkit.io.mscore_read import read_mscore
-from serialkit.io.musicxml_read import read_musicxml
+from serialkit.io.mscore.read import read_mscore
+from serialkit.io.musicxml.read import read_musicxml
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "musescore"
 

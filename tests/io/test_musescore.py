@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from serialkit.io import Annotation, read_score, write_annotated_musicxml
-from serialkit.io.annotate import notehead_annotations
+from serialkit.io.musicxml.annotate import notehead_annotations
 from tests.conftest import require_program
 
 COLOURS = ("#D62728", "#1F77B4", "#2CA02C", "#9467BD")

@@ -12,7 +12,7 @@ from lxml import etree
 
 from serialkit.core.piece import TimeSignature
 from serialkit.io import read_score
-from serialkit.io._build import midi_of
+from serialkit.io.build import midi_of
 
 MEI = "{http://www.music-encoding.org/ns/mei}"
 XML_ID = "{http://www.w3.org/XML/1998/namespace}id"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from serialkit.io import read_score
-from serialkit.io.musicxml_read import load_tree, scan_tree
+from serialkit.io.musicxml.read import load_tree, scan_tree
 
 WORKS = ["schoenberg/opus19/movement2.mxl", "schoenberg/opus19/movement6.mxl", "bach/bwv66.6"]
 

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 
 from serialkit.core.piece import Event, Piece, Voice
 from serialkit.io import from_music21, read_score, to_music21, write_mei, write_midi, write_musicxml
-from serialkit.io.midi import track_names
-from serialkit.io.validate import musicxml_errors
+from serialkit.io.midi.write import track_names
+from serialkit.io.musicxml.validate import musicxml_errors
 from tests.strategies import notated_pieces
 
 SETTINGS = settings(

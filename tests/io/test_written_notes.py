@@ -20,9 +20,9 @@ from lxml import etree
 
 from serialkit.core.notenames import written_spelling
 from serialkit.io import Annotation, convert_score, read_score
-from serialkit.io.annotated import write_annotated_score
-from serialkit.io.musicxml_write import musicxml_bytes
-from serialkit.io.validate import musicxml_errors
+from serialkit.io.annotate import write_annotated_score
+from serialkit.io.musicxml.validate import musicxml_errors
+from serialkit.io.musicxml.write import musicxml_bytes
 from tests.conftest import require_program
 
 HORN = Path(__file__).resolve().parents[2] / "fixtures" / "scores" / "horn-piano.musicxml"

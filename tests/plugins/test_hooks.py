@@ -110,7 +110,7 @@ def _read_tone(path: Path) -> Piece:
 
 
 def _write_tone(piece: Piece, out: Path) -> None:
-    from serialkit.io.atomic import atomic_write
+    from serialkit.io.files.atomic import atomic_write
 
     atomic_write(out, "TONE\n" + "\n".join(str(e.midi) for e in piece.events) + "\n")
 

@@ -8,7 +8,7 @@ from fractions import Fraction
 from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
-from serialkit.io._build import (
+from serialkit.io.build import (
     DAMAGE,
     RawNote,
     ScoreParts,

@@ -10,9 +10,9 @@ from lxml import etree
 
 from serialkit.core.errors import PieceError, ScoreReadError
 from serialkit.core.piece import Measure, Piece, TimeSignature
-from serialkit.io._build import ScoreParts, build_piece
-from serialkit.io._musicxml_walk import Pending, Scan, Walker, plus
-from serialkit.io.safety import is_zip, parse_xml, read_bytes, read_mxl
+from serialkit.io.build import ScoreParts, build_piece
+from serialkit.io.files.safety import is_zip, parse_xml, read_bytes, read_mxl
+from serialkit.io.musicxml.walk import Pending, Scan, Walker, plus
 
 __all__ = ["ROOTS", "Scan", "document_ends", "load_document", "load_source", "load_tree", "peek_scan",
            "read_musicxml", "scan_tree", "take_scan"]

@@ -18,12 +18,13 @@ from xml.sax.saxutils import escape
 from lxml import etree
 
 from serialkit.core.errors import ScoreWriteError
-from serialkit.io._build import _merge_ties, encode_id
-from serialkit.io._mei_defs import NS, XML_ID, State, local_name
-from serialkit.io.annotate import LABEL_STYLES, Annotation, lyric_lines, musicxml_color
-from serialkit.io.atomic import atomic_path
-from serialkit.io.mei_read import scan_mei_tree
-from serialkit.io.safety import parse_xml, read_bytes
+from serialkit.io.accidentals import Written, needed, shows, shows_unneeded
+from serialkit.io.annotation import LABEL_STYLES, Annotation, lyric_lines, musicxml_color
+from serialkit.io.build import _merge_ties, encode_id
+from serialkit.io.files.atomic import atomic_path
+from serialkit.io.files.safety import parse_xml, read_bytes
+from serialkit.io.mei.defs import NS, XML_ID, State, local_name
+from serialkit.io.mei.read import scan_mei_tree
 from serialkit.io.splice import Edits, declared_encoding, splice
 
 __all__ = ["ADDED", "Edits", "annotate_mei_tree", "plan_mei_edits", "splice", "write_annotated_mei"]
@@ -56,7 +57,7 @@ def _chord_notes(note: etree._Element) -> list[etree._Element]:
 
 
 def _verse_numbers(state: State, notes: list[etree._Element]) -> dict[etree._Element, int]:
-    """The verse number of each note to be labelled with a lyric (``annotate.lyric_lines``): each
+    """The verse number of each note to be labelled with a lyric (``annotation.lyric_lines``): each
     layer of a staff its own verse lines, past the numbers of the verses the staff has already."""
     raw_of = {el: raw for el, raw in state.elements}
     own: dict[tuple[str, int], set[int]] = {}
@@ -222,8 +223,6 @@ def _respell(state: State, changed: Mapping[etree._Element, tuple[str, tuple[str
     needs one gets ``@accid``, and one whose accidental only the old pitch needed loses it (unless
     cautionary, editorial or bracketed, or the score shows one on every note).
     A note's ``@accid.ges``, where it has one, keeps saying what it sounds."""
-    from serialkit.io.accidentals import Written, needed, shows, shows_unneeded
-
     groups: dict[tuple[Any, int], list[tuple[etree._Element, Any]]] = {}
     for el, raw in state.elements:
         groups.setdefault((_measure_of(el), raw.staff), []).append((el, raw))

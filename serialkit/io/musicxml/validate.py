@@ -9,8 +9,9 @@ from pathlib import Path
 from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
+from serialkit.io.musicxml.read import load_tree
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas" / "musicxml-4.0"
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas" / "musicxml-4.0"
 
 
 @functools.lru_cache(maxsize=1)
@@ -23,8 +24,6 @@ def musicxml_schema() -> etree.XMLSchema:
 
 def musicxml_errors(path: str | os.PathLike[str]) -> list[str]:
     """Schema errors of a MusicXML file or .mxl archive (empty when valid)."""
-    from serialkit.io.musicxml_read import load_tree
-
     tree, where, _ = load_tree(Path(path))
     schema = musicxml_schema()
     if schema.validate(tree):

@@ -10,7 +10,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from serialkit.core.piece import Piece
-from serialkit.io.atomic import atomic_path
+from serialkit.io.files.atomic import atomic_path
 
 GRACE = Fraction(1, 8)
 """How long a grace note sounds (quarter notes), taken from the time before its beat."""

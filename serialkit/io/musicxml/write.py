@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import io
 import os
+import zipfile
 from fractions import Fraction
 from pathlib import Path
 
 from lxml import etree
 
 from serialkit.core.piece import Event, Piece
-from serialkit.io._build import encode_id
-from serialkit.io._instruments import declare_instrument
-from serialkit.io._notate import (
+from serialkit.io.build import encode_id
+from serialkit.io.files.atomic import atomic_path
+from serialkit.io.files.safety import max_bytes, read_member
+from serialkit.io.musicxml.instruments import declare_instrument
+from serialkit.io.notate import (
     Bar,
     Item,
     Part,
@@ -27,8 +31,6 @@ from serialkit.io._notate import (
     staff_transposition,
     tuplet_marks,
 )
-from serialkit.io.annotate import _mxl_bytes
-from serialkit.io.atomic import atomic_path
 
 DOCTYPE = (
     '<!DOCTYPE score-partwise PUBLIC "-//Recordare//DTD MusicXML 4.0 Partwise//EN" '
@@ -42,7 +44,7 @@ def write_musicxml(piece: Piece, out_path: str | os.PathLike[str]) -> Path:
     out = Path(out_path)
     data = musicxml_bytes(piece)
     if out.suffix.lower() == ".mxl":
-        data = _mxl_bytes(None, None, data)
+        data = mxl_bytes(None, None, data)
     with atomic_path(out) as tmp:
         tmp.write_bytes(data)
     return out
@@ -272,3 +274,35 @@ def _tail(
 def fraction_of(value: Fraction, div: int) -> int:
     """A time value in divisions (exact)."""
     return int(value * div)
+
+
+CONTAINER = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<container><rootfiles><rootfile full-path="{name}" '
+    'media-type="application/vnd.recordare.musicxml+xml"/></rootfiles></container>\n'
+)
+
+
+def mxl_bytes(source: Path | None, member: str | None, data: bytes) -> bytes:
+    """A compressed MusicXML archive holding ``data``, keeping the source archive's other members
+    as they were, in their order (a new archive: ``mimetype`` first, stored, as the format asks)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as out:
+        if source is not None and member is not None:
+            with zipfile.ZipFile(source) as src:  # its members as they were (a mimetype only if it has one)
+                for info in src.infolist():
+                    if info.filename == "mimetype":
+                        out.writestr(zipfile.ZipInfo("mimetype"), read_member(src, info, str(source), max_bytes()))
+                    if info.filename == "mimetype" or info.is_dir():
+                        continue
+                    body = (
+                        data
+                        if info.filename == member
+                        else read_member(src, info, str(source), max_bytes())
+                    )
+                    out.writestr(info.filename, body)
+        else:
+            out.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.recordare.musicxml")
+            out.writestr("META-INF/container.xml", CONTAINER.format(name="score.musicxml"))
+            out.writestr("score.musicxml", data)
+    return buf.getvalue()

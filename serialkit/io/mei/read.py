@@ -11,7 +11,7 @@ from lxml import etree
 
 from serialkit.core.errors import PieceError, ScoreReadError
 from serialkit.core.piece import Measure, Piece, TimeSignature
-from serialkit.io._build import (
+from serialkit.io.build import (
     DAMAGE,
     RawNote,
     ScoreParts,
@@ -22,7 +22,8 @@ from serialkit.io._build import (
     midi_of,
     safe_id,
 )
-from serialkit.io._mei_defs import (
+from serialkit.io.files.safety import parse_xml, read_bytes
+from serialkit.io.mei.defs import (
     ACCID,
     MEI_NS,
     NS,
@@ -30,12 +31,12 @@ from serialkit.io._mei_defs import (
     StaffInfo,
     State,
     apply_def,
+    choose_reading,
     key_signature,
     local_name,
     parse_number,
     tuplet_numbers,
 )
-from serialkit.io.safety import parse_xml, read_bytes
 
 __all__ = ["MEI_NS", "XML_ID", "read_mei", "scan_mei", "scan_mei_tree"]
 
@@ -140,19 +141,9 @@ def _walk(el: etree._Element, state: State) -> None:
         elif name in ("section", "ending", "lem", "expansion"):
             _walk(child, state)
         elif name in ("app", "choice"):
-            pick = _choose(child)
+            pick = choose_reading(child)
             if pick is not None:
                 _walk(pick, state)
-
-
-def _choose(el: etree._Element) -> etree._Element | None:
-    """The reading to follow inside <app>/<choice>: lem, corr, reg, expan, else the first."""
-    children = [c for c in el if isinstance(c.tag, str)]
-    for wanted in ("lem", "corr", "reg", "expan"):
-        for c in children:
-            if local_name(c) == wanted:
-                return c
-    return children[0] if children else None
 
 
 @dataclass(slots=True)
@@ -383,7 +374,7 @@ def _layer_items(
                 sub = ratio / 2  # two notes alternate through one written duration
             _layer_items(el, lay, state, sub, grace or name == "graceGrp", bar)
         elif name in ("app", "choice"):
-            pick = _choose(el)
+            pick = choose_reading(el)
             if pick is not None:
                 _layer_items(pick, lay, state, ratio, grace, bar)
 

@@ -18,7 +18,7 @@ from serialkit.cli import cli
 from serialkit.core.piece import Event, Piece, Voice
 from serialkit.core.rows import Row
 from serialkit.io import read_score
-from serialkit.io._build import decode_id, midi_of
+from serialkit.io.build import decode_id, midi_of
 from serialkit.io.jsonio import save_piece
 from tests.plugins.musescore_fixture import FIXTURE, ROW
 from tests.strategies import row_statement_pieces
@@ -148,8 +148,8 @@ def test_write_mei_puts_each_annotation_on_its_note(
 ) -> None:
     """Whatever the ids (slashes, leading digits), each label sits on its own note once, and the
     colour on every notehead of the event (tied continuations too)."""
-    from serialkit.io.annotate import Annotation
-    from serialkit.io.mei_write import write_mei
+    from serialkit.io.annotation import Annotation
+    from serialkit.io.mei.write import write_mei
 
     renamed = piece.with_events(e.copy(id=f"{k}/{e.id}") for k, e in enumerate(piece.events))
     annotations = {

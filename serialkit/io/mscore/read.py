@@ -16,7 +16,7 @@ from xml.etree import ElementTree as ET
 
 from serialkit.core.errors import ScoreReadError
 from serialkit.core.piece import Measure, Piece, TimeSignature
-from serialkit.io._build import RawNote, ScoreParts, build_piece, safe_id
+from serialkit.io.build import RawNote, ScoreParts, build_piece, safe_id
 
 _TYPES = {
     "long": Fraction(16), "breve": Fraction(8), "whole": Fraction(4), "half": Fraction(2),

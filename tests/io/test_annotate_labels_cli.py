@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from lxml import etree
 
 from serialkit.cli import cli
-from serialkit.io.annotate import read_annotations
+from serialkit.io.musicxml.annotate import read_annotations
 
 MEI = "{http://www.music-encoding.org/ns/mei}"
 OP21 = "webern-op21-i-mm1-25.mei"

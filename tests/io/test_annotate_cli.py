@@ -26,7 +26,7 @@ MEI = "{http://www.music-encoding.org/ns/mei}"
 
 def _fingerings(path: Path) -> list[str]:
     """Every label the file carries, whatever the carrier (words by default)."""
-    from serialkit.io.annotate import read_annotations
+    from serialkit.io.musicxml.annotate import read_annotations
 
     return [a.label for a in read_annotations(path).values() if a.label]
 

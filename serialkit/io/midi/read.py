@@ -10,7 +10,7 @@ from pathlib import Path
 
 from serialkit.core.errors import PieceError, ScoreReadError
 from serialkit.core.piece import Event, Piece, TimeSignature, Voice
-from serialkit.io.safety import read_bytes
+from serialkit.io.files.safety import read_bytes
 
 # data bytes that follow each channel-message status (high nibble)
 _DATA_BYTES = {0x80: 2, 0x90: 2, 0xA0: 2, 0xB0: 2, 0xC0: 1, 0xD0: 1, 0xE0: 2}

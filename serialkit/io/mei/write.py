@@ -10,14 +10,17 @@ import os
 from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lxml import etree
 
 from serialkit.core.errors import ScoreWriteError
 from serialkit.core.piece import Piece
-from serialkit.io._build import encode_id
-from serialkit.io._notate import (
+from serialkit.io.annotation import LABEL_STYLES, Annotations, lyric_lines
+from serialkit.io.build import encode_id
+from serialkit.io.dispatch import read_score
+from serialkit.io.files.atomic import atomic_path
+from serialkit.io.mei.read import MEI_NS, XML_ID
+from serialkit.io.notate import (
     Bar,
     Item,
     Part,
@@ -30,26 +33,18 @@ from serialkit.io._notate import (
     staff_transposition,
     tuplet_marks,
 )
-from serialkit.io.atomic import atomic_path
-from serialkit.io.mei_read import MEI_NS, XML_ID
 
 _N = "{" + MEI_NS + "}"
 _DUR = {"maxima": "maxima", "long": "long", "breve": "breve", "whole": "1", "half": "2",
         "quarter": "4", "eighth": "8", "16th": "16", "32nd": "32", "64th": "64", "128th": "128",
         "256th": "256", "512th": "512", "1024th": "1024"}
 _ACCID = {-2: "ff", -1: "f", 0: "n", 1: "s", 2: "x"}
-LABEL_STYLES = ("lyric", "fingering", "words")
-
-if TYPE_CHECKING:
-    from serialkit.io.annotate import Annotation
-
-Marks = Mapping[str, "Annotation"]
 
 
 def write_mei(
     piece_or_source: Piece | str | os.PathLike[str],
     out_path: str | os.PathLike[str],
-    annotations: Marks | None = None,
+    annotations: Annotations | None = None,
     label_style: str = "words",
 ) -> Path:
     """Write a Piece (or any readable score file) as MEI 5, atomically.
@@ -63,8 +58,6 @@ def write_mei(
     if isinstance(piece_or_source, Piece):
         piece = piece_or_source
     else:
-        from serialkit.io import read_score
-
         piece = read_score(piece_or_source)
     out = Path(out_path)
     if annotations:
@@ -83,7 +76,7 @@ def _sub(parent: etree._Element, tag: str, **attrs: str) -> etree._Element:
     return etree.SubElement(parent, _N + tag, {k.replace("_", "."): v for k, v in attrs.items()})
 
 
-def build_mei(piece: Piece, annotations: Marks | None = None, label_style: str = "words") -> etree._Element:
+def build_mei(piece: Piece, annotations: Annotations | None = None, label_style: str = "words") -> etree._Element:
     """The <mei> element for a Piece, with labels and colours when ``annotations`` are given."""
     root = etree.Element(_N + "mei", nsmap={None: MEI_NS}, meiversion="5.0")  # type: ignore[dict-item]
     head = _sub(root, "meiHead")
@@ -146,7 +139,7 @@ def _measure(
     parts: list[Part],
     staff_numbers: dict[tuple[str, int], int],
     plans: dict[tuple[str, int, str], list[list[Item]]],
-    marks: Marks,
+    marks: Annotations,
     label_style: str,
     shifts: Mapping[tuple[str, int], int],
     speller: Spelling,
@@ -181,12 +174,10 @@ def _verse_numbers(
     parts: list[Part],
     staff_numbers: Mapping[tuple[str, int], int],
     plans: Mapping[tuple[str, int, str], list[list[Item]]],
-    marks: Marks,
+    marks: Annotations,
 ) -> dict[tuple[str, str, int], int]:
     """(staff n, layer label, index in chord) → the verse number of a label written as a lyric:
-    each layer of a staff its own verse lines (``annotate.lyric_lines``)."""
-    from serialkit.io.annotate import lyric_lines
-
+    each layer of a staff its own verse lines (``annotation.lyric_lines``)."""
     spots = [
         (str(staff_numbers[(part.id, staff.number)]), vname, k)
         for part in parts for staff in part.staves for vname, _ in staff.voices
@@ -198,7 +189,7 @@ def _verse_numbers(
 
 
 def _layer(
-    lay: etree._Element, items: list[Item], marks: Marks, speller: Spelling, shift: int = 0
+    lay: etree._Element, items: list[Item], marks: Annotations, speller: Spelling, shift: int = 0
 ) -> list[tuple[etree._Element, str]]:
     """Write one layer's notes, rests, chords and tuplets (at written pitch: ``shift`` semitones
     below the sounding one on a transposing staff, spelt as their score spelt them); returns the

@@ -9,7 +9,7 @@ from fractions import Fraction
 from lxml import etree
 
 from serialkit.core.errors import ScoreReadError
-from serialkit.io._build import RawNote, ScoreParts
+from serialkit.io.build import RawNote, ScoreParts
 
 MEI_NS = "http://www.music-encoding.org/ns/mei"
 XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
@@ -290,3 +290,13 @@ def _staff_def(el: etree._Element, state: State, key: dict[str, int] | None, pid
         state.metered = True
         if meter != state.meter:
             state.meter, state.meter_changed = meter, True
+
+
+def choose_reading(el: etree._Element) -> etree._Element | None:
+    """The reading to follow inside <app>/<choice>: lem, corr, reg, expan, else the first."""
+    children = [c for c in el if isinstance(c.tag, str)]
+    for wanted in ("lem", "corr", "reg", "expan"):
+        for c in children:
+            if local_name(c) == wanted:
+                return c
+    return children[0] if children else None

@@ -1,0 +1,1 @@
+"""Standard MIDI Files: reading (``read``) and writing (``write``)."""

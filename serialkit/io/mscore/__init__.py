@@ -1,0 +1,1 @@
+"""MuseScore files: the native reader (``read``) and the MuseScore program run headless (``program``)."""
