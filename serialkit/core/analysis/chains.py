@@ -213,7 +213,7 @@ def build_chain(
     k, last, total = start_pos, start, 0.0
     head = claims.owner[start] != FREE
     voice_mode = mode == VOICE_MODE
-    onsets = ix.slice_onsets
+    onsets = ix.slice_ticks
     waits, first = 0, onsets[sl[start]]
     while True:
         last_key = sl[last] * vkey + voice[last]

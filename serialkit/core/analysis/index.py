@@ -19,7 +19,7 @@ class EventIndex:
     """
 
     __slots__ = ("events", "n", "pc", "sl", "voice", "vrank", "by_pc", "by_pc_sl", "voice_sl",
-                 "voice_names", "slice_onsets", "sv_count", "sv_mask", "vkey", "repeat_ok", "strange")
+                 "voice_names", "slice_onsets", "slice_ticks", "sv_count", "sv_mask", "vkey", "repeat_ok", "strange")
 
     def repeat_gap_ok(self, last: int, c: int) -> bool:
         """Can ``c`` (the next onset of ``last``'s voice) repeat ``last``? See ``repeat_ok``."""
@@ -46,6 +46,7 @@ class EventIndex:
         self.sl: list[int] = []
         self.slice_onsets: list[Fraction] = []
         slice_ticks: list[int] = []
+        self.slice_ticks = slice_ticks  # the slices' onsets as whole ticks (quick to compare)
         for e, t in zip(ordered, starts, strict=True):
             if not slice_ticks or t != slice_ticks[-1]:
                 slice_ticks.append(t)
