@@ -7,6 +7,7 @@ Blinding, which is not on that path, parses the SVG with lxml.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from html import escape, unescape
@@ -32,6 +33,25 @@ _HEAD = re.compile(
     r'transform="translate\((-?[\d.]+)[ ,]+(-?[\d.]+)\)(?: scale\(([\d.]+))?'
 )
 _END = "</g></svg></svg>"
+_CHORD = re.compile(r'<g id="([^"]+)" class="chord"')
+_G_TAG = re.compile(r"<g\b|</g>")
+
+
+def chord_spans(svg_text: str) -> tuple[list[int], list[int], list[str]]:
+    """Where each chord group of the page starts and ends, and its id (by start)."""
+    starts: list[int] = []
+    ends: list[int] = []
+    names: list[str] = []
+    for m in _CHORD.finditer(svg_text):
+        depth = 0
+        for tag in _G_TAG.finditer(svg_text, m.start()):
+            depth += 1 if tag.group(0) == "<g" else -1
+            if depth == 0:
+                starts.append(m.start())
+                ends.append(tag.end())
+                names.append(m.group(1))
+                break
+    return starts, ends, names
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +98,11 @@ def decorate(
     marked: list[str] = []
     requests: list[LabelRequest] = []
     cues: list[str] = []
+    starts, ends, names = chord_spans(svg_text) if 'class="chord"' in svg_text else ([], [], [])
+
+    def chord_of(at: int) -> str | None:
+        i = bisect.bisect_right(starts, at) - 1
+        return names[i] if i >= 0 and ends[i] > at else None
 
     def note(m: re.Match[str]) -> str:
         mark = notes.get(m.group(1))
@@ -97,7 +122,8 @@ def decorate(
                                     max((box.x1 - box.x0) / 2, 125.0 * scale) + 70.0, mark.id))
             text = mark.text
             if text:
-                requests.append(LabelRequest(mark.id, text, box.x0, box.x1, y, mark.color))
+                requests.append(LabelRequest(mark.id, text, box.x0, box.x1, y, mark.color,
+                                             chord_of(m.start()) if starts else None))
         classes = " ".join(mark.classes)
         rest = _PAINT.sub("", m.group(2)) if mark.color else m.group(2)
         return f'<g id="{escape(mark.id)}" class="note {classes}"{_note_attrs(mark)}{rest}>'
