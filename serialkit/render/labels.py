@@ -23,6 +23,7 @@ import bisect
 import re
 from dataclasses import dataclass
 from html import escape
+from pathlib import Path
 from typing import Any
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -32,11 +33,29 @@ GAP = 70.0
 BUCKET = 100.0
 FONT_FAMILY = "'DejaVu Sans Condensed', 'Liberation Sans', Arial, sans-serif"  # a 1 unlike an I
 _NUM = re.compile(r"-?\d+(?:\.\d+)?")
-#: How far a glyph rises above its origin, in font units (250 = one staff space).
-_GLYPH_TOP = {"E0A0": 130.0, "E0A2": 130.0, "E0A3": 130.0, "E0A4": 130.0, "E260": 440.0,
-              "E261": 340.0, "E262": 350.0, "E263": 130.0, "E264": 440.0}
+#: (x0, x1, bottom, top) of a glyph verovio's font has no box for, in font units (y up from the
+#: origin; 250 = one staff space).
+_UNKNOWN_GLYPH = (0.0, 330.0, -500.0, 500.0)
+_GLYPH_BOX = re.compile(r'<g c="([0-9A-F]{4})" x="(-?[\d.]+)" y="(-?[\d.]+)" w="([\d.]+)" h="([\d.]+)"')
+_GLYPHS: dict[str, tuple[float, float, float, float]] = {}
 #: Advance widths in em, the widest of the fonts in FONT_FAMILY (so estimates never fall short).
 _CHAR_EM = {":": 0.32, " ": 0.3, "I": 0.4, "P": 0.66, "R": 0.72, "?": 0.5}
+
+
+def glyph_boxes() -> dict[str, tuple[float, float, float, float]]:
+    """(x0, x1, bottom, top) of every glyph of verovio's engraving font (Leipzig), in font units,
+    read once from the bounding boxes verovio ships; empty when they are not there."""
+    if not _GLYPHS:
+        try:
+            import verovio
+
+            text = (Path(verovio.__file__).parent / "data" / "Leipzig.xml").read_text(encoding="utf-8")
+        except (ImportError, OSError):
+            return _GLYPHS
+        for code, x, y, w, h in _GLYPH_BOX.findall(text):
+            x0, y0 = float(x), float(y)
+            _GLYPHS[code] = (x0, x0 + float(w), y0, y0 + float(h))
+    return _GLYPHS
 
 
 def label_width(text: str, size: float = FONT_SIZE) -> float:
@@ -135,8 +154,10 @@ def _primitives(svg_text: str) -> Any:
         x = table[:, 1].astype(float)
         y = table[:, 2].astype(float)
         scale = np.where(table[:, 3] == "", "1", table[:, 3]).astype(float)
-        rise = np.array([_GLYPH_TOP.get(code, 500.0) for code in table[:, 0]]) * scale
-        blocks.append(np.column_stack((x, x + 330.0 * scale, y - rise, y + rise)))
+        glyphs = glyph_boxes()
+        known = np.array([glyphs.get(code, _UNKNOWN_GLYPH) for code in table[:, 0]])
+        blocks.append(np.column_stack((x + known[:, 0] * scale, x + known[:, 1] * scale,
+                                       y - known[:, 3] * scale, y - known[:, 2] * scale)))
     for d in _PATH.findall(body):
         nums = _NUM.findall(d)
         if len(nums) >= 4:
@@ -398,8 +419,11 @@ def _near_head(sky: Skyline, req: LabelRequest, placed: list[Box]) -> Box | None
                 top = req.y + space / 2 + lift * space
                 tries.append((centre - w / 2 + shift, centre + w / 2 + shift, top, top + _ASC + _DESC))
     level = (req.y + _MIDLINE - _ASC, req.y + _MIDLINE + _DESC)
-    tries.append((req.x1 + PAD, req.x1 + PAD + w, *level))
-    tries.append((req.x0 - PAD - w, req.x0 - PAD, *level))
+    for step in range(4):  # past the ledger lines' ends, the accidental, the dot
+        right = req.x1 + PAD + step * space / 3
+        tries.append((right, right + w, *level))
+        left = req.x0 - PAD - step * space / 2
+        tries.append((left - w, left, *level))
     for box in tries:
         if _clear(sky, placed, [box]):
             return box
