@@ -115,12 +115,14 @@ def _direction(content: str, placement: str = "below") -> str:
     return f'<direction placement="{placement}"><direction-type>{content}</direction-type></direction>'
 
 
-def chord_score(bars: int = 4, size: int = 3) -> tuple[str, dict[str, Any]]:
+def chord_score(bars: int = 4, size: int = 3, room: bool = False) -> tuple[str, dict[str, Any]]:
     """(MusicXML text, check report) of two staves (treble, bass) of row chords of ``size`` notes
     under dynamics and hairpins, slurred triplets and ledger-line notes above and below the staves.
 
     Each bar: two half-note chords (``p``, a crescendo between them); the next bar: a slurred
-    quarter-note triplet under a tuplet bracket, a quarter chord and a ledger-line quarter."""
+    quarter-note triplet under a tuplet bracket, a quarter chord and a ledger-line quarter. With
+    ``room``, a rest stands after each chord (the second half-note chord and the quarter chord
+    give way to rests), so the chord's labels have room beside it."""
     labels: dict[str, str | None] = {}
     parts: list[str] = []
     ranges = ((60, 79, 84, 57), (40, 59, 64, 38))  # (lowest, highest, ledger above, ledger below)
@@ -148,6 +150,10 @@ def chord_score(bars: int = 4, size: int = 3) -> tuple[str, dict[str, Any]]:
             notes: list[str] = []
             if bar % 2 == 0:
                 for half in range(2):
+                    if half and room:
+                        notes.append(_direction('<wedge type="stop" number="1"/>'))
+                        notes.append('<note><rest/><duration>6</duration><voice>1</voice><type>half</type></note>')
+                        continue
                     chord = sorted(take(size), key=lambda t: t[1])
                     if half == 0:
                         notes.append(_direction("<dynamics><p/></dynamics>"))
@@ -166,13 +172,15 @@ def chord_score(bars: int = 4, size: int = 3) -> tuple[str, dict[str, Any]]:
                         marks = '<tuplet type="stop"/><slur type="stop" number="1"/>'
                     notes.append(_pitched(nid, midi, 2, "quarter", extra=tm, notations=marks))
                 notes.append(_direction("<dynamics><f/></dynamics>"))
-                chord = sorted(take(size), key=lambda t: t[1])
+                chord = [] if room else sorted(take(size), key=lambda t: t[1])
                 for i, (nid, midi) in enumerate(chord):
                     notes.append(_pitched(nid, midi, 3, "quarter", chord=i > 0))
                 (nid, midi), = take(1)
                 ledger = ledger_up if bar % 4 == 1 else ledger_down
                 pitch = ledger + (midi - ledger) % 12 if ledger == ledger_up else ledger - (ledger - midi) % 12
                 notes.append(_pitched(nid, pitch, 3, "quarter"))
+                if room:
+                    notes.append('<note><rest/><duration>3</duration><voice>1</voice><type>quarter</type></note>')
             attrs = ""
             if bar == 0:
                 attrs = (f"<attributes><divisions>3</divisions><key><fifths>0</fifths></key><time><beats>4"
