@@ -20,6 +20,7 @@ clear of hairpins, tuplet brackets, dynamics and slurs.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass
 from html import escape
@@ -58,6 +59,7 @@ def glyph_boxes() -> dict[str, tuple[float, float, float, float]]:
     return _GLYPHS
 
 
+@functools.lru_cache(maxsize=4096)
 def label_width(text: str, size: float = FONT_SIZE) -> float:
     """Estimated advance width of a label (an upper bound over the fonts named)."""
     return sum(_CHAR_EM.get(ch, 0.58 if ch.isdigit() else 0.75) for ch in text) * size
@@ -82,15 +84,22 @@ _USE = re.compile(
     r'<use [^>]*?href="#(E[0-9A-F]{3})[^"]*" transform="translate\((-?\d+)[ ,]+(-?\d+)\)'
     r'(?: scale\(([\d.]+))?'
 )
-_PATH = re.compile(r'<(?:path|polygon) (?:d|points)="([^"]*)"(?![^>]*transform)')
+_LINE = re.compile(r'<path d="M(-?\d+ -?\d+ L-?\d+ -?\d+)"(?![^>]*transform)')
+_PATH = re.compile(r'<(?:path|polygon) (?:d|points)="(?!M-?\d+ -?\d+ L-?\d+ -?\d+")([^"]*)"(?![^>]*transform)')
 _POLYLINE = re.compile(r'<polyline [^>]*?points="([^"]*)"')
 _TEXT = re.compile(r'<text x="(-?\d+)" y="(-?\d+)"([^>]*)>(.*?)</text>', re.S)
 _FONT_PX = re.compile(r'font-size="([\d.]+)px"')
 _TAGS = re.compile(r"<[^>]+>")
+_UNSAFE = re.compile(r"[&<>\"']")
 #: Half the thickest stroke verovio draws (beams aside): lines are this much thicker than their path.
 _STROKE = 12.0
 #: A horizontal line at least this long is a staff line (ledger lines are a notehead and a bit).
 _STAFF_LINE = 1200.0
+
+
+def esc(text: str) -> str:
+    """``html.escape`` of a text, quick for the texts that need none (ids, most labels)."""
+    return escape(text) if _UNSAFE.search(text) else text
 
 
 def staves_of(svg_text: str) -> list[tuple[float, float]]:
@@ -150,14 +159,19 @@ def _primitives(svg_text: str) -> Any:
     uses = _USE.findall(body)
     blocks = []
     if uses:
-        table = np.array(uses)
-        x = table[:, 1].astype(float)
-        y = table[:, 2].astype(float)
-        scale = np.where(table[:, 3] == "", "1", table[:, 3]).astype(float)
+        code, xs, ys, scales = zip(*uses, strict=True)
+        x = np.array(list(map(float, xs)))
+        y = np.array(list(map(float, ys)))
+        scale = np.array([float(v) if v else 1.0 for v in scales])
         glyphs = glyph_boxes()
-        known = np.array([glyphs.get(code, _UNKNOWN_GLYPH) for code in table[:, 0]])
+        known = np.array([glyphs.get(c, _UNKNOWN_GLYPH) for c in code])
         blocks.append(np.column_stack((x + known[:, 0] * scale, x + known[:, 1] * scale,
                                        y - known[:, 3] * scale, y - known[:, 2] * scale)))
+    lines = _LINE.findall(body)  # stems, staff and ledger lines, bar lines: most of a page
+    if lines:
+        ends = np.array(list(map(float, " ".join(lines).replace("L", "").split()))).reshape(-1, 4)
+        blocks.append(np.column_stack((np.minimum(ends[:, 0], ends[:, 2]), np.maximum(ends[:, 0], ends[:, 2]),
+                                       np.minimum(ends[:, 1], ends[:, 3]), np.maximum(ends[:, 1], ends[:, 3]))))
     for d in _PATH.findall(body):
         nums = _NUM.findall(d)
         if len(nums) >= 4:
@@ -171,9 +185,9 @@ def _primitives(svg_text: str) -> Any:
         nums = [float(v) for v in _NUM.findall(points)]
         if len(nums) >= 4:
             px, py = nums[0::2], nums[1::2]
-            for i in range(len(px) - 1):  # one box per segment: a hairpin's mouth stays open
-                rows.append((min(px[i], px[i + 1]) - _STROKE, max(px[i], px[i + 1]) + _STROKE,
-                             min(py[i], py[i + 1]) - _STROKE, max(py[i], py[i + 1]) + _STROKE))
+            for k in range(len(px) - 1):  # one box per segment: a hairpin's mouth stays open
+                rows.append((min(px[k], px[k + 1]) - _STROKE, max(px[k], px[k + 1]) + _STROKE,
+                             min(py[k], py[k + 1]) - _STROKE, max(py[k], py[k + 1]) + _STROKE))
     rows.extend(_text_boxes(body))
     if rows:
         blocks.append(np.array(rows, dtype=float))
@@ -419,9 +433,10 @@ def _near_head(sky: Skyline, req: LabelRequest, placed: list[Box]) -> Box | None
                 top = req.y + space / 2 + lift * space
                 tries.append((centre - w / 2 + shift, centre + w / 2 + shift, top, top + _ASC + _DESC))
     level = (req.y + _MIDLINE - _ASC, req.y + _MIDLINE + _DESC)
-    for step in range(4):  # past the ledger lines' ends, the accidental, the dot
+    for step in range(3):  # past the ledger lines' ends or a dot, within a staff space
         right = req.x1 + PAD + step * space / 3
         tries.append((right, right + w, *level))
+    for step in range(6):  # past the accidental
         left = req.x0 - PAD - step * space / 2
         tries.append((left - w, left, *level))
     for box in tries:
@@ -501,8 +516,8 @@ def place_labels(
         x, base = where[i]
         lowest = max(lowest, base + FONT_SIZE * 0.25)
         out.append(
-            f'<text class="sk-label" data-for="{escape(req.note_id)}" x="{x:.0f}" '
-            f'y="{base:.0f}{head}{req.colour or "#000000"}">{escape(req.text)}</text>'
+            f'<text class="sk-label" data-for="{esc(req.note_id)}" x="{x:.0f}" '
+            f'y="{base:.0f}{head}{req.colour or "#000000"}">{esc(req.text)}</text>'
         )
         ids.append(req.note_id)
     return "".join(out), ids, lowest

@@ -72,18 +72,25 @@ class PageInfo:
     label_for: tuple[str, ...]
 
 
+_UNSAFE = re.compile(r"[&<>\"']")
+
+
+def esc(text: str) -> str:
+    """``html.escape`` of a text, quick for the texts that need none (ids, most labels)."""
+    return escape(text) if _UNSAFE.search(text) else text
+
+
 def _parse(svg_text: str) -> Any:
     parser = etree.XMLParser(huge_tree=True, resolve_entities=False, no_network=True)
     return etree.fromstring(svg_text.encode("utf-8"), parser)
 
 
-def _note_attrs(mark: NoteMark) -> str:
-    bits = [f' data-label="{escape(mark.label)}"' if mark.label else ""]
+def _note_attrs(mark: NoteMark, colour: str | None) -> str:
+    bits = [f' data-label="{esc(mark.label)}"' if mark.label else ""]
     if mark.codes:
-        bits.append(f' data-codes="{escape(" ".join(mark.codes))}"')
+        bits.append(f' data-codes="{esc(" ".join(mark.codes))}"')
     if mark.rung:
-        bits.append(f' data-rung="{escape(mark.rung)}"')
-    colour = mark.color
+        bits.append(f' data-rung="{esc(mark.rung)}"')
     if colour:
         bits.append(f' fill="{colour}" color="{colour}" stroke="{colour}"')
     return "".join(bits)
@@ -125,8 +132,9 @@ def decorate(
                 requests.append(LabelRequest(mark.id, text, box.x0, box.x1, y, mark.color,
                                              chord_of(m.start()) if starts else None))
         classes = " ".join(mark.classes)
-        rest = _PAINT.sub("", m.group(2)) if mark.color else m.group(2)
-        return f'<g id="{escape(mark.id)}" class="note {classes}"{_note_attrs(mark)}{rest}>'
+        colour = mark.color
+        rest = _PAINT.sub("", m.group(2)) if colour else m.group(2)
+        return f'<g id="{esc(mark.id)}" class="note {classes}"{_note_attrs(mark, colour)}{rest}>'
 
     body = _NOTE_OPEN.sub(note, svg_text) if notes else svg_text
     end = body.rfind(_END)

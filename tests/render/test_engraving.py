@@ -81,19 +81,27 @@ def _note_span(note: Any) -> tuple[float, float]:
 
 def far_labels(svg: Path) -> tuple[int, list[tuple[str, str, float]]]:
     """How many labels the page has, and those whose box stands farther than one staff space
-    horizontally from their own note (its notehead and accidental)."""
+    horizontally from their own note (its notehead and accidental; for a chord's note, the whole
+    chord)."""
     from serialkit.render.labels import label_width
 
     root = parse_svg(svg)
     notes = notes_by_id(root)
     space = _staff_space(root)
+    chords = {}  # a chord's labels stand beside the whole chord, left of all its accidentals
+    for g in root.iter(f"{SVG}g"):
+        if g.get("class") == "chord":
+            members = [n for n in g.iter(f"{SVG}g") if (n.get("class") or "").split()[:1] == ["note"]]
+            chords.update({n.get("id"): members for n in members})
     far = []
     count = 0
     for text in root.iter(f"{SVG}text"):
         if text.get("class") != "sk-label":
             continue
         count += 1
-        lo, hi = _note_span(notes[text.get("data-for")])
+        chord = chords.get(text.get("data-for"))
+        spans = [_note_span(n) for n in chord] if chord else [_note_span(notes[text.get("data-for")])]
+        lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
         half = label_width("".join(text.itertext())) / 2
         x = float(text.get("x"))
         distance = max(0.0, x - half - hi, lo - x - half)
