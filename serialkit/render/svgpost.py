@@ -115,26 +115,23 @@ def decorate(
         mark = notes.get(m.group(1))
         if mark is None:
             return m.group(0)
-        marked.append(mark.id)
+        mid = mark.id
+        marked.append(mid)
+        colour = mark.color
         head = _HEAD.search(svg_text, m.end(), m.end() + 400)
         if head is not None:
             x, y = float(head.group(2)), float(head.group(3))
             scale = float(head.group(4) or 1.0)
-            box = Head(x, y - 125 * scale, x + _HEAD_WIDTH.get(head.group(1), 295.0) * scale,
-                       y + 125 * scale)
-            heads[mark.id] = box
-            kind, colour = mark.cue, mark.color
-            if kind is not None and colour is not None:
-                cues.append(cue_svg(kind, colour, (box.x0 + box.x1) / 2, y,
-                                    max((box.x1 - box.x0) / 2, 125.0 * scale) + 70.0, mark.id))
+            x1 = x + _HEAD_WIDTH.get(head.group(1), 295.0) * scale
+            heads[mid] = Head(x, y - 125 * scale, x1, y + 125 * scale)
+            if colour is not None and (kind := mark.cue) is not None:
+                cues.append(cue_svg(kind, colour, (x + x1) / 2, y, max((x1 - x) / 2, 125.0 * scale) + 70.0, mid))
             text = mark.text
             if text:
-                requests.append(LabelRequest(mark.id, text, box.x0, box.x1, y, mark.color,
+                requests.append(LabelRequest(mid, text, x, x1, y, colour,
                                              chord_of(m.start()) if starts else None))
-        classes = " ".join(mark.classes)
-        colour = mark.color
         rest = _PAINT.sub("", m.group(2)) if colour else m.group(2)
-        return f'<g id="{esc(mark.id)}" class="note {classes}"{_note_attrs(mark, colour)}{rest}>'
+        return f'<g id="{esc(mid)}" class="note {" ".join(mark.classes)}"{_note_attrs(mark, colour)}{rest}>'
 
     body = _NOTE_OPEN.sub(note, svg_text) if notes else svg_text
     end = body.rfind(_END)
