@@ -7,7 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from serialkit.render.engrave import Source, engrave, note_ids, prepare, read_source, verovio_options
+from serialkit.render.engrave import (
+    Source,
+    engrave,
+    note_ids,
+    prepare,
+    read_source,
+    verovio_options,
+)
 from serialkit.render.ids import map_ids, needs_mapping
 from serialkit.render.marks import (
     RUNG_COLORS,

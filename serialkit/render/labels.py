@@ -488,9 +488,9 @@ def place_labels(
                 keep(i, box)
     for i, req in enumerate(wanted):
         if i not in where and _on_ledger_lines(sky, req.y):
-            box = _near_head(sky, req, placed)
-            if box is not None:
-                keep(i, box)
+            near = _near_head(sky, req, placed)
+            if near is not None:
+                keep(i, near)
     pad = FONT_SIZE * 0.12
     widest = max(label_width(r.text) for r in wanted) / 2
     for i, req in enumerate(wanted):

@@ -131,7 +131,7 @@ def chord_score(bars: int = 4, size: int = 3, room: bool = False) -> tuple[str, 
         position = 0
         count = 0
 
-        def take(k: int) -> list[tuple[str, int]]:
+        def take(k: int, p: int = p, low: int = low, high: int = high) -> list[tuple[str, int]]:
             nonlocal position, count
             out = []
             for _ in range(k):
