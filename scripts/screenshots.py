@@ -1,5 +1,6 @@
 """Regenerate the docs' screenshots: a rendered Op. 21 page at the default size, the review
-page in headless Chromium (a finding selected, its notes highlighted), the fixture duet, the
+page in headless Chromium (a finding selected, its notes highlighted), the fixture duet, a page
+of chords (each chord's labels beside it; hairpins, dynamics, tuplets, slurs, ledger lines), the
 notebook display of Op. 21's check (``CheckResult._repr_html_``) and the docs site's front page.
 
 Usage: python scripts/screenshots.py [--corpus ../shared/corpus] [--out docs/img]
@@ -9,6 +10,7 @@ Needs the real corpus (Webern Op. 21), verovio and the Debian package ``chromium
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -57,6 +59,15 @@ def main() -> None:
     fixtures = ROOT / "fixtures" / "render"
     render(fixtures / "duet.musicxml", duet, report=fixtures / "duet.check.json",
            certificate=fixtures / "duet.certificate.json")
+    chords = args.out / "render-chords.png"
+    with tempfile.TemporaryDirectory(prefix="serialkit-shots-") as tmp:
+        sys.path.insert(0, str(ROOT))
+        from tests.render.scoregen import chord_score
+
+        xml, report = chord_score(8, size=3, room=True)
+        (Path(tmp) / "chords.musicxml").write_text(xml, encoding="utf-8")
+        (Path(tmp) / "chords.json").write_text(json.dumps(report), encoding="utf-8")
+        render(Path(tmp) / "chords.musicxml", chords, report=Path(tmp) / "chords.json")
     notebook = args.out / "notebook-check.png"
     front = args.out / "docs-front.png"
     with tempfile.TemporaryDirectory(prefix="serialkit-shots-") as tmp:
@@ -78,7 +89,8 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "-d", str(site)], cwd=ROOT,
                        check=True, timeout=300)
         screenshot(site / "index.html", "", front, (1400, 900), Path(tmp) / "profile")
-    print(f"wrote {page} ({pages.pages} pages rendered; page 1 kept), {shot}, {duet}, {notebook} and {front}")
+    print(f"wrote {page} ({pages.pages} pages rendered; page 1 kept), {shot}, {duet}, {chords}, {notebook} "
+          f"and {front}")
 
 
 if __name__ == "__main__":

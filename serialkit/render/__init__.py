@@ -7,7 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from serialkit.render.engrave import engrave, note_ids, prepare, read_source, verovio_options
+from serialkit.render.engrave import (
+    Source,
+    engrave,
+    note_ids,
+    prepare,
+    read_source,
+    verovio_options,
+)
 from serialkit.render.ids import map_ids, needs_mapping
 from serialkit.render.marks import (
     RUNG_COLORS,
@@ -114,10 +121,12 @@ def engrave_pages(
     blind: bool = False,
     scale: int = 100,
     page_width: int = 2100,
+    source: Source | None = None,
 ) -> tuple[list[str], list[PageInfo], Marks]:
-    """Engrave and decorate every page: SVG pages, what each page shows, the marks as drawn."""
+    """Engrave and decorate every page: SVG pages, what each page shows, the marks as drawn
+    (``source``: the score as ``read_source`` read it, when it has been read already)."""
     marks = marks if marks is not None and not blind else Marks()
-    source = read_source(score_path)
+    source = source if source is not None else read_source(score_path)
     amended = False
     if marks.notes and needs_mapping(source, marks.notes):
         ids, amended = map_ids(source, marks.notes)
@@ -148,15 +157,15 @@ def engrave_pages(
     return out, infos, marks
 
 
-def _readable(score_path: str | Path) -> None:
+def _readable(score_path: str | Path) -> Source:
     """Refuse what every other command refuses: the score must be one verovio engraves (MusicXML
     or MEI) and one serialkit's reader reads (a pitch step 'H', a negative duration, no parts: the
     reader's one-line error, as ``check`` gives it), before anything is engraved or written."""
     from serialkit.io import read_score
-    from serialkit.render.engrave import read_source
 
-    read_source(score_path)
+    source = read_source(score_path)
     read_score(score_path)
+    return source
 
 
 def render(
@@ -190,9 +199,9 @@ def render(
         raise RenderInputError(f"--scale {scale} is out of range 1..1000")
     if not 100 <= page_width <= 100000:
         raise RenderInputError(f"--page-width {page_width} is out of range 100..100000")
-    _readable(score_path)
+    source = _readable(score_path)
     marks = Marks() if blind else marks_for(score_path, report, certificate, row, convention, rules)
-    pages, infos, drawn = engrave_pages(score_path, marks, blind, scale, page_width)
+    pages, infos, drawn = engrave_pages(score_path, marks, blind, scale, page_width, source)
     if fmt == "html":
         from serialkit.io.files.atomic import atomic_write
         from serialkit.render.review import review_page

@@ -1,18 +1,30 @@
-"""Place one label per notehead above its staff, clear of the notation and of each other.
+"""Place one label per notehead, by its notehead, clear of the notation and of each other.
 
 Verovio's own ``<fing>`` layout costs about half a render again and lets neighbours overlap,
-so labels are laid out here on the engraved SVG: each staff gets a skyline of everything
-that rises above it (stems, beams, accidentals, ledger lines, slurs, text); a label sits just
-above the skyline over its width, and moves up a row while it would touch a label already
-placed (chords stack, dense passages alternate rows).
+so labels are laid out here on the engraved SVG, in three passes:
+
+- the labels of a chord stand in a column beside the chord (right of it, else left of its
+  accidentals), each at its own notehead's height, in the notes' vertical order;
+- a note on ledger lines gets its label next to its notehead (on the side away from the staff,
+  else beside it), within one staff space;
+- every other note's label sits just above the skyline of its staff (everything that rises
+  above it: stems, beams, accidentals, ledger lines, slurs, hairpins, tuplet brackets, text),
+  or below the staff for a note that hangs below it, moving a row away while it would touch a
+  label already placed.
+
+The first two check a candidate box against the box of every drawn primitive of the page
+(staff lines excepted; slurs as a chain of small boxes along the curve), so labels keep
+clear of hairpins, tuplet brackets, dynamics and slurs.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass
 from html import escape
+from pathlib import Path
 from typing import Any
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -22,13 +34,32 @@ GAP = 70.0
 BUCKET = 100.0
 FONT_FAMILY = "'DejaVu Sans Condensed', 'Liberation Sans', Arial, sans-serif"  # a 1 unlike an I
 _NUM = re.compile(r"-?\d+(?:\.\d+)?")
-#: How far a glyph rises above its origin, in font units (250 = one staff space).
-_GLYPH_TOP = {"E0A0": 130.0, "E0A2": 130.0, "E0A3": 130.0, "E0A4": 130.0, "E260": 440.0,
-              "E261": 340.0, "E262": 350.0, "E263": 130.0, "E264": 440.0}
+#: (x0, x1, bottom, top) of a glyph verovio's font has no box for, in font units (y up from the
+#: origin; 250 = one staff space).
+_UNKNOWN_GLYPH = (0.0, 330.0, -500.0, 500.0)
+_GLYPH_BOX = re.compile(r'<g c="([0-9A-F]{4})" x="(-?[\d.]+)" y="(-?[\d.]+)" w="([\d.]+)" h="([\d.]+)"')
+_GLYPHS: dict[str, tuple[float, float, float, float]] = {}
 #: Advance widths in em, the widest of the fonts in FONT_FAMILY (so estimates never fall short).
 _CHAR_EM = {":": 0.32, " ": 0.3, "I": 0.4, "P": 0.66, "R": 0.72, "?": 0.5}
 
 
+def glyph_boxes() -> dict[str, tuple[float, float, float, float]]:
+    """(x0, x1, bottom, top) of every glyph of verovio's engraving font (Leipzig), in font units,
+    read once from the bounding boxes verovio ships; empty when they are not there."""
+    if not _GLYPHS:
+        try:
+            import verovio
+
+            text = (Path(verovio.__file__).parent / "data" / "Leipzig.xml").read_text(encoding="utf-8")
+        except (ImportError, OSError):
+            return _GLYPHS
+        for code, x, y, w, h in _GLYPH_BOX.findall(text):
+            x0, y0 = float(x), float(y)
+            _GLYPHS[code] = (x0, x0 + float(w), y0, y0 + float(h))
+    return _GLYPHS
+
+
+@functools.lru_cache(maxsize=4096)
 def label_width(text: str, size: float = FONT_SIZE) -> float:
     """Estimated advance width of a label (an upper bound over the fonts named)."""
     return sum(_CHAR_EM.get(ch, 0.58 if ch.isdigit() else 0.75) for ch in text) * size
@@ -44,6 +75,7 @@ class LabelRequest:
     x1: float
     y: float
     colour: str | None
+    chord: str | None = None  # the id of the chord the note belongs to
 
 
 _STAFF = re.compile(r'class="staff"[^>]*>((?:<path d="M-?\d+ -?\d+ L-?\d+ -?\d+"[^>]*/>\s*)+)')
@@ -52,10 +84,22 @@ _USE = re.compile(
     r'<use [^>]*?href="#(E[0-9A-F]{3})[^"]*" transform="translate\((-?\d+)[ ,]+(-?\d+)\)'
     r'(?: scale\(([\d.]+))?'
 )
-_PATH = re.compile(r'<(?:path|polygon) (?:d|points)="([^"]*)"(?![^>]*transform)')
+_LINE = re.compile(r'<path d="M(-?\d+ -?\d+ L-?\d+ -?\d+)"(?![^>]*transform)')
+_PATH = re.compile(r'<(?:path|polygon) (?:d|points)="(?!M-?\d+ -?\d+ L-?\d+ -?\d+")([^"]*)"(?![^>]*transform)')
+_POLYLINE = re.compile(r'<polyline [^>]*?points="([^"]*)"')
 _TEXT = re.compile(r'<text x="(-?\d+)" y="(-?\d+)"([^>]*)>(.*?)</text>', re.S)
 _FONT_PX = re.compile(r'font-size="([\d.]+)px"')
 _TAGS = re.compile(r"<[^>]+>")
+_UNSAFE = re.compile(r"[&<>\"']")
+#: Half the thickest stroke verovio draws (beams aside): lines are this much thicker than their path.
+_STROKE = 12.0
+#: A horizontal line at least this long is a staff line (ledger lines are a notehead and a bit).
+_STAFF_LINE = 1200.0
+
+
+def esc(text: str) -> str:
+    """``html.escape`` of a text, quick for the texts that need none (ids, most labels)."""
+    return escape(text) if _UNSAFE.search(text) else text
 
 
 def staves_of(svg_text: str) -> list[tuple[float, float]]:
@@ -86,8 +130,27 @@ def _text_boxes(body: str) -> list[tuple[float, float, float, float]]:
     return rows
 
 
+def _curve_boxes(nums: list[float], rows: list[tuple[float, float, float, float]]) -> None:
+    """Boxes along a path of cubic Béziers (``M p C c c p C c c p``: a slur or a tie, drawn as
+    the lens between two curves), a few per curve, so the space under an arc stays free."""
+    x, y = nums[0], nums[1]
+    for i in range(2, len(nums) - 5, 6):
+        c1x, c1y, c2x, c2y, px, py = nums[i:i + 6]
+        prev = (x, y)
+        for k in range(1, 7):
+            t = k / 6
+            u = 1 - t
+            qx = u * u * u * x + 3 * u * u * t * c1x + 3 * u * t * t * c2x + t * t * t * px
+            qy = u * u * u * y + 3 * u * u * t * c1y + 3 * u * t * t * c2y + t * t * t * py
+            rows.append((min(prev[0], qx) - _STROKE, max(prev[0], qx) + _STROKE,
+                         min(prev[1], qy) - _STROKE, max(prev[1], qy) + _STROKE))
+            prev = (qx, qy)
+        x, y = px, py
+
+
 def _primitives(svg_text: str) -> Any:
-    """Rough (x0, x1, top, bottom) of every drawn primitive of the page (not the defs)."""
+    """Rough (x0, x1, top, bottom) of every drawn primitive of the page (not the defs), and
+    which of them are staff lines."""
     import numpy as np
 
     start = svg_text.find('class="page-margin"')
@@ -96,22 +159,41 @@ def _primitives(svg_text: str) -> Any:
     uses = _USE.findall(body)
     blocks = []
     if uses:
-        table = np.array(uses)
-        x = table[:, 1].astype(float)
-        y = table[:, 2].astype(float)
-        scale = np.where(table[:, 3] == "", "1", table[:, 3]).astype(float)
-        rise = np.array([_GLYPH_TOP.get(code, 500.0) for code in table[:, 0]]) * scale
-        blocks.append(np.column_stack((x, x + 330.0 * scale, y - rise, y + rise)))
+        code, xs, ys, scales = zip(*uses, strict=True)
+        x = np.array(list(map(float, xs)))
+        y = np.array(list(map(float, ys)))
+        scale = np.array([float(v) if v else 1.0 for v in scales])
+        glyphs = glyph_boxes()
+        known = np.array([glyphs.get(c, _UNKNOWN_GLYPH) for c in code])
+        blocks.append(np.column_stack((x + known[:, 0] * scale, x + known[:, 1] * scale,
+                                       y - known[:, 3] * scale, y - known[:, 2] * scale)))
+    lines = _LINE.findall(body)  # stems, staff and ledger lines, bar lines: most of a page
+    if lines:
+        ends = np.array(list(map(float, " ".join(lines).replace("L", "").split()))).reshape(-1, 4)
+        blocks.append(np.column_stack((np.minimum(ends[:, 0], ends[:, 2]), np.maximum(ends[:, 0], ends[:, 2]),
+                                       np.minimum(ends[:, 1], ends[:, 3]), np.maximum(ends[:, 1], ends[:, 3]))))
     for d in _PATH.findall(body):
         nums = _NUM.findall(d)
         if len(nums) >= 4:
+            if "C" in d and len(nums) >= 8:
+                _curve_boxes([float(v) for v in nums], rows)
+                continue
             px = [float(v) for v in nums[0::2]]
             py = [float(v) for v in nums[1::2]]
             rows.append((min(px), max(px), min(py), max(py)))
+    for points in _POLYLINE.findall(body):  # hairpins, tuplet brackets, some lines
+        nums = [float(v) for v in _NUM.findall(points)]
+        if len(nums) >= 4:
+            px, py = nums[0::2], nums[1::2]
+            for k in range(len(px) - 1):  # one box per segment: a hairpin's mouth stays open
+                rows.append((min(px[k], px[k + 1]) - _STROKE, max(px[k], px[k + 1]) + _STROKE,
+                             min(py[k], py[k + 1]) - _STROKE, max(py[k], py[k + 1]) + _STROKE))
     rows.extend(_text_boxes(body))
     if rows:
         blocks.append(np.array(rows, dtype=float))
-    return np.concatenate(blocks) if blocks else np.zeros((0, 4))
+    prim = np.concatenate(blocks) if blocks else np.zeros((0, 4))
+    staff_line = (prim[:, 3] - prim[:, 2] < 1.0) & (prim[:, 1] - prim[:, 0] >= _STAFF_LINE)
+    return prim, staff_line
 
 
 class Skyline:
@@ -130,7 +212,12 @@ class Skyline:
         )
         self.tops = tops
         self.bottoms = bottoms
-        prim = _primitives(svg_text)
+        prim, staff_line = _primitives(svg_text)
+        #: Every drawn primitive but the staff lines, (x0, x1, top, bottom) columns, by x0.
+        solid = prim[~staff_line]
+        self.solid = solid[np.argsort(solid[:, 0], kind="stable")] if len(solid) else solid
+        self._solid_x0 = self.solid[:, 0].copy()
+        self._solid_reach = float((self.solid[:, 1] - self.solid[:, 0]).max()) if len(solid) else 0.0
         #: The lowest point of anything drawn (page-margin coordinates), for cropping.
         self.lowest = float(prim[:, 3].max()) if len(prim) else max(bottoms, default=0.0)
         n = len(self.staves)
@@ -164,6 +251,24 @@ class Skyline:
             fn.at(target, keys, np.repeat(val, lengths))
         self._above = [float(v) for v in self.above.tolist()]
         self._below = [float(v) for v in self.below.tolist()]
+
+    def blocked(self, x0: float, x1: float, top: float, bottom: float) -> bool:
+        """Whether a box touches any drawn primitive but the staff lines."""
+        import numpy as np
+
+        if not len(self.solid):
+            return False
+        lo = int(np.searchsorted(self._solid_x0, x0 - self._solid_reach, "left"))
+        hi = int(np.searchsorted(self._solid_x0, x1, "left"))
+        if hi <= lo:
+            return False
+        part = self.solid[lo:hi]
+        return bool(((part[:, 1] > x0) & (part[:, 2] < bottom) & (part[:, 3] > top)).any())
+
+    def space(self, staff: int) -> float:
+        """The staff space of a staff (a quarter of its height)."""
+        top, bottom = self.staves[staff]
+        return (bottom - top) / 4 if bottom > top else 250.0
 
     def staff_of(self, y: float) -> int:
         """The index of the staff whose band holds a height."""
@@ -258,6 +363,94 @@ def _spot(sky: Skyline, k: int, lo: float, hi: float, head_y: float,
     return base, k
 
 
+#: Room between a notehead (or a chord's outermost notehead) and a label beside it.
+PAD = 40.0
+_ASC, _DESC = FONT_SIZE * 0.75, FONT_SIZE * 0.2
+#: Baseline below a label's vertical centre, so that a label beside a notehead is level with it.
+_MIDLINE = (_ASC - _DESC) / 2
+#: Vertical distance between the centres of two labels beside one chord.
+_STEP = FONT_SIZE * 1.0
+
+
+def _spread(ys: list[float], step: float) -> list[float]:
+    """Centres for labels wanted at heights ``ys`` (top to bottom), at least ``step`` apart, in
+    the same order, each run of crowded labels centred on the heights it stands for."""
+    clusters: list[list[float]] = []  # each: the wanted heights of a run of labels spaced ``step``
+
+    def top(run: list[float]) -> float:
+        return sum(y - i * step for i, y in enumerate(run)) / len(run)
+
+    for y in ys:
+        clusters.append([y])
+        while len(clusters) > 1 and top(clusters[-2]) + len(clusters[-2]) * step > top(clusters[-1]):
+            last = clusters.pop()
+            clusters[-1].extend(last)
+    out: list[float] = []
+    for run in clusters:
+        first = top(run)
+        out.extend(first + i * step for i in range(len(run)))
+    return out
+
+
+def _clear(sky: Skyline, placed: list[Box], boxes: list[Box]) -> bool:
+    return all(not sky.blocked(*b) and _free(placed, b[0], b[1], b[2], b[3]) for b in boxes)
+
+
+def _beside_chord(sky: Skyline, chord: list[LabelRequest], placed: list[Box]) -> list[Box] | None:
+    """Boxes for a chord's labels in a column beside it, each level with its own notehead (order
+    kept, crowded ones spread evenly): right of the chord, else left of it and its accidentals."""
+    chord = sorted(chord, key=lambda r: r.y)
+    space = sky.space(sky.staff_of(chord[0].y))
+    centres = _spread([r.y for r in chord], _STEP)
+    widths = [label_width(r.text) for r in chord]
+    right, left = max(r.x1 for r in chord) + PAD, min(r.x0 for r in chord) - PAD
+    tries = [(1, 0.0), (-1, 0.0)] + [(-1, space * k / 2) for k in range(1, 6)] + [(1, space / 4), (1, space / 2)]
+    for side, dx in tries:
+        boxes = []
+        for c, w in zip(centres, widths, strict=True):
+            x0 = right + dx if side > 0 else left - dx - w
+            boxes.append((x0, x0 + w, c + _MIDLINE - _ASC, c + _MIDLINE + _DESC))
+        if _clear(sky, placed, boxes):
+            return boxes
+    return None
+
+
+def _near_head(sky: Skyline, req: LabelRequest, placed: list[Box]) -> Box | None:
+    """A box by a ledger-line note's head, within one staff space of it: on the side away from
+    the staff (over the head, or shifted off its stem), else level with it to the right or left."""
+    k = sky.staff_of(req.y)
+    space = sky.space(k)
+    w = label_width(req.text)
+    centre = (req.x0 + req.x1) / 2
+    up = req.y < sky.tops[k]
+    tries: list[Box] = []
+    for lift in (0.15, 0.4, 0.7):
+        for shift in (0.0, -w / 2, w / 2):
+            if up:
+                bottom = req.y - space / 2 - lift * space
+                tries.append((centre - w / 2 + shift, centre + w / 2 + shift, bottom - _ASC - _DESC, bottom))
+            else:
+                top = req.y + space / 2 + lift * space
+                tries.append((centre - w / 2 + shift, centre + w / 2 + shift, top, top + _ASC + _DESC))
+    level = (req.y + _MIDLINE - _ASC, req.y + _MIDLINE + _DESC)
+    for step in range(3):  # past the ledger lines' ends or a dot, within a staff space
+        right = req.x1 + PAD + step * space / 3
+        tries.append((right, right + w, *level))
+    for step in range(6):  # past the accidental
+        left = req.x0 - PAD - step * space / 2
+        tries.append((left - w, left, *level))
+    for box in tries:
+        if _clear(sky, placed, [box]):
+            return box
+    return None
+
+
+def _on_ledger_lines(sky: Skyline, y: float) -> bool:
+    k = sky.staff_of(y)
+    space = sky.space(k)
+    return y < sky.tops[k] - space * 0.75 or y > sky.bottoms[k] + space * 0.75
+
+
 def place_labels(
     svg_text: str, requests: list[LabelRequest], sky: Skyline | None = None
 ) -> tuple[str, list[str], float]:
@@ -270,15 +463,39 @@ def place_labels(
     if not sky.staves:
         return "", [], lowest
     gaps: dict[int, list[Box]] = {}
-    out: list[str] = []
-    ids: list[str] = []
+    where: dict[int, tuple[float, float]] = {}  # request index -> (x centre, baseline)
+    placed: list[Box] = []
+
+    def keep(i: int, box: Box) -> None:
+        placed.append(box)
+        where[i] = ((box[0] + box[1]) / 2, box[3] - _DESC)
+        k = sky.staff_of((box[2] + box[3]) / 2)
+        padded = (box[0] - FONT_SIZE * 0.12, box[1] + FONT_SIZE * 0.12, box[2], box[3])
+        for g in (k, k + 1):  # the labels placed above and below the staves keep clear of it
+            gaps.setdefault(g, []).append(padded)
+
+    chords: dict[str, list[int]] = {}
+    for i, req in enumerate(wanted):
+        if req.chord is not None:
+            chords.setdefault(req.chord, []).append(i)
+    for members in chords.values():
+        if len(members) < 2:
+            continue
+        order = sorted(members, key=lambda i: wanted[i].y)
+        boxes = _beside_chord(sky, [wanted[i] for i in order], placed)
+        if boxes is not None:
+            for i, box in zip(order, boxes, strict=True):
+                keep(i, box)
+    for i, req in enumerate(wanted):
+        if i not in where and _on_ledger_lines(sky, req.y):
+            near = _near_head(sky, req, placed)
+            if near is not None:
+                keep(i, near)
     pad = FONT_SIZE * 0.12
-    head = (
-        f'" text-anchor="middle" font-size="{FONT_SIZE:g}px" '
-        f'font-family="{escape(FONT_FAMILY)}" style="fill:'
-    )
     widest = max(label_width(r.text) for r in wanted) / 2
-    for req in wanted:
+    for i, req in enumerate(wanted):
+        if i in where:
+            continue
         k = sky.staff_of(req.y)
         centre = (req.x0 + req.x1) / 2
         half = label_width(req.text) / 2
@@ -287,13 +504,20 @@ def place_labels(
             if g in gaps:  # the widest label's half from its centre (a narrow label may come first)
                 gaps[g] = [b for b in gaps[g] if b[1] > centre - 40 - widest - FONT_SIZE]
         base, gap = _spot(sky, k, lo, hi, req.y, gaps)
-        gaps.setdefault(gap, []).append(
-            (lo - pad, hi + pad, base - FONT_SIZE * 0.75, base + FONT_SIZE * 0.2)
-        )
+        gaps.setdefault(gap, []).append((lo - pad, hi + pad, base - _ASC, base + _DESC))
+        where[i] = (centre, base)
+    head = (
+        f'" text-anchor="middle" font-size="{FONT_SIZE:g}px" '
+        f'font-family="{escape(FONT_FAMILY)}" style="fill:'
+    )
+    out: list[str] = []
+    ids: list[str] = []
+    for i, req in enumerate(wanted):
+        x, base = where[i]
         lowest = max(lowest, base + FONT_SIZE * 0.25)
         out.append(
-            f'<text class="sk-label" data-for="{escape(req.note_id)}" x="{centre:.0f}" '
-            f'y="{base:.0f}{head}{req.colour or "#000000"}">{escape(req.text)}</text>'
+            f'<text class="sk-label" data-for="{esc(req.note_id)}" x="{x:.0f}" '
+            f'y="{base:.0f}{head}{req.colour or "#000000"}">{esc(req.text)}</text>'
         )
         ids.append(req.note_id)
     return "".join(out), ids, lowest

@@ -7,6 +7,7 @@ Blinding, which is not on that path, parses the SVG with lxml.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from html import escape, unescape
@@ -32,6 +33,25 @@ _HEAD = re.compile(
     r'transform="translate\((-?[\d.]+)[ ,]+(-?[\d.]+)\)(?: scale\(([\d.]+))?'
 )
 _END = "</g></svg></svg>"
+_CHORD = re.compile(r'<g id="([^"]+)" class="chord"')
+_G_TAG = re.compile(r"<g\b|</g>")
+
+
+def chord_spans(svg_text: str) -> tuple[list[int], list[int], list[str]]:
+    """Where each chord group of the page starts and ends, and its id (by start)."""
+    starts: list[int] = []
+    ends: list[int] = []
+    names: list[str] = []
+    for m in _CHORD.finditer(svg_text):
+        depth = 0
+        for tag in _G_TAG.finditer(svg_text, m.start()):
+            depth += 1 if tag.group(0) == "<g" else -1
+            if depth == 0:
+                starts.append(m.start())
+                ends.append(tag.end())
+                names.append(m.group(1))
+                break
+    return starts, ends, names
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,18 +72,25 @@ class PageInfo:
     label_for: tuple[str, ...]
 
 
+_UNSAFE = re.compile(r"[&<>\"']")
+
+
+def esc(text: str) -> str:
+    """``html.escape`` of a text, quick for the texts that need none (ids, most labels)."""
+    return escape(text) if _UNSAFE.search(text) else text
+
+
 def _parse(svg_text: str) -> Any:
     parser = etree.XMLParser(huge_tree=True, resolve_entities=False, no_network=True)
     return etree.fromstring(svg_text.encode("utf-8"), parser)
 
 
-def _note_attrs(mark: NoteMark) -> str:
-    bits = [f' data-label="{escape(mark.label)}"' if mark.label else ""]
+def _note_attrs(mark: NoteMark, colour: str | None) -> str:
+    bits = [f' data-label="{esc(mark.label)}"' if mark.label else ""]
     if mark.codes:
-        bits.append(f' data-codes="{escape(" ".join(mark.codes))}"')
+        bits.append(f' data-codes="{esc(" ".join(mark.codes))}"')
     if mark.rung:
-        bits.append(f' data-rung="{escape(mark.rung)}"')
-    colour = mark.color
+        bits.append(f' data-rung="{esc(mark.rung)}"')
     if colour:
         bits.append(f' fill="{colour}" color="{colour}" stroke="{colour}"')
     return "".join(bits)
@@ -78,29 +105,33 @@ def decorate(
     marked: list[str] = []
     requests: list[LabelRequest] = []
     cues: list[str] = []
+    starts, ends, names = chord_spans(svg_text) if 'class="chord"' in svg_text else ([], [], [])
+
+    def chord_of(at: int) -> str | None:
+        i = bisect.bisect_right(starts, at) - 1
+        return names[i] if i >= 0 and ends[i] > at else None
 
     def note(m: re.Match[str]) -> str:
         mark = notes.get(m.group(1))
         if mark is None:
             return m.group(0)
-        marked.append(mark.id)
+        mid = mark.id
+        marked.append(mid)
+        colour = mark.color
         head = _HEAD.search(svg_text, m.end(), m.end() + 400)
         if head is not None:
             x, y = float(head.group(2)), float(head.group(3))
             scale = float(head.group(4) or 1.0)
-            box = Head(x, y - 125 * scale, x + _HEAD_WIDTH.get(head.group(1), 295.0) * scale,
-                       y + 125 * scale)
-            heads[mark.id] = box
-            kind, colour = mark.cue, mark.color
-            if kind is not None and colour is not None:
-                cues.append(cue_svg(kind, colour, (box.x0 + box.x1) / 2, y,
-                                    max((box.x1 - box.x0) / 2, 125.0 * scale) + 70.0, mark.id))
+            x1 = x + _HEAD_WIDTH.get(head.group(1), 295.0) * scale
+            heads[mid] = Head(x, y - 125 * scale, x1, y + 125 * scale)
+            if colour is not None and (kind := mark.cue) is not None:
+                cues.append(cue_svg(kind, colour, (x + x1) / 2, y, max((x1 - x) / 2, 125.0 * scale) + 70.0, mid))
             text = mark.text
             if text:
-                requests.append(LabelRequest(mark.id, text, box.x0, box.x1, y, mark.color))
-        classes = " ".join(mark.classes)
-        rest = _PAINT.sub("", m.group(2)) if mark.color else m.group(2)
-        return f'<g id="{escape(mark.id)}" class="note {classes}"{_note_attrs(mark)}{rest}>'
+                requests.append(LabelRequest(mid, text, x, x1, y, colour,
+                                             chord_of(m.start()) if starts else None))
+        rest = _PAINT.sub("", m.group(2)) if colour else m.group(2)
+        return f'<g id="{esc(mid)}" class="note {" ".join(mark.classes)}"{_note_attrs(mark, colour)}{rest}>'
 
     body = _NOTE_OPEN.sub(note, svg_text) if notes else svg_text
     end = body.rfind(_END)

@@ -98,3 +98,100 @@ def row_score(n_notes: int, parts: int = 4, seed: int = 0) -> tuple[str, dict[st
     report = {"labels": labels, "violations": violations, "unexplained": unexplained,
               "ambiguities": [], "strict": False, "relaxed": False}
     return xml, report, {"events": cert}
+
+
+def _pitched(nid: str, midi: int, duration: int, typ: str, chord: bool = False, extra: str = "",
+             notations: str = "") -> str:
+    step, alter = _STEPS[midi % 12]
+    alt = f"<alter>{alter}</alter>" if alter else ""
+    shown = "<accidental>" + {1: "sharp", -1: "flat"}[alter] + "</accidental>" if alter else ""
+    return (f'<note id="{nid}">{"<chord/>" if chord else ""}<pitch><step>{step}</step>{alt}'
+            f"<octave>{midi // 12 - 1}</octave></pitch><duration>{duration}</duration><voice>1</voice>"
+            f"<type>{typ}</type>{shown}{extra}"
+            f"{f'<notations>{notations}</notations>' if notations else ''}</note>")
+
+
+def _direction(content: str, placement: str = "below") -> str:
+    return f'<direction placement="{placement}"><direction-type>{content}</direction-type></direction>'
+
+
+def chord_score(bars: int = 4, size: int = 3, room: bool = False) -> tuple[str, dict[str, Any]]:
+    """(MusicXML text, check report) of two staves (treble, bass) of row chords of ``size`` notes
+    under dynamics and hairpins, slurred triplets and ledger-line notes above and below the staves.
+
+    Each bar: two half-note chords (``p``, a crescendo between them); the next bar: a slurred
+    quarter-note triplet under a tuplet bracket, a quarter chord and a ledger-line quarter. With
+    ``room``, a rest stands after each chord (the second half-note chord and the quarter chord
+    give way to rests), so the chord's labels have room beside it."""
+    labels: dict[str, str | None] = {}
+    parts: list[str] = []
+    ranges = ((60, 79, 84, 57), (40, 59, 64, 38))  # (lowest, highest, ledger above, ledger below)
+    for p, (low, high, ledger_up, ledger_down) in enumerate(ranges):
+        clef = ("G", 2) if p == 0 else ("F", 4)
+        position = 0
+        count = 0
+
+        def take(k: int, p: int = p, low: int = low, high: int = high) -> list[tuple[str, int]]:
+            nonlocal position, count
+            out = []
+            for _ in range(k):
+                pc = ROW[position % 12]
+                midi = low + (pc - low) % 12
+                midi = midi if midi <= high else midi - 12
+                count += 1
+                nid = f"s{p + 1}n{count}"
+                labels[nid] = f"P0:{position % 12}"
+                out.append((nid, midi))
+                position += 1
+            return out
+
+        measures = []
+        for bar in range(bars):
+            notes: list[str] = []
+            if bar % 2 == 0:
+                for half in range(2):
+                    if half and room:
+                        notes.append(_direction('<wedge type="stop" number="1"/>'))
+                        notes.append('<note><rest/><duration>6</duration><voice>1</voice><type>half</type></note>')
+                        continue
+                    chord = sorted(take(size), key=lambda t: t[1])
+                    if half == 0:
+                        notes.append(_direction("<dynamics><p/></dynamics>"))
+                        notes.append(_direction('<wedge type="crescendo" number="1"/>'))
+                    else:
+                        notes.append(_direction('<wedge type="stop" number="1"/>'))
+                    for i, (nid, midi) in enumerate(chord):
+                        notes.append(_pitched(nid, midi, 6, "half", chord=i > 0))
+            else:
+                tm = "<time-modification><actual-notes>3</actual-notes><normal-notes>2</normal-notes></time-modification>"
+                for i, (nid, midi) in enumerate(take(3)):
+                    marks = ""
+                    if i == 0:
+                        marks = '<tuplet type="start" bracket="yes"/><slur type="start" number="1"/>'
+                    elif i == 2:
+                        marks = '<tuplet type="stop"/><slur type="stop" number="1"/>'
+                    notes.append(_pitched(nid, midi, 2, "quarter", extra=tm, notations=marks))
+                notes.append(_direction("<dynamics><f/></dynamics>"))
+                chord = [] if room else sorted(take(size), key=lambda t: t[1])
+                for i, (nid, midi) in enumerate(chord):
+                    notes.append(_pitched(nid, midi, 3, "quarter", chord=i > 0))
+                (nid, midi), = take(1)
+                ledger = ledger_up if bar % 4 == 1 else ledger_down
+                pitch = ledger + (midi - ledger) % 12 if ledger == ledger_up else ledger - (ledger - midi) % 12
+                notes.append(_pitched(nid, pitch, 3, "quarter"))
+                if room:
+                    notes.append('<note><rest/><duration>3</duration><voice>1</voice><type>quarter</type></note>')
+            attrs = ""
+            if bar == 0:
+                attrs = (f"<attributes><divisions>3</divisions><key><fifths>0</fifths></key><time><beats>4"
+                         f"</beats><beat-type>4</beat-type></time><clef><sign>{clef[0]}</sign><line>{clef[1]}"
+                         f"</line></clef></attributes>")
+            measures.append(f'<measure number="{bar + 1}">{attrs}{"".join(notes)}</measure>')
+        parts.append(f'<part id="P{p + 1}">{"".join(measures)}</part>')
+    head = "".join(f'<score-part id="P{p + 1}"><part-name>Part {p + 1}</part-name></score-part>'
+                   for p in range(2))
+    xml = ('<?xml version="1.0" encoding="UTF-8"?>\n<score-partwise version="4.0">'
+           f"<work><work-title>Chords</work-title></work><part-list>{head}</part-list>"
+           f"{''.join(parts)}</score-partwise>\n")
+    report = {"labels": labels, "violations": [], "unexplained": [], "ambiguities": []}
+    return xml, report

@@ -61,20 +61,50 @@ def _head_centre(note: Any) -> tuple[float, float]:
     return float(m.group(1)) + HEAD_WIDTH.get(glyph, 295.0) * scale / 2, float(m.group(2))
 
 
+def _note_span(note: Any) -> tuple[float, float]:
+    """The horizontal extent of a note as drawn: its notehead and its accidental."""
+    x, _ = _head_centre(note)
+    head = next(g for g in note.iter(f"{SVG}g") if g.get("class") == "notehead")
+    use = head.find(f"{SVG}use")
+    glyph = (use.get(XLINK) or use.get("href") or "#E0A4")[1:5]
+    m = re.search(r"scale\(([\d.]+)", use.get("transform"))
+    half = HEAD_WIDTH.get(glyph, 295.0) * float(m.group(1) if m else 1) / 2
+    lo, hi = x - half, x + half
+    for g in note.iter(f"{SVG}g"):
+        accid = g.find(f"{SVG}use") if g.get("class") == "accid" else None
+        if accid is not None:  # an accidental written but not drawn has no glyph
+            at = re.search(r"translate\((-?[\d.]+)", accid.get("transform"))
+            assert at is not None
+            lo = min(lo, float(at.group(1)))
+    return lo, hi
+
+
 def far_labels(svg: Path) -> tuple[int, list[tuple[str, str, float]]]:
-    """How many labels the page has, and those farther than one staff space horizontally
-    from the centre of their own notehead."""
+    """How many labels the page has, and those whose box stands farther than one staff space
+    horizontally from their own note (its notehead and accidental; for a chord's note, the whole
+    chord)."""
+    from serialkit.render.labels import label_width
+
     root = parse_svg(svg)
     notes = notes_by_id(root)
     space = _staff_space(root)
+    chords = {}  # a chord's labels stand beside the whole chord, left of all its accidentals
+    for g in root.iter(f"{SVG}g"):
+        if g.get("class") == "chord":
+            members = [n for n in g.iter(f"{SVG}g") if (n.get("class") or "").split()[:1] == ["note"]]
+            chords.update({n.get("id"): members for n in members})
     far = []
     count = 0
     for text in root.iter(f"{SVG}text"):
         if text.get("class") != "sk-label":
             continue
         count += 1
-        x, _ = _head_centre(notes[text.get("data-for")])
-        distance = abs(float(text.get("x")) - x)
+        chord = chords.get(text.get("data-for"))
+        spans = [_note_span(n) for n in chord] if chord else [_note_span(notes[text.get("data-for")])]
+        lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
+        half = label_width("".join(text.itertext())) / 2
+        x = float(text.get("x"))
+        distance = max(0.0, x - half - hi, lo - x - half)
         if distance > space:
             far.append((text.get("data-for"), "".join(text.itertext()), distance))
     return count, far
