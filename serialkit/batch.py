@@ -250,7 +250,7 @@ def check_source(source: Source, options: dict[str, Any]) -> Checked:
     named = options.get("task") or (_task_named_by(piece) if piece.blueprint is not None else None)
     if named:
         from serialkit.harness import load_task
-        from serialkit.harness.gate import rules_for
+        from serialkit.harness.judging import rules_for
 
         task = load_task(named)
         rules = rules_for(task)
@@ -261,8 +261,15 @@ def check_source(source: Source, options: dict[str, Any]) -> Checked:
                              "generation rules of the gate (drop --rules, or check the score without its task)")
     profile = profile_for(rules_spec, rules, task_bound=task_bound)
     convention = options.get("convention")
+    gated = task_bound and (row is not None or piece.row is not None)
+    analysis = None
+    if gated:  # one analysis of the notes serves the report and the gate
+        from serialkit.check.report import analyze_notes
+
+        analysis = analyze_notes(piece, row or piece.row, convention or piece.convention)
     report = check_piece(piece, row=row, convention=convention, identify=True if options.get("identify") else None,
-                         source=source.name, profile=profile, suggest=bool(options.get("suggest", True)))
+                         source=source.name, profile=profile, suggest=bool(options.get("suggest", True)),
+                         analysis=analysis)
     data = report.to_dict()
     data["notes"].extend(f"reading: {w}" for w in (piece.metadata or {}).get("warnings") or ())
     if task is not None and not options.get("task"):
@@ -270,8 +277,8 @@ def check_source(source: Source, options: dict[str, Any]) -> Checked:
                              "a blueprint it carries); give --task FILE for a task of your own")
     mode = options.get("mode", "strict")
     passed = report.passed(mode)
-    if task_bound and (row is not None or piece.row is not None):
-        passed = _gate(piece, row, convention, profile.rules, data, mode, task, unreadable)
+    if gated:
+        passed = _gate(piece, row, convention, profile.rules, data, mode, task, unreadable, analysis)
     data["mode"] = mode
     return Checked(piece, report, data, bool(passed))
 
@@ -304,7 +311,7 @@ def _in_task_voices(piece: Any, task: Any, where: str) -> tuple[Any, ...]:
 
 
 def _gate(piece: Any, row: Any, convention: str | None, rules: Any, data: dict[str, Any], mode: str,
-          task: Any = None, unreadable: tuple[str, ...] = ()) -> bool:
+          task: Any = None, unreadable: tuple[str, ...] = (), analysis: Any = None) -> bool:
     """Judge a task-bound candidate with the one gate (and the task's time limits) and put its
     verdict into the report."""
     from serialkit.check.gate import gate_candidate
@@ -312,10 +319,10 @@ def _gate(piece: Any, row: Any, convention: str | None, rules: Any, data: dict[s
     framed = piece.copy(row=row or piece.row, convention=convention or piece.convention)
     limits = None
     if task is not None:
-        from serialkit.harness.gate import limits_for
+        from serialkit.harness.judging import limits_for
 
         limits = limits_for(task)
-    verdict = gate_candidate(framed, rules, limits=limits, unreadable=unreadable)
+    verdict = gate_candidate(framed, rules, limits=limits, unreadable=unreadable, analysis=analysis)
     checked = list(dict.fromkeys([*data["checked"], *verdict.counts()]))
     data.update(
         strict=verdict.strict, relaxed=verdict.relaxed, counts={c: verdict.counts().get(c, 0) for c in checked},

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from serialkit.core.piece import Piece
 from serialkit.core.predicates import (
-    STRICT_ONLY,
+    PREDICATE_STRICT_ONLY,
     UNTAGGED_CODES,
     Rules,
     Violation,
@@ -40,4 +40,4 @@ BUILTIN_PREDICATES: dict[str, Predicate] = {
 def register_predicates(register: Register) -> None:
     """Register the built-in predicates (plugins register theirs through the same hook)."""
     for code, fn in BUILTIN_PREDICATES.items():
-        register(code, fn, strict_only=code in STRICT_ONLY, needs_tags=code not in UNTAGGED_CODES)
+        register(code, fn, strict_only=code in PREDICATE_STRICT_ONLY, needs_tags=code not in UNTAGGED_CODES)

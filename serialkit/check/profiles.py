@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from serialkit.core.errors import SerialkitError
-from serialkit.core.predicates import CODES, Rules
+from serialkit.core.predicates import PREDICATE_CODES, Rules
 
 __all__ = ["ANALYSIS_OSCILLATION", "OBSERVED", "PROFILES", "Profile", "profile_for"]
 
@@ -63,8 +63,8 @@ def known_codes() -> tuple[str, ...]:
     """Every predicate code: the built-in seven, then those plugins register."""
     from serialkit.plugins import registry
 
-    extra = [e.name for e in registry("predicates") if e.name not in CODES]
-    return (*CODES, *extra)
+    extra = [e.name for e in registry("predicates") if e.name not in PREDICATE_CODES]
+    return (*PREDICATE_CODES, *extra)
 
 
 def profile_for(spec: str | None, rules: Rules = Rules(), task_bound: bool = False,

@@ -6,7 +6,7 @@ from typing import Any
 
 from serialkit.core.errors import PieceError
 from serialkit.core.piece import Event, Tag, fraction_str
-from serialkit.harness.gate import final_gate
+from serialkit.harness.judging import judge_candidate
 from serialkit.harness.model import Outcome
 from serialkit.harness.proposers.base import ProposedEvent, parse_proposal, unreadable_why
 from serialkit.harness.session import Session
@@ -90,7 +90,7 @@ def run_self_refine(session: Session) -> Outcome:
             outcome.errors += [f"{call_id} ({sec.id}): {e}" for e in parsed.errors]
             kept[sec.id] = _events(parsed.events, sec.id, call_id, outcome.errors)
             events = [e for evs, _ in kept.values() for e in evs]
-            verdict = final_gate(task, events)
+            verdict = judge_candidate(task, events)
             mine = {e.id for e in kept[sec.id][0]}
             text = feedback_text(list(verdict.violations), mine)
             if not parsed.ok:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from serialkit.check.gate import GateVerdict
 from serialkit.core.errors import TaskError
 from serialkit.core.piece import Piece
 from serialkit.harness.baselines import run_self_refine, run_single
@@ -17,7 +18,7 @@ from serialkit.harness.certificate import (
     write_errored,
     write_outputs,
 )
-from serialkit.harness.gate import Verdict, final_gate
+from serialkit.harness.judging import judge_candidate
 from serialkit.harness.loop import run_harness
 from serialkit.harness.model import Outcome
 from serialkit.harness.proposers.base import Proposer
@@ -40,7 +41,7 @@ class RunResult:
     variant: str
     mode: str
     released: bool
-    verdict: Verdict
+    verdict: GateVerdict
     piece: Piece
     certificate: dict[str, Any]
     report: dict[str, Any]
@@ -79,7 +80,7 @@ class RunResult:
         }
 
 
-def verified_labels(records: list[dict[str, Any]], verdict: Verdict) -> None:
+def verified_labels(records: list[dict[str, Any]], verdict: GateVerdict) -> None:
     """Write the gate's verified label into every certificate record (``form``, ``position``;
     None where the gate accepted no label); what the writer claimed stays in ``claimed``."""
     for record in records:
@@ -124,7 +125,7 @@ def run(task: Task | str | Path, variant: str = "harness", proposer: str | Propo
             raise exc.with_run_dir(str(write_errored(Path(out_dir), transcript_text(session)))) from None
         raise
     unreadable = {s["id"]: s.get("unreadable") or "" for s in outcome.sections if s.get("readable") is False}
-    verdict = final_gate(task, outcome.events, unreadable=unreadable)
+    verdict = judge_candidate(task, outcome.events, unreadable=unreadable)
     released = verdict.passed(mode)
     verified_labels(outcome.certificates, verdict)
     piece = task.frame(tuple(sorted(outcome.events, key=lambda e: (e.onset, e.voice, e.id))))

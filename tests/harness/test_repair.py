@@ -12,7 +12,8 @@ import pytest
 
 from serialkit.core.errors import PluginError
 from serialkit.core.piece import Event, Tag
-from serialkit.harness import final_gate, load_task, run
+from serialkit.harness import load_task, run
+from serialkit.harness.judging import judge_candidate
 from serialkit.harness.repair import (
     RepairContext,
     free_spans,
@@ -141,10 +142,10 @@ def test_a_candidate_is_judged_on_inferred_tags_not_only_its_own() -> None:
     assert earlier.tag is not None
     repeat = Event("vc-extra", "vc", last.end, F(1, 2), earlier.midi, section=last.section,
                    tag=Tag(earlier.tag.form, earlier.tag.position, "vc.extra"))
-    verdict = final_gate(task, [*events, repeat], trace=True)
+    verdict = judge_candidate(task, [*events, repeat])
     assert not verdict.strict and not verdict.relaxed
     assert any(v["code"] == "EXTRA" and "vc-extra" in v["event_ids"] for v in verdict.violations)
-    assert final_gate(task, events, trace=True).strict
+    assert judge_candidate(task, events).strict
     assert verdict.checker == "serialkit.check"
 
 
