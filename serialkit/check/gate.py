@@ -146,12 +146,13 @@ def gate_candidate(
     time limits (None: the piece's sections bound the notes and every voice is monophonic, with
     no grid or duration limits). ``analysis``: one already made of the candidate's notes under its
     row and convention (``analyze_notes``), used instead of reading them again."""
-    if piece.row is None:
+    row = piece.row
+    if row is None:
         raise ValueError("gate_candidate needs a piece with a row (frame the candidate by its task)")
     piece, regrouped = statements_from_labels(piece)  # the labels, not how a file names ids, decide
     bare = bare_notes(piece)
-    if analysis is None or analysis.row != piece.row or analysis.convention != piece.convention:
-        analysis = analyze_notes(bare, piece.row, piece.convention)
+    if analysis is None or analysis.row != row or analysis.convention != piece.convention:
+        analysis = analyze_notes(bare, row, piece.convention)
     inferred = check_piece(bare, row=piece.row, convention=piece.convention, rules=rules, plugins=plugins,
                            analysis=analysis)
     claimed = any(e.tag is not None for e in piece.events)

@@ -10,11 +10,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from serialkit.core.errors import SerialkitError
+from serialkit.core.errors import EndpointError, SerialkitError
 from serialkit.eval.metrics import piece_metrics
 from serialkit.eval.models import ModelSpec
 from serialkit.eval.plan import PREDICATE_CODES, REMOTE, EvalConfig, RunSpec
-from serialkit.harness.proposers.errors import EndpointError
 from serialkit.io.atomic import atomic_write
 
 HARNESS_FIELDS = ("proposer", "model", "mode", "coverage", "notes", "scheduled", "repairs", "drops", "ladder",

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
+from serialkit.core.errors import EndpointError
 from serialkit.core.piece import fraction_str
 from serialkit.harness.certificate import certificates
 from serialkit.harness.model import Outcome, event_id
 from serialkit.harness.proposers.base import ProposedEvent, Reply, parse_proposal, unreadable_why
-from serialkit.harness.proposers.errors import EndpointError
 from serialkit.harness.repair import RepairContext, RungSpec, ladder, make_room
 from serialkit.harness.session import Session
 from serialkit.harness.tasks import Slot, Task

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from serialkit.core.errors import EndpointError
 from serialkit.core.piece import fraction_str
 from serialkit.harness.model import event_id
 from serialkit.harness.proposers.base import parse_proposal
-from serialkit.harness.proposers.errors import EndpointError
 from serialkit.harness.repair import RepairContext, make_room
 from serialkit.harness.tasks import Slot
 from serialkit.harness.verify import Candidate, Verifier

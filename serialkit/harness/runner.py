@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from serialkit.check.gate import GateVerdict
-from serialkit.core.errors import TaskError
+from serialkit.core.errors import EndpointError, TaskError
 from serialkit.core.piece import Piece
 from serialkit.harness.baselines import run_self_refine, run_single
 from serialkit.harness.certificate import (
@@ -22,7 +22,6 @@ from serialkit.harness.judging import judge_candidate
 from serialkit.harness.loop import run_harness
 from serialkit.harness.model import Outcome
 from serialkit.harness.proposers.base import Proposer
-from serialkit.harness.proposers.errors import EndpointError
 from serialkit.harness.session import Session, Usage, make_proposer
 from serialkit.harness.tasks import Task, load_task
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from serialkit.core.errors import RenderInputError
 from serialkit.render.engrave import engrave, note_ids, prepare, read_source, verovio_options
 from serialkit.render.ids import map_ids, needs_mapping
 from serialkit.render.marks import (
@@ -17,7 +18,6 @@ from serialkit.render.marks import (
     Finding,
     Marks,
     NoteMark,
-    RenderInputError,
     build_marks,
     load_json,
 )
@@ -32,7 +32,6 @@ __all__ = [
     "Finding",
     "Marks",
     "NoteMark",
-    "RenderInputError",
     "RenderResult",
     "build_marks",
     "engrave_pages",

@@ -4,7 +4,7 @@ synchronous client) or on an experiment's shared :class:`Endpoint` (the async cl
 Both paths run one exchange (:meth:`OpenAIProposer._exchange`, a generator): it builds each
 request, sets up the per-call state the HTTP hooks share, falls back to prose when the server
 answers 400 to ``response_format``, maps what the server could not answer to an
-:class:`~serialkit.harness.proposers.errors.EndpointError` and reads the reply. The sync and async
+:class:`~serialkit.core.errors.EndpointError` and reads the reply. The sync and async
 drivers only send the requests it yields, with ``create`` or ``await create``.
 """
 
