@@ -160,11 +160,11 @@ def _plugin_predicates() -> list[tuple[str, Predicate, bool, bool]]:
         raise
     except Exception as exc:  # a plugin that cannot even load must say so, not crash the checker
         raise PluginError(f"loading the predicate plugins failed: {type(exc).__name__}: {exc}") from exc
-    from serialkit.check._plugin import BUILTIN_PREDICATES
+    from serialkit.plugins.builtins import BUILTIN_PREDICATES
 
     found = []
     for entry in entries:
-        if entry.plugin == "serialkit.check._plugin" or entry.obj is BUILTIN_PREDICATES.get(entry.name):
+        if entry.plugin == "serialkit.plugins.builtins" or entry.obj is BUILTIN_PREDICATES.get(entry.name):
             continue
         found.append(
             (entry.name, entry.obj, bool(entry.meta.get("strict_only")), bool(entry.meta.get("needs_tags", True)))
