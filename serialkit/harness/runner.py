@@ -20,7 +20,7 @@ from serialkit.harness.certificate import (
 )
 from serialkit.harness.judging import judge_candidate
 from serialkit.harness.loop import run_harness
-from serialkit.harness.model import Outcome
+from serialkit.harness.outcome import VariantOutcome
 from serialkit.harness.proposers.base import Proposer
 from serialkit.harness.session import Session, Usage, make_proposer
 from serialkit.harness.tasks import Task, load_task
@@ -110,7 +110,7 @@ def run(task: Task | str | Path, variant: str = "harness", proposer: str | Propo
     task = load_task(task)
     started = time.perf_counter()
     session = Session(task, make_proposer(proposer, proposer_options, seed), variant, seed)
-    outcome: Outcome
+    outcome: VariantOutcome
     try:
         if variant in LADDER_VARIANTS:
             outcome = run_harness(session, LADDER_VARIANTS[variant])

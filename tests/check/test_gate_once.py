@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 
 import serialkit.core.analysis as analysis_module
-from serialkit.batch import Source, check_source
+from serialkit.batch import ScoreInput
 from serialkit.check.gate import gate_candidate
 from serialkit.check.report import analyze_notes
 from serialkit.core.rows import Row
 from serialkit.harness import load_task, run
 from serialkit.harness.judging import limits_for, rules_for
 from serialkit.io import write_score
+from serialkit.jobs import check_source
 
 
 @pytest.fixture
@@ -35,7 +36,7 @@ def test_checking_a_candidate_against_its_task_analyses_it_once(tmp_path: Path, 
     path = tmp_path / "candidate.json"
     write_score(piece, path)
     counted.clear()
-    checked = check_source(Source(str(path), path), {"task": "duo-berg", "suggest": False})
+    checked = check_source(ScoreInput(str(path), path), {"task": "duo-berg", "suggest": False})
     assert len(counted) == 1
     assert "gate" in checked.data
 

@@ -17,7 +17,7 @@ from serialkit.core.predicates.collisions import (
 )
 from serialkit.core.predicates.columns import Columns
 from serialkit.core.predicates.judge import judge_predicates, run_predicates
-from serialkit.core.predicates.model import (
+from serialkit.core.predicates.records import (
     PREDICATE_CODES,
     PREDICATE_STRICT_ONLY,
     UNTAGGED_CODES,

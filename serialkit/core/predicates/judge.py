@@ -10,7 +10,7 @@ from serialkit.core.errors import PieceError
 from serialkit.core.piece import Piece
 from serialkit.core.predicates.collisions import check_collisions
 from serialkit.core.predicates.columns import Columns
-from serialkit.core.predicates.model import PREDICATE_CODES, PredicateVerdict, Rules, Violation
+from serialkit.core.predicates.records import PREDICATE_CODES, PredicateVerdict, Rules, Violation
 from serialkit.core.predicates.tags import (
     check_order,
     check_pc,

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from serialkit.core.piece import Piece, Tag
 from serialkit.core.predicates.columns import Columns, columns_of
-from serialkit.core.predicates.model import Rules, Violation
+from serialkit.core.predicates.records import Rules, Violation
 from serialkit.core.rows import FORM_TYPES, Row, RowForm, pc_name
 
 
