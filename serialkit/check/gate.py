@@ -43,7 +43,7 @@ from serialkit.check.report import (
 )
 from serialkit.core.piece import Piece, Tag
 from serialkit.core.predicates import Columns, Limits, Rules, check_time, tagged_statements
-from serialkit.core.predicates.tags import statements_from_labels
+from serialkit.core.predicates.statements import statements_from_labels
 from serialkit.core.rows import position_label
 
 if TYPE_CHECKING:

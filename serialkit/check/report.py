@@ -22,7 +22,7 @@ from serialkit.core.predicates import (
     run_predicates,
     tagged_statements,
 )
-from serialkit.core.predicates.tags import statements_from_labels
+from serialkit.core.predicates.statements import statements_from_labels
 from serialkit.core.rows import Row, _check_convention, position_label
 
 if TYPE_CHECKING:

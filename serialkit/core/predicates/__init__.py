@@ -25,17 +25,14 @@ from serialkit.core.predicates.records import (
     Rules,
     Violation,
 )
-from serialkit.core.predicates.tags import (
+from serialkit.core.predicates.schedule import check_schedule
+from serialkit.core.predicates.statements import (
     StatementScan,
     TaggedStatement,
-    check_order,
-    check_pc,
-    check_row,
-    check_schedule,
-    order_and_row,
     scan_statements,
     tagged_statements,
 )
+from serialkit.core.predicates.tags import check_order, check_pc, check_row, order_and_row
 from serialkit.core.predicates.time import TIME_CODES, Limits, check_time, note_faults
 from serialkit.core.predicates.voices import (
     check_crossings,

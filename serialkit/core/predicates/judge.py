@@ -11,14 +11,9 @@ from serialkit.core.piece import Piece
 from serialkit.core.predicates.collisions import check_collisions
 from serialkit.core.predicates.columns import Columns
 from serialkit.core.predicates.records import PREDICATE_CODES, PredicateVerdict, Rules, Violation
-from serialkit.core.predicates.tags import (
-    check_order,
-    check_pc,
-    check_row,
-    check_schedule,
-    order_and_row,
-    scan_statements,
-)
+from serialkit.core.predicates.schedule import check_schedule
+from serialkit.core.predicates.statements import scan_statements
+from serialkit.core.predicates.tags import check_order, check_pc, check_row, order_and_row
 from serialkit.core.predicates.voices import check_crossings, check_range
 from serialkit.core.rows import Row
 
