@@ -19,10 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from serialkit.batch import check_job, collect, run_batch
+from serialkit.batch import collect, run_batch
 from serialkit.check import check_piece
 from serialkit.core.rows import Row
 from serialkit.io import read_score
+from serialkit.jobs import check_job
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "webern-op21-i-mm1-25.mei"

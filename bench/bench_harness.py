@@ -26,7 +26,7 @@ from typing import Any
 
 from serialkit.harness import Task, load_task, run
 from serialkit.harness.authorship import AUTHORS
-from serialkit.harness.bank import generate_tasks
+from serialkit.harness.seeded_tasks import generate_tasks
 from serialkit.harness.verify import use_interval_index
 
 PREDICATES = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED", "SPAN", "GRID", "DUR", "MONO", "SECTION", "EXTRA",

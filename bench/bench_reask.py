@@ -23,10 +23,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from serialkit.core.errors import EndpointError  # noqa: E402
 from serialkit.eval.bank import load_bank  # noqa: E402
 from serialkit.harness import load_task, run  # noqa: E402
 from serialkit.harness.proposers import errors  # noqa: E402
-from serialkit.harness.proposers.errors import EndpointError  # noqa: E402
 from tests.harness.fake_openai import HostileOpenAI  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """Benchmark: the full predicate set on a 1,000,000-event, 8-voice tagged piece.
 
-Prints events/s for ``gate()`` (all seven predicates, strict and relaxed) and the ratio to a naive
+Prints events/s for ``judge_predicates()`` (all seven predicates, strict and relaxed) and the ratio to a naive
 pairwise collision check (the anchor), run on a subset of the same piece in the same process.
 The rate is judged per CPU-second of this process (the median of ``--repeat`` runs), so that other
 load on a shared machine counts little; the wall-clock rate is printed too. Target (issue 14):
@@ -29,7 +29,7 @@ from serialkit.core.predicates import (
     check_range,
     check_schedule,
     collision_pairs,
-    gate,
+    judge_predicates,
     naive_collision_pairs,
     order_and_row,
     scan_statements,
@@ -125,13 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     verdict = None
     for _ in range(args.repeat):
         t, c = time.perf_counter(), time.process_time()
-        verdict = gate(piece, rules)
+        verdict = judge_predicates(piece, rules)
         walls.append(time.perf_counter() - t)
         cpus.append(time.process_time() - c)
     assert verdict is not None
     cpu = statistics.median(cpus)
     rate = len(piece.events) / cpu
-    print(f"gate (ROW ORDER COLL PC RANGE CROSS SCHED): median of {args.repeat}: {cpu:.2f} s CPU -> "
+    print(f"judge_predicates (ROW ORDER COLL PC RANGE CROSS SCHED): median of {args.repeat}: {cpu:.2f} s CPU -> "
           f"{rate:,.0f} events per CPU-second ({statistics.median(walls):.2f} s wall, "
           f"{len(piece.events) / statistics.median(walls):,.0f} events/s wall); load average "
           f"{os.getloadavg()[0]:.1f}; counts {verdict.counts()}")
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         parts.append(f"{name} {time.process_time() - t:.2f}")
         return result
 
-    gc.disable()  # as gate() runs them
+    gc.disable()  # as judge_predicates() runs them
     cols = timed("columns", lambda: Columns(piece))
     assert isinstance(cols, Columns)
     timed("sort", lambda: cols.order)
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     timed("CROSS", lambda: check_crossings(cols))
     timed("SCHED", lambda: check_schedule(cols, statements, None, homes))
     gc.enable()
-    print("breakdown (CPU s, GC off as in gate): " + ", ".join(parts))
+    print("breakdown (CPU s, GC off as in judge_predicates): " + ", ".join(parts))
 
     small = subset(piece, args.anchor_size)
     t = time.perf_counter()
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"anchor: naive pairwise COLL on {len(small.events):,} events: {naive_s:.2f} s "
           f"-> {naive_rate:,.0f} events/s (sweep on the same subset: {sweep_s * 1000:.1f} ms, "
           f"{naive_s / max(sweep_s, 1e-9):,.0f}x faster)")
-    print(f"ratio full gate / naive anchor (events/s): {rate / naive_rate:,.1f}x")
+    print(f"ratio judge_predicates / naive anchor (events/s): {rate / naive_rate:,.1f}x")
     ok = rate >= TARGET
     print(f"target {TARGET:,} events per CPU-second: {'met' if ok else 'NOT met'}")
     return 0 if ok else 1

@@ -4,7 +4,7 @@ Usage: python scripts/build_bank.py [--out DIR] [--check]
 
 Deterministic: every choice comes from a random.Random seeded by the task's name (and an attempt
 number, retried until no voice's consecutive statements share pitch classes across the seam, see
-``serialkit.harness.bank.seam_clashes``), and rows come from the music21 historical collection of
+``serialkit.harness.seeded_tasks.seam_clashes``), and rows come from the music21 historical collection of
 serialkit's catalog in name order. ``--check`` rebuilds
 in memory and exits 1 if any committed file differs.
 """
@@ -22,7 +22,7 @@ from typing import Any
 
 from serialkit.core import catalog
 from serialkit.core.catalog import CatalogEntry
-from serialkit.harness.bank import seam_clashes
+from serialkit.harness.seeded_tasks import seam_clashes
 from serialkit.harness.tasks import task_from_dict
 from serialkit.io.files.atomic import atomic_write
 

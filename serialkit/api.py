@@ -235,9 +235,10 @@ def check(
     CLI's ``--tolerance``, ``--repeats``, ``--oscillation``, ``--max-crossing``, ``--identify``,
     ``--convention``, ``--suggest/--no-suggest`` and ``--from``.
     """
-    from serialkit.batch import Source, check_source
+    from serialkit.batch import ScoreInput
     from serialkit.check.profiles import profile_for
     from serialkit.core.predicates import Rules
+    from serialkit.jobs import check_source
 
     given = read_score(score, format=format)
     crossing = Fraction(str(max_crossing))
@@ -250,7 +251,7 @@ def check(
                "rules": Rules(Fraction(str(tolerance)), repeats, oscillation, crossing),
                "identify": identify, "mode": mode, "format": format, "rules_spec": rules,
                "task": task, "suggest": suggest}
-    checked = check_source(Source(given.name, given.path, piece=given.piece), options)
+    checked = check_source(ScoreInput(given.name, given.path, piece=given.piece), options)
     task_bound = task is not None or given.piece.blueprint is not None
     return CheckResult(given, checked.report, checked.data, checked.passed, mode, task_bound)
 

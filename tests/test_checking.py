@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 
 from serialkit.check import CheckReport, check_piece
-from serialkit.check._plugin import BUILTIN_PREDICATES
 from serialkit.core.piece import Event, Piece, Tag, Voice
-from serialkit.core.predicates import CODES, Rules, Violation
+from serialkit.core.predicates import PREDICATE_CODES, Rules, Violation
 from serialkit.core.rows import Row, RowForm
 from serialkit.io.jsonio import load_piece
+from serialkit.plugins.builtins import BUILTIN_PREDICATES
 from tests.strategies import row_statement_pieces
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,8 +150,8 @@ def test_builtin_predicates_are_registered_through_the_hook() -> None:
 
     reset()
     reg = registry("predicates")
-    assert set(CODES) <= set(reg.names())
-    for code in CODES:
+    assert set(PREDICATE_CODES) <= set(reg.names())
+    for code in PREDICATE_CODES:
         entry = reg.get(code)
         assert entry.obj is BUILTIN_PREDICATES[code]
         assert entry.meta["strict_only"] == (code == "SCHED")

@@ -79,5 +79,5 @@ def test_no_scaffolding_for_absent_project_modules() -> None:
 def test_the_checking_service_lives_in_serialkit_check() -> None:
     from serialkit.plugins import BUILTIN_MODULES, registry
 
-    assert "serialkit.check._plugin" in BUILTIN_MODULES
-    assert registry("predicates").get("ROW").plugin == "serialkit.check._plugin"
+    assert "serialkit.plugins.builtins" in BUILTIN_MODULES
+    assert registry("predicates").get("ROW").plugin == "serialkit.plugins.builtins"

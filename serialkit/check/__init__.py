@@ -1,7 +1,7 @@
 """The checking service: the gate every candidate goes through, the check report, annotation.
 
 ``check_piece`` builds the report ``serialkit check`` prints; ``annotate_score`` labels every note
-of a score; the built-in predicates are registered by ``serialkit.check._plugin``.
+of a score; the built-in predicates are registered by ``serialkit.plugins.builtins``.
 """
 
 from __future__ import annotations

@@ -32,26 +32,37 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from serialkit.check.report import (
+    analyze_notes,
+    bare_notes,
+    check_piece,
+    claims_violations,
+    regrouped_note,
+)
 from serialkit.core.piece import Piece, Tag
 from serialkit.core.predicates import Columns, Limits, Rules, check_time, tagged_statements
-from serialkit.core.predicates.tags import statements_from_labels
+from serialkit.core.predicates.statements import statements_from_labels
 from serialkit.core.rows import position_label
 
-__all__ = ["CODES", "RELAXED_IGNORES", "GateVerdict", "gate_candidate"]
+if TYPE_CHECKING:
+    from serialkit.core.analysis import Analysis
 
-CODES = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED", "SPAN", "GRID", "DUR", "MONO", "UNEXPLAINED",
+__all__ = ["GATE_CODES", "GATE_STRICT_ONLY", "GateVerdict", "gate_candidate"]
+
+GATE_CODES = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED", "SPAN", "GRID", "DUR", "MONO", "UNEXPLAINED",
          "SECTION", "EXTRA", "COMPLETE")
-"""Every code the gate reports: the seven predicates, the four time predicates, UNEXPLAINED (no notes at all), SECTION (a
+"""Every code the gate reports: the seven predicates (``PREDICATE_CODES``), the four time predicates, UNEXPLAINED (no notes at all), SECTION (a
 missing or unreadable section), EXTRA (more statements in a voice and section than the blueprint
 schedules there) and COMPLETE (a scheduled statement short of notes)."""
 
 TAG_CODES = frozenset({"ROW", "ORDER", "SCHED"})
 """Codes that judge a reading (claimed or inferred tags) rather than the notes themselves."""
 
-RELAXED_IGNORES = frozenset({"SCHED", "COMPLETE"})
-"""Codes the relaxed verdict ignores."""
+GATE_STRICT_ONLY = frozenset({"SCHED", "COMPLETE"})
+"""Gate codes only a strict release counts: SCHED (the blueprint's forms) and COMPLETE (every
+scheduled note delivered); a relaxed release ignores both."""
 
 CHECKER = "serialkit.check"
 ANALYSIS = "serialkit.core.analysis"
@@ -99,7 +110,7 @@ class GateVerdict:
     def predicates(self) -> dict[str, bool]:
         """Pass (True) or fail per code."""
         counts = self.counts()
-        return {code: counts.get(code, 0) == 0 for code in CODES}
+        return {code: counts.get(code, 0) == 0 for code in GATE_CODES}
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -127,25 +138,26 @@ def gate_candidate(
     unreadable: Iterable[str] = (),
     plugins: bool = True,
     limits: Limits | None = None,
+    analysis: Analysis | None = None,
 ) -> GateVerdict:
     """Judge one candidate (a piece with row, sections and blueprint; notes with or without claimed
     tags). ``unreadable`` names sections whose reply could not be read (a mapping: with why, which
     the SECTION finding says). ``limits``: the task's
     time limits (None: the piece's sections bound the notes and every voice is monophonic, with
-    no grid or duration limits)."""
-    from serialkit.check.report import check_piece, claims_violations
-    from serialkit.core.analysis import analyze
-
-    if piece.row is None:
+    no grid or duration limits). ``analysis``: one already made of the candidate's notes under its
+    row and convention (``analyze_notes``), used instead of reading them again."""
+    row = piece.row
+    if row is None:
         raise ValueError("gate_candidate needs a piece with a row (frame the candidate by its task)")
     piece, regrouped = statements_from_labels(piece)  # the labels, not how a file names ids, decide
-    bare = piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
-    analysis = analyze(bare, row=piece.row, convention=piece.convention)
+    bare = bare_notes(piece)
+    if analysis is None or analysis.row != row or analysis.convention != piece.convention:
+        analysis = analyze_notes(bare, row, piece.convention)
     inferred = check_piece(bare, row=piece.row, convention=piece.convention, rules=rules, plugins=plugins,
                            analysis=analysis)
     claimed = any(e.tag is not None for e in piece.events)
     violations: list[dict[str, Any]] = []
-    notes: list[str] = [] if regrouped is None else [_regrouped_note(regrouped)]
+    notes: list[str] = [] if regrouped is None else [regrouped_note(regrouped)]
     labels: dict[str, str | None]
     if claimed:
         refused: set[str] = set()
@@ -198,19 +210,13 @@ def gate_candidate(
                        f"{s['section']} {what}",
         })
     strict = not violations
-    relaxed = all(v["code"] in RELAXED_IGNORES for v in violations)
+    relaxed = all(v["code"] in GATE_STRICT_ONLY for v in violations)
     notes.insert(0, f"delivered {delivered} of {scheduled} scheduled notes")
     return GateVerdict(
         strict, relaxed, tuple(violations), tuple(inferred.unexplained),
         Fraction(inferred.coverage) if inferred.coverage is not None else Fraction(1),
         CHECKER, ANALYSIS, tuple(notes), labels, delivered, scheduled, tuple(short), claimed,
     )
-
-
-def _regrouped_note(why: str) -> str:
-    """The note a report carries when a piece's statement ids were set aside for its labels."""
-    return (f"statement ids set aside: {why}; statements were read from the labels (each voice's "
-            "runs of one form in time order)")
 
 
 def _label(tag: Tag) -> str:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from serialkit.core.errors import SerialkitError
-from serialkit.core.predicates import CODES, Rules
+from serialkit.core.errors import RulesError
+from serialkit.core.predicates import PREDICATE_CODES, Rules
 
 __all__ = ["ANALYSIS_OSCILLATION", "OBSERVED", "PROFILES", "Profile", "profile_for"]
 
@@ -28,10 +28,6 @@ OBSERVED = ("COLL", "CROSS", "RANGE", "COMPLETE")
 profile judges it. One cut short mid-piece is ROW instead (``check.shapes.stops_short``)."""
 ANALYSIS_OSCILLATION = 8
 """Extra notes a tremolo between two adjacent positions may take in the analysis profile."""
-
-
-class RulesError(SerialkitError):
-    """A --rules value that names no profile and no predicate."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +59,8 @@ def known_codes() -> tuple[str, ...]:
     """Every predicate code: the built-in seven, then those plugins register."""
     from serialkit.plugins import registry
 
-    extra = [e.name for e in registry("predicates") if e.name not in CODES]
-    return (*CODES, *extra)
+    extra = [e.name for e in registry("predicates") if e.name not in PREDICATE_CODES]
+    return (*PREDICATE_CODES, *extra)
 
 
 def profile_for(spec: str | None, rules: Rules = Rules(), task_bound: bool = False,

@@ -11,25 +11,25 @@ from serialkit.core import findings
 from serialkit.core.errors import PluginError, RowError, SerialkitError
 from serialkit.core.piece import Piece, Tag
 from serialkit.core.predicates import (
-    CODES,
-    STRICT_ONLY,
+    PREDICATE_CODES,
+    PREDICATE_STRICT_ONLY,
     UNTAGGED_CODES,
     Columns,
+    PredicateVerdict,
     Rules,
-    Verdict,
     Violation,
     check_order,
     run_predicates,
     tagged_statements,
 )
-from serialkit.core.predicates.tags import statements_from_labels
+from serialkit.core.predicates.statements import statements_from_labels
 from serialkit.core.rows import Row, _check_convention, position_label
 
 if TYPE_CHECKING:
     from serialkit.check.profiles import Profile
     from serialkit.core.analysis import Analysis, Identification
 
-__all__ = ["CheckReport", "check_piece", "claims_violations", "require_row", "row_for"]
+__all__ = ["CheckReport", "analyze_notes", "bare_notes", "check_piece", "claims_violations", "regrouped_note", "require_row", "row_for"]
 
 Predicate = Callable[[Piece, Rules], list[Violation]]
 ROW_CODES = ("ROW", "ORDER")
@@ -40,7 +40,7 @@ ROW_CODES = ("ROW", "ORDER")
 class CheckReport:
     """Everything ``serialkit check`` knows about a piece: verdicts, violations, labels, statements."""
 
-    verdict: Verdict
+    verdict: PredicateVerdict
     source: str | None = None
     row: Row | None = None
     convention: str = "relative"
@@ -132,10 +132,16 @@ class CheckReport:
         return data
 
 
-def _analyze(piece: Piece, row: Row, convention: str) -> Analysis:
+def bare_notes(piece: Piece) -> Piece:
+    """The piece without the tags its notes claim: what the analysis reads."""
+    return piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
+
+
+def analyze_notes(piece: Piece, row: Row, convention: str) -> Analysis:
+    """The analysis of the piece's notes from their pitches alone (claimed tags set aside)."""
     from serialkit.core.analysis import analyze
 
-    return analyze(piece, row=row, convention=_check_convention(convention))
+    return analyze(bare_notes(piece), row=row, convention=_check_convention(convention))
 
 
 def _identify(piece: Piece) -> Identification:
@@ -154,11 +160,11 @@ def _plugin_predicates() -> list[tuple[str, Predicate, bool, bool]]:
         raise
     except Exception as exc:  # a plugin that cannot even load must say so, not crash the checker
         raise PluginError(f"loading the predicate plugins failed: {type(exc).__name__}: {exc}") from exc
-    from serialkit.check._plugin import BUILTIN_PREDICATES
+    from serialkit.plugins.builtins import BUILTIN_PREDICATES
 
     found = []
     for entry in entries:
-        if entry.plugin == "serialkit.check._plugin" or entry.obj is BUILTIN_PREDICATES.get(entry.name):
+        if entry.plugin == "serialkit.plugins.builtins" or entry.obj is BUILTIN_PREDICATES.get(entry.name):
             continue
         found.append(
             (entry.name, entry.obj, bool(entry.meta.get("strict_only")), bool(entry.meta.get("needs_tags", True)))
@@ -223,7 +229,7 @@ def _dedupe(violations: Iterable[Violation]) -> tuple[Violation, ...]:
         if key not in seen:
             seen.add(key)
             out.append(v)
-    order = {code: k for k, code in enumerate(CODES)}
+    order = {code: k for k, code in enumerate(PREDICATE_CODES)}
     return tuple(sorted(out, key=lambda v: order.get(v.code, len(order))))
 
 
@@ -286,9 +292,7 @@ def check_piece(
     if own_tagged:  # the labels, not how a file names statement ids, decide the statements
         piece, regrouped = statements_from_labels(piece)
         if regrouped is not None:
-            from serialkit.check.gate import _regrouped_note
-
-            notes.append(_regrouped_note(regrouped))
+            notes.append(regrouped_note(regrouped))
     violations: list[Violation] = []
     strict_only: set[str] = set()  # COMPLETE, when reported: the relaxed verdict ignores it
     structural: list[Violation] = []  # about statements, not about one note: no suggestion for them
@@ -296,11 +300,11 @@ def check_piece(
     unchecked: tuple[str, ...] = ()
     given, analysis = analysis, None
     if the_row is not None:
-        bare = piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
+        bare = bare_notes(piece)
         if given is not None and given.row == the_row and given.convention == conv:
             analysis = given
         else:
-            analysis = _analyze(bare, the_row, conv)
+            analysis = analyze_notes(bare, the_row, conv)
         inferred = analysis.tagged(bare)
         icols = Columns(inferred)  # one view of the inferred reading for every finding below
         if own_tagged:
@@ -331,14 +335,14 @@ def check_piece(
         if piece.blueprint is None and not fragments and profile is not None and profile.runs("COMPLETE"):
             violations += findings.cut_short(icols, analysis, mid_piece=not short_as_row)
             strict_only = {"COMPLETE"}
-        checked = list(CODES)
+        checked = list(PREDICATE_CODES)
         if piece.blueprint is None:
             notes.append("SCHED had nothing to check: the piece has no blueprint")
     elif own_tagged:
-        violations += run_predicates(piece, rules, [c for c in CODES if c != "ROW"])
+        violations += run_predicates(piece, rules, [c for c in PREDICATE_CODES if c != "ROW"])
         violations += _order_without_ids(piece, rules)
         violations += _run_plugins(extra, piece, rules, True)
-        checked = [c for c in CODES if c != "ROW"]
+        checked = [c for c in PREDICATE_CODES if c != "ROW"]
         unchecked = tuple(c for c in needs_row if c == "ROW")
         notes.append("ROW not checked: the piece has tags but no row (give --row or --identify)")
         if piece.blueprint is None:
@@ -357,7 +361,7 @@ def check_piece(
             "unexplained, more than wrong notes would leave (is the row right?)"
         )
     checked += [code for code, *_ in extra if code not in checked]
-    strict_only |= STRICT_ONLY | {code for code, _fn, only, _tags in extra if only}
+    strict_only |= PREDICATE_STRICT_ONLY | {code for code, _fn, only, _tags in extra if only}
     found = _dedupe(violations)
     observed: tuple[Violation, ...] = ()
     if profile is not None:
@@ -367,7 +371,7 @@ def check_piece(
         if profile.observed:
             notes.append(f"{', '.join(profile.observed)}: reported as observations under the "
                          f"{profile.name} profile, not as violations")
-    verdict = Verdict(found, tuple(checked), tuple(notes), frozenset(strict_only), unchecked)
+    verdict = PredicateVerdict(found, tuple(checked), tuple(notes), frozenset(strict_only), unchecked)
     if analysis is not None:
         labels: dict[str, str | None] = analysis.labels()
         statements = tuple(s.to_dict() for s in analysis.statements)
@@ -415,11 +419,11 @@ def _too_many(analysis: Analysis) -> bool:
     return len(analysis.unexplained) > max(4, len(analysis.tags) // 8)
 
 
-def _suggestions(piece: Piece, analysis: Analysis, verdict: Verdict,
+def _suggestions(piece: Piece, analysis: Analysis, verdict: PredicateVerdict,
                  structural: Iterable[Violation] = ()) -> tuple[dict[str, Any], ...]:
     from serialkit.core.suggest import suggest
 
-    bare = piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
+    bare = bare_notes(piece)
     own = {e.id: e.tag for e in piece.events if e.tag is not None}
     skip = set(structural)
     findings = [v for v in verdict.violations if v.code in ("ROW", "ORDER") and v not in skip]
@@ -481,6 +485,12 @@ def _not_following(bare: Piece, analysis: Analysis, found: Sequence[Any]) -> tup
         and not {e.event_id for e in a.best.edits} & {e.event_id for e in b.best.edits}
     }
     return tuple(n for n in found if n.event_id not in follows)
+
+
+def regrouped_note(why: str) -> str:
+    """The note a report carries when a piece's statement ids were set aside for its labels."""
+    return (f"statement ids set aside: {why}; statements were read from the labels (each voice's "
+            "runs of one form in time order)")
 
 
 def _reason(message: str) -> str:

@@ -14,8 +14,8 @@ from serialkit.batch import (
     UNREADABLE,
     VERDICTS,
     Job,
-    Outcome,
-    Source,
+    JobOutcome,
+    ScoreInput,
     Summary,
     collect,
     run_batch,
@@ -24,7 +24,7 @@ from serialkit.cli._common import echo_json_line, is_tty, names_directory, write
 from serialkit.core.errors import SerialkitError
 
 
-def gather(inputs: Sequence[str], recursive: bool, suffixes: Sequence[str] | None = None) -> list[Source]:
+def gather(inputs: Sequence[str], recursive: bool, suffixes: Sequence[str] | None = None) -> list[ScoreInput]:
     """The sources named on the command line, standard input read once into memory; a folder
     gives its files of ``suffixes`` (default: every registered reader's)."""
     if sum(1 for i in inputs if i == STDIN) > 1:
@@ -39,12 +39,12 @@ def gather(inputs: Sequence[str], recursive: bool, suffixes: Sequence[str] | Non
         if src.name == STDIN:
             from serialkit.io.dispatch import read_stdin_bytes
 
-            src = Source(STDIN, data=read_stdin_bytes(), relative=src.relative)
+            src = ScoreInput(STDIN, data=read_stdin_bytes(), relative=src.relative)
         out.append(src)
     return out
 
 
-def own_suffix(source: Source) -> str:
+def own_suffix(source: ScoreInput) -> str:
     """The extension of a source's own format: its name's, or for standard input the one its
     content calls for (``.mei`` for MEI, ``.mxl`` for a compressed MusicXML, …), so a score written
     to ``-o -`` without ``--to`` is in the format that came in, as it is for a file."""
@@ -62,7 +62,7 @@ def into_directory(output: Path | None) -> bool:
     return names_directory(output)
 
 
-def one_output(source: Source, output: Path | None, suffix: Callable[[Source], str], *,
+def one_output(source: ScoreInput, output: Path | None, suffix: Callable[[ScoreInput], str], *,
                make: bool = True) -> Path | None:
     """Where one score's output goes: ``-o FILE`` (or ``-``, or nothing) as given; ``-o DIR`` the
     score's name in it with ``suffix`` — the path several scores get (``output_paths``: the source
@@ -80,8 +80,8 @@ def one_output(source: Source, output: Path | None, suffix: Callable[[Source], s
     return target
 
 
-def run_one(job: Job, source: Source, output: Path | None, options: dict[str, Any], *,
-            stand_in: Path | None = None) -> Outcome:
+def run_one(job: Job, source: ScoreInput, output: Path | None, options: dict[str, Any], *,
+            stand_in: Path | None = None) -> JobOutcome:
     """One score's outcome; an unreadable score is its one-line error. ``stand_in``: a temporary
     file standing for standard output (``-o -``), named ``-`` in the error, never by its path."""
     outcome = next(run_batch(job, [source], [output], options))
@@ -91,9 +91,9 @@ def run_one(job: Job, source: Source, output: Path | None, options: dict[str, An
     return outcome
 
 
-def run_and_report(job: Job, sources: Sequence[Source], outputs: Sequence[Path | None],
+def run_and_report(job: Job, sources: Sequence[ScoreInput], outputs: Sequence[Path | None],
                    options: dict[str, Any], *, jobs: int, as_json: bool, report_path: Path | None,
-                   line: Callable[[Outcome], str], tail: Callable[[dict[str, int]], str] | None = None,
+                   line: Callable[[JobOutcome], str], tail: Callable[[dict[str, int]], str] | None = None,
                    counts: tuple[str, ...] = VERDICTS) -> int:
     """Run a batch: one line per score (``line``) or one JSON line with ``--json``, then the
     summary (``tail``: what the command adds to its text line, from the summary's tallies;

@@ -9,13 +9,7 @@ from typing import Any
 
 import click
 
-from serialkit.batch import (
-    Outcome,
-    Source,
-    annotate_job,
-    is_batch,
-    output_paths,
-)
+from serialkit.batch import JobOutcome, ScoreInput, is_batch, output_paths
 from serialkit.check.annotate import (  # re-exported: the names this command has always offered
     FORM_COLOURS,
     MEI_SUFFIXES,
@@ -44,6 +38,7 @@ from serialkit.cli._common import (
     write_report,
 )
 from serialkit.cli._suggestions import suggestion_lines
+from serialkit.jobs import annotate_job
 
 __all__ = [
     "FORM_COLOURS", "MEI_SUFFIXES", "MUSICXML_SUFFIXES", "STATEMENT_COLOURS", "UNEXPLAINED",
@@ -61,7 +56,7 @@ def register(cli: Any) -> None:
 
 def _suffix_for(to: str | None) -> Any:
     """The output extension of one source: ``--to``, else the source's own score format."""
-    def suffix(src: Source) -> str:
+    def suffix(src: ScoreInput) -> str:
         if to is not None:
             return TO_SUFFIX[to]
         own = own_suffix(src)  # standard input: the format its content is
@@ -177,7 +172,7 @@ def annotate(
     raise SystemExit(EXIT_OK if outcome.status == "passed" else EXIT_FAIL)
 
 
-def _line(outcome: Outcome) -> str:
+def _line(outcome: JobOutcome) -> str:
     rec = outcome.record
     where = {None: outcome.source, "-": f"{outcome.source} → standard output"}.get(rec["output"], rec["output"])
     return (f"{where}: {rec['notes']} notes, {rec['statements']} statements, coverage "

@@ -122,9 +122,10 @@ def check(
       serialkit check ../shared/corpus/ --json --jobs 2
       cat score.mei | serialkit check - --json
     """
-    from serialkit.batch import check_job, is_batch, output_paths
+    from serialkit.batch import is_batch, output_paths
     from serialkit.core.predicates import Rules
     from serialkit.io.files.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
+    from serialkit.jobs import check_job
 
     if strict_flag and relaxed_flag:  # one gate per check: the two flags contradict each other
         raise SerialkitError("give --strict or --relaxed, not both")

@@ -9,13 +9,7 @@ from typing import Any
 
 import click
 
-from serialkit.batch import (
-    WRITES,
-    Outcome,
-    convert_job,
-    is_batch,
-    output_paths,
-)
+from serialkit.batch import WRITES, JobOutcome, is_batch, output_paths
 from serialkit.cli._batch import gather, into_directory, one_output, run_and_report, run_one
 from serialkit.cli._common import (
     SCORE_FORMATS,
@@ -30,6 +24,7 @@ from serialkit.cli._common import (
     write_report,
 )
 from serialkit.core.errors import ScoreWriteError
+from serialkit.jobs import convert_job
 
 
 def _writer_suffix(name: str) -> str:
@@ -127,7 +122,7 @@ def convert(inputs: tuple[str, ...], output: Path, in_format: str | None, out_fo
         click.echo(_line(outcome))
 
 
-def _line(outcome: Outcome) -> str:
+def _line(outcome: JobOutcome) -> str:
     rec = outcome.record
     return (f"wrote {rec['output']}: {rec['events']} events ({rec['noteheads']} noteheads), "
             f"{rec['voices']} voice{'s' if rec['voices'] != 1 else ''}, {rec['bars']} bar{'s' if rec['bars'] != 1 else ''}")

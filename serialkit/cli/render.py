@@ -170,10 +170,11 @@ def render_command(
 def _render_several(scores: tuple[str, ...], output: Path, fmt: str | None, report_path: Path | None,
                     as_json: bool, jobs: int, options: dict[str, Any]) -> int:
     """Several scores, each into ``output``/NAME.FORMAT, as check and convert run several; the exit status."""
-    from serialkit.batch import STDIN, WRITES, Source, output_paths, render_job
+    from serialkit.batch import STDIN, WRITES, ScoreInput, output_paths
     from serialkit.cli._batch import run_and_report
     from serialkit.io.dispatch import read_stdin_bytes
     from serialkit.io.files.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
+    from serialkit.jobs import render_job
 
     if str(output) == "-":
         raise click.UsageError("several scores need -o DIR, not -o -")
@@ -185,7 +186,7 @@ def _render_several(scores: tuple[str, ...], output: Path, fmt: str | None, repo
         ensure_writable_file(report_path)
     if scores.count(STDIN) > 1:
         raise click.UsageError("'-' (standard input) can be given once")
-    listed = [Source(STDIN, data=read_stdin_bytes(), relative=Path("stdin")) if s == STDIN else _named(s)
+    listed = [ScoreInput(STDIN, data=read_stdin_bytes(), relative=Path("stdin")) if s == STDIN else _named(s)
               for s in scores]
     refuse_sources([s.path for s in listed], report_path)
     ensure_output_dir(output)
@@ -198,9 +199,9 @@ def _render_several(scores: tuple[str, ...], output: Path, fmt: str | None, repo
 def _named(score: str) -> Any:
     """A SCORE as given (``batch.Source``, without standard input's bytes): a folder is a `generate`
     run directory, not a folder of scores to scan; its output is named after it."""
-    from serialkit.batch import STDIN, Source
+    from serialkit.batch import STDIN, ScoreInput
 
-    return Source(STDIN, relative=Path("stdin")) if score == STDIN else Source(score, Path(score),
+    return ScoreInput(STDIN, relative=Path("stdin")) if score == STDIN else ScoreInput(score, Path(score),
                                                                                relative=Path(Path(score).name))
 
 

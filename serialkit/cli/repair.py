@@ -9,13 +9,7 @@ from typing import Any
 
 import click
 
-from serialkit.batch import (
-    Outcome,
-    Source,
-    is_batch,
-    output_paths,
-    repair_job,
-)
+from serialkit.batch import JobOutcome, ScoreInput, is_batch, output_paths
 from serialkit.cli._batch import gather, one_output, own_suffix, run_and_report, run_one
 from serialkit.cli._common import (
     EXIT_FAIL,
@@ -30,6 +24,7 @@ from serialkit.cli._common import (
     write_report,
 )
 from serialkit.core.errors import SerialkitError
+from serialkit.jobs import repair_job
 
 
 def register(cli: Any) -> None:
@@ -182,14 +177,14 @@ def repair(
     raise SystemExit(EXIT_OK if data["passed"] else EXIT_FAIL)
 
 
-def _out_suffix(source: Source) -> str:
+def _out_suffix(source: ScoreInput) -> str:
     """The extension of a source's repaired copy in ``-o DIR``: its own format's where repair writes it."""
     from serialkit.repairing import output_suffix
 
     return output_suffix(source.path) if source.path is not None else own_suffix(source)
 
 
-def _line(outcome: Outcome) -> str:
+def _line(outcome: JobOutcome) -> str:
     """One score's entry in a batch: what was done, each changed note (as for one score)."""
     return _text(outcome.record)
 

@@ -10,11 +10,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from serialkit.core.errors import SerialkitError
+from serialkit.core.errors import EndpointError, SerialkitError
 from serialkit.eval.metrics import piece_metrics
 from serialkit.eval.models import ModelSpec
 from serialkit.eval.plan import PREDICATE_CODES, REMOTE, EvalConfig, RunSpec
-from serialkit.harness.proposers.errors import EndpointError
 from serialkit.io.files.atomic import atomic_write
 
 HARNESS_FIELDS = ("proposer", "model", "mode", "coverage", "notes", "scheduled", "repairs", "drops", "ladder",
@@ -109,14 +108,14 @@ def open_endpoints(config: EvalConfig, models: tuple[ModelSpec, ...], used: set[
     out: dict[int, Any] = {}
     if not any(m.proposer in REMOTE for m in models):
         return out
-    from serialkit.harness.proposers.limits import Limits
+    from serialkit.harness.proposers.limits import RateLimits
     from serialkit.harness.proposers.openai import Endpoint
 
     for index, m in enumerate(models):
         if m.proposer not in REMOTE or index not in used:
             continue
         options = {**config.proposer_options, **m.options}
-        limits = Limits(m.rpm or config.rpm, m.tpm or config.tpm, config.window)
+        limits = RateLimits(m.rpm or config.rpm, m.tpm or config.tpm, config.window)
         out[index] = Endpoint(
             m.base_url or config.base_url or options.get("base_url"),
             concurrency=m.concurrency or config.concurrency or config.jobs, limits=limits,

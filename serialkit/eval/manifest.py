@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from serialkit import __version__
-from serialkit.core.errors import SerialkitError
+from serialkit.core.errors import RunDirError, SerialkitError
 from serialkit.eval.bank import BankTask, read_bank_task
 from serialkit.eval.models import ModelSpec
 from serialkit.eval.plan import EvalConfig, RunSpec, plan_runs
-from serialkit.eval.store import RunDirError, RunStore
+from serialkit.eval.store import RunStore
 from serialkit.io.files.atomic import atomic_write
 
 TASKS_DIR = "tasks"

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from serialkit.core.errors import RunDirError
 from serialkit.eval.bank import load_bank
 from serialkit.eval.execute import attempt, open_endpoints, shared_options
 from serialkit.eval.manifest import pin_tasks, setup_manifest
@@ -39,7 +40,7 @@ from serialkit.eval.plan import (
 )
 from serialkit.eval.pool import StartPacer, run_pool
 from serialkit.eval.status import experiment_status
-from serialkit.eval.store import MANIFEST, RunDirError, RunStore, lock_run_dir
+from serialkit.eval.store import MANIFEST, RunStore, lock_run_dir
 from serialkit.interrupts import Interruptions as _Interruptions
 from serialkit.io.files.atomic import atomic_write
 

@@ -7,8 +7,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from serialkit.core.errors import RunDirError
 from serialkit.eval.models import ModelSpec
-from serialkit.eval.store import MANIFEST, RunDirError, RunStore
+from serialkit.eval.store import MANIFEST, RunStore
 
 
 def experiment_status(run_dir: str | os.PathLike[str]) -> dict[str, Any]:

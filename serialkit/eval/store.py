@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from serialkit.core.errors import SerialkitError
+from serialkit.core.errors import RunDirError
 
 RECORDS = "runs.jsonl"
 ERRORS = "errors.jsonl"
@@ -27,10 +27,6 @@ RUNS_DIR = "runs"
 ERROR_TRANSCRIPTS = "errors"  # RUN_DIR/errors/<run>.transcript.jsonl: what an errored run sent and got
 LOCK = ".lock"
 TMP_PREFIX = ".tmp-"
-
-
-class RunDirError(SerialkitError):
-    """A run directory that cannot be read or written."""
 
 
 def run_key(task: str, variant: str, run: int, proposer: str, model: str | None) -> str:

@@ -22,13 +22,13 @@ def predicate_codes(records: Sequence[dict[str, Any]]) -> list[str]:
     predicates every run is judged on (each record counts them, zeros too), then every other code
     the gate failed some run on (GRID, SPAN, SECTION, COMPLETE, a plugin's …): a run that fails
     strict delivery fails one of the columns. In the gate's order; unknown codes after it, sorted."""
-    from serialkit.check.gate import CODES
+    from serialkit.check.gate import GATE_CODES
 
     counted = [r.get("counts") or {} for r in records]
     judged = {code for c in counted for code in c}
     failed = {code for c in counted for code, n in c.items() if n}
     core = [code for code in PREDICATE_CODES if code in judged or not records]
-    rest = [code for code in CODES if code in failed and code not in core]
+    rest = [code for code in GATE_CODES if code in failed and code not in core]
     return core + rest + sorted(failed - set(core) - set(rest))
 
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from serialkit.core.errors import PieceError
 from serialkit.core.piece import Event, Tag, fraction_str
-from serialkit.harness.gate import final_gate
-from serialkit.harness.model import Outcome
+from serialkit.harness.judging import judge_candidate
+from serialkit.harness.outcome import VariantOutcome
 from serialkit.harness.proposers.base import ProposedEvent, parse_proposal, unreadable_why
 from serialkit.harness.session import Session
 
@@ -42,9 +42,9 @@ def _events(proposed: list[ProposedEvent], section: str, call_id: str,
     return events, records
 
 
-def run_single(session: Session, soft_rules: bool) -> Outcome:
+def run_single(session: Session, soft_rules: bool) -> VariantOutcome:
     """``raw`` (and ``soft-rules``): one proposal per section, no verifier in the loop, no repair."""
-    outcome = Outcome([], trace=False)
+    outcome = VariantOutcome([], trace=False)
     for sec in session.task.sections:
         reply, call_id = session.call("section", sec.id, 1, soft_rules=soft_rules)
         parsed = parse_proposal(reply, session.task)
@@ -77,10 +77,10 @@ def feedback_text(violations: list[dict[str, Any]], section_ids: set[str], limit
     return "\n".join(lines)
 
 
-def run_self_refine(session: Session) -> Outcome:
+def run_self_refine(session: Session) -> VariantOutcome:
     """``self-refine``: propose a section, feed the checker's violations back as text, up to K times."""
     task = session.task
-    outcome = Outcome([], trace=False)
+    outcome = VariantOutcome([], trace=False)
     kept: dict[str, tuple[list[Event], list[dict[str, Any]]]] = {}
     for sec in task.sections:
         reply, call_id = session.call("section", sec.id, 1, soft_rules=False)
@@ -90,7 +90,7 @@ def run_self_refine(session: Session) -> Outcome:
             outcome.errors += [f"{call_id} ({sec.id}): {e}" for e in parsed.errors]
             kept[sec.id] = _events(parsed.events, sec.id, call_id, outcome.errors)
             events = [e for evs, _ in kept.values() for e in evs]
-            verdict = final_gate(task, events)
+            verdict = judge_candidate(task, events)
             mine = {e.id for e in kept[sec.id][0]}
             text = feedback_text(list(verdict.violations), mine)
             if not parsed.ok:

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from serialkit import __version__
+from serialkit.check.gate import GateVerdict
 from serialkit.core.errors import ScoreWriteError
 from serialkit.core.piece import Piece, fraction_str
 from serialkit.harness.authorship import author_of, authorship
-from serialkit.harness.gate import Verdict
 from serialkit.harness.prompts import PROMPT_VERSION
 from serialkit.harness.session import Session
 from serialkit.harness.verify import Verifier
@@ -82,7 +82,7 @@ def drop_counts(drops: list[dict[str, Any]]) -> dict[str, Any]:
             "sections": sections}
 
 
-def build_report(session: Session, verdict: Verdict, released: bool, mode: str, outcome: Any) -> dict[str, Any]:
+def build_report(session: Session, verdict: GateVerdict, released: bool, mode: str, outcome: Any) -> dict[str, Any]:
     """The run report: verdicts, failures (when nothing is released), repairs, drops, usage. Drops
     and reply errors are counted; only the first :data:`LISTED` of each are listed."""
     name, model = session.identity

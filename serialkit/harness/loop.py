@@ -14,20 +14,20 @@ from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
+from serialkit.core.errors import EndpointError
 from serialkit.core.piece import fraction_str
 from serialkit.harness.certificate import certificates
-from serialkit.harness.model import Outcome, event_id
+from serialkit.harness.outcome import VariantOutcome, event_id
 from serialkit.harness.proposers.base import ProposedEvent, Reply, parse_proposal, unreadable_why
-from serialkit.harness.proposers.errors import EndpointError
 from serialkit.harness.repair import RepairContext, RungSpec, ladder, make_room
 from serialkit.harness.session import Session
 from serialkit.harness.tasks import Slot, Task
-from serialkit.harness.verify import Candidate, Verifier
+from serialkit.harness.verify import ProposedNote, Verifier
 
 REASKS = 0  # extra section calls beyond the attempt budget K (none: re-asks stay within K)
 
 
-def snap(cand: Candidate, task: Task) -> Candidate:
+def snap(cand: ProposedNote, task: Task) -> ProposedNote:
     """The snap rung: a proposed note put on the task's grid (nearest step) and its duration into the
     task's shortest..longest note (whole grid steps), before it is verified — the gate rejects
     off-grid onsets and out-of-range durations (GRID, DUR), so the harness never keeps one."""
@@ -93,7 +93,7 @@ class Harness:
         self.session = session
         self.task = session.task
         self.ver = Verifier(self.task)
-        self.outcome = Outcome([], trace=True, ladder=ladder_name)
+        self.outcome = VariantOutcome([], trace=True, ladder=ladder_name)
         self.ladder = RepairContext(self.ver, rungs if rungs is not None else ladder(ladder_name), session,
                                     errors=self.outcome.errors)
         self.completed: list[str] = []  # notes the ladder's holes rungs wrote in the current section
@@ -101,7 +101,7 @@ class Harness:
         self.heard = False  # some reply of the current section could be read
         self.calls = 0  # section calls made in the current section (re-asks included), at most K
 
-    def run(self) -> Outcome:
+    def run(self) -> VariantOutcome:
         """Write, verify and repair every section in order, replanning up to the budget."""
         for sec in self.task.sections:
             self._section(sec.id)
@@ -217,7 +217,7 @@ class Harness:
         return bool(parsed.events)
 
     def _bind(self, proposed: list[ProposedEvent], section: str, attempt: int,
-              call_id: str) -> Iterator[Candidate]:
+              call_id: str) -> Iterator[ProposedNote]:
         """Map proposed events onto slots in lockstep (snapped to the grid); unbound ones are dropped."""
         for voice in self.task.voice_ids:
             slots = self.task.slots(section, voice)
@@ -231,7 +231,7 @@ class Harness:
                     continue
                 claimed = None if pe.form is None or pe.position is None else f"{pe.form.label}:{pe.position}"
                 until = next((q.onset for q in mine[k + 1:] if q.onset > pe.onset), None)
-                yield snap(Candidate(event_id(slot), slot, pe.onset, pe.duration, pe.midi, pe.pc, claimed,
+                yield snap(ProposedNote(event_id(slot), slot, pe.onset, pe.duration, pe.midi, pe.pc, claimed,
                                      (), attempt, (call_id,), until), self.task)
 
     def _feasible(self, section: str, missing: list[Slot]) -> list[Slot]:
@@ -285,7 +285,7 @@ class Harness:
             for c in (k.cand for k in self.ver.kept.values()) if c.onset < sec.end and c.end > sec.start
         ]
 
-    def _drop(self, cand: Candidate | None, section: str, voice: str, attempt: int, problems: list[str],
+    def _drop(self, cand: ProposedNote | None, section: str, voice: str, attempt: int, problems: list[str],
               pe: ProposedEvent | None) -> None:
         entry: dict[str, Any] = {"section": section, "voice": voice, "attempt": attempt, "problems": problems}
         if cand is not None:
@@ -296,7 +296,7 @@ class Harness:
         self.outcome.drops.append(entry)
 
 
-def run_harness(session: Session, ladder_name: str = "serialkit") -> Outcome:
+def run_harness(session: Session, ladder_name: str = "serialkit") -> VariantOutcome:
     """The full harness variant, on serialkit's ladder or the paper's."""
     harness = Harness(session, ladder_name=ladder_name)
     outcome = harness.run()
@@ -304,4 +304,4 @@ def run_harness(session: Session, ladder_name: str = "serialkit") -> Outcome:
     return outcome
 
 
-__all__ = ["Harness", "Outcome", "align", "certificates", "event_id", "run_harness", "snap"]
+__all__ = ["Harness", "align", "certificates", "run_harness", "snap"]

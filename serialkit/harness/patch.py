@@ -12,28 +12,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from serialkit.core.errors import EndpointError
 from serialkit.core.piece import fraction_str
-from serialkit.harness.model import event_id
+from serialkit.harness.outcome import event_id
 from serialkit.harness.proposers.base import parse_proposal
-from serialkit.harness.proposers.errors import EndpointError
 from serialkit.harness.repair import RepairContext, make_room
 from serialkit.harness.tasks import Slot
-from serialkit.harness.verify import Candidate, Verifier
+from serialkit.harness.verify import ProposedNote, Verifier
 
 
-def model_patch(pending: list[Candidate], ctx: RepairContext) -> list[Candidate]:
+def model_patch(pending: list[ProposedNote], ctx: RepairContext) -> list[ProposedNote]:
     """The ``patch`` rung (both ladders): one model call for the section's pending notes; returns
     the notes still pending."""
     return ask_model(pending, ctx, "patch")
 
 
-def model_segment(pending: list[Candidate], ctx: RepairContext) -> list[Candidate]:
+def model_segment(pending: list[ProposedNote], ctx: RepairContext) -> list[ProposedNote]:
     """The ``segment`` rung (the paper's rung 5): the same call with each note's whole statement in
     view; returns the notes still pending."""
     return ask_model(pending, ctx, "segment")
 
 
-def ask_model(pending: list[Candidate], ctx: RepairContext, rung: str) -> list[Candidate]:
+def ask_model(pending: list[ProposedNote], ctx: RepairContext, rung: str) -> list[ProposedNote]:
     """One patch call for the pending notes whose windows can hold a note (asked again once if the
     reply is unusable or the server failed it); each answer is placed like a proposed note
     (``RepairContext.place``)."""
@@ -73,7 +73,7 @@ def ask_model(pending: list[Candidate], ctx: RepairContext, rung: str) -> list[C
     return still
 
 
-def patch_item(ver: Verifier, cand: Candidate, segment: bool = False) -> dict[str, Any]:
+def patch_item(ver: Verifier, cand: ProposedNote, segment: bool = False) -> dict[str, Any]:
     """What the model is shown of one flagged note."""
     lo, hi = ver.window(cand.slot)
     conflicts = [

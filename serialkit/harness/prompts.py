@@ -7,7 +7,7 @@ from functools import cache
 from importlib import resources
 from string import Template
 
-from serialkit.harness.proposers.base import Request, _t
+from serialkit.harness.proposers.base import Request, time_json
 
 PROMPT_VERSION = "v1"
 _TEMPLATE = {"section": "section", "replan": "replan", "patch": "patch", "refine": "refine"}
@@ -40,8 +40,8 @@ def messages(request: Request, version: str = PROMPT_VERSION) -> list[dict[str, 
     fields = {
         "section": request.section,
         "brief": _brief(task.description),
-        "start": _t(sec.start),
-        "end": _t(sec.end),
+        "start": time_json(sec.start),
+        "end": time_json(sec.end),
         "meter": f"{task.meter.numerator}/{task.meter.denominator}",
         "row": " ".join(map(str, task.row.pcs)),
         "convention": task.convention,

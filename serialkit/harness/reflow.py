@@ -18,10 +18,10 @@ from dataclasses import replace
 from fractions import Fraction
 from functools import partial
 
-from serialkit.harness.model import event_id
+from serialkit.harness.outcome import event_id
 from serialkit.harness.repair import Problems, RepairContext, Try, make_room, rewrite_segment
 from serialkit.harness.tasks import Slot
-from serialkit.harness.verify import Candidate, Verifier
+from serialkit.harness.verify import ProposedNote, Verifier
 
 
 def _ceil(value: Fraction, grid: Fraction) -> Fraction:
@@ -32,7 +32,7 @@ def _floor(value: Fraction, grid: Fraction) -> Fraction:
     return (value // grid) * grid
 
 
-def _clean(ver: Verifier, cand: Candidate, kept: bool = False) -> bool:
+def _clean(ver: Verifier, cand: ProposedNote, kept: bool = False) -> bool:
     """No collision, and no crossing beyond what the run already holds: a kept note that crossed may
     still cross notes already counted; a new note may cross within the task's crossing budget."""
     if ver.collisions(cand):
@@ -48,7 +48,7 @@ def _clean(ver: Verifier, cand: Candidate, kept: bool = False) -> bool:
 class _Note:
     """One note of the run: the kept candidate (or the new one) and the pitches it may take."""
 
-    def __init__(self, cand: Candidate, midis: Sequence[int], kept: bool, pushes: bool | str = False,
+    def __init__(self, cand: ProposedNote, midis: Sequence[int], kept: bool, pushes: bool | str = False,
                  cache: dict[tuple[str, Fraction, Fraction], int | None] | None = None) -> None:
         self.cand = cand
         self.midis = tuple(midis)
@@ -114,7 +114,7 @@ def _place(ver: Verifier, notes: list[_Note], left: Fraction, right: Fraction,
     return out
 
 
-def _octaves(ver: Verifier, cand: Candidate) -> tuple[int, ...]:
+def _octaves(ver: Verifier, cand: ProposedNote) -> tuple[int, ...]:
     """A kept note's own pitch first, then its pitch class in the voice's other octaves (nearest
     first): a dense texture may leave a note no place between its neighbours in its old octave."""
     voice = ver.task.voice(cand.voice)
@@ -124,8 +124,8 @@ def _octaves(ver: Verifier, cand: Candidate) -> tuple[int, ...]:
     return (cand.midi, *others)
 
 
-def reflow(ctx: RepairContext, cand: Candidate, midis: Sequence[int], widest: int = 48, pushes: bool = False,
-           rung: str = "reflow", push_all: bool | str = False) -> Candidate | None:
+def reflow(ctx: RepairContext, cand: ProposedNote, midis: Sequence[int], widest: int = 48, pushes: bool = False,
+           rung: str = "reflow", push_all: bool | str = False) -> ProposedNote | None:
     """Place ``cand`` (a note for an empty slot, with the pitches it may take) by re-placing up to
     ``widest`` kept notes on each side of it in its voice and section (the trial around it undoes
     their moves if the note is not kept). Returns the placed candidate (not yet kept), or None."""
@@ -159,7 +159,7 @@ def reflow(ctx: RepairContext, cand: Candidate, midis: Sequence[int], widest: in
 
 
 def _commit(ctx: RepairContext, notes: list[_Note], placed: list[tuple[Fraction, int]],
-            right: Fraction, new_rung: str) -> Candidate:
+            right: Fraction, new_rung: str) -> ProposedNote:
     """Move the run's kept notes to their new onsets with the longest clean durations."""
     ver = ctx.verifier
     grid = ctx.grid
@@ -185,7 +185,7 @@ def _commit(ctx: RepairContext, notes: list[_Note], placed: list[tuple[Fraction,
     return result
 
 
-def push(ctx: RepairContext, cand: Candidate, midis: Sequence[int], push_all: bool | str = False) -> Candidate | None:
+def push(ctx: RepairContext, cand: ProposedNote, midis: Sequence[int], push_all: bool | str = False) -> ProposedNote | None:
     """When no placement exists with the other voices fixed: place the note where only same-pitch-class
     notes of other voices stand in its way, then reflow each of those in its own voice. ``push_all``
     False (only the new note may collide), True (every re-placed note of its voice may collide) or
@@ -217,7 +217,7 @@ def push(ctx: RepairContext, cand: Candidate, midis: Sequence[int], push_all: bo
     return ver.kept[fixed.id].cand
 
 
-def reflowed(ctx: RepairContext, cand: Candidate, midis: Sequence[int], relax: bool = False) -> tuple[Try, ...]:
+def reflowed(ctx: RepairContext, cand: ProposedNote, midis: Sequence[int], relax: bool = False) -> tuple[Try, ...]:
     """The reflow tries for a note, for ``settle`` in this order: its voice re-placed with the other
     voices fixed; then pushing the notes in its way (the new note only, its voice's re-placed notes,
     crossings too); with ``relax`` (a hole) last the whole section re-placed at once."""
@@ -228,8 +228,8 @@ def reflowed(ctx: RepairContext, cand: Candidate, midis: Sequence[int], relax: b
     return tuple(tries)
 
 
-def relax_section(ctx: RepairContext, cand: Candidate, midis: Sequence[int],
-                  iterations: int = 6000) -> Candidate | None:
+def relax_section(ctx: RepairContext, cand: ProposedNote, midis: Sequence[int],
+                  iterations: int = 6000) -> ProposedNote | None:
     """The last resort for dense textures, when no voice can make room with the others fixed: place
     the note by re-placing every note of its section at once (all voices; order, pitch class and
     voice kept, octave free), by min-conflicts search on the grid with one-step spans (two notes
@@ -240,7 +240,7 @@ def relax_section(ctx: RepairContext, cand: Candidate, midis: Sequence[int],
     sec = ver.task.section(cand.slot.section)
     steps = int((sec.end - sec.start) / grid)
     order = {v: i for i, v in enumerate(ver.task.voice_ids)}
-    lines: dict[str, list[Candidate]] = {}
+    lines: dict[str, list[ProposedNote]] = {}
     for voice in ver.task.voice_ids:
         lines[voice] = [ver.kept[k].cand for k in ver.voice_order(voice) if ver.kept[k].cand.slot.section == sec.id]
     mine = lines[cand.voice]
@@ -336,7 +336,7 @@ def _nearest(ctx: RepairContext, voice_id: str, pc: int, midi: int) -> list[int]
     return sorted((m for m in range(voice.low, voice.high + 1) if m % 12 == pc), key=lambda m: (abs(m - midi), m))
 
 
-def reflow_note(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
+def reflow_note(cand: ProposedNote, problems: Problems, ctx: RepairContext) -> ProposedNote | None:
     """The ``reflow`` rung (serialkit's ladder), the last before a pending note is dropped: keep the
     proposed note — its scheduled pitch class (written by the harness, ``rewrite``, when the model's
     was wrong) in the nearest octave — by re-placing its voice's neighbours on the grid, or by
@@ -371,7 +371,7 @@ def _complete(slot: Slot, ctx: RepairContext, widen: int = 4) -> bool:
     for _ in range(widen):
         lo, hi = ver.window(slot)
         if hi - lo >= grid:
-            cand = Candidate(event_id(slot), slot, lo, min(hi - lo, 2 * grid), centre, slot.pc,
+            cand = ProposedNote(event_id(slot), slot, lo, min(hi - lo, 2 * grid), centre, slot.pc,
                              None, ("rewrite",), max(ctx.attempt, 1), ())
             if ctx.settle(partial(rewrite_segment, cand, ver.problems(cand), ctx)):
                 return True
@@ -381,7 +381,7 @@ def _complete(slot: Slot, ctx: RepairContext, widen: int = 4) -> bool:
     if not midis:
         return False
     lo, _ = ver.window(slot)
-    cand = Candidate(event_id(slot), slot, lo, 2 * grid, midis[0], slot.pc, None, ("rewrite",), max(ctx.attempt, 1), ())
+    cand = ProposedNote(event_id(slot), slot, lo, 2 * grid, midis[0], slot.pc, None, ("rewrite",), max(ctx.attempt, 1), ())
     return ctx.settle(*reflowed(ctx, cand, midis, relax=True)) is not None
 
 

@@ -12,11 +12,11 @@ from functools import partial
 from typing import Any
 
 from serialkit.harness.tasks import Slot
-from serialkit.harness.verify import TIME_CODES, Candidate, Verifier
+from serialkit.harness.verify import TIME_CODES, ProposedNote, Verifier
 
-Problems = dict[str, list[Candidate]]
-Rung = Callable[[Candidate, Problems, "RepairContext"], "Candidate | None"]
-Try = Callable[[], "Candidate | None"]
+Problems = dict[str, list[ProposedNote]]
+Rung = Callable[[ProposedNote, Problems, "RepairContext"], "ProposedNote | None"]
+Try = Callable[[], "ProposedNote | None"]
 LADDERS = ("serialkit", "paper")
 SCOPES = ("note", "batch", "holes")
 
@@ -94,7 +94,7 @@ class RepairContext:
         """The ladder for one section call."""
         return replace(self, section=section, attempt=attempt)
 
-    def settle(self, *tries: Try, crossing_ok: bool = True, add: bool = True) -> Candidate | None:
+    def settle(self, *tries: Try, crossing_ok: bool = True, add: bool = True) -> ProposedNote | None:
         """The ladder's one keep-or-roll-back. Each try proposes the note (moving other notes if it
         must; pushing and relaxing keep it themselves, in place before the notes in its way move)
         inside a verifier trial; the first whose note is clean is kept — added to the kept notes, or
@@ -110,16 +110,16 @@ class RepairContext:
                     return fixed
         return None
 
-    def retimed(self, cand: Candidate, problems: Problems, crossing_ok: bool = False) -> Candidate | None:
+    def retimed(self, cand: ProposedNote, problems: Problems, crossing_ok: bool = False) -> ProposedNote | None:
         """The first clean result of the timing rungs (``first``) on one note, each tried alone;
         changes to other notes stay for the caller to keep."""
         return self.settle(*(partial(r.fn, cand, problems, self) for r in self.first),
                            crossing_ok=crossing_ok, add=False)
 
-    def place(self, cand: Candidate) -> bool:
+    def place(self, cand: ProposedNote) -> bool:
         """A note as it arrives: the timing rungs chained on it (each works on what the one before
         left), kept if it then has no problem and crosses nothing."""
-        def chain() -> Candidate | None:
+        def chain() -> ProposedNote | None:
             current, problems = cand, self.verifier.problems(cand)
             for rung in self.first:
                 if not problems:
@@ -131,7 +131,7 @@ class RepairContext:
 
         return self.settle(chain, crossing_ok=False) is not None
 
-    def repair(self, pending: list[Candidate]) -> list[Candidate]:
+    def repair(self, pending: list[ProposedNote]) -> list[ProposedNote]:
         """The rungs from the first batched one on (model patch, rewrite, reflow, plugins), in rank
         order, over a section call's pending notes; returns the notes no rung could keep."""
         first = self.first
@@ -154,7 +154,7 @@ class RepairContext:
         return holes
 
 
-def trim_tail(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
+def trim_tail(cand: ProposedNote, problems: Problems, ctx: RepairContext) -> ProposedNote | None:
     """Trim tails: the note's own before the first later conflict or its window's end, and the tail
     of its own voice's previous note when that runs into it."""
     if not set(problems) <= TIME_CODES:
@@ -173,7 +173,7 @@ def trim_tail(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candid
     return cand.changed("trim", duration=end - cand.onset)
 
 
-def _stretch(cand: Candidate, ctx: RepairContext) -> tuple[Fraction, Fraction, Candidate | None, Candidate | None]:
+def _stretch(cand: ProposedNote, ctx: RepairContext) -> tuple[Fraction, Fraction, ProposedNote | None, ProposedNote | None]:
     """The widest window a note can have if its voice's neighbours give up time down to one grid
     step each (the previous note's tail, the next note's head): (lo, hi, previous, next)."""
     ver = ctx.verifier
@@ -188,7 +188,7 @@ def _stretch(cand: Candidate, ctx: RepairContext) -> tuple[Fraction, Fraction, C
     return max(wide_lo, sec.start), min(wide_hi, sec.end), prev, nxt
 
 
-def _claim(onset: Fraction, end: Fraction, prev: Candidate | None, nxt: Candidate | None, ver: Verifier) -> None:
+def _claim(onset: Fraction, end: Fraction, prev: ProposedNote | None, nxt: ProposedNote | None, ver: Verifier) -> None:
     """Shorten the neighbours so that [onset, end) is free in the voice."""
     if prev is not None and onset < prev.end:
         ver.shorten(prev.id, onset, "trim")
@@ -196,7 +196,7 @@ def _claim(onset: Fraction, end: Fraction, prev: Candidate | None, nxt: Candidat
         ver.kept[nxt.id].cand = nxt.changed("retime", onset=end, duration=nxt.end - end)
 
 
-def yield_(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
+def yield_(cand: ProposedNote, problems: Problems, ctx: RepairContext) -> ProposedNote | None:
     """Cut the tails of conflicting notes in other voices that started earlier; when one started
     together with this note, it keeps one grid step and this note enters just after it (taking
     time from its own next note if it must)."""
@@ -224,7 +224,7 @@ def yield_(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate
     return cand.changed("yield", onset=onset, duration=end - onset)
 
 
-def _make_way(cand: Candidate, conflicts: list[Candidate], ctx: RepairContext) -> Candidate | None:
+def _make_way(cand: ProposedNote, conflicts: list[ProposedNote], ctx: RepairContext) -> ProposedNote | None:
     """Yield by moving: each conflicting note in another voice moves within its own free window
     to a span where it no longer meets this note nor anything else (all of them, or none)."""
     ver = ctx.verifier
@@ -245,7 +245,7 @@ def _make_way(cand: Candidate, conflicts: list[Candidate], ctx: RepairContext) -
     return cand.changed("yield")
 
 
-def _blocked(cand: Candidate, ctx: RepairContext, ignore: str | None = None) -> list[tuple[Fraction, Fraction]]:
+def _blocked(cand: ProposedNote, ctx: RepairContext, ignore: str | None = None) -> list[tuple[Fraction, Fraction]]:
     ver = ctx.verifier
     order = {v: i for i, v in enumerate(ver.task.voice_ids)}
     mine = order[cand.voice]
@@ -275,7 +275,7 @@ def free_spans(lo: Fraction, hi: Fraction, blocked: list[tuple[Fraction, Fractio
     return out
 
 
-def _best_spot(cand: Candidate, lo: Fraction, hi: Fraction, ctx: RepairContext,
+def _best_spot(cand: ProposedNote, lo: Fraction, hi: Fraction, ctx: RepairContext,
                extra: tuple[tuple[Fraction, Fraction], ...] = ()) -> tuple[Fraction, Fraction] | None:
     grid = ctx.grid
     best: tuple[Fraction, Fraction, Fraction] | None = None
@@ -293,7 +293,7 @@ def _best_spot(cand: Candidate, lo: Fraction, hi: Fraction, ctx: RepairContext,
     return None if best is None else (best[1], best[2])
 
 
-def retime(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
+def retime(cand: ProposedNote, problems: Problems, ctx: RepairContext) -> ProposedNote | None:
     """Move the note to a conflict-free span of its free window; if there is none, let its own
     voice's neighbours give up time (the previous note's tail, the next note's head) down to one
     grid step each."""
@@ -322,7 +322,7 @@ def _ceil(value: Fraction, grid: Fraction) -> Fraction:
     return steps * grid
 
 
-def rewrite_segment(cand: Candidate, problems: Problems, ctx: RepairContext) -> Candidate | None:
+def rewrite_segment(cand: ProposedNote, problems: Problems, ctx: RepairContext) -> ProposedNote | None:
     """Give the note its scheduled pitch class in the nearest octave that fits, then re-place it."""
     voice = ctx.verifier.task.voice(cand.voice)
     assert voice.low is not None and voice.high is not None
@@ -359,7 +359,7 @@ def shift_run(ver: Verifier, slot: Slot, step: Fraction) -> bool:
     order = [k for k in ver.voice_order(slot.voice) if ver.kept[k].cand.slot.section == slot.section]
     sec = ver.task.section(slot.section)
     key = slot.index
-    run: list[Candidate] = []
+    run: list[ProposedNote] = []
     seq = [ver.kept[k].cand for k in order]
     if step > 0:
         seq = [c for c in seq if c.slot.index > key]
@@ -367,7 +367,7 @@ def shift_run(ver: Verifier, slot: Slot, step: Fraction) -> bool:
     else:
         seq = [c for c in reversed(seq) if c.slot.index < key]
         limit = sec.start
-    absorb: Candidate | None = None
+    absorb: ProposedNote | None = None
     for i, cand in enumerate(seq):
         if cand.duration >= 2 * abs(step):
             absorb = cand  # a long note absorbs the shift by giving up its head (or tail)

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from serialkit.core.errors import TaskError
+from serialkit.check.gate import GateVerdict
+from serialkit.core.errors import EndpointError, TaskError
 from serialkit.core.piece import Piece
 from serialkit.harness.baselines import run_self_refine, run_single
 from serialkit.harness.certificate import (
@@ -17,11 +18,10 @@ from serialkit.harness.certificate import (
     write_errored,
     write_outputs,
 )
-from serialkit.harness.gate import Verdict, final_gate
+from serialkit.harness.judging import judge_candidate
 from serialkit.harness.loop import run_harness
-from serialkit.harness.model import Outcome
+from serialkit.harness.outcome import VariantOutcome
 from serialkit.harness.proposers.base import Proposer
-from serialkit.harness.proposers.errors import EndpointError
 from serialkit.harness.session import Session, Usage, make_proposer
 from serialkit.harness.tasks import Task, load_task
 
@@ -40,7 +40,7 @@ class RunResult:
     variant: str
     mode: str
     released: bool
-    verdict: Verdict
+    verdict: GateVerdict
     piece: Piece
     certificate: dict[str, Any]
     report: dict[str, Any]
@@ -79,7 +79,7 @@ class RunResult:
         }
 
 
-def verified_labels(records: list[dict[str, Any]], verdict: Verdict) -> None:
+def verified_labels(records: list[dict[str, Any]], verdict: GateVerdict) -> None:
     """Write the gate's verified label into every certificate record (``form``, ``position``;
     None where the gate accepted no label); what the writer claimed stays in ``claimed``."""
     for record in records:
@@ -110,7 +110,7 @@ def run(task: Task | str | Path, variant: str = "harness", proposer: str | Propo
     task = load_task(task)
     started = time.perf_counter()
     session = Session(task, make_proposer(proposer, proposer_options, seed), variant, seed)
-    outcome: Outcome
+    outcome: VariantOutcome
     try:
         if variant in LADDER_VARIANTS:
             outcome = run_harness(session, LADDER_VARIANTS[variant])
@@ -124,7 +124,7 @@ def run(task: Task | str | Path, variant: str = "harness", proposer: str | Propo
             raise exc.with_run_dir(str(write_errored(Path(out_dir), transcript_text(session)))) from None
         raise
     unreadable = {s["id"]: s.get("unreadable") or "" for s in outcome.sections if s.get("readable") is False}
-    verdict = final_gate(task, outcome.events, unreadable=unreadable)
+    verdict = judge_candidate(task, outcome.events, unreadable=unreadable)
     released = verdict.passed(mode)
     verified_labels(outcome.certificates, verdict)
     piece = task.frame(tuple(sorted(outcome.events, key=lambda e: (e.onset, e.voice, e.id))))

@@ -25,7 +25,7 @@ from serialkit.core.piece import Blueprint, Event, Piece, Section, TimeSignature
 from serialkit.core.rows import Row, RowForm
 from serialkit.harness.repair import RepairContext, RungSpec
 from serialkit.harness.tasks import Slot, Task, Texture
-from serialkit.harness.verify import TIME_CODES, Candidate, Verifier
+from serialkit.harness.verify import TIME_CODES, ProposedNote, Verifier
 
 __all__ = ["TIMING_CODES", "TimingEdit", "TimingPlan", "finding_keys", "retime_findings", "score_task"]
 
@@ -71,7 +71,7 @@ def _grid(values: Sequence[Fraction]) -> Fraction:
     return Fraction(num, den) if num else Fraction(1)
 
 
-def score_task(piece: Piece, row: Row, tolerance: Fraction = Fraction(0)) -> tuple[Task, dict[str, Candidate]]:
+def score_task(piece: Piece, row: Row, tolerance: Fraction = Fraction(0)) -> tuple[Task, dict[str, ProposedNote]]:
     """A task framing an existing score, and its sounding notes as candidates in their slots.
 
     One section spans the score (to the end of its last bar); each voice's notes, in time order,
@@ -105,7 +105,7 @@ def score_task(piece: Piece, row: Row, tolerance: Fraction = Fraction(0)) -> tup
     for vid, notes in by_voice.items():
         for k, e in enumerate(notes):
             slot = Slot(vid, SECTION, k, form, k % 12, e.midi % 12, f"{vid}.{SECTION}")
-            cands[e.id] = Candidate(e.id, slot, e.onset, e.duration, e.midi)
+            cands[e.id] = ProposedNote(e.id, slot, e.onset, e.duration, e.midi)
     return task, cands
 
 
@@ -224,7 +224,7 @@ class _Fixing:
                              "enough to bring the share under the limit, so none is moved")
 
 
-def _changed(piece: Piece, ver: Verifier, extra: Candidate | None = None) -> Piece:
+def _changed(piece: Piece, ver: Verifier, extra: ProposedNote | None = None) -> Piece:
     """``piece`` with the onsets and durations the verifier holds (and ``extra``, not yet kept)."""
     now = {k: c.cand for k, c in ver.kept.items()}
     if extra is not None:
@@ -253,9 +253,9 @@ def _attempt(ctx: RepairContext, piece: Piece, target: str, code: str, key: tupl
         if code not in problems or not set(problems) <= TIME_CODES or "WINDOW" in problems:
             return None  # not a finding the verifier sees, or the voice is not one line here
 
-        def judged(rung: RungSpec) -> Callable[[], Candidate | None]:
-            def attempt() -> Candidate | None:
-                fixed: Candidate | None = rung.fn(cand, problems, ctx)
+        def judged(rung: RungSpec) -> Callable[[], ProposedNote | None]:
+            def attempt() -> ProposedNote | None:
+                fixed: ProposedNote | None = rung.fn(cand, problems, ctx)
                 if fixed is None or ver.problems(fixed, crossing_ok=crossing_ok):
                     return None
                 verdict = judge(_changed(piece, ver, fixed))

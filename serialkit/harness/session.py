@@ -9,10 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from serialkit import __version__
-from serialkit.core.errors import ProposerError
+from serialkit.core.errors import EndpointError, ProposerError
 from serialkit.harness.prompts import PROMPT_VERSION
 from serialkit.harness.proposers.base import CallUsage, Proposer, Reply, Request
-from serialkit.harness.proposers.errors import EndpointError
 from serialkit.harness.tasks import Task
 
 

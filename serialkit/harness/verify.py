@@ -30,7 +30,7 @@ def use_interval_index(on: bool) -> bool:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class ProposedNote:
     """A proposed event bound to its scheduled slot, with the rungs that have changed it."""
 
     id: str
@@ -55,7 +55,7 @@ class Candidate:
         """Onset plus duration."""
         return self.onset + self.duration
 
-    def changed(self, rung: str, **changes: Any) -> Candidate:
+    def changed(self, rung: str, **changes: Any) -> ProposedNote:
         """A copy changed by a repair rung (recorded once per rung)."""
         rungs = self.rungs if rung in self.rungs else (*self.rungs, rung)
         return replace(self, rungs=rungs, **changes)
@@ -84,17 +84,17 @@ class Kept:
 
     __slots__ = ("_cand", "_owner")
 
-    def __init__(self, cand: Candidate, owner: Verifier | None = None) -> None:
+    def __init__(self, cand: ProposedNote, owner: Verifier | None = None) -> None:
         self._cand = cand
         self._owner = owner
 
     @property
-    def cand(self) -> Candidate:
+    def cand(self) -> ProposedNote:
         """The note as currently placed."""
         return self._cand
 
     @cand.setter
-    def cand(self, new: Candidate) -> None:
+    def cand(self, new: ProposedNote) -> None:
         old, self._cand = self._cand, new
         if self._owner is not None:
             self._owner._moved(old, new)
@@ -140,7 +140,7 @@ class Verifier:
     def _key(self, slot: Slot) -> tuple[int, int]:
         return self._section_index[slot.section], slot.index
 
-    def add(self, cand: Candidate) -> None:
+    def add(self, cand: ProposedNote) -> None:
         """Keep a candidate (the notes it crosses are counted against the crossing budget)."""
         self._insert(cand)
         self._log(("add", cand.id))
@@ -150,23 +150,23 @@ class Verifier:
             self.crossing_ids |= new
             self._log(("cross", new))
 
-    def _insert(self, cand: Candidate) -> None:
+    def _insert(self, cand: ProposedNote) -> None:
         self.kept[cand.id] = Kept(cand, self)
         self._by_pc.setdefault(cand.midi % 12, set()).add(cand.id)
         bisect.insort(self._order.setdefault(cand.voice, []), (*self._key(cand.slot), cand.id))
         self._index_add(cand)
 
-    def _index_add(self, cand: Candidate) -> None:
+    def _index_add(self, cand: ProposedNote) -> None:
         bisect.insort(self._starts.setdefault(cand.voice, []), (cand.onset, cand.id))
         self._longest = max(self._longest, cand.duration)
 
-    def _index_remove(self, cand: Candidate) -> None:
+    def _index_remove(self, cand: ProposedNote) -> None:
         starts = self._starts[cand.voice]
         i = bisect.bisect_left(starts, (cand.onset, cand.id))
         if i < len(starts) and starts[i] == (cand.onset, cand.id):
             del starts[i]
 
-    def _moved(self, old: Candidate, new: Candidate) -> None:
+    def _moved(self, old: ProposedNote, new: ProposedNote) -> None:
         """A kept note was changed in place (a repair): log it, update the indexes."""
         self._log(("move", old))
         if old.onset != new.onset:
@@ -194,7 +194,7 @@ class Verifier:
             self.crossing_ids.discard(event_id)
             self._log(("uncross", event_id))
 
-    def _extract(self, event_id: str) -> Candidate:
+    def _extract(self, event_id: str) -> ProposedNote:
         kept = self.kept.pop(event_id)
         kept._owner = None
         cand = kept.cand
@@ -274,7 +274,7 @@ class Verifier:
             hi = min(hi, self.kept[order[j][2]].cand.onset)
         return lo, hi
 
-    def free(self, cand: Candidate) -> tuple[Fraction, Fraction]:
+    def free(self, cand: ProposedNote) -> tuple[Fraction, Fraction]:
         """A candidate's free window: its slot's window, ending before the voice's next proposed note."""
         lo, hi = self.window(cand.slot)
         if cand.until is not None and cand.until > lo:
@@ -288,7 +288,7 @@ class Verifier:
         j = i + 1 if i < len(order) and order[i][:2] == self._key(slot) else i
         return (order[i - 1][2] if i > 0 else None, order[j][2] if j < len(order) else None)
 
-    def notes(self) -> list[Candidate]:
+    def notes(self) -> list[ProposedNote]:
         """The kept notes in score order (voice, then schedule), whatever order they were kept in."""
         return [self.kept[k[2]].cand for v in self.task.voice_ids for k in self._order.get(v, [])]
 
@@ -296,7 +296,7 @@ class Verifier:
         """The kept notes as events, in voice and slot order."""
         return [self.kept[c.id].event() for c in self.notes()]
 
-    def sounding(self, voice: str, onset: Fraction, end: Fraction) -> list[Candidate]:
+    def sounding(self, voice: str, onset: Fraction, end: Fraction) -> list[ProposedNote]:
         """The kept notes of ``voice`` that overlap [onset, end): the interval index — the notes that
         start before ``end`` and no earlier than ``onset`` minus the longest kept duration."""
         starts = self._starts.get(voice, [])
@@ -310,7 +310,7 @@ class Verifier:
         return out
 
     # checks ----------------------------------------------------------------
-    def _overlapping(self, cand: Candidate, pc: int | None = None) -> list[Candidate]:
+    def _overlapping(self, cand: ProposedNote, pc: int | None = None) -> list[ProposedNote]:
         """Kept notes of other voices overlapping ``cand`` (of pitch class ``pc`` when given), in
         voice order, then onset."""
         if self.indexed:
@@ -327,7 +327,7 @@ class Verifier:
                 out.append(other)
         return sorted(out, key=lambda o: (self._voice_index[o.voice], o.onset, o.id))
 
-    def collisions(self, cand: Candidate) -> list[Candidate]:
+    def collisions(self, cand: ProposedNote) -> list[ProposedNote]:
         """Kept notes of other voices sounding the same pitch class for longer than the tolerance."""
         tol = self.task.tolerance
         return [
@@ -335,11 +335,11 @@ class Verifier:
             if min(o.end, cand.end) - max(o.onset, cand.onset) > tol
         ]
 
-    def crossing(self, cand: Candidate) -> list[Candidate]:
+    def crossing(self, cand: ProposedNote) -> list[ProposedNote]:
         """Kept notes of other voices that this note would cross."""
         return self._crossing(cand)
 
-    def _crossing(self, cand: Candidate) -> list[Candidate]:
+    def _crossing(self, cand: ProposedNote) -> list[ProposedNote]:
         mine = self._voice_index[cand.voice]
         out = []
         for other in self._overlapping(cand):
@@ -348,9 +348,9 @@ class Verifier:
                 out.append(other)
         return out
 
-    def problems(self, cand: Candidate, crossing_ok: bool = False) -> dict[str, list[Candidate]]:
+    def problems(self, cand: ProposedNote, crossing_ok: bool = False) -> dict[str, list[ProposedNote]]:
         """Problem code → the kept notes involved (empty list for single-note problems)."""
-        found: dict[str, list[Candidate]] = {}
+        found: dict[str, list[ProposedNote]] = {}
         voice = self.task.voice(cand.voice)
         assert voice.low is not None and voice.high is not None
         if not voice.low <= cand.midi <= voice.high:

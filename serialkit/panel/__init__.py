@@ -4,6 +4,5 @@ from __future__ import annotations
 
 from serialkit.panel.analyze import Rating, analyze, load_key, read_ratings
 from serialkit.panel.build import build_packet
-from serialkit.panel.media import PanelError
 
-__all__ = ["PanelError", "Rating", "analyze", "build_packet", "load_key", "read_ratings"]
+__all__ = ["Rating", "analyze", "build_packet", "load_key", "read_ratings"]

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from serialkit.core.errors import PanelError
 from serialkit.eval.stats import cluster_bootstrap, fleiss_kappa, rating_table
 from serialkit.panel.form import CRITERIA, LIKERT
-from serialkit.panel.media import PanelError
 
 
 @dataclass(frozen=True, slots=True)

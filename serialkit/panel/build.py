@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from serialkit.core.errors import PanelError
 from serialkit.core.piece import Piece
 from serialkit.eval.store import load_records
 from serialkit.eval.summary import variants_in, with_conditions
 from serialkit.io.files.atomic import atomic_write
 from serialkit.panel.form import rating_form, start_page
-from serialkit.panel.media import PanelError, engrave_blind, neutral_piece, write_audio, write_score
+from serialkit.panel.media import engrave_blind, neutral_piece, write_audio, write_score
 
 FIXED_TIME = 1_700_000_000  # packet files all carry this modification time
 ID_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ23456789"  # no vowels: ids never spell words

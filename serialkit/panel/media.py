@@ -7,7 +7,7 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
-from serialkit.core.errors import SerialkitError
+from serialkit.core.errors import PanelError
 from serialkit.core.piece import Piece, Voice
 
 SOUNDFONTS = (
@@ -15,10 +15,6 @@ SOUNDFONTS = (
     "/usr/share/sounds/sf2/default-GM.sf2",
     "/usr/share/soundfonts/FluidR3_GM.sf2",
 )
-
-
-class PanelError(SerialkitError):
-    """A panel packet that cannot be built or analysed."""
 
 
 def neutral_piece(piece: Piece, candidate_id: str) -> Piece:

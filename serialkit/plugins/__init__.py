@@ -46,12 +46,8 @@ __all__ = [
     "unregister_plugin",
 ]
 
-# Modules holding the built-in hook implementations, registered exactly like outside plugins.
-BUILTIN_MODULES: tuple[str, ...] = (
-    "serialkit.io._plugin",
-    "serialkit.check._plugin",
-    "serialkit.harness._plugin",
-)
+BUILTIN_MODULES: tuple[str, ...] = ("serialkit.plugins.builtins",)
+"""The module holding every built-in hook implementation, registered exactly like outside plugins."""
 ENTRY_POINT_GROUP = "serialkit"
 ENV_VAR = "SERIALKIT_LOAD_PLUGINS"
 

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from serialkit.core.errors import RenderInputError
 from serialkit.render.engrave import (
-    Source,
+    ParsedScore,
     engrave,
     note_ids,
     prepare,
@@ -24,7 +25,6 @@ from serialkit.render.marks import (
     Finding,
     Marks,
     NoteMark,
-    RenderInputError,
     build_marks,
     load_json,
 )
@@ -39,7 +39,6 @@ __all__ = [
     "Finding",
     "Marks",
     "NoteMark",
-    "RenderInputError",
     "RenderResult",
     "build_marks",
     "engrave_pages",
@@ -121,7 +120,7 @@ def engrave_pages(
     blind: bool = False,
     scale: int = 100,
     page_width: int = 2100,
-    source: Source | None = None,
+    source: ParsedScore | None = None,
 ) -> tuple[list[str], list[PageInfo], Marks]:
     """Engrave and decorate every page: SVG pages, what each page shows, the marks as drawn
     (``source``: the score as ``read_source`` read it, when it has been read already)."""
@@ -157,7 +156,7 @@ def engrave_pages(
     return out, infos, marks
 
 
-def _readable(score_path: str | Path) -> Source:
+def _readable(score_path: str | Path) -> ParsedScore:
     """Refuse what every other command refuses: the score must be one verovio engraves (MusicXML
     or MEI) and one serialkit's reader reads (a pitch step 'H', a negative duration, no parts: the
     reader's one-line error, as ``check`` gives it), before anything is engraved or written."""

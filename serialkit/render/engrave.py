@@ -37,7 +37,7 @@ _MXL_SKIP = ("META-INF/",)
 
 
 @dataclass(frozen=True, slots=True)
-class Source:
+class ParsedScore:
     """A parsed score: its kind (``musicxml`` or ``mei``), bytes, XML root and file path."""
 
     kind: str
@@ -52,7 +52,7 @@ def _parser() -> etree.XMLParser:
     )
 
 
-def read_source(path: str | Path) -> Source:
+def read_source(path: str | Path) -> ParsedScore:
     """Parse a MusicXML (``.musicxml``/``.xml``/``.mxl``) or MEI file safely."""
     p = Path(path)
     data = read_bytes(p, MAX_SOURCE_BYTES)  # the readers' errors: no such file, too big, a folder
@@ -65,9 +65,9 @@ def read_source(path: str | Path) -> Source:
     root = parse_xml(data, str(p)).getroot()  # errors as every reader's: FILE:LINE: not well-formed XML
     tag = etree.QName(root).localname
     if tag in ("score-partwise", "score-timewise"):
-        return Source("musicxml", data, root, p)
+        return ParsedScore("musicxml", data, root, p)
     if tag in ("mei", "music") and (etree.QName(root).namespace in (MEI_NS, None)):
-        return Source("mei", data, root, p)
+        return ParsedScore("mei", data, root, p)
     raise _not_engravable(p, data)
 
 
@@ -123,14 +123,14 @@ def _mxl_member(p: Path) -> bytes:
         raise ScoreReadError(f"{p}: META-INF/container.xml is not well-formed ({exc.msg})") from exc
 
 
-def note_ids(source: Source) -> set[str]:
+def note_ids(source: ParsedScore) -> set[str]:
     """The ids of every note in the source."""
     if source.kind == "musicxml":
         return {n.get("id") for n in source.root.iter("note") if n.get("id")}
     return {n.get(XML_ID) for n in source.root.iter(f"{{{MEI_NS}}}note") if n.get(XML_ID)}
 
 
-def prepare(source: Source, blind: bool, amended: bool = False, labelled: bool = False) -> str:
+def prepare(source: ParsedScore, blind: bool, amended: bool = False, labelled: bool = False) -> str:
     """The XML text verovio loads: the source as is (or amended), or stripped for blind panels.
 
     A ``labelled`` render draws its own labels, so the labels serialkit wrote into the score

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from serialkit.render.engrave import XML_ID, Source, note_ids
+from serialkit.render.engrave import XML_ID, ParsedScore, note_ids
 
 _TIE_HINTS = (b"<tie ", b"<tied ", b' tie="', b"<tie>")
 
 
-def needs_mapping(source: Source, wanted: Iterable[str]) -> bool:
+def needs_mapping(source: ParsedScore, wanted: Iterable[str]) -> bool:
     """True when some wanted id is not a note id of the source, or the source has ties."""
     present = note_ids(source)
     if any(w not in present for w in wanted):
@@ -24,7 +24,7 @@ def needs_mapping(source: Source, wanted: Iterable[str]) -> bool:
     return any(hint in source.data for hint in _TIE_HINTS)
 
 
-def map_ids(source: Source, wanted: Iterable[str]) -> tuple[dict[str, tuple[str, ...]], bool]:
+def map_ids(source: ParsedScore, wanted: Iterable[str]) -> tuple[dict[str, tuple[str, ...]], bool]:
     """Event id → note ids in the (possibly amended) source, and whether the source changed."""
     from serialkit.io import read_score
     from serialkit.io.build import encode_id
@@ -48,14 +48,14 @@ def map_ids(source: Source, wanted: Iterable[str]) -> tuple[dict[str, tuple[str,
     return out, changed
 
 
-def _assign(source: Source, missing: Mapping[str, str]) -> bool:
+def _assign(source: ParsedScore, missing: Mapping[str, str]) -> bool:
     """Write reader-assigned ids into the source tree; True if any was written."""
     if source.kind == "musicxml":
         return _assign_musicxml(source, missing)
     return _assign_mei(source, missing)
 
 
-def _assign_musicxml(source: Source, missing: Mapping[str, str]) -> bool:
+def _assign_musicxml(source: ParsedScore, missing: Mapping[str, str]) -> bool:
     from lxml import etree
 
     from serialkit.io.musicxml.read import scan_tree
@@ -73,7 +73,7 @@ def _assign_musicxml(source: Source, missing: Mapping[str, str]) -> bool:
     return changed
 
 
-def _assign_mei(source: Source, missing: Mapping[str, str]) -> bool:
+def _assign_mei(source: ParsedScore, missing: Mapping[str, str]) -> bool:
     """Write the MEI reader's ids (``part-mM-sS-vV-nK``, ``-2`` when a bar number comes again, as
     in a later movement) onto the notes it gave them to, found by the reader's own walk."""
     from lxml import etree

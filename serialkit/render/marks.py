@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from serialkit.core.errors import SerialkitError
+from serialkit.core.errors import RenderInputError
 
 #: The repair rungs in ladder order; each gets its own colour.
 RUNGS: tuple[str, ...] = ("trim", "yield", "retime", "patch", "segment", "rewrite", "reflow")
@@ -44,10 +44,6 @@ CUE_SHAPES: dict[str, str] = {
     "reflow": "triangle-right",
     "other": "cross",
 }
-
-
-class RenderInputError(SerialkitError):
-    """A check report or certificate given to the renderer cannot be used."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from serialkit.render.marks import RenderInputError, load_json
+from serialkit.core.errors import RenderInputError
+from serialkit.render.marks import load_json
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from serialkit.check.gate import gate_candidate
 from serialkit.core.piece import Piece, Tag
 from serialkit.core.rows import RowForm
 from serialkit.harness import load_task, run
-from serialkit.harness.gate import limits_for, rules_for
+from serialkit.harness.judging import limits_for, rules_for
 from serialkit.harness.tasks import Task, task_from_dict
 from tests.check.reference import reference_gate
 

@@ -18,7 +18,7 @@ from serialkit.cli import cli
 from serialkit.core.piece import Event, Piece
 from serialkit.core.predicates import Limits, check_time
 from serialkit.harness import load_task, run
-from serialkit.harness.gate import final_gate, limits_for, rules_for
+from serialkit.harness.judging import judge_candidate, limits_for, rules_for
 from serialkit.harness.tasks import Task
 
 
@@ -28,7 +28,7 @@ def clean() -> tuple[Task, tuple[Event, ...]]:
     task = load_task("duo-berg")
     for seed in range(8):
         events = run(task, variant="raw", seed=seed, proposer_options={"profile": "clean"}).piece.events
-        if final_gate(task, list(events)).strict:
+        if judge_candidate(task, list(events)).strict:
             return task, tuple(events)
     raise AssertionError("no clean candidate")
 

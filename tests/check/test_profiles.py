@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from serialkit.check import check_piece
-from serialkit.check.profiles import OBSERVED, RulesError, profile_for
+from serialkit.check.profiles import OBSERVED, profile_for
 from serialkit.cli import cli
+from serialkit.core.errors import RulesError
 from serialkit.core.piece import Event, Piece, Tag, Voice
 from serialkit.core.predicates import Rules, check_order
 from serialkit.core.rows import Row, RowForm

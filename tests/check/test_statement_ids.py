@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from serialkit.cli import cli
 from serialkit.core.piece import Event, Piece, Tag
 from serialkit.core.predicates import tagged_statements
-from serialkit.core.predicates.tags import contradicted_statement_ids, statements_from_labels
+from serialkit.core.predicates.statements import contradicted_statement_ids, statements_from_labels
 from serialkit.core.rows import Row, RowForm
 from serialkit.harness import run
 

@@ -19,8 +19,8 @@ from serialkit.batch import (
     UNREADABLE,
     WRITES,
     WRITTEN,
-    Outcome,
-    Source,
+    JobOutcome,
+    ScoreInput,
     Summary,
     collect,
     output_paths,
@@ -116,8 +116,8 @@ def test_check_writes_one_report_per_score(folder: Path, tmp_path: Path) -> None
 
 
 def test_two_inputs_that_would_share_an_output_are_refused(tmp_path: Path) -> None:
-    srcs = [Source("a/x.mei", Path("a/x.mei"), relative=Path("x.mei")),
-            Source("b/x.mxl", Path("b/x.mxl"), relative=Path("x.mxl"))]
+    srcs = [ScoreInput("a/x.mei", Path("a/x.mei"), relative=Path("x.mei")),
+            ScoreInput("b/x.mxl", Path("b/x.mxl"), relative=Path("x.mxl"))]
     with pytest.raises(SerialkitError, match="would both be written"):
         output_paths(srcs, tmp_path, lambda _s: ".json")
 
@@ -190,7 +190,7 @@ written = st.lists(st.sampled_from([WRITTEN, UNREADABLE]), max_size=30)
 def test_summary_counts_and_exit_code(items: list[str]) -> None:
     summary = Summary()
     for i, status in enumerate(items):
-        summary.add(Outcome(f"s{i}", status))
+        summary.add(JobOutcome(f"s{i}", status))
     data = summary.to_dict()
     assert data["scores"] == len(items) == data["passed"] + data["failed"] + data["unreadable"]
     expected = 2 if UNREADABLE in items else 1 if FAILED in items else 0
@@ -202,7 +202,7 @@ def test_a_writing_batch_counts_written_not_passed(items: list[str]) -> None:
     """convert and render judge nothing: their summary says "written", never "passed" or "failed"."""
     summary = Summary(counts=WRITES)
     for i, status in enumerate(items):
-        summary.add(Outcome(f"s{i}", status))
+        summary.add(JobOutcome(f"s{i}", status))
     data = summary.to_dict()
     assert set(data) == {"scores", "written", "unreadable"}
     assert data["scores"] == len(items) == data["written"] + data["unreadable"]

@@ -189,12 +189,12 @@ def test_identify_finds_the_row_of_an_untagged_piece(tmp_path: Path, fixtures: P
 
 def test_ctrl_c_is_exit_130_with_one_line(monkeypatch: pytest.MonkeyPatch, fixtures: Path) -> None:
     """Ctrl-C anywhere in a command is 130 (as shells report it), not click's 'Aborted!' and 1."""
-    import serialkit.batch
+    import serialkit.jobs
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(serialkit.batch, "check_job", interrupted)
+    monkeypatch.setattr(serialkit.jobs, "check_job", interrupted)
     result = CliRunner().invoke(cli, ["check", str(fixtures / "pieces" / "clean-piece.json")])
     assert result.exit_code == 130 and result.stderr.strip() == "interrupted"
 

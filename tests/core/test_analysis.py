@@ -243,7 +243,7 @@ def test_a_neighbour_note_between_repeats_is_read_as_a_tremolo() -> None:
 def test_a_pivot_note_begins_the_next_statement(seed: int) -> None:
     """``… x | x …``: the second x is the first note of the next statement, not a repeat, so
     the default rules (no repeats) find nothing wrong."""
-    from serialkit.core.predicates import gate
+    from serialkit.core.predicates import judge_predicates
 
     synth = FAMILIES["pivots"](seed)
     analysis = analyze(synth.piece, synth.row)
@@ -252,7 +252,7 @@ def test_a_pivot_note_begins_the_next_statement(seed: int) -> None:
         head = analysis.tags[ids[0]]
         assert head is not None and forms[head.form] == forms[form] and head.position == 0, ids[0]
     assert all(not s.repeats for s in analysis.statements)
-    verdict = gate(analysis.tagged(synth.piece))
+    verdict = judge_predicates(analysis.tagged(synth.piece))
     assert [v.message for v in verdict.violations if v.code == "ORDER"] == []
     assert not [a for a in analysis.ambiguities if a.reason.startswith("pivot")]
 
@@ -290,7 +290,7 @@ def test_a_pivot_struck_twice_is_no_ambiguity() -> None:
 def test_a_pivot_is_never_read_as_a_repeat(row: Row, iois: list[Fraction], rng: random.Random) -> None:
     """Four statements in one voice, each beginning on the pitch class the last one ended on:
     every statement's first note is its position 0 and nothing is read as a repeat."""
-    from serialkit.core.predicates import gate
+    from serialkit.core.predicates import judge_predicates
 
     forms = row.forms()
     form = rng.choice(ALL_FORMS)
@@ -310,7 +310,7 @@ def test_a_pivot_is_never_read_as_a_repeat(row: Row, iois: list[Fraction], rng: 
         tag = analysis.tags[eid]
         assert tag is not None and tag.position == 0 and forms[tag.form] == pcs, eid
     assert not any(s.repeats for s in analysis.statements)
-    assert not [v for v in gate(analysis.tagged(piece)).violations if v.code == "ORDER"]
+    assert not [v for v in judge_predicates(analysis.tagged(piece)).violations if v.code == "ORDER"]
 
 
 def test_a_shared_note_handed_back_by_an_earlier_split_is_not_split_again() -> None:

@@ -1,4 +1,4 @@
-"""Hard predicates: the sweep agrees with naive checks, ORDER's allowances, the gate's two modes."""
+"""Hard predicates: the sweep agrees with naive checks, ORDER's allowances, the predicate verdict's two modes."""
 
 from __future__ import annotations
 
@@ -25,11 +25,11 @@ from serialkit.core.piece import (
     Voice,
 )
 from serialkit.core.predicates import (
-    CODES,
+    PREDICATE_CODES,
     Columns,
+    PredicateVerdict,
     Rules,
     TaggedStatement,
-    Verdict,
     Violation,
     check_collisions,
     check_crossings,
@@ -40,7 +40,7 @@ from serialkit.core.predicates import (
     check_schedule,
     collision_pairs,
     crossed_noteheads,
-    gate,
+    judge_predicates,
     naive_collision_pairs,
     order_and_row,
     scan_statements,
@@ -354,7 +354,7 @@ def test_schedule_accepts_an_alias_of_a_symmetric_row() -> None:
     assert check_schedule(_scheduled_piece({"v1": ["P0"]}, {"v1": [alias.label]})) == []
 
 
-# -- gate ---------------------------------------------------------------------------------------
+# -- verdict -------------------------------------------------------------------------------------
 
 
 @st.composite
@@ -375,28 +375,28 @@ def scheduled_pieces(draw: st.DrawFn) -> Piece:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scheduled_pieces())
-def test_gate_strict_implies_relaxed_and_relaxed_ignores_only_sched(piece: Piece) -> None:
-    verdict = gate(piece)
+def test_verdict_strict_implies_relaxed_and_relaxed_ignores_only_sched(piece: Piece) -> None:
+    verdict = judge_predicates(piece)
     assert not verdict.strict or verdict.relaxed
     assert verdict.relaxed == all(v.code == "SCHED" for v in verdict.violations)
     assert verdict.strict == (verdict.violations == ())
     assert sum(verdict.counts().values()) == len(verdict.violations)
-    # the gate checks ROW inside the ORDER pass; it must find exactly what the lone checks find
+    # judge_predicates checks ROW inside the ORDER pass; it must find exactly what the lone checks find
     assert verdict.by_code("ROW") == check_row(piece)
     assert verdict.by_code("ORDER") == check_order(piece)
 
 
-def test_gate_reports_both_modes_and_notes() -> None:
+def test_verdict_reports_both_modes_and_notes() -> None:
     piece = _scheduled_piece({"v1": ["I3"]}, {"v1": ["P0"]})
-    verdict = gate(piece)
+    verdict = judge_predicates(piece)
     assert (verdict.strict, verdict.relaxed) == (False, True)
     assert verdict.passed("relaxed") and not verdict.passed("strict")
     data = verdict.to_dict()
     assert data["counts"]["SCHED"] == 12 and data["strict"] is False and data["relaxed"] is True
-    untagged = gate(Piece((Event("a", "v1", 0, 1, 60),)))
+    untagged = judge_predicates(Piece((Event("a", "v1", 0, 1, 60),)))
     assert untagged.strict and any("no event carries" in n for n in untagged.notes)
     with pytest.raises(PieceError):
-        gate(piece, codes=["NOPE"])
+        judge_predicates(piece, codes=["NOPE"])
 
 
 def test_columns_ticks_are_exact_over_mixed_denominators() -> None:
@@ -462,11 +462,11 @@ def test_one_pass_columns_agree_with_reading_the_fractions(case: tuple[Piece, tu
 def test_values_are_frozen_slotted_and_serialisable() -> None:
     v = Violation("ROW", ["a"], "message", "voice v1, bar 1, beat 1")  # type: ignore[arg-type]
     assert v.event_ids == ("a",) and hash(v) == hash(Violation.from_dict(v.to_dict()))
-    for value in (v, Rules(), Verdict(())):
+    for value in (v, Rules(), PredicateVerdict(())):
         assert not hasattr(value, "__dict__")
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(value, dataclasses.fields(value)[0].name, "X")
-    assert set(Verdict(()).counts()) == set(CODES)
+    assert set(PredicateVerdict(()).counts()) == set(PREDICATE_CODES)
     assert Rules(tolerance=1).tolerance == Fraction(1)
 
 

@@ -13,8 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from serialkit.cli import cli
+from serialkit.core.errors import RunDirError
 from serialkit.eval.runner import EvalConfig, run_eval
-from serialkit.eval.store import LOCK, RunDirError, lock_run_dir
+from serialkit.eval.store import LOCK, lock_run_dir
 from tests.eval.helpers import small_bank
 
 HOLD = ("import sys\nfrom serialkit.eval.store import lock_run_dir\n"

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from serialkit.cli import cli
 from serialkit.harness import run
 from serialkit.harness.authorship import AUTHORS, author_of
-from serialkit.harness.bank import generate_task
 from serialkit.harness.repair import ladder
 from serialkit.harness.schemas import validation_errors
+from serialkit.harness.seeded_tasks import generate_task
 from tests.eval.helpers import run_cli, small_bank
 
 

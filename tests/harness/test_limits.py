@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from serialkit.core.errors import ProposerError
-from serialkit.harness.proposers.limits import Limits, RateLimiter, duration, retry_after
+from serialkit.harness.proposers.limits import RateLimiter, RateLimits, duration, retry_after
 from tests.harness.fake_openai import max_in_window
 
 
-def _simulate(limits: Limits, latencies: list[tuple[float, float]], tokens: list[int], concurrency: int,
+def _simulate(limits: RateLimits, latencies: list[tuple[float, float]], tokens: list[int], concurrency: int,
               ) -> tuple[list[float], list[tuple[float, int]]]:
     """Requests sent as fast as the limiter and ``concurrency`` allow, on a simulated clock; each
     arrives at the server ``share`` of its latency after it was sent. (arrivals, (arrival, tokens))."""
@@ -52,7 +52,7 @@ requests = st.lists(st.tuples(st.floats(0.0, 3.0), st.floats(0.0, 1.0)), min_siz
 @given(requests, st.integers(1, 8), st.integers(1, 12), st.floats(0.5, 5.0))
 def test_no_window_holds_more_requests_than_the_limit(reqs: list[tuple[float, float]], rpm: int,
                                                       concurrency: int, window: float) -> None:
-    arrivals, _ = _simulate(Limits(rpm=rpm, window=window), reqs, [0] * len(reqs), concurrency)
+    arrivals, _ = _simulate(RateLimits(rpm=rpm, window=window), reqs, [0] * len(reqs), concurrency)
     assert len(arrivals) == len(reqs)  # every request is sent in the end
     assert max_in_window(arrivals, window) <= rpm
 
@@ -62,7 +62,7 @@ def test_no_window_holds_more_requests_than_the_limit(reqs: list[tuple[float, fl
 def test_no_window_holds_more_tokens_than_the_limit(reqs: list[tuple[float, float]], tpm: int,
                                                     data: st.DataObject) -> None:
     tokens = data.draw(st.lists(st.integers(1, tpm), min_size=len(reqs), max_size=len(reqs)))
-    _, spent = _simulate(Limits(tpm=tpm, window=2.0), reqs, tokens, 6)
+    _, spent = _simulate(RateLimits(tpm=tpm, window=2.0), reqs, tokens, 6)
     spent.sort()
     for i, (start, _) in enumerate(spent):
         inside = sum(n for t, n in spent[i:] if t <= start + 2.0)
@@ -71,7 +71,7 @@ def test_no_window_holds_more_tokens_than_the_limit(reqs: list[tuple[float, floa
 
 def test_retry_after_and_ratelimit_headers_pause_the_endpoint() -> None:
     now = [10.0]
-    limiter = RateLimiter(Limits(), clock=lambda: now[0])
+    limiter = RateLimiter(RateLimits(), clock=lambda: now[0])
     assert limiter.observe(429, {"retry-after": "2"}) == 2.0
     res, wait = limiter.try_acquire()
     assert res is None and wait == pytest.approx(2.0)
@@ -93,4 +93,4 @@ def test_retry_after_forms_and_bad_limits() -> None:
     assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) is None
     assert retry_after({}) is None
     with pytest.raises(ProposerError, match="--rpm must be at least 1"):
-        Limits(rpm=0)
+        RateLimits(rpm=0)

@@ -11,9 +11,7 @@ from typing import Any
 
 import pytest
 
-from serialkit.harness import run
-from serialkit.harness.proposers import openai as openai_module
-from serialkit.harness.proposers.errors import (
+from serialkit.core.errors import (
     EndpointAuthError,
     EndpointNotFound,
     EndpointRefused,
@@ -22,6 +20,8 @@ from serialkit.harness.proposers.errors import (
     EndpointTimeout,
     EndpointUnreachable,
 )
+from serialkit.harness import run
+from serialkit.harness.proposers import openai as openai_module
 from serialkit.harness.proposers.openai import OpenAIProposer
 from tests.harness.fake_openai import SECRET, FakeOpenAI, run_openai
 

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from serialkit.cli import cli
+from serialkit.core.errors import EndpointResponseError
 from serialkit.harness import run
 from serialkit.harness.prompts import estimate_tokens
-from serialkit.harness.proposers.errors import EndpointResponseError
 from tests.harness.fake_openai import FakeOpenAI, run_openai
 
 pytestmark = pytest.mark.usefixtures("api_key")

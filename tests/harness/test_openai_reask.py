@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from serialkit.harness import run
-from serialkit.harness.proposers.errors import (
+from serialkit.core.errors import (
     EndpointAuthError,
     EndpointNotFound,
     EndpointServerError,
 )
+from serialkit.harness import run
 from tests.harness.fake_openai import FakeOpenAI, StickyOpenAI, run_openai
 
 pytestmark = pytest.mark.usefixtures("api_key")

@@ -19,11 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from serialkit.cli import cli
+from serialkit.core.errors import EndpointResponseError
 from serialkit.eval.runner import EvalConfig, run_eval
 from serialkit.eval.store import RunStore
 from serialkit.harness import load_task, run
 from serialkit.harness.certificate import LISTED
-from serialkit.harness.proposers.errors import EndpointResponseError
 from serialkit.harness.proposers.openai import DEFAULT_MAX_REPLY_BYTES
 from serialkit.harness.schemas import load_schema
 from tests.eval.helpers import small_bank

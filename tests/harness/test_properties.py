@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from serialkit.check import check_piece
 from serialkit.core.predicates import Rules
 from serialkit.harness import Task, run
-from serialkit.harness.bank import generate_task
+from serialkit.harness.seeded_tasks import generate_task
 
 profiles = st.sampled_from(["default", "paper-raw", "heavy"])
 HEAVY = {"wrong_pc": 0.05, "repetition": 0.03, "omission": 0.03, "register": 0.05, "collision": 0.5,

@@ -12,7 +12,7 @@ from serialkit.harness import load_task
 from serialkit.harness.reflow import push, reflow
 from serialkit.harness.repair import RepairContext
 from serialkit.harness.tasks import Task, task_from_dict
-from serialkit.harness.verify import Candidate, Verifier
+from serialkit.harness.verify import ProposedNote, Verifier
 
 # duo-berg with notes up to a whole section long (the gate's DUR limit), so one violin note can
 # block a section
@@ -21,15 +21,15 @@ TASK = task_from_dict({**load_task("duo-berg").to_dict(), "texture": {"min_durat
 GRID = TASK.texture.grid
 
 
-def _note(task: Task, voice: str, index: int, onset: F, duration: F) -> Candidate:
+def _note(task: Task, voice: str, index: int, onset: F, duration: F) -> ProposedNote:
     slot = task.slots("A", voice)[index]
     low = task.voice(voice).low
     assert low is not None
     midi = low + (slot.pc - low) % 12
-    return Candidate(f"{voice}-A-{index:02d}", slot, onset, duration, midi, slot.pc)
+    return ProposedNote(f"{voice}-A-{index:02d}", slot, onset, duration, midi, slot.pc)
 
 
-def _packed(hole: int, start: int, blocker: tuple[F, F]) -> tuple[Verifier, Candidate]:
+def _packed(hole: int, start: int, blocker: tuple[F, F]) -> tuple[Verifier, ProposedNote]:
     """Cello notes one grid step each from ``start`` steps with slot ``hole`` left out (no window),
     and a long violin note holding the hole's pitch class over ``blocker``."""
     ver = Verifier(TASK)
@@ -46,7 +46,7 @@ def _packed(hole: int, start: int, blocker: tuple[F, F]) -> tuple[Verifier, Cand
     return ver, missing
 
 
-def _midis(cand: Candidate) -> list[int]:
+def _midis(cand: ProposedNote) -> list[int]:
     voice = TASK.voice(cand.voice)
     assert voice.low is not None and voice.high is not None
     return [m for m in range(voice.low, voice.high + 1) if m % 12 == cand.slot.pc]

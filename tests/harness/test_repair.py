@@ -12,7 +12,8 @@ import pytest
 
 from serialkit.core.errors import PluginError
 from serialkit.core.piece import Event, Tag
-from serialkit.harness import final_gate, load_task, run
+from serialkit.harness import load_task, run
+from serialkit.harness.judging import judge_candidate
 from serialkit.harness.repair import (
     RepairContext,
     free_spans,
@@ -23,7 +24,7 @@ from serialkit.harness.repair import (
     yield_,
 )
 from serialkit.harness.tasks import Task
-from serialkit.harness.verify import Candidate, Verifier
+from serialkit.harness.verify import ProposedNote, Verifier
 from serialkit.plugins import hookimpl, register_plugin, unregister_plugin
 
 
@@ -33,16 +34,16 @@ def task() -> Task:
 
 
 def _cand(task: Task, voice: str, index: int, onset: F, duration: F, midi: int | None = None,
-          section: str = "A") -> Candidate:
+          section: str = "A") -> ProposedNote:
     slot = task.slots(section, voice)[index]
     voice_obj = task.voice(voice)
     assert voice_obj.low is not None
     if midi is None:
         midi = voice_obj.low + (slot.pc - voice_obj.low) % 12
-    return Candidate(f"{voice}-{section}-{index:02d}", slot, onset, duration, midi, slot.pc)
+    return ProposedNote(f"{voice}-{section}-{index:02d}", slot, onset, duration, midi, slot.pc)
 
 
-def _clash(task: Task, onset_other: F, dur_other: F, onset: F, duration: F) -> tuple[Verifier, Candidate]:
+def _clash(task: Task, onset_other: F, dur_other: F, onset: F, duration: F) -> tuple[Verifier, ProposedNote]:
     """A kept violin note and a cello candidate with the same pitch class overlapping it."""
     ver = Verifier(task)
     vc_slot = task.slots("A", "vc")[0]
@@ -86,7 +87,7 @@ def test_settle_keeps_the_first_clean_try_and_rolls_back_the_others(task: Task) 
     (other_id,) = ver.kept
     ctx = RepairContext(ver)
 
-    def moves_then_fails() -> Candidate | None:
+    def moves_then_fails() -> ProposedNote | None:
         ver.shorten(other_id, F(2), "trim")
         return None
 
@@ -105,7 +106,7 @@ def test_yield_after_a_shared_onset_enters_one_grid_step_later(task: Task) -> No
 
 def test_retime_moves_into_a_free_span(task: Task) -> None:
     ver, cand = _clash(task, F(0), F(1, 2), F(0), F(1))
-    cand = Candidate(cand.id, cand.slot, cand.onset, cand.duration, cand.midi, cand.claimed_pc, until=F(2))
+    cand = ProposedNote(cand.id, cand.slot, cand.onset, cand.duration, cand.midi, cand.claimed_pc, until=F(2))
     fixed = retime(cand, ver.problems(cand), RepairContext(ver))
     assert fixed is not None and fixed.onset == F(1, 2) and fixed.end <= F(2)
     assert not ver.problems(fixed)
@@ -114,7 +115,7 @@ def test_retime_moves_into_a_free_span(task: Task) -> None:
 def test_rewrite_gives_the_scheduled_pitch_class_in_range(task: Task) -> None:
     ver = Verifier(task)
     slot = task.slots("A", "vn")[3]
-    wrong = Candidate("vn-A-03", slot, F(0), F(1), 100, (slot.pc + 1) % 12)
+    wrong = ProposedNote("vn-A-03", slot, F(0), F(1), 100, (slot.pc + 1) % 12)
     problems = ver.problems(wrong)
     assert {"ROW", "PC", "RANGE"} <= set(problems)
     for rung in (trim_tail, yield_, retime):
@@ -141,10 +142,10 @@ def test_a_candidate_is_judged_on_inferred_tags_not_only_its_own() -> None:
     assert earlier.tag is not None
     repeat = Event("vc-extra", "vc", last.end, F(1, 2), earlier.midi, section=last.section,
                    tag=Tag(earlier.tag.form, earlier.tag.position, "vc.extra"))
-    verdict = final_gate(task, [*events, repeat], trace=True)
+    verdict = judge_candidate(task, [*events, repeat])
     assert not verdict.strict and not verdict.relaxed
     assert any(v["code"] == "EXTRA" and "vc-extra" in v["event_ids"] for v in verdict.violations)
-    assert final_gate(task, events, trace=True).strict
+    assert judge_candidate(task, events).strict
     assert verdict.checker == "serialkit.check"
 
 
@@ -163,7 +164,7 @@ class _OctaveFirst:
     def __init__(self) -> None:
         self.seen: list[frozenset[str]] = []
 
-    def rung(self, cand: Candidate, problems: dict[str, list[Candidate]], ctx: RepairContext) -> Candidate | None:
+    def rung(self, cand: ProposedNote, problems: dict[str, list[ProposedNote]], ctx: RepairContext) -> ProposedNote | None:
         self.seen.append(frozenset(problems))
         return None
 
@@ -195,7 +196,7 @@ class _Vandal:
         self.offered = 0
         self.holes: list[int] = []
 
-    def rung(self, cand: Candidate, problems: dict[str, list[Candidate]], ctx: RepairContext) -> Candidate | None:
+    def rung(self, cand: ProposedNote, problems: dict[str, list[ProposedNote]], ctx: RepairContext) -> ProposedNote | None:
         other = next((k.cand for k in ctx.verifier.kept.values() if k.cand.voice != cand.voice), None)
         if other is not None:
             self.offered += 1

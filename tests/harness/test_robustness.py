@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 from serialkit.eval.bank import load_bank
 from serialkit.harness import load_task, run
-from serialkit.harness.bank import generate_task
 from serialkit.harness.loop import align
 from serialkit.harness.proposers.base import (
     CallUsage,
@@ -25,6 +24,7 @@ from serialkit.harness.proposers.base import (
     parse_proposal,
 )
 from serialkit.harness.proposers.stochastic import PROFILES, StochasticProposer, request_identity
+from serialkit.harness.seeded_tasks import generate_task
 from serialkit.harness.tasks import Task
 
 HABITS = ("transpose", "invert", "lost_place", "swap", "off_by_one", "overlap", "off_grid", "past_end",

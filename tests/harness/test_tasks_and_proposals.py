@@ -10,11 +10,11 @@ import pytest
 
 from serialkit.core.errors import TaskError
 from serialkit.harness import Task, list_tasks, load_task
-from serialkit.harness.bank import generate_task, seam_clashes
 from serialkit.harness.prompts import messages
 from serialkit.harness.proposers.base import Reply, Request, extract_json, parse_proposal, to_time
 from serialkit.harness.proposers.stochastic import PROFILES, StochasticProposer
 from serialkit.harness.schemas import validation_errors
+from serialkit.harness.seeded_tasks import generate_task, seam_clashes
 
 
 @pytest.mark.parametrize("name", list_tasks())

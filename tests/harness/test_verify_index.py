@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from serialkit.harness import load_task
-from serialkit.harness.verify import Candidate, Verifier
+from serialkit.harness.verify import ProposedNote, Verifier
 
 TASK = load_task("quartet-webern")
 SLOTS = [s for sec in TASK.sections for v in TASK.voice_ids for s in TASK.slots(sec.id, v)]
@@ -17,9 +17,9 @@ notes = st.tuples(st.integers(0, len(SLOTS) - 1), st.integers(0, 63), st.integer
 ops = st.lists(st.tuples(st.sampled_from(["add", "add", "move", "move", "shorten", "remove", "trial"]), notes), min_size=1, max_size=60)
 
 
-def _cand(slot_index: int, onset: int, length: int, midi: int) -> Candidate:
+def _cand(slot_index: int, onset: int, length: int, midi: int) -> ProposedNote:
     slot = SLOTS[slot_index]
-    return Candidate(f"{slot.voice}-{slot.section}-{slot.index:02d}", slot, Fraction(onset, 2), Fraction(length, 4),
+    return ProposedNote(f"{slot.voice}-{slot.section}-{slot.index:02d}", slot, Fraction(onset, 2), Fraction(length, 4),
                      midi, slot.pc)
 
 

@@ -73,7 +73,7 @@ def test_readers_and_writers_are_registered_as_plugins() -> None:
     readers, writers = registry("readers"), registry("writers")
     assert {"musicxml", "mei", "json"} <= set(readers.names())
     assert {"musicxml", "mei", "midi", "json"} <= set(writers.names())
-    assert readers.get("mei").plugin == "serialkit.io._plugin"
+    assert readers.get("mei").plugin == "serialkit.plugins.builtins"
     assert ".mxl" in readers.get("musicxml").meta["extensions"]
 
 

@@ -78,7 +78,7 @@ def test_the_probe_sees_io_edges_and_function_level_imports() -> None:
     edges = graph()
     assert "serialkit.io.dispatch" in edges["serialkit.io"]
     assert "serialkit.io.musicxml.read" in edges["serialkit.io.musicxml.annotate"]
-    assert "serialkit.io.sniff" in edges["serialkit.io._plugin"]  # ``from serialkit.io import sniff``
+    assert "serialkit.io.sniff" in edges["serialkit.plugins.builtins"]  # ``from serialkit.io import sniff``
     tree = ast.parse("def f():\n    from serialkit.io import read_score\n")
     assert "serialkit.io" in _imports(tree, "serialkit.io.musicxml", {"serialkit.io"})
     assert cycles({"serialkit.io": {"serialkit.io.a"}, "serialkit.io.a": {"serialkit.io"}}) != []

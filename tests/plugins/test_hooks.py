@@ -152,7 +152,7 @@ def test_readers_need_dotted_extensions(bad: Any) -> None:
 
 def test_builtin_readers_are_registered_through_the_hook() -> None:
     entry = registry("readers").for_extension(".musicxml")[0]
-    assert entry.plugin == "serialkit.io._plugin"
+    assert entry.plugin == "serialkit.plugins.builtins"
 
 
 # register_predicates --------------------------------------------------------------------
@@ -270,7 +270,7 @@ def test_rank_must_be_an_integer(rank: Any) -> None:
 def test_builtin_ladder_is_ranked() -> None:
     rungs = ordered("repair_rungs")
     assert len(rungs) >= 3
-    assert all(e.plugin == "serialkit.harness._plugin" for e in rungs)
+    assert all(e.plugin == "serialkit.plugins.builtins" for e in rungs)
     ranks = [e.meta["rank"] for e in rungs]
     assert ranks == sorted(ranks) and len(set(ranks)) == len(ranks)
     assert rungs[0].meta["rank"] == min(e.meta["rank"] for e in registry("repair_rungs"))

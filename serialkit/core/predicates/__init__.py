@@ -1,10 +1,11 @@
-"""Hard predicates → Violation records, and the release gate (strict / relaxed).
+"""Hard predicates → Violation records, and the predicate verdict (strict / relaxed).
 
-Codes: ROW, ORDER, COLL, PC, RANGE, CROSS, SCHED (DESIGN §4); and, for a candidate bound to a
+Codes: ROW, ORDER, COLL, PC, RANGE, CROSS, SCHED; and, for a candidate bound to a
 task's time limits, SPAN, GRID, DUR and MONO (:func:`check_time`). Every ``check_*`` takes a
 :class:`~serialkit.core.piece.Piece` (or a prepared :class:`Columns` view) and returns a list of
-:class:`Violation`; :func:`gate` runs them all over one shared view and returns a :class:`Verdict`
-with ``strict`` and ``relaxed`` answers.
+:class:`Violation`; :func:`judge_predicates` runs them all over one shared view and returns a
+:class:`PredicateVerdict` with ``strict`` and ``relaxed`` answers. The gate a candidate passes
+(``serialkit.check.gate``) builds on these.
 """
 
 from __future__ import annotations
@@ -15,26 +16,23 @@ from serialkit.core.predicates.collisions import (
     naive_collision_pairs,
 )
 from serialkit.core.predicates.columns import Columns
-from serialkit.core.predicates.gate import gate, run_predicates
-from serialkit.core.predicates.model import (
-    CODES,
-    STRICT_ONLY,
+from serialkit.core.predicates.judge import judge_predicates, run_predicates
+from serialkit.core.predicates.records import (
+    PREDICATE_CODES,
+    PREDICATE_STRICT_ONLY,
     UNTAGGED_CODES,
+    PredicateVerdict,
     Rules,
-    Verdict,
     Violation,
 )
-from serialkit.core.predicates.tags import (
+from serialkit.core.predicates.schedule import check_schedule
+from serialkit.core.predicates.statements import (
     StatementScan,
     TaggedStatement,
-    check_order,
-    check_pc,
-    check_row,
-    check_schedule,
-    order_and_row,
     scan_statements,
     tagged_statements,
 )
+from serialkit.core.predicates.tags import check_order, check_pc, check_row, order_and_row
 from serialkit.core.predicates.time import TIME_CODES, Limits, check_time, note_faults
 from serialkit.core.predicates.voices import (
     check_crossings,
@@ -45,8 +43,8 @@ from serialkit.core.predicates.voices import (
 from serialkit.core.timeline import Locator
 
 __all__ = [
-    "CODES",
-    "STRICT_ONLY",
+    "PREDICATE_CODES",
+    "PREDICATE_STRICT_ONLY",
     "TIME_CODES",
     "UNTAGGED_CODES",
     "Columns",
@@ -55,7 +53,7 @@ __all__ = [
     "Rules",
     "StatementScan",
     "TaggedStatement",
-    "Verdict",
+    "PredicateVerdict",
     "Violation",
     "check_collisions",
     "check_crossings",
@@ -68,7 +66,7 @@ __all__ = [
     "collision_pairs",
     "crossed_noteheads",
     "crossing_share",
-    "gate",
+    "judge_predicates",
     "naive_collision_pairs",
     "note_faults",
     "order_and_row",

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 from serialkit.core.piece import Piece
 from serialkit.core.predicates.columns import Columns, columns_of
-from serialkit.core.predicates.model import Violation
+from serialkit.core.predicates.records import Violation
 from serialkit.core.rows import pc_name
 
 

@@ -22,7 +22,7 @@ from fractions import Fraction
 
 from serialkit.core.piece import Event, Piece
 from serialkit.core.predicates.columns import Columns
-from serialkit.core.predicates.model import Violation
+from serialkit.core.predicates.records import Violation
 
 __all__ = ["TIME_CODES", "Limits", "check_time", "note_faults"]
 

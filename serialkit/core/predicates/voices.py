@@ -11,7 +11,7 @@ from operator import and_, gt, le, lt
 
 from serialkit.core.piece import Piece
 from serialkit.core.predicates.columns import Columns, columns_of
-from serialkit.core.predicates.model import Violation
+from serialkit.core.predicates.records import Violation
 from serialkit.core.rows import pc_name
 
 

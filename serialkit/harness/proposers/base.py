@@ -43,7 +43,7 @@ class Request:
             "kind": self.kind,
             "section": self.section,
             "attempt": self.attempt,
-            "span": [_t(sec.start), _t(sec.end)],
+            "span": [time_json(sec.start), time_json(sec.end)],
             "row": list(task.row.pcs),
             "convention": task.convention,
             "meter": f"{task.meter.numerator}/{task.meter.denominator}",
@@ -65,7 +65,8 @@ class Request:
         return out
 
 
-def _t(value: Fraction) -> int | str:
+def time_json(value: Fraction) -> int | str:
+    """A time as JSON: an integer when whole, else ``"n/d"``."""
     return int(value) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
 
 

@@ -1,4 +1,4 @@
-"""Limits per endpoint: requests and tokens per window, pauses the server asks for.
+"""Rate limits per endpoint: requests and tokens per window, pauses the server asks for.
 
 Every HTTP try (the SDK's own retries included) takes a token before it is sent and holds it until
 one window after its answer came back (or its failure was seen). A request waits while ``rpm``
@@ -26,7 +26,7 @@ POLL = 0.02
 
 
 @dataclass(frozen=True)
-class Limits:
+class RateLimits:
     """Requests and tokens per ``window`` seconds (60: per minute); None = no limit."""
 
     rpm: int | None = None
@@ -62,7 +62,7 @@ class RateLimiter:
     """Thread-safe; :meth:`try_acquire` gives a token or the time to wait before asking again
     (:meth:`acquire` sleeps, :meth:`acquire_async` awaits)."""
 
-    def __init__(self, limits: Limits, clock: Any = time.monotonic) -> None:
+    def __init__(self, limits: RateLimits, clock: Any = time.monotonic) -> None:
         self.limits = limits
         self.clock = clock
         self._held: list[Reservation] = []

@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from serialkit.core.errors import ProposerError
+from serialkit.core.errors import EndpointError, ProposerError
 from serialkit.harness.proposers.base import CallUsage, Reply, Request
-from serialkit.harness.proposers.errors import EndpointError
 
 
 def read_transcript(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

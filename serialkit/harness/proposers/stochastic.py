@@ -12,7 +12,7 @@ from typing import Any
 from serialkit.core.errors import ProposerError
 from serialkit.core.rows import RowForm
 from serialkit.harness.prompts import estimate_tokens, messages
-from serialkit.harness.proposers.base import CallUsage, Reply, Request, _t, to_time
+from serialkit.harness.proposers.base import CallUsage, Reply, Request, time_json, to_time
 from serialkit.harness.tasks import Task
 
 
@@ -255,7 +255,7 @@ def _section(request: Request, rng: random.Random, prof: ErrorProfile,
                 if pos == lost:
                     continue
                 claim_pos, claim_pc = claims[pos]
-                mine.append({"voice": voice.id, "onset": _t(sec.start + offset), "duration": _t(dur),
+                mine.append({"voice": voice.id, "onset": time_json(sec.start + offset), "duration": time_json(dur),
                              "midi": midi, "form": written_form.label, "position": claim_pos, "pc": claim_pc})
         _avoid(mine, written, rng, prof, task, sec.end)
         _timing_habits(mine, task, sec.end, hrng, prof)
@@ -299,14 +299,14 @@ def _timing_habits(mine: list[dict[str, Any]], task: Task, limit: Fraction, hrng
     for i, e in enumerate(mine):
         if prof.overlap and i + 1 < len(mine) and hrng.random() < prof.overlap:
             start, end = _span(e)
-            e["duration"] = _t(end - start + grid * (1 + hrng.randrange(2)))
+            e["duration"] = time_json(end - start + grid * (1 + hrng.randrange(2)))
         if prof.off_grid and hrng.random() < prof.off_grid:
-            e["onset"] = _t(to_time(e["onset"], "onset") + grid / hrng.choice((3, 4, 5)))
+            e["onset"] = time_json(to_time(e["onset"], "onset") + grid / hrng.choice((3, 4, 5)))
     if mine and prof.past_end and hrng.random() < prof.past_end:
         tail = mine[-(1 + hrng.randrange(min(3, len(mine)))):]
         shift = limit - _span(tail[0])[0] + grid * hrng.randrange(3) - grid
         for e in tail:
-            e["onset"] = _t(to_time(e["onset"], "onset") + max(shift, grid))
+            e["onset"] = time_json(to_time(e["onset"], "onset") + max(shift, grid))
 
 
 def _span(e: dict[str, Any]) -> tuple[Fraction, Fraction]:
@@ -343,11 +343,11 @@ def _avoid_pass(mine: list[dict[str, Any]], others: list[dict[str, Any]], rng: r
                 if o_start - start >= grid:
                     end = o_start
                 elif start - o_start >= grid:
-                    o["duration"] = _t(start - o_start)
+                    o["duration"] = time_json(start - o_start)
                 elif nxt - o_end >= grid:
                     start, end = o_end, min(max(end, o_end + grid), nxt)
                 elif o_end - o_start >= 2 * grid and nxt - o_start >= 2 * grid:
-                    o["duration"] = _t(grid)
+                    o["duration"] = time_json(grid)
                     start, end = o_start + grid, min(max(end, o_start + 2 * grid), nxt)
             elif order[o["voice"]] < order[e["voice"]] and o["midi"] < e["midi"]:
                 if e["midi"] - 12 >= voice.low and rng.random() >= prof.crossing:
@@ -355,7 +355,7 @@ def _avoid_pass(mine: list[dict[str, Any]], others: list[dict[str, Any]], rng: r
             elif order[o["voice"]] > order[e["voice"]] and o["midi"] > e["midi"]:
                 if e["midi"] + 12 <= voice.high and rng.random() >= prof.crossing:
                     e["midi"] += 12
-        e["onset"], e["duration"] = _t(start), _t(end - start)
+        e["onset"], e["duration"] = time_json(start), time_json(end - start)
 
 
 def _fill(request: Request, rng: random.Random, prof: ErrorProfile,
@@ -384,7 +384,7 @@ def _fill(request: Request, rng: random.Random, prof: ErrorProfile,
         midi = _place(pc, (voice.low + voice.high) // 2, voice.low, voice.high)
         if rng.random() < prof.register:
             midi = min(127, voice.high + 1 + (pc - voice.high - 1) % 12)
-        event = {"voice": voice.id, "onset": _t(lo), "duration": _t(dur), "midi": midi,
+        event = {"voice": voice.id, "onset": time_json(lo), "duration": time_json(dur), "midi": midi,
                  "form": slot["form"], "position": slot["position"], "pc": int(slot["pc"])}
         _avoid([event], context, rng, prof, task, hi)
         context.append(event)
@@ -423,6 +423,6 @@ def _patch(request: Request, rng: random.Random, prof: ErrorProfile,
                     onset = c_end
                 elif onset < c_start < end:
                     end = c_start
-        out.append({"id": item["id"], "voice": voice.id, "onset": _t(onset), "duration": _t(end - onset),
+        out.append({"id": item["id"], "voice": voice.id, "onset": time_json(onset), "duration": time_json(end - onset),
                     "midi": midi, "form": item["form"], "position": item["position"], "pc": pc})
     return out

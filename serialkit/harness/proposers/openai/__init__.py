@@ -6,7 +6,7 @@ and temperature forwarded, usage from the response. The SDK retries 408/409/429/
 connection errors itself (``max_retries``, honouring ``Retry-After``), but not a refused
 connection, which its transport turns into an error at once; an event hook on its HTTP client
 counts every try and passes it through the endpoint's limits. What the server cannot answer ends
-the call with an :class:`~serialkit.harness.proposers.errors.EndpointError` (an error of the
+the call with an :class:`~serialkit.core.errors.EndpointError` (an error of the
 environment, never a verdict about the candidate).
 
 Alone (``generate``) a proposer uses the synchronous client. In an experiment the runner gives

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from serialkit.core.errors import ProposerError
-from serialkit.harness.proposers.limits import Limits, RateLimiter
+from serialkit.harness.proposers.limits import RateLimiter, RateLimits
 from serialkit.harness.proposers.openai.env import endpoint_url
 from serialkit.harness.proposers.openai.transport import EndpointStats, make_client
 
@@ -21,13 +21,13 @@ class Endpoint:
     most ``concurrency`` requests in flight, one rate limiter. Proposers of runs in worker threads
     hand it their request coroutines and wait for the answers."""
 
-    def __init__(self, base_url: str | None = None, concurrency: int = 8, limits: Limits | None = None,
+    def __init__(self, base_url: str | None = None, concurrency: int = 8, limits: RateLimits | None = None,
                  timeout: float = 60.0, max_retries: int = 2) -> None:
         if concurrency < 1:
             raise ProposerError(f"--concurrency must be at least 1, not {concurrency}")
         self.base_url = endpoint_url(base_url)
         self.concurrency = concurrency
-        self.limits = limits or Limits()
+        self.limits = limits or RateLimits()
         # always: without limits it still pauses the endpoint when the server asks (429, x-ratelimit-*)
         self.limiter = RateLimiter(self.limits)
         self.timeout = timeout

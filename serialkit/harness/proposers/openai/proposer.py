@@ -4,7 +4,7 @@ synchronous client) or on an experiment's shared :class:`Endpoint` (the async cl
 Both paths run one exchange (:meth:`OpenAIProposer._exchange`, a generator): it builds each
 request, sets up the per-call state the HTTP hooks share, falls back to prose when the server
 answers 400 to ``response_format``, maps what the server could not answer to an
-:class:`~serialkit.harness.proposers.errors.EndpointError` and reads the reply. The sync and async
+:class:`~serialkit.core.errors.EndpointError` and reads the reply. The sync and async
 drivers only send the requests it yields, with ``create`` or ``await create``.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 from serialkit.core.errors import ProposerError
 from serialkit.harness.prompts import estimate_tokens, messages
 from serialkit.harness.proposers.base import CallUsage, Reply, Request
-from serialkit.harness.proposers.limits import Limits, RateLimiter
+from serialkit.harness.proposers.limits import RateLimiter, RateLimits
 from serialkit.harness.proposers.openai.endpoint import Endpoint
 from serialkit.harness.proposers.openai.env import (
     COMPLETION_GUESS,
@@ -41,7 +41,7 @@ class OpenAIProposer:
     def __init__(self, base_url: str | None = None, model: str | None = None, temperature: float = 0.7,
                  seed: int | None = 0, timeout: float = 60.0, max_retries: int = 2, structured: bool = True,
                  max_tokens: int | None = None, endpoint: Endpoint | None = None,
-                 limits: Limits | None = None, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
+                 limits: RateLimits | None = None, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
         if max_retries < 0:
             raise ProposerError(f"openai proposer: max_retries must be 0 or more, not {max_retries}")
         if isinstance(max_reply_bytes, bool) or not isinstance(max_reply_bytes, int) or max_reply_bytes < 1:

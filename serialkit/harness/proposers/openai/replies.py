@@ -1,5 +1,5 @@
 """Reading what the server sent: a chat completion into a :class:`Reply` with its usage, and an
-SDK exception into the :class:`~serialkit.harness.proposers.errors.EndpointError` that says in
+SDK exception into the :class:`~serialkit.core.errors.EndpointError` that says in
 plain words what failed (never the parser's exception, never the API key)."""
 
 from __future__ import annotations
@@ -8,9 +8,7 @@ import json
 import time
 from typing import Any
 
-from serialkit.harness.prompts import estimate_tokens, messages, upper_bound_tokens
-from serialkit.harness.proposers.base import CallUsage, Reply, Request
-from serialkit.harness.proposers.errors import (
+from serialkit.core.errors import (
     EndpointAuthError,
     EndpointError,
     EndpointNotFound,
@@ -22,6 +20,8 @@ from serialkit.harness.proposers.errors import (
     EndpointTimeout,
     EndpointUnreachable,
 )
+from serialkit.harness.prompts import estimate_tokens, messages, upper_bound_tokens
+from serialkit.harness.proposers.base import CallUsage, Reply, Request
 from serialkit.harness.proposers.limits import RateLimiter
 from serialkit.harness.proposers.openai.env import COMPLETION_GUESS, KEY_VARIABLES, api_key, redact
 from serialkit.harness.proposers.openai.transport import CallState, ReplyTooLarge, refused

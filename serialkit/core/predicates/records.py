@@ -1,4 +1,4 @@
-"""Violation records, declared rules and the gate's verdict: plain frozen values."""
+"""Violation records, declared rules and the predicate verdict: plain frozen values."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import Any
 
 from serialkit.core.errors import PieceError
 
-CODES: tuple[str, ...] = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED")
-"""Every hard-predicate code, in report order."""
+PREDICATE_CODES: tuple[str, ...] = ("ROW", "ORDER", "COLL", "PC", "RANGE", "CROSS", "SCHED")
+"""The seven hard-predicate codes, in report order (the gate adds its own: ``check.gate.GATE_CODES``)."""
 
-STRICT_ONLY: frozenset[str] = frozenset({"SCHED"})
-"""Codes the relaxed verdict ignores."""
+PREDICATE_STRICT_ONLY: frozenset[str] = frozenset({"SCHED"})
+"""Predicate codes a relaxed :class:`PredicateVerdict` ignores: SCHED, the blueprint's order of forms."""
 
 UNTAGGED_CODES: tuple[str, ...] = ("COLL", "PC", "RANGE", "CROSS")
 """Codes that need no row-form tags (PC checks claimed pitch classes against MIDI)."""
@@ -107,16 +107,16 @@ class Rules:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
-    """The gate's answer: strict (every predicate) and relaxed (without SCHED), always together.
+class PredicateVerdict:
+    """The predicates' answer over one piece: strict (every predicate) and relaxed (without SCHED).
 
     ``unchecked`` names predicates the rules ask for that could not run (ROW and ORDER without a
     row): a verdict with one of them is never a pass, whatever the others found."""
 
     violations: tuple[Violation, ...]
-    checked: tuple[str, ...] = CODES
+    checked: tuple[str, ...] = PREDICATE_CODES
     notes: tuple[str, ...] = field(default=())
-    strict_only: frozenset[str] = STRICT_ONLY
+    strict_only: frozenset[str] = PREDICATE_STRICT_ONLY
     unchecked: tuple[str, ...] = ()
 
     @property
@@ -133,7 +133,7 @@ class Verdict:
     def passed(self, mode: str = "strict") -> bool:
         """The verdict of one mode, ``strict`` or ``relaxed``."""
         if mode not in ("strict", "relaxed"):
-            raise PieceError(f"gate mode must be 'strict' or 'relaxed', not {mode!r}")
+            raise PieceError(f"verdict mode must be 'strict' or 'relaxed', not {mode!r}")
         return self.strict if mode == "strict" else self.relaxed
 
     def counts(self) -> dict[str, int]:

@@ -1,4 +1,4 @@
-"""The release gate: every hard predicate over one columnar view, strict and relaxed together."""
+"""Every hard predicate over one columnar view, and the predicate verdict (strict and relaxed together)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,10 @@ from serialkit.core.errors import PieceError
 from serialkit.core.piece import Piece
 from serialkit.core.predicates.collisions import check_collisions
 from serialkit.core.predicates.columns import Columns
-from serialkit.core.predicates.model import CODES, Rules, Verdict, Violation
-from serialkit.core.predicates.tags import (
-    check_order,
-    check_pc,
-    check_row,
-    check_schedule,
-    order_and_row,
-    scan_statements,
-)
+from serialkit.core.predicates.records import PREDICATE_CODES, PredicateVerdict, Rules, Violation
+from serialkit.core.predicates.schedule import check_schedule
+from serialkit.core.predicates.statements import scan_statements
+from serialkit.core.predicates.tags import check_order, check_pc, check_row, order_and_row
 from serialkit.core.predicates.voices import check_crossings, check_range
 from serialkit.core.rows import Row
 
@@ -26,14 +21,14 @@ from serialkit.core.rows import Row
 def run_predicates(
     piece: Piece | Columns,
     rules: Rules = Rules(),
-    codes: Iterable[str] = CODES,
+    codes: Iterable[str] = PREDICATE_CODES,
     row: Row | None = None,
 ) -> list[Violation]:
-    """The violations of the chosen predicates, in CODES order, over one shared columnar view."""
+    """The violations of the chosen predicates, in PREDICATE_CODES order, over one shared columnar view."""
     wanted = list(codes)
-    unknown = sorted(set(wanted) - set(CODES))
+    unknown = sorted(set(wanted) - set(PREDICATE_CODES))
     if unknown:
-        raise PieceError(f"unknown predicate code(s) {', '.join(unknown)} (known: {', '.join(CODES)})")
+        raise PieceError(f"unknown predicate code(s) {', '.join(unknown)} (known: {', '.join(PREDICATE_CODES)})")
     cols = piece if isinstance(piece, Columns) else Columns(piece)
     the_row = row if row is not None else cols.piece.row
     # one pass groups the statements for ORDER and SCHED, judging them for both on the way
@@ -42,7 +37,7 @@ def run_predicates(
         statements, clean, homes = scan_statements(cols, the_row if "ORDER" in wanted else None)
     fused: list[Violation] | None = None  # ROW checked inside the ORDER pass
     out: list[Violation] = []
-    for code in CODES:
+    for code in PREDICATE_CODES:
         if code not in wanted:
             continue
         if code == "ROW":
@@ -68,18 +63,18 @@ def run_predicates(
     return out
 
 
-def gate(
+def judge_predicates(
     piece: Piece,
     rules: Rules = Rules(),
-    codes: Iterable[str] = CODES,
+    codes: Iterable[str] = PREDICATE_CODES,
     row: Row | None = None,
-) -> Verdict:
+) -> PredicateVerdict:
     """Run the predicates and return the strict and relaxed verdicts together."""
     asked = set(codes)
-    unknown = sorted(asked - set(CODES))
+    unknown = sorted(asked - set(PREDICATE_CODES))
     if unknown:
-        raise PieceError(f"unknown predicate code(s) {', '.join(unknown)} (known: {', '.join(CODES)})")
-    wanted = tuple(c for c in CODES if c in asked)
+        raise PieceError(f"unknown predicate code(s) {', '.join(unknown)} (known: {', '.join(PREDICATE_CODES)})")
+    wanted = tuple(c for c in PREDICATE_CODES if c in asked)
     with _quiet_gc():
         cols = Columns(piece)
     notes: list[str] = []
@@ -93,7 +88,7 @@ def gate(
         notes.append("SCHED had nothing to check: the piece has no blueprint")
     with _quiet_gc():
         found = run_predicates(cols, rules, wanted, row)
-    return Verdict(tuple(found), wanted, tuple(notes))
+    return PredicateVerdict(tuple(found), wanted, tuple(notes))
 
 
 @contextmanager

@@ -1,6 +1,6 @@
-"""The harness's run model: what a variant produced (``Outcome``) and the ids of scheduled notes.
+"""What a variant produced (``VariantOutcome``), and the ids of scheduled notes.
 
-The candidate notes themselves (``Candidate``, ``Kept``) live with the verifier that checks them
+The proposed notes themselves (``ProposedNote``, ``Kept``) live with the verifier that checks them
 (``verify.py``)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from serialkit.harness.tasks import Slot
 
 
 @dataclass
-class Outcome:
+class VariantOutcome:
     """What a variant produced: the events, whether they carry a trace, and what happened."""
 
     events: list[Event]
@@ -30,4 +30,4 @@ def event_id(slot: Slot) -> str:
     return f"{slot.voice}-{slot.section}-{slot.index:02d}"
 
 
-__all__ = ["Outcome", "event_id"]
+__all__ = ["VariantOutcome", "event_id"]
