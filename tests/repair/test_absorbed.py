@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from serialkit.repairing import repair_score
+from serialkit.repair import repair_score
 
 
 @pytest.mark.corpus
