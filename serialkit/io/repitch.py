@@ -14,12 +14,14 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from serialkit.core.errors import ScoreWriteError
 from serialkit.core.notenames import NoteNames, habit_of
 from serialkit.core.piece import Piece
-from serialkit.io.annotate import Annotation
+
+if TYPE_CHECKING:
+    from serialkit.io.annotate import Annotation
 
 __all__ = ["EditableScore", "Repitch", "read_editable", "write_repaired"]
 

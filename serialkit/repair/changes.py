@@ -6,13 +6,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from serialkit.core.notenames import NoteNames
 from serialkit.core.piece import Event, Piece, fraction_str
 from serialkit.core.suggest import Applied, Edit, Suggestion
-from serialkit.io.repitch import EditableScore
 from serialkit.repair.result import Change
-from serialkit.repair.timing import TimingEdit
+
+if TYPE_CHECKING:
+    from serialkit.io.repitch import EditableScore
+    from serialkit.repair.timing import TimingEdit
 
 __all__ = ["held_changes", "held_note", "pitch_changes", "with_timing", "written_names"]
 

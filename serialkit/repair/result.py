@@ -102,11 +102,19 @@ class RepairResult:
     a transposing part's written pitch): the spelling and transposition of the score."""
     noteheads: dict[str, list[str]] = field(default_factory=dict)
     """A changed tied note's noteheads in the written score (the first one's id is the note's)."""
+    _digest: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:
         """True when the repaired score passes the gate (relaxed: SCHED aside)."""
         return bool(self.after.get("relaxed"))
+
+    @property
+    def source_sha256(self) -> str:
+        """The SHA-256 of the source's bytes (read once)."""
+        if self._digest is None:
+            self._digest = _sha256(self.source)
+        return self._digest
 
     def certificate(self) -> dict[str, Any]:
         """The repair certificate: source (and its SHA-256), row, every changed note, verdicts."""
@@ -114,7 +122,7 @@ class RepairResult:
             "format": "serialkit-repair-certificate",
             "version": 1,
             "source": self.name or str(self.source),
-            "source_sha256": _sha256(self.source),
+            "source_sha256": self.source_sha256,
             "output": None if self.out is None else str(self.out),
             "row": list(self.row.pcs),
             "row_names": self.row.names(),

@@ -19,13 +19,13 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from serialkit.core.analysis import Analysis
 from serialkit.core.errors import ScoreWriteError, SerialkitError
 from serialkit.core.piece import Piece
 from serialkit.core.rows import Row, _check_convention
-from serialkit.core.suggest import DEFAULT_THRESHOLD, plan_repairs
-from serialkit.io.repitch import EditableScore, Repitch, read_editable, write_repaired
+from serialkit.core.suggest import DEFAULT_THRESHOLD, Readings, plan_repairs
 from serialkit.repair.changes import (
     held_changes,
     held_note,
@@ -42,7 +42,10 @@ from serialkit.repair.policy import (
     validate_only,
 )
 from serialkit.repair.result import Change, RepairResult
-from serialkit.repair.timing import TimingEdit, retime_findings
+
+if TYPE_CHECKING:
+    from serialkit.io.repitch import EditableScore, Repitch
+    from serialkit.repair.timing import TimingEdit
 
 __all__ = ["repair_score"]
 
@@ -77,6 +80,7 @@ def repair_score(
     from serialkit.check import check_piece
     from serialkit.check.profiles import profile_for
     from serialkit.check.report import row_for
+    from serialkit.io.repitch import read_editable, write_repaired
 
     source = Path(score)
     profile = profile_for(rules, task_bound=False)
@@ -92,9 +96,15 @@ def repair_score(
     piece = score_read.piece
     conv = _check_convention(convention or piece.convention)
     the_row = row_for(piece, source, row)[0]
-    before = check_piece(piece, row=the_row, convention=conv, source=str(source), profile=profile).to_dict()
+    readings = Readings()  # one analysis per distinct set of notes, shared by check, plan and verdicts
+
+    def analysis_of(candidate: Piece) -> Analysis:
+        return readings.read(_bare(candidate), the_row, conv).analysis
+
+    before = check_piece(piece, row=the_row, convention=conv, source=str(source), profile=profile,
+                         analysis=analysis_of(piece)).to_dict()
     allowed = allowed_notes(before, None if only is None else [c for c in only if c in FIXABLE], piece)
-    bare = piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
+    bare = _bare(piece)
     withdrawn: list[str] = []
     notes: list[str] = []
     unexplained = len(before.get("unexplained") or ())
@@ -106,10 +116,10 @@ def repair_score(
 
     def judge(candidate: Piece, suggest: bool = False) -> dict[str, Any]:
         return check_piece(candidate, row=the_row, convention=conv, source=str(out or source),
-                           profile=profile, suggest=suggest).to_dict()
+                           profile=profile, suggest=suggest, analysis=analysis_of(candidate)).to_dict()
 
     while True:
-        plan = plan_repairs(bare, the_row, conv, threshold=threshold, only=allowed)
+        plan = plan_repairs(bare, the_row, conv, threshold=threshold, only=allowed, readings=readings)
         applied = plan.applied
         refused, why, repaired, after = keep_corrections(piece, before, applied, judge)
         if not refused:
@@ -119,6 +129,8 @@ def repair_score(
         allowed = (allowed if allowed is not None else {e.id for e in piece.events}) - refused
     edits: Sequence[TimingEdit] = ()
     if timing and any(v["code"] in timing for v in after.get("violations") or ()):
+        from serialkit.repair.timing import retime_findings
+
         timed = retime_findings(repaired, the_row, after, judge, timing, profile.rules.tolerance)
         repaired, after, edits = timed.piece, dict(timed.report), timed.edits
         notes += timed.left
@@ -160,7 +172,8 @@ def repair_score(
                  or (c.time is not None and when.get(c.event_id) != c.time[1][:2])]
         if wrong:
             raise ScoreWriteError(f"{target}: the written score does not carry the repair of {wrong[0]}")
-        after = check_piece(written, row=the_row, convention=conv, source=str(target), profile=profile).to_dict()
+        after = check_piece(written, row=the_row, convention=conv, source=str(target), profile=profile,
+                            analysis=analysis_of(written)).to_dict()
         result.after = after
         result.out, result.certificate_path = target, cert_path
         result.noteheads = {c.event_id: written_read.chains[c.event_id] for c in changes
@@ -206,9 +219,15 @@ def _colour(rung: str) -> str:
     return RUNG_COLORS.get(rung, OTHER_RUNG_COLOR).upper()
 
 
+def _bare(piece: Piece) -> Piece:
+    """``piece`` without its own tags: the notes the analysis reads."""
+    return piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
+
+
 def _repitches(changes: Sequence[Change]) -> dict[str, Repitch]:
     """Each changed note as the writer needs it: pitches, spelling model, its mark, a changed time."""
     from serialkit.io.annotate import Annotation
+    from serialkit.io.repitch import Repitch
 
     return {c.event_id: Repitch(c.before, c.after, c.model or "other", Annotation(c.text, _colour(c.rung)),
                                 c.time is not None) for c in changes}
