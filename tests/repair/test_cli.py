@@ -689,7 +689,7 @@ def test_the_readme_classroom_folder(fixtures: Path, tmp_path: Path) -> None:
 def test_a_source_without_note_ids_gets_ids_only_on_the_changed_notes(tmp_path: Path, fixtures: Path) -> None:
     """A MusicXML source whose notes carry no ids (most do not): the repaired copy names only the
     changed notes (the id the certificate gives them), so a diff against the source shows only
-    them — before, every note got an id (outside tester)."""
+    them."""
     import difflib
     import re
 

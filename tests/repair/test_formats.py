@@ -127,7 +127,7 @@ def test_two_scores_with_one_certificate_name_are_refused(fixtures: Path, tmp_pa
 def test_an_error_writing_a_repaired_midi_names_the_users_file(out_name: str, fixtures: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A writer's error inside the staging folder (or the temporary file standing for ``-o -``)
-    names OUT, never the temporary path (outside tester: repairing MIDI named an internal one)."""
+    names OUT, never the temporary path (a MIDI repair too)."""
     import serialkit.io
     from serialkit.core.errors import ScoreWriteError
     from serialkit.io import write_score
