@@ -5,7 +5,7 @@ forms, one line or a duo, quarters or a drawn rhythm; seed 0 is the tester's flu
 altered each common way, one copy per note and kind: an accidental added or dropped (``up1``,
 ``dn1``), a third (``up3``, ``dn4``), a step (``step``, a whole tone), the note swapped with the
 next (``swap``), the note written at its neighbour's pitch (``prev``, ``next``). Each copy is
-repaired as ``serialkit repair --dry-run`` does (``repairing.repair_score``, analysis profile) and
+repaired as ``serialkit repair --dry-run`` does (``repair.repair_score``, analysis profile) and
 measured against the original:
 
 - ``failing``: copies the check fails (the others need no repair and are not counted below);
@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from serialkit.io.jsonio import save_piece  # noqa: E402
-from serialkit.repairing import repair_score  # noqa: E402
+from serialkit.repair import repair_score  # noqa: E402
 from tests.swept import KINDS, Exercise, exercises, piece  # noqa: E402
 
 TUNING = (0, 1, 2, 3)

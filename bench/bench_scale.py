@@ -40,7 +40,7 @@ from serialkit.check.report import check_piece  # noqa: E402
 from serialkit.core.piece import Piece  # noqa: E402
 from serialkit.core.rows import Row  # noqa: E402
 from serialkit.io import read_score, write_score  # noqa: E402
-from serialkit.repairing import repair_score  # noqa: E402
+from serialkit.repair import repair_score  # noqa: E402
 from tests import synth  # noqa: E402
 
 SIZES = (150, 1500, 5000, 20000)

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from serialkit.harness.runner import RunResult
     from serialkit.harness.tasks import Task, load_task
     from serialkit.render import RenderResult
-    from serialkit.repairing import RepairResult
+    from serialkit.repair import RepairResult
 
 _LAZY = {
     "read_score": "serialkit.api",
@@ -63,7 +63,7 @@ _LAZY = {
     "CheckResult": "serialkit.api",
     "CheckReport": "serialkit.check.report",
     "Annotated": "serialkit.check.annotate",
-    "RepairResult": "serialkit.repairing",
+    "RepairResult": "serialkit.repair",
     "RenderResult": "serialkit.render",
     "RunResult": "serialkit.harness.runner",
     "Row": "serialkit.core.rows",

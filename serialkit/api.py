@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from serialkit.harness.runner import RunResult
     from serialkit.harness.tasks import Task
     from serialkit.render import RenderResult
-    from serialkit.repairing import RepairResult
+    from serialkit.repair import RepairResult
 
 @dataclass(frozen=True)
 class Score:
@@ -292,7 +292,7 @@ def repair(
     the result goes to ``out`` with its certificate (and, with ``review``, a review page) beside
     it; ``dry_run`` writes nothing. ``only``: finding codes whose notes may change."""
     from serialkit.core.suggest import DEFAULT_THRESHOLD
-    from serialkit.repairing import repair_score
+    from serialkit.repair import repair_score
 
     if out is None and not dry_run:
         raise SerialkitError("repair: give out= (where the repaired score goes) or dry_run=True")

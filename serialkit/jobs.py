@@ -189,7 +189,7 @@ def repair_job(source: ScoreInput, out: Path | None, options: dict[str, Any]) ->
     """Repair one score into ``out`` (None with ``dry_run``); ``options``: ``row`` and
     ``repair_score``'s keyword arguments. Passed: the repaired score passes the gate. The record
     is ``RepairResult.to_dict()``; the tally counts the notes changed and the scores changed."""
-    from serialkit.repairing import repair_score
+    from serialkit.repair import repair_score
 
     kwargs = dict(options)
     row = kwargs.pop("row", None)

@@ -8,7 +8,7 @@ the repertoire and random rows), four statements of forms drawn by the seed, wri
 classroom exercise is — one line in a fixed octave window, or a duo of two simultaneous lines in
 different registers — in quarters or in a drawn rhythm. ``piece(seed)`` is the exercise,
 ``exercises(seed)`` its altered copies. Used by ``bench/bench_repair_sweep.py`` and
-``tests/test_repair_sweep.py``.
+``tests/repair/test_sweep.py``.
 
 Kinds (``KINDS``): ``up1``/``dn1`` (an accidental added or dropped: a semitone), ``up3``/``dn4`` (a
 note a line off: a third), ``step`` (the neighbouring staff position: a whole tone, up or down by

@@ -102,7 +102,7 @@ def repair(
     from serialkit.check.profiles import profile_for
     from serialkit.core.suggest import DEFAULT_THRESHOLD
     from serialkit.io.files.outputs import ensure_output_dir, ensure_writable_file, refuse_sources
-    from serialkit.repairing import companion_paths, validate_only
+    from serialkit.repair import companion_paths, validate_only
 
     if not dry_run and output is None:
         raise click.UsageError("give -o/--output for the repaired score (or --dry-run)")
@@ -179,7 +179,7 @@ def repair(
 
 def _out_suffix(source: ScoreInput) -> str:
     """The extension of a source's repaired copy in ``-o DIR``: its own format's where repair writes it."""
-    from serialkit.repairing import output_suffix
+    from serialkit.repair import output_suffix
 
     return output_suffix(source.path) if source.path is not None else own_suffix(source)
 

@@ -4,7 +4,7 @@ lets the ladder complete what is still missing → ``_attempt`` (a late one re-p
 with gaps, kept only if no worse) → ``_ask``: one call, each proposed note bound to its slot
 (``align``, ``snap``) and placed as it arrives, the rest repaired after the call, what no rung
 keeps dropped. The ladder — the registered rungs in rank order and ``settle``, its one
-keep-or-roll-back — is ``repair.RepairContext``. A section call whose server error outlasted the
+keep-or-roll-back — is ``ladder.Ladder``. A section call whose server error outlasted the
 proposer's retries is asked once more under the next attempt number, as one of the K calls."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 from serialkit.core.errors import EndpointError
 from serialkit.core.piece import fraction_str
 from serialkit.harness.certificate import certificates
+from serialkit.harness.ladder import Ladder, RungSpec, ladder_rungs, make_room
 from serialkit.harness.outcome import VariantOutcome, event_id
 from serialkit.harness.proposers.base import ProposedEvent, Reply, parse_proposal, unreadable_why
-from serialkit.harness.repair import RepairContext, RungSpec, ladder, make_room
 from serialkit.harness.session import Session
 from serialkit.harness.tasks import Slot, Task
 from serialkit.harness.verify import ProposedNote, Verifier
@@ -94,7 +94,7 @@ class Harness:
         self.task = session.task
         self.ver = Verifier(self.task)
         self.outcome = VariantOutcome([], trace=True, ladder=ladder_name)
-        self.ladder = RepairContext(self.ver, rungs if rungs is not None else ladder(ladder_name), session,
+        self.ladder = Ladder(self.ver, rungs if rungs is not None else ladder_rungs(ladder_name), session,
                                     errors=self.outcome.errors)
         self.completed: list[str] = []  # notes the ladder's holes rungs wrote in the current section
         self.unread: list[str] = []  # why each reply of the current section brought no notes
@@ -212,7 +212,7 @@ class Harness:
             self.unread.append(why)
         ladder = self.ladder.at(section, attempt)
         pending = [c for c in self._bind(parsed.events, section, attempt, call_id) if not ladder.place(c)]
-        for cand in ladder.repair(pending):
+        for cand in ladder.climb(pending):
             self._drop(cand, section, cand.voice, attempt, sorted(self.ver.problems(cand)), None)
         return bool(parsed.events)
 

@@ -98,7 +98,7 @@ def run(task: Task | str | Path, variant: str = "harness", proposer: str | Propo
     ``ladder`` (``serialkit`` or ``paper``) picks the harness's repair ladder; ``paper`` turns the
     variant ``harness`` into ``harness-paper``."""
     if ladder is not None and variant in LADDER_VARIANTS:
-        from serialkit.harness.repair import LADDERS
+        from serialkit.harness.ladder import LADDERS
 
         if ladder not in LADDERS:
             raise TaskError(f"unknown ladder {ladder!r} (known: {', '.join(LADDERS)})")

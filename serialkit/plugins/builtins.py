@@ -131,14 +131,14 @@ def register_repair_rungs(register: Register) -> None:
     serialkit's completion of the slots still empty after the attempts. ``ladders`` names the
     ladders a rung belongs to (``--ladder serialkit|paper``); ``scope`` says what it works on
     (``note``, the default; ``batch``: a section call's pending notes at once; ``holes``)."""
-    from serialkit.harness import patch, reflow, repair
+    from serialkit.harness.ladder import patch, reflow, rewrite, timing
 
     both = "serialkit paper"
-    register("trim", repair.trim_tail, rank=10, ladders=both)
-    register("yield", repair.yield_, rank=20, ladders=both)
-    register("retime", repair.retime, rank=30, ladders=both)
+    register("trim", timing.trim_tail, rank=10, ladders=both)
+    register("yield", timing.yield_, rank=20, ladders=both)
+    register("retime", timing.retime, rank=30, ladders=both)
     register("patch", patch.model_patch, rank=40, scope="batch", ladders=both)
     register("segment", patch.model_segment, rank=45, scope="batch", ladders="paper")
-    register("rewrite", repair.rewrite_segment, rank=50, ladders="serialkit")
+    register("rewrite", rewrite.rewrite_segment, rank=50, ladders="serialkit")
     register("reflow", reflow.reflow_note, rank=60, ladders="serialkit")
     register("complete", reflow.complete_holes, rank=70, scope="holes", ladders="serialkit")

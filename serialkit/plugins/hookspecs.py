@@ -63,7 +63,7 @@ def register_repair_rungs(register: Register) -> None:
     hook order; a missing or duplicate rank is an error naming both plugins. ``scope`` is
     ``note`` (``rung_fn(candidate, problems, ctx)``), ``batch`` (``rung_fn(pending, ctx)``, once
     per section call) or ``holes`` (``rung_fn(slots, ctx)``, after the attempts); see
-    ``serialkit.harness.repair.RungSpec``.
+    ``serialkit.harness.ladder.RungSpec``.
     """
 
 

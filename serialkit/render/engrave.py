@@ -21,7 +21,7 @@ MAX_SOURCE_BYTES = 64 * 1024 * 1024
 #: Text that looks like a row label (``P0:3``, ``RI11:0``); stripped from blind renders.
 LABEL_RE = re.compile(r"^\s*(?:P|I|R|RI)\d{1,2}\s*:\s*\d{1,2}\b")
 #: The label ``repair`` writes by a changed note (``rewrite P0:3``, ``rewrite swap with the Bb4 at
-#: bar 2, beat 3``, ``trim COLL``: ``repairing.Change.text``): its rung, then a label, a swap or a code.
+#: bar 2, beat 3``, ``trim COLL``: ``repair.Change.text``): its rung, then a label, a swap or a code.
 REPAIR_LABEL_RE = re.compile(
     r"^\s*(?:" + "|".join(RUNGS) + r")\s+(?:(?:P|I|R|RI)\d{1,2}\s*:\s*\d{1,2}\b|swap with\b|[A-Z]{3,}\b)"
 )

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from serialkit.cli import cli
 from serialkit.harness import run
 from serialkit.harness.authorship import AUTHORS, author_of
-from serialkit.harness.repair import ladder
+from serialkit.harness.ladder import ladder_rungs
 from serialkit.harness.schemas import validation_errors
 from serialkit.harness.seeded_tasks import generate_task
 from tests.eval.helpers import run_cli, small_bank
@@ -61,11 +61,11 @@ def test_author_precedence() -> None:
 
 
 def test_the_two_ladders_come_from_the_registry_in_rank_order() -> None:
-    serialkit = [r.name for r in ladder("serialkit")]
-    paper = [r.name for r in ladder("paper")]
+    serialkit = [r.name for r in ladder_rungs("serialkit")]
+    paper = [r.name for r in ladder_rungs("paper")]
     assert serialkit == ["trim", "yield", "retime", "patch", "rewrite", "reflow", "complete"]
     assert paper == ["trim", "yield", "retime", "patch", "segment"]
-    assert [r.rank for r in ladder("paper")] == sorted(r.rank for r in ladder("paper"))
+    assert [r.rank for r in ladder_rungs("paper")] == sorted(r.rank for r in ladder_rungs("paper"))
 
 
 def test_generate_json_record_and_summary_report_authorship(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from serialkit.harness import load_task
-from serialkit.harness.reflow import push, reflow
-from serialkit.harness.repair import RepairContext
+from serialkit.harness.ladder import Ladder
+from serialkit.harness.ladder.reflow import push, reflow
 from serialkit.harness.tasks import Task, task_from_dict
 from serialkit.harness.verify import ProposedNote, Verifier
 
@@ -66,7 +66,7 @@ def _assert_clean_voice(ver: Verifier, voice: str) -> None:
 def test_reflow_places_a_note_whose_window_is_empty_and_blocked() -> None:
     ver, missing = _packed(hole=5, start=0, blocker=(F(0), F(6)))
     assert ver.window(missing.slot)[1] - ver.window(missing.slot)[0] == 0
-    fixed = reflow(RepairContext(ver), missing, _midis(missing))
+    fixed = reflow(Ladder(ver), missing, _midis(missing))
     assert fixed is not None
     assert fixed.onset >= 6 and fixed.midi % 12 == missing.slot.pc
     assert not ver.problems(fixed)
@@ -78,7 +78,7 @@ def test_reflow_gives_up_when_the_voice_cannot_hold_the_note() -> None:
     # the blocker leaves fewer free steps after it than the notes that must follow the hole
     ver, missing = _packed(hole=0, start=0, blocker=(F(0), F(16) - 5 * GRID))
     before = {k: v.cand for k, v in ver.kept.items()}
-    ctx = RepairContext(ver)
+    ctx = Ladder(ver)
     assert reflow(ctx, missing, _midis(missing)) is None
     assert {k: v.cand for k, v in ver.kept.items()} == before
 
@@ -87,7 +87,7 @@ def test_pushing_moves_the_blocking_note_of_another_voice() -> None:
     # a violin note holds the hole's pitch class over the whole section: no cello placement exists
     # with the violin fixed, so the violin note is moved out of the way after the cello note lands
     ver, missing = _packed(hole=0, start=0, blocker=(F(0), F(16)))
-    ctx = RepairContext(ver)
+    ctx = Ladder(ver)
     assert reflow(ctx, missing, _midis(missing)) is None
     pushes = [partial(push, ctx, missing, _midis(missing), how) for how in (False, True, "all")]
     assert ctx.settle(*pushes) is not None
@@ -100,7 +100,7 @@ def test_pushing_moves_the_blocking_note_of_another_voice() -> None:
 def test_pushing_leaves_every_note_as_it_was_when_it_fails() -> None:
     ver, missing = _packed(hole=0, start=0, blocker=(F(0), F(16)))
     before = {k: v.cand for k, v in ver.kept.items()}
-    ctx = RepairContext(ver)
+    ctx = Ladder(ver)
     assert ctx.settle(*(partial(push, ctx, missing, [], how) for how in (False, True, "all"))) is None
     assert {k: v.cand for k, v in ver.kept.items()} == before
     assert not ver.filled(missing.slot)
@@ -112,7 +112,7 @@ def test_reflow_placements_are_clean_and_found_when_room_exists(hole: int, start
                                                                 length: int) -> None:
     blocker = (a * GRID, min(32, a + length) * GRID)
     ver, missing = _packed(hole, start, blocker)
-    fixed = reflow(RepairContext(ver), missing, _midis(missing))
+    fixed = reflow(Ladder(ver), missing, _midis(missing))
     # a placement surely exists when the hole and every later note fit after the blocker
     room_after = 16 - blocker[1] >= (12 - hole) * GRID
     if room_after:

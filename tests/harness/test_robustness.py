@@ -195,7 +195,7 @@ def test_dense_hole_is_placed_by_relaxing_the_whole_section(monkeypatch: pytest.
     task = next(t for t in _bank("dense-four") if t.name == "dense-four-05")
     result = run(task, seed=2, proposer_options={"profile": "hostile"})
     assert result.released and result.report["authorship"]["counts"]["reflow"] > 0
-    from serialkit.harness import reflow
+    from serialkit.harness.ladder import reflow
 
     monkeypatch.setattr(reflow, "relax_section", lambda *args: None)
     without = run(task, seed=2, proposer_options={"profile": "hostile"})

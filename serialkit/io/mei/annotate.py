@@ -84,7 +84,7 @@ def _markup(prefix: str, tag: str, attrs: dict[str, str], text: str | None = Non
 
 Spelling = Callable[[str, str, int], tuple[str, int, int]]
 """``(event id, written step, new written MIDI pitch) -> (step, alter, octave)``: how a repitched
-note is written (``repairing.spell``)."""
+note is written (``NoteNames.spell``)."""
 _ACCID_VALUE = {-2: "ff", -1: "f", 0: "n", 1: "s", 2: "ss"}
 
 

@@ -127,7 +127,7 @@ def test_two_scores_with_one_certificate_name_are_refused(fixtures: Path, tmp_pa
 def test_an_error_writing_a_repaired_midi_names_the_users_file(out_name: str, fixtures: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A writer's error inside the staging folder (or the temporary file standing for ``-o -``)
-    names OUT, never the temporary path (outside tester: repairing MIDI named an internal one)."""
+    names OUT, never the temporary path (a MIDI repair too)."""
     import serialkit.io
     from serialkit.core.errors import ScoreWriteError
     from serialkit.io import write_score
@@ -138,7 +138,9 @@ def test_an_error_writing_a_repaired_midi_names_the_users_file(out_name: str, fi
     def refusing(piece: object, path: object, **_kw: object) -> None:
         raise ScoreWriteError(f"{path}: cannot write a note at bar 7")
 
-    monkeypatch.setattr(serialkit.io, "write_score", refusing)
+    import serialkit.io.dispatch
+
+    monkeypatch.setattr(serialkit.io.dispatch, "write_score", refusing)
     out = tmp_path / out_name if out_name != "-" else None
     code, stdout, err = _run("repair", str(src), "--row", ROW, "-o", str(out) if out else "-")
     named = str(out) if out else "-"

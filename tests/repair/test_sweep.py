@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from serialkit.io.jsonio import save_piece
-from serialkit.repairing import repair_score
+from serialkit.repair import repair_score
 from tests.swept import Exercise, exercises, piece
 
 

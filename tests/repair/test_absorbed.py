@@ -1,7 +1,6 @@
 """A wrong note the row absorbs (read as another position, the correct notes round it left
-unexplained) is put right though the check does not name it (outside tester: Op. 21 with the
-viola's B4 of bar 6 written D5 — nine correct notes unexplained, the D5 never named, and `repair`
-said "the check does not name it")."""
+unexplained) is put right though the check does not name it: Op. 21 with the viola's B4 of bar 6 written D5,
+which leaves nine correct notes unexplained and is not itself named."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from serialkit.repairing import repair_score
+from serialkit.repair import repair_score
 
 
 @pytest.mark.corpus

@@ -18,8 +18,10 @@ from dataclasses import replace
 from fractions import Fraction
 from functools import partial
 
+from serialkit.harness.ladder.context import Ladder, Problems, Try
+from serialkit.harness.ladder.rewrite import rewrite_segment
+from serialkit.harness.ladder.room import make_room
 from serialkit.harness.outcome import event_id
-from serialkit.harness.repair import Problems, RepairContext, Try, make_room, rewrite_segment
 from serialkit.harness.tasks import Slot
 from serialkit.harness.verify import ProposedNote, Verifier
 
@@ -124,7 +126,7 @@ def _octaves(ver: Verifier, cand: ProposedNote) -> tuple[int, ...]:
     return (cand.midi, *others)
 
 
-def reflow(ctx: RepairContext, cand: ProposedNote, midis: Sequence[int], widest: int = 48, pushes: bool = False,
+def reflow(ctx: Ladder, cand: ProposedNote, midis: Sequence[int], widest: int = 48, pushes: bool = False,
            rung: str = "reflow", push_all: bool | str = False) -> ProposedNote | None:
     """Place ``cand`` (a note for an empty slot, with the pitches it may take) by re-placing up to
     ``widest`` kept notes on each side of it in its voice and section (the trial around it undoes
@@ -158,7 +160,7 @@ def reflow(ctx: RepairContext, cand: ProposedNote, midis: Sequence[int], widest:
     return None
 
 
-def _commit(ctx: RepairContext, notes: list[_Note], placed: list[tuple[Fraction, int]],
+def _commit(ctx: Ladder, notes: list[_Note], placed: list[tuple[Fraction, int]],
             right: Fraction, new_rung: str) -> ProposedNote:
     """Move the run's kept notes to their new onsets with the longest clean durations."""
     ver = ctx.verifier
@@ -185,7 +187,7 @@ def _commit(ctx: RepairContext, notes: list[_Note], placed: list[tuple[Fraction,
     return result
 
 
-def push(ctx: RepairContext, cand: ProposedNote, midis: Sequence[int], push_all: bool | str = False) -> ProposedNote | None:
+def push(ctx: Ladder, cand: ProposedNote, midis: Sequence[int], push_all: bool | str = False) -> ProposedNote | None:
     """When no placement exists with the other voices fixed: place the note where only same-pitch-class
     notes of other voices stand in its way, then reflow each of those in its own voice. ``push_all``
     False (only the new note may collide), True (every re-placed note of its voice may collide) or
@@ -217,7 +219,7 @@ def push(ctx: RepairContext, cand: ProposedNote, midis: Sequence[int], push_all:
     return ver.kept[fixed.id].cand
 
 
-def reflowed(ctx: RepairContext, cand: ProposedNote, midis: Sequence[int], relax: bool = False) -> tuple[Try, ...]:
+def reflowed(ctx: Ladder, cand: ProposedNote, midis: Sequence[int], relax: bool = False) -> tuple[Try, ...]:
     """The reflow tries for a note, for ``settle`` in this order: its voice re-placed with the other
     voices fixed; then pushing the notes in its way (the new note only, its voice's re-placed notes,
     crossings too); with ``relax`` (a hole) last the whole section re-placed at once."""
@@ -228,7 +230,7 @@ def reflowed(ctx: RepairContext, cand: ProposedNote, midis: Sequence[int], relax
     return tuple(tries)
 
 
-def relax_section(ctx: RepairContext, cand: ProposedNote, midis: Sequence[int],
+def relax_section(ctx: Ladder, cand: ProposedNote, midis: Sequence[int],
                   iterations: int = 6000) -> ProposedNote | None:
     """The last resort for dense textures, when no voice can make room with the others fixed: place
     the note by re-placing every note of its section at once (all voices; order, pitch class and
@@ -329,14 +331,14 @@ def relax_section(ctx: RepairContext, cand: ProposedNote, midis: Sequence[int],
 COMPLETE_PER_STATEMENT = 3  # notes the completion may write per scheduled statement
 
 
-def _nearest(ctx: RepairContext, voice_id: str, pc: int, midi: int) -> list[int]:
+def _nearest(ctx: Ladder, voice_id: str, pc: int, midi: int) -> list[int]:
     """The voice's pitches of pitch class ``pc``, nearest ``midi`` first."""
     voice = ctx.verifier.task.voice(voice_id)
     assert voice.low is not None and voice.high is not None
     return sorted((m for m in range(voice.low, voice.high + 1) if m % 12 == pc), key=lambda m: (abs(m - midi), m))
 
 
-def reflow_note(cand: ProposedNote, problems: Problems, ctx: RepairContext) -> ProposedNote | None:
+def reflow_note(cand: ProposedNote, problems: Problems, ctx: Ladder) -> ProposedNote | None:
     """The ``reflow`` rung (serialkit's ladder), the last before a pending note is dropped: keep the
     proposed note — its scheduled pitch class (written by the harness, ``rewrite``, when the model's
     was wrong) in the nearest octave — by re-placing its voice's neighbours on the grid, or by
@@ -349,7 +351,7 @@ def reflow_note(cand: ProposedNote, problems: Problems, ctx: RepairContext) -> P
     return ctx.settle(*reflowed(ctx, base, midis), add=False)
 
 
-def complete_holes(holes: list[Slot], ctx: RepairContext) -> list[Slot]:
+def complete_holes(holes: list[Slot], ctx: Ladder) -> list[Slot]:
     """The ``complete`` rung (serialkit's ladder), after the attempts: write each still-missing note
     deterministically — its scheduled pitch class placed in its window (``rewrite`` with no model in
     it), which neighbours widen by giving up time or moving their runs into a rest; failing that,
@@ -363,7 +365,7 @@ def complete_holes(holes: list[Slot], ctx: RepairContext) -> list[Slot]:
     return [slot for slot in holes if not _complete(slot, ctx)]
 
 
-def _complete(slot: Slot, ctx: RepairContext, widen: int = 4) -> bool:
+def _complete(slot: Slot, ctx: Ladder, widen: int = 4) -> bool:
     ver, grid = ctx.verifier, ctx.grid
     voice = ver.task.voice(slot.voice)
     assert voice.low is not None and voice.high is not None

@@ -33,9 +33,9 @@ def _sha(path: Path) -> str:
 
 
 def _notes(path: Path) -> dict[str, tuple[int, Fraction, Fraction]]:
-    from serialkit.repairing import read_any
+    from serialkit.io.repitch import read_editable
 
-    return {e.id: (e.midi, e.onset, e.duration) for e in read_any(path).events}
+    return {e.id: (e.midi, e.onset, e.duration) for e in read_editable(path).piece.events}
 
 
 def _canon(folder: Path, seed: int, suffix: str = ".musicxml") -> tuple[Path, tuple[str, str]]:
@@ -80,7 +80,7 @@ def _check_certificate(cert: dict[str, object], before: dict[str, tuple[int, Fra
     """The certificate lists exactly the changed notes, each before and after as the files say."""
     from jsonschema import Draft202012Validator
 
-    schema = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "repair-certificate.schema.json")
+    schema = json.loads((Path(__file__).resolve().parent.parent.parent / "schemas" / "repair-certificate.schema.json")
                         .read_text(encoding="utf-8"))
     Draft202012Validator(schema).validate(cert)
     events = {e["id"]: e for e in cert["events"]}  # type: ignore[attr-defined]
@@ -214,7 +214,7 @@ def test_a_change_the_gate_refuses_is_not_kept() -> None:
     finds something new on every changed piece nothing changes and the finding is left."""
     from serialkit.check import check_piece
     from serialkit.check.profiles import profile_for
-    from serialkit.harness.scores import finding_keys, retime_findings
+    from serialkit.repair.timing import finding_keys, retime_findings
 
     piece, row, pair = held_canon(1)
     profile = profile_for("generation")
@@ -244,7 +244,7 @@ def test_timing_repair_only_ever_removes_findings(seed: int, statements: int) ->
     edits name exactly the notes whose time changed."""
     from serialkit.check import check_piece
     from serialkit.check.profiles import profile_for
-    from serialkit.harness.scores import finding_keys, retime_findings
+    from serialkit.repair.timing import finding_keys, retime_findings
 
     piece, row, pair = held_canon(seed, statements)
     profile = profile_for("generation")
@@ -268,8 +268,8 @@ def test_timing_repair_only_ever_removes_findings(seed: int, statements: int) ->
 @pytest.mark.corpus
 def test_webern_op21_under_generation_rules(corpus: Path, tmp_path: Path) -> None:
     """Webern's own score has collisions under the generation profile: the timing rungs put each
-    right without a new finding; the analysis profile leaves it alone (test_repair_cli)."""
-    from serialkit.harness.scores import finding_keys
+    right without a new finding; the analysis profile leaves it alone (tests/repair/test_cli.py)."""
+    from serialkit.repair.timing import finding_keys
 
     src = corpus / "webern-op21-i-mm1-25.mei"
     digest = _sha(src)
@@ -339,7 +339,7 @@ def test_crossings_are_moved_all_or_none(seed: int) -> None:
     from serialkit.check import check_piece
     from serialkit.check.profiles import profile_for
     from serialkit.core.predicates import Rules
-    from serialkit.harness.scores import finding_keys, retime_findings
+    from serialkit.repair.timing import finding_keys, retime_findings
 
     piece, row, (held, entry) = _crossed_canon(seed)
     profile = profile_for("generation", Rules(max_crossing_share=Fraction(0)))  # any crossing is a finding

@@ -1,4 +1,4 @@
-"""``serialkit repair`` writes a copy faithful to its source (outside tester, items 7–9): a
+"""``serialkit repair`` writes a copy faithful to its source: a
 corrected accidental leaves no needless natural sign, a swap moves the written notes with their
 spelling, a rewritten note is spelt as the notes around it are, and every byte outside the changed
 notes is the source's — ``<chord />`` stays ``<chord />``."""

@@ -259,7 +259,7 @@ def _verovio(path: Path) -> dict[str, int]:
 ])
 def test_an_mei_repair_keeps_the_bars_accidentals_true(fixtures: Path, tmp_path: Path, name: str, note: str,
                                                        meant: int, neighbour: str, gestural: bool) -> None:
-    """MEI as MusicXML (outside tester: MEI kept the later notes' @accid as they were): after the
+    """MEI as MusicXML, the later notes' @accid put right too: after the
     repair every note of the bar shows what it sounds — read by serialkit, by verovio and by the
     eye — with an MEI that says what each note sounds (@accid.ges, serialkit's) and one that does
     not (the bar's accidentals carried); only the repaired note and the neighbour change."""

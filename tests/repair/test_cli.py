@@ -46,9 +46,9 @@ def _sha(path: Path) -> str:
 
 
 def _pitches(path: Path) -> dict[str, int]:
-    from serialkit.repairing import read_any
+    from serialkit.io.repitch import read_editable
 
-    return {e.id: e.midi for e in read_any(path).events}
+    return {e.id: e.midi for e in read_editable(path).piece.events}
 
 
 @pytest.mark.parametrize("kind", ["accidental", "third", "swap"])
@@ -69,7 +69,7 @@ def test_repair_puts_the_planted_error_right(tmp_path: Path, kind: str) -> None:
     assert cert["source_sha256"] == digest and cert["after"]["relaxed"] is True
     from jsonschema import Draft202012Validator
 
-    schema = json.loads((Path(__file__).resolve().parent.parent / "schemas" / "repair-certificate.schema.json")
+    schema = json.loads((Path(__file__).resolve().parent.parent.parent / "schemas" / "repair-certificate.schema.json")
                         .read_text(encoding="utf-8"))
     Draft202012Validator(schema).validate(cert)
     # the output passes the gate, as `serialkit check` runs it
@@ -607,7 +607,7 @@ def test_a_pitch_repair_of_musicxml_changes_only_the_changed_notes(tmp_path: Pat
 def test_one_colour_per_rung_in_the_score_and_on_the_review_page(tmp_path: Path) -> None:
     """The rewrite rung's colour in the repaired score is the review page's (RUNG_COLORS), and no
     other rung's: one table, one colour per rung."""
-    from serialkit.repairing import _colour
+    from serialkit.repair.run import _colour
 
     assert len({_colour(r) for r in RUNG_COLORS}) == len(RUNG_COLORS)
     assert all(_colour(r) == c.upper() for r, c in RUNG_COLORS.items())
@@ -655,14 +655,14 @@ def test_musicxml_and_mei_of_one_piece_spell_a_repair_alike(tmp_path: Path, seed
     """Property: the spelling habit comes from the reader's written alterations in either format,
     so one piece written as MusicXML and as MEI gets one habit and the same written names for
     every change and held suggestion."""
-    from serialkit.repairing import _read
+    from serialkit.io.repitch import read_editable
 
     folder = tmp_path / f"{kind}-{seed}"
     folder.mkdir(exist_ok=True)
     names = {}
     for suffix in (".musicxml", ".mei"):
         src, _plant = _planted(folder, kind, seed, suffix=suffix)
-        score = _read(src)
+        score = read_editable(src)
         raws = score.mei.parts.notes if score.mei else score.scan.parts.notes
         firsts = {e.id for e in score.piece.events}  # one vote per note (a tie's first notehead)
         assert score.habit == sum((n.alter > 0) - (n.alter < 0) for n in raws if n.id in firsts)
@@ -689,7 +689,7 @@ def test_the_readme_classroom_folder(fixtures: Path, tmp_path: Path) -> None:
 def test_a_source_without_note_ids_gets_ids_only_on_the_changed_notes(tmp_path: Path, fixtures: Path) -> None:
     """A MusicXML source whose notes carry no ids (most do not): the repaired copy names only the
     changed notes (the id the certificate gives them), so a diff against the source shows only
-    them — before, every note got an id (outside tester)."""
+    them."""
     import difflib
     import re
 

@@ -1,11 +1,11 @@
-"""The repair ladder's deterministic timing rungs (trim, yield, retime) on an existing score.
+"""The ladder's deterministic timing rungs (trim, yield, retime) on an existing score.
 
 ``serialkit repair --rules generation`` puts a collision (COLL: two voices sounding one pitch class
 at once) or a voice crossing right the way the harness does in its own candidates: the score's
 notes are kept in a ``Verifier`` over a task that frames the score (:func:`score_task`: one section as long as the
 score, each voice's notes as its slots in time order, the score's own grid — the finest step its
 onsets and durations use), and one note of each collision climbs the timing rungs of the ladder
-(``RepairContext.first``, in rank order) through ``RepairContext.settle``, the ladder's one
+(``Ladder.first``, in rank order) through ``Ladder.settle``, the ladder's one
 keep-or-roll-back. A rung's result is kept only when the verifier finds the note clean and the
 whole gate, run on the score as changed (``judge``), no longer reports the finding and reports
 nothing it did not report before (a crossing counts per notehead). Voice crossings (CROSS, one
@@ -23,7 +23,7 @@ from typing import Any
 
 from serialkit.core.piece import Blueprint, Event, Piece, Section, TimeSignature, Voice
 from serialkit.core.rows import Row, RowForm
-from serialkit.harness.repair import RepairContext, RungSpec
+from serialkit.harness.ladder import Ladder, RungSpec
 from serialkit.harness.tasks import Slot, Task, Texture
 from serialkit.harness.verify import TIME_CODES, ProposedNote, Verifier
 
@@ -144,8 +144,8 @@ def retime_findings(
     for cand in cands.values():
         ver.add(cand)
     ver.crossing_budget = len(cands)  # crossings are the gate's (per notehead), not the verifier's
-    ctx = RepairContext(ver)
-    ctx = RepairContext(ver, rungs=ctx.first)  # trim, yield, retime: the deterministic timing rungs
+    ctx = Ladder(ver)
+    ctx = Ladder(ver, rungs=ctx.first)  # trim, yield, retime: the deterministic timing rungs
     fix = _Fixing(ctx, piece, judge, report)
     if "COLL" in codes:
         for v in report.get("violations") or ():
@@ -172,7 +172,7 @@ class _Fixing:
     """The state of :func:`retime_findings`: the gate's current report and its findings, why each
     changed note changed, the findings left."""
 
-    def __init__(self, ctx: RepairContext, piece: Piece, judge: Judge, report: Mapping[str, Any]) -> None:
+    def __init__(self, ctx: Ladder, piece: Piece, judge: Judge, report: Mapping[str, Any]) -> None:
         self.ctx, self.piece, self.judge = ctx, piece, judge
         self.report, self.keys = report, finding_keys(report)
         self.why: dict[str, tuple[str, str]] = {}
@@ -237,7 +237,7 @@ def _changed(piece: Piece, ver: Verifier, extra: ProposedNote | None = None) -> 
     return piece.with_events(out)
 
 
-def _attempt(ctx: RepairContext, piece: Piece, target: str, code: str, key: tuple[str, ...],
+def _attempt(ctx: Ladder, piece: Piece, target: str, code: str, key: tuple[str, ...],
              keys: set[tuple[str, ...]], judge: Judge) -> Mapping[str, Any] | None:
     """One note of a finding up the timing rungs: the first rung whose result the verifier finds
     clean and the gate accepts is kept (the gate's report returned); otherwise nothing changes."""

@@ -1,4 +1,4 @@
-"""The repair ladder: each rung on a constructed conflict, the registry order, the gate's symmetry."""
+"""The generator's ladder: each rung on a constructed conflict, the registry order, the gate's symmetry."""
 
 from __future__ import annotations
 
@@ -14,15 +14,9 @@ from serialkit.core.errors import PluginError
 from serialkit.core.piece import Event, Tag
 from serialkit.harness import load_task, run
 from serialkit.harness.judging import judge_candidate
-from serialkit.harness.repair import (
-    RepairContext,
-    free_spans,
-    ladder,
-    retime,
-    rewrite_segment,
-    trim_tail,
-    yield_,
-)
+from serialkit.harness.ladder import Ladder, ladder_rungs
+from serialkit.harness.ladder.rewrite import rewrite_segment
+from serialkit.harness.ladder.timing import free_spans, retime, trim_tail, yield_
 from serialkit.harness.tasks import Task
 from serialkit.harness.verify import ProposedNote, Verifier
 from serialkit.plugins import hookimpl, register_plugin, unregister_plugin
@@ -54,11 +48,11 @@ def _clash(task: Task, onset_other: F, dur_other: F, onset: F, duration: F) -> t
 
 
 def test_ladder_order_comes_from_explicit_ranks() -> None:
-    names = [r.name for r in ladder()]
+    names = [r.name for r in ladder_rungs()]
     assert names == ["trim", "yield", "retime", "patch", "rewrite", "reflow", "complete"]
-    assert [r.scope for r in ladder()] == ["note", "note", "note", "batch", "note", "note", "holes"]
-    assert [r.name for r in ladder("paper")] == ["trim", "yield", "retime", "patch", "segment"]
-    ranks = [r.rank for r in ladder()]
+    assert [r.scope for r in ladder_rungs()] == ["note", "note", "note", "batch", "note", "note", "holes"]
+    assert [r.name for r in ladder_rungs("paper")] == ["trim", "yield", "retime", "patch", "segment"]
+    ranks = [r.rank for r in ladder_rungs()]
     assert ranks == sorted(ranks)
 
 
@@ -66,7 +60,7 @@ def test_trim_cuts_own_tail_before_a_later_conflict(task: Task) -> None:
     ver, cand = _clash(task, F(1), F(2), F(0), F(2))
     problems = ver.problems(cand)
     assert set(problems) == {"COLL"}
-    fixed = trim_tail(cand, problems, RepairContext(ver))
+    fixed = trim_tail(cand, problems, Ladder(ver))
     assert fixed is not None and fixed.end == F(1) and fixed.rungs == ("trim",)
     assert not ver.problems(fixed)
 
@@ -75,7 +69,7 @@ def test_yield_cuts_the_earlier_note_in_the_other_voice(task: Task) -> None:
     ver, cand = _clash(task, F(0), F(3), F(1), F(1))
     (other_id,) = ver.kept
     with ver.trial():  # not kept: rolled back when the block ends
-        fixed = yield_(cand, ver.problems(cand), RepairContext(ver))
+        fixed = yield_(cand, ver.problems(cand), Ladder(ver))
         assert fixed is not None and not ver.problems(fixed)
         other = ver.kept[other_id].cand
         assert other.end == F(1) and "yield" in other.rungs
@@ -85,7 +79,7 @@ def test_yield_cuts_the_earlier_note_in_the_other_voice(task: Task) -> None:
 def test_settle_keeps_the_first_clean_try_and_rolls_back_the_others(task: Task) -> None:
     ver, cand = _clash(task, F(0), F(3), F(1), F(1))
     (other_id,) = ver.kept
-    ctx = RepairContext(ver)
+    ctx = Ladder(ver)
 
     def moves_then_fails() -> ProposedNote | None:
         ver.shorten(other_id, F(2), "trim")
@@ -100,14 +94,14 @@ def test_settle_keeps_the_first_clean_try_and_rolls_back_the_others(task: Task) 
 
 def test_yield_after_a_shared_onset_enters_one_grid_step_later(task: Task) -> None:
     ver, cand = _clash(task, F(0), F(2), F(0), F(1))
-    fixed = yield_(cand, ver.problems(cand), RepairContext(ver))
+    fixed = yield_(cand, ver.problems(cand), Ladder(ver))
     assert fixed is not None and fixed.onset == task.texture.grid and not ver.problems(fixed)
 
 
 def test_retime_moves_into_a_free_span(task: Task) -> None:
     ver, cand = _clash(task, F(0), F(1, 2), F(0), F(1))
     cand = ProposedNote(cand.id, cand.slot, cand.onset, cand.duration, cand.midi, cand.claimed_pc, until=F(2))
-    fixed = retime(cand, ver.problems(cand), RepairContext(ver))
+    fixed = retime(cand, ver.problems(cand), Ladder(ver))
     assert fixed is not None and fixed.onset == F(1, 2) and fixed.end <= F(2)
     assert not ver.problems(fixed)
 
@@ -119,8 +113,8 @@ def test_rewrite_gives_the_scheduled_pitch_class_in_range(task: Task) -> None:
     problems = ver.problems(wrong)
     assert {"ROW", "PC", "RANGE"} <= set(problems)
     for rung in (trim_tail, yield_, retime):
-        assert rung(wrong, problems, RepairContext(ver)) is None  # timing rungs leave pitch alone
-    fixed = rewrite_segment(wrong, problems, RepairContext(ver))
+        assert rung(wrong, problems, Ladder(ver)) is None  # timing rungs leave pitch alone
+    fixed = rewrite_segment(wrong, problems, Ladder(ver))
     assert fixed is not None and fixed.midi % 12 == slot.pc and not ver.problems(fixed)
     assert fixed.rungs == ("rewrite",)
 
@@ -164,7 +158,7 @@ class _OctaveFirst:
     def __init__(self) -> None:
         self.seen: list[frozenset[str]] = []
 
-    def rung(self, cand: ProposedNote, problems: dict[str, list[ProposedNote]], ctx: RepairContext) -> ProposedNote | None:
+    def rung(self, cand: ProposedNote, problems: dict[str, list[ProposedNote]], ctx: Ladder) -> ProposedNote | None:
         self.seen.append(frozenset(problems))
         return None
 
@@ -177,7 +171,7 @@ def test_plugin_rungs_join_the_ladder_by_rank() -> None:
     plugin = _OctaveFirst()
     register_plugin(plugin, "test-octave-first")
     try:
-        assert [r.name for r in ladder()] == ["trim", "yield", "octave_first", "retime", "patch", "rewrite", "reflow",
+        assert [r.name for r in ladder_rungs()] == ["trim", "yield", "octave_first", "retime", "patch", "rewrite", "reflow",
                                              "complete"]
         result = run("trio-schoenberg", seed=1, proposer_options={"profile": "paper-raw"})
         assert plugin.seen, "the plugin rung was never offered a flagged note"
@@ -185,7 +179,7 @@ def test_plugin_rungs_join_the_ladder_by_rank() -> None:
         assert result.verdict.checker == "serialkit.check"
     finally:
         unregister_plugin("test-octave-first")
-    assert "octave_first" not in [r.name for r in ladder()]
+    assert "octave_first" not in [r.name for r in ladder_rungs()]
 
 
 class _Vandal:
@@ -196,14 +190,14 @@ class _Vandal:
         self.offered = 0
         self.holes: list[int] = []
 
-    def rung(self, cand: ProposedNote, problems: dict[str, list[ProposedNote]], ctx: RepairContext) -> ProposedNote | None:
+    def rung(self, cand: ProposedNote, problems: dict[str, list[ProposedNote]], ctx: Ladder) -> ProposedNote | None:
         other = next((k.cand for k in ctx.verifier.kept.values() if k.cand.voice != cand.voice), None)
         if other is not None:
             self.offered += 1
             ctx.verifier.shorten(other.id, other.onset + ctx.grid, "vandal")
         return None
 
-    def look(self, holes: list[Any], ctx: RepairContext) -> list[Any]:
+    def look(self, holes: list[Any], ctx: Ladder) -> list[Any]:
         self.holes.append(len(holes))
         return holes
 
@@ -223,9 +217,9 @@ def test_what_a_rung_changes_is_rolled_back_unless_its_note_is_kept() -> None:
     plugin = _Vandal()
     register_plugin(plugin, "test-vandal")
     try:
-        assert [(r.name, r.scope) for r in ladder()][-4:] == [("vandal", "note"), ("reflow", "note"),
+        assert [(r.name, r.scope) for r in ladder_rungs()][-4:] == [("vandal", "note"), ("reflow", "note"),
                                                              ("look", "holes"), ("complete", "holes")]
-        assert "vandal" not in [r.name for r in ladder("paper")]
+        assert "vandal" not in [r.name for r in ladder_rungs("paper")]
         result = run(path, seed=2, proposer_options=options)
     finally:
         unregister_plugin("test-vandal")
@@ -243,7 +237,7 @@ def test_a_rung_with_an_unknown_scope_is_an_error() -> None:
     register_plugin(Odd(), "test-odd-scope")
     try:
         with pytest.raises(PluginError, match="repair rung 'odd' .*unknown scope 'section'"):
-            ladder()
+            ladder_rungs()
     finally:
         unregister_plugin("test-odd-scope")
 

@@ -14,29 +14,30 @@ from typing import Any
 
 from serialkit.core.errors import EndpointError
 from serialkit.core.piece import fraction_str
+from serialkit.harness.ladder.context import Ladder
+from serialkit.harness.ladder.room import make_room
 from serialkit.harness.outcome import event_id
 from serialkit.harness.proposers.base import parse_proposal
-from serialkit.harness.repair import RepairContext, make_room
 from serialkit.harness.tasks import Slot
 from serialkit.harness.verify import ProposedNote, Verifier
 
 
-def model_patch(pending: list[ProposedNote], ctx: RepairContext) -> list[ProposedNote]:
+def model_patch(pending: list[ProposedNote], ctx: Ladder) -> list[ProposedNote]:
     """The ``patch`` rung (both ladders): one model call for the section's pending notes; returns
     the notes still pending."""
     return ask_model(pending, ctx, "patch")
 
 
-def model_segment(pending: list[ProposedNote], ctx: RepairContext) -> list[ProposedNote]:
+def model_segment(pending: list[ProposedNote], ctx: Ladder) -> list[ProposedNote]:
     """The ``segment`` rung (the paper's rung 5): the same call with each note's whole statement in
     view; returns the notes still pending."""
     return ask_model(pending, ctx, "segment")
 
 
-def ask_model(pending: list[ProposedNote], ctx: RepairContext, rung: str) -> list[ProposedNote]:
+def ask_model(pending: list[ProposedNote], ctx: Ladder, rung: str) -> list[ProposedNote]:
     """One patch call for the pending notes whose windows can hold a note (asked again once if the
     reply is unusable or the server failed it); each answer is placed like a proposed note
-    (``RepairContext.place``)."""
+    (``Ladder.place``)."""
     ver, task = ctx.verifier, ctx.verifier.task
     shortest = max(task.texture.min_duration, task.texture.grid)
     for cand in pending:  # never ask for a note in a window too short to hold it
