@@ -43,3 +43,19 @@ def test_the_scan_finds_subclasses_elsewhere() -> None:
 
 def test_one_module_is_named_gate() -> None:
     assert sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("gate.py")) == ["check/gate.py"]
+
+
+def test_no_import_cycle_anywhere_in_serialkit() -> None:
+    """Every module of serialkit, function-level and TYPE_CHECKING imports counted: no cycle."""
+    from tests.io.test_import_graph import graph
+    from tests.test_core_import_graph import cycles
+
+    edges = graph()
+    assert len(edges) > 150  # the whole package is probed
+    assert cycles(edges) == []
+
+
+def test_no_module_over_600_lines() -> None:
+    root = Path(__file__).resolve().parents[1] / "serialkit"
+    long = {str(p.relative_to(root)): n for p in root.rglob("*.py") if (n := len(p.read_text().splitlines())) > 600}
+    assert long == {}

@@ -12,7 +12,7 @@ model of engraving and copying errors; ``plan_repairs`` turns confident suggesti
 - ``model``: the error models and the returned values.
 """
 
-from serialkit.core.suggest.engine import Applied, RepairPlan, plan_repairs, suggest
+from serialkit.core.suggest.engine import suggest
 from serialkit.core.suggest.model import (
     DEFAULT_THRESHOLD,
     MODELS,
@@ -22,6 +22,7 @@ from serialkit.core.suggest.model import (
     describe,
     error_model,
 )
+from serialkit.core.suggest.plan import Applied, RepairPlan, plan_repairs
 from serialkit.core.suggest.readings import Readings
 
 __all__ = [
