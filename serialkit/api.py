@@ -265,7 +265,6 @@ def annotate(
     labels: str = "words",
     colour_by: str = "form",
     rules: str | None = None,
-    label_style: str | None = None,
 ) -> Annotated:
     """Label every note with its row form and order position (``serialkit annotate``); with
     ``out`` write the labelled score there (MusicXML or MEI, by extension) for notation software."""
@@ -273,7 +272,7 @@ def annotate(
 
     with _file_of(score) as path:
         return annotate_score(path, _row_text(row), out=out, convention=convention, labels=labels,
-                              colour_by=colour_by, rules=rules, label_style=label_style)
+                              colour_by=colour_by, rules=rules)
 
 
 def repair(

@@ -156,7 +156,6 @@ def annotate_score(
     labels: str = "words",
     colour_by: str = "form",
     rules: str | None = None,
-    label_style: str | None = None,
 ) -> Annotated:
     """Label every note of a score with its row form and order position.
 
@@ -180,6 +179,6 @@ def annotate_score(
     analysis = analyze(piece, the_row, cast(Convention, conv))
     marks = note_annotations(analysis, colour_by)
     report = _report(piece, the_row, conv, analysis, source, marks, found, rules)
-    carrier = label_style or labels  # label_style: the old name of ``labels``
+    carrier = labels
     written = write_annotated(source, piece, marks, Path(out), carrier) if out is not None else None
     return Annotated(piece, the_row, conv, analysis, marks, report, written)

@@ -83,8 +83,6 @@ def _suffix_for(to: str | None) -> Any:
 @click.option("--labels", "labels", type=click.Choice(["words", "lyric", "fingering"]), default="words",
               help="What carries each note's label: words (default; kept by MuseScore, LilyPond and "
                    "verovio), lyric, or fingering. MEI: <dir>, <verse>, <fing>.")
-@click.option("--label-style", "label_style", type=click.Choice(["words", "lyric", "fingering"]), hidden=True,
-              default=None, help="Old name of --labels.")
 @click.option("--rules", "rules_spec", metavar="PROFILE",
               help="Rule profile of the report's verdict: analysis (default for a score), generation, "
                    "or predicate codes such as ROW,ORDER.")
@@ -102,7 +100,6 @@ def annotate(
     report_path: Path | None,
     as_json: bool,
     labels: str,
-    label_style: str | None,
     rules_spec: str | None,
     color_by: str,
     recursive: bool,
@@ -132,7 +129,7 @@ def annotate(
     if report_path is not None:
         ensure_writable_file(report_path)
     options: dict[str, Any] = {"row": row_spec, "identify": identify, "convention": convention,
-                               "labels": label_style or labels, "colour_by": color_by, "rules": rules_spec}
+                               "labels": labels, "colour_by": color_by, "rules": rules_spec}
     if batch:
         sources = gather(inputs, recursive)
         refuse_sources([s.path for s in sources], report_path)

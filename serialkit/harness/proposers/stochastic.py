@@ -81,7 +81,7 @@ PROFILES: dict[str, ErrorProfile] = {
         wrong_pc=0.0035, repetition=0.002, omission=0.0015, register=0.002, collision=0.025,
         crossing=0.025, drift=0.025, malformed=0.025, patch_error=0.25,
     ),
-    # Every habit of item 1 of issue 12 at a rate at least as high as seems plausible for a current
+    # Every habit of a model's mistakes, each at a rate at least as high as seems plausible for a current
     # model on this task; the harness was not tuned on it (bench/bench_harness.py measures it).
     "hostile": ErrorProfile(
         wrong_pc=0.02, repetition=0.01, omission=0.01, register=0.02, collision=0.2, crossing=0.05,
