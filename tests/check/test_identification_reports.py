@@ -11,7 +11,7 @@ from serialkit.check import check_piece
 from serialkit.cli import cli
 from serialkit.io import load_piece, save_piece
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bare_clean_piece():

@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 from serialkit.cli import cli
 from serialkit.core.suggest import MODELS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "schemas" / "report.schema.json").read_text(encoding="utf-8"))
 
 

@@ -19,7 +19,7 @@ from serialkit.io.jsonio import load_piece
 from serialkit.plugins.builtins import BUILTIN_PREDICATES
 from tests.strategies import row_statement_pieces
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ROW = Row((9, 6, 7, 8, 4, 5, 11, 10, 2, 1, 0, 3))
 OP27_ROW = "Eb B Bb D C# C F# E G F A Ab"
 
