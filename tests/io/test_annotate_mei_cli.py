@@ -89,7 +89,7 @@ def test_musicxml_without_note_ids_to_mei_labels_every_note(
     if part_ids:  # ids like "1-m1-…" and "2_piano-m1-…" are not all XML ids: the writer escapes them
         assert any(e.id[0].isdigit() for e in piece.events)
     out = tmp_path / "labelled.mei"
-    report = _annotate(source, out, ROW, "--label-style", style)
+    report = _annotate(source, out, ROW, "--labels", style)
     labels = {k: v for k, v in report["labels"].items() if v}
     assert len(labels) == len(piece.events) == 36
     found = _labels_on_notes(out, style)
