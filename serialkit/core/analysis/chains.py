@@ -8,7 +8,9 @@ differently — *voice* mode prefers the next note of the same voice (rows withi
 mode prefers the nearest note in any voice (rows passed between instruments) — and the better chain
 wins. Passing a row to a voice the statement has not used costs extra, and so (once learnt from a
 first reading, ``EventIndex.strange``) does a pass between voices that never pass rows to each
-other. A chain is trimmed to its best-scoring stretch, so far-fetched links at either end fall off.
+other. A link waiting far longer than the chain's own pace ends it (``PACE``: a statement the music
+cuts off does not take its end from later music). A chain is trimmed to its best-scoring stretch,
+so far-fetched links at either end fall off.
 """
 
 from __future__ import annotations
