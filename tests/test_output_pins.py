@@ -74,6 +74,7 @@ def _json_digest(path: Path) -> str:
     else:
         lines = [json.loads(text)]
     text = json.dumps(_blank(lines), sort_keys=True).replace(str(path.parent), "<tmp>")
+    text = text.replace(str(CORPUS.resolve()), "<corpus>").replace(str(CORPUS), "<corpus>")
     return _digest(text.replace(str(ROOT), "<root>").encode())
 
 

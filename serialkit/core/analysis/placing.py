@@ -119,8 +119,9 @@ def _trade(a: Assignment, owners: Owners, u: int) -> bool:
         x = f.slots.get(p)
         if x is None or len(owners.get(x, ())) == 0:
             continue
+        shared = len(owners[x]) > 1 and _between(a, f, p, x, u)
         del f.slots[p]
-        fits = _fits(a, f, p, u)
+        fits = _fits(a, f, p, u, owners if shared else None)  # a shared note: only free notes are nearer
         f.slots[p] = x
         if fits is None:
             continue
@@ -140,6 +141,20 @@ def _trade(a: Assignment, owners: Owners, u: int) -> bool:
             owners[u] = [(s, p)]
             owners[x] = [(t, q)]
             return True
+    return False
+
+
+def _between(a: Assignment, f: Found, p: int, x: int, u: int) -> bool:
+    """Does ``u`` sound between ``x`` (at position ``p`` of ``f``) and the rest of ``f``: nearer
+    the statement than the note it would take over?"""
+    sl = a.ix.sl
+    others = [sl[e] for q, e in f.slots.items() if q != p]
+    if not others:
+        return False
+    if p > max(q for q in f.slots if q != p):
+        return max(others) <= sl[u] <= sl[x]
+    if p < min(q for q in f.slots if q != p):
+        return sl[x] <= sl[u] <= min(others)
     return False
 
 
@@ -189,17 +204,23 @@ def _previous_in_voice(ix: EventIndex, x: int) -> int | None:
 
 def _release_repeats(a: Assignment, owners: Owners) -> None:
     """A note read as a repeat that another statement is missing belongs to that statement
-    (``x y | x y`` is two statements, not a tremolo)."""
-    moves = sorted((e, s, p) for s, f in enumerate(a.found) for e, p in f.repeats)
-    for e, s, p in moves:
-        pc = a.ix.pc[e]
-        for t, g in enumerate(a.found):
-            q = a.position_in[g.form][pc]
-            if t == s or q in g.slots or _fits(a, g, q, e) is None:
-                continue
-            a.found[s].repeats.remove((e, p))
-            g.slots[q] = e
-            owners[e] = [(t, q)]
+    (``x y | x y`` is two statements, not a tremolo). Repeated until nothing moves: a statement
+    that took the later repeat may now reach back to the earlier one."""
+    for _ in range(3):
+        moved = False
+        moves = sorted((e, s, p) for s, f in enumerate(a.found) for e, p in f.repeats)
+        for e, s, p in moves:
+            pc = a.ix.pc[e]
+            for t, g in enumerate(a.found):
+                q = a.position_in[g.form][pc]
+                if t == s or q in g.slots or _fits(a, g, q, e) is None:
+                    continue
+                a.found[s].repeats.remove((e, p))
+                g.slots[q] = e
+                owners[e] = [(t, q)]
+                moved = True
+                break
+        if not moved:
             break
 
 

@@ -157,6 +157,7 @@ def suggest(
     limit: int = 3,
     window: int = 96,
     whole: int = 400,
+    screen: int = 48,
     max_notes: int | None = None,
     budget: int | None = None,
     wide: int | None = None,
@@ -176,7 +177,9 @@ def suggest(
     by analysing the piece again with the change made (a piece longer than ``whole`` notes: the
     ``window`` notes either side of the change): a
     candidate is kept only when the changed notes are then explained and fewer notes are
-    unexplained or missing; its weight is the error model's prior times the improvement.
+    unexplained or missing; its weight is the error model's prior times the improvement. Before
+    that, a candidate is screened on the ``screen`` notes either side of the change alone: one
+    whose changed notes stay unexplained there (four in five do) is not analysed further.
     ``max_notes``: suggest for at most this many reported notes (the first in score order);
     ``budget``: verify at most this many candidates (each is one analysis), those a statement's
     hole supports first, then by the error model's prior.
@@ -297,6 +300,16 @@ def suggest(
     habit: Habit | None = None
     tried: set[_Key] = set()
 
+    def _screened(edits: Mapping[str, int], ixs: list[int]) -> bool:
+        """Do the changed notes read in the ``screen`` notes either side of the change? A change
+        whose notes stay unexplained there is not analysed further (most candidates end here)."""
+        lo_i, hi_i = max(0, min(ixs) - screen), min(len(order), max(ixs) + screen + 1)
+        if hi_i - lo_i >= min(len(order), whole) * 0.6:
+            return True  # the screen would be most of what the verification reads
+        near = [e.copy(midi=edits[e.id]) if e.id in edits else e for e in order[lo_i:hi_i]]
+        tags = readings.read(piece.with_events(near), row, convention).analysis.tags
+        return all(tags.get(e) is not None for e in edits)
+
     def verify(c: _Cand) -> None:
         """Analyse the piece with ``c`` made; keep it (in ``verified``) when it explains more."""
         nonlocal habit
@@ -304,10 +317,12 @@ def suggest(
         tried.add(c.key)
         if c.twin is not None:
             tried.add(tuple(sorted(c.twin.items())))
+        ixs = [index[e] for e in c.edits]
+        if not _screened(c.edits, ixs):
+            return
         if len(order) <= whole:  # row passing is learnt from the whole piece: analyse it all
             sub, before = piece, start
         else:
-            ixs = [index[e] for e in c.edits]
             lo_i, hi_i = max(0, min(ixs) - window), min(len(order), max(ixs) + window + 1)
             sub = piece.with_events(order[lo_i:hi_i])
             before = readings.read(sub, row, convention)
