@@ -88,23 +88,6 @@ class Chain:
         return out
 
 
-def _locality(ix: EventIndex, mode: int, last: int, c: int) -> float:
-    """The locality cost of linking ``last`` → ``c`` (the next onset of its voice)."""
-    between = ix.sl[c] - ix.sl[last] - 1
-    if between < 0:
-        between = 0
-    if ix.voice[c] == ix.voice[last]:
-        gap = ix.vrank[c] - ix.vrank[last] - 1
-        if gap < 0:
-            gap = 0
-        if mode == VOICE_MODE:
-            return 0.35 * gap + 0.02 * between
-        return 0.1 * between + 0.15 * gap
-    if mode == VOICE_MODE:
-        return 0.6 + 0.1 * between
-    return 0.05 + 0.1 * between
-
-
 def _next_position(ix: EventIndex, claims: Claims, pcs: tuple[int, ...], k: int, last: int,
                    leave: float, head: bool, taken: set[int], used: set[int],
                    voice_mode: bool) -> tuple[float, int, int]:
@@ -171,27 +154,27 @@ def _repeat_link(ix: EventIndex, claims: Claims, pcs: tuple[int, ...], k: int, l
                  best: tuple[float, int, int, int]) -> tuple[float, int, int, int]:
     """A repeated note or a tremolo's return note (the very next note of ``last``'s voice), if
     cheaper than ``best`` (cost, event, position, kind)."""
-    targets = []
-    if ix.pc[last] == pcs[k] or last_kind == OSC:  # the same note again
-        targets.append((pcs[k], REP))
-    if k > 0 and ix.pc[last] == pcs[k]:  # the return note of a two-note tremolo
-        targets.append((pcs[k - 1], OSC))
-    sl, voice, vrank = ix.sl, ix.voice, ix.vrank
-    last_sl = sl[last]
-    for target, kind in targets:
-        lst, lsl = ix.by_pc[target], ix.by_pc_sl[target]
-        for idx in range(bisect_left(lsl, last_sl + 1), len(lst)):
-            c = lst[idx]
-            if lsl[idx] - last_sl > HORIZON:
-                break
-            if voice[c] != voice[last] or vrank[c] != vrank[last] + 1:
-                continue
-            if c in taken or claims.owner[c] != FREE or not ix.repeat_gap_ok(last, c):
-                break
-            cost = REPEAT + _locality(ix, mode, last, c) + leave
+    nxt = ix.next_sl[last]
+    last_sl = ix.sl[last]
+    if nxt < 0 or nxt - last_sl > HORIZON or not ix.repeat_ok[last]:
+        return best
+    key = (nxt * ix.vkey + ix.voice[last]) * 12
+    between = nxt - last_sl - 1
+    near = 0.02 * between if mode == VOICE_MODE else 0.1 * between
+    same = ix.pc[last] == pcs[k]
+    owner, next_of = claims.owner, ix.next_of
+    if same or last_kind == OSC:  # the same note again
+        c = next_of.get(key + pcs[k], -1)
+        if c >= 0 and c not in taken and owner[c] == FREE:
+            cost = REPEAT + near + leave
             if cost < best[0]:
-                best = (cost, c, k if kind == REP else k - 1, kind)
-            break
+                best = (cost, c, k, REP)
+    if k > 0 and same:  # the return note of a two-note tremolo
+        c = next_of.get(key + pcs[k - 1], -1)
+        if c >= 0 and c not in taken and owner[c] == FREE:
+            cost = REPEAT + near + leave
+            if cost < best[0]:
+                best = (cost, c, k - 1, OSC)
     return best
 
 
@@ -217,6 +200,7 @@ def build_chain(
     voice_mode = mode == VOICE_MODE
     onsets = ix.slice_ticks
     waits, first = 0, onsets[sl[start]]
+    plain = True  # only new positions so far: nothing for _tidy to drop
     while True:
         last_key = sl[last] * vkey + voice[last]
         leave = LEAVE * (sv_count[last_key] - taken_sv.get(last_key, 0))
@@ -230,7 +214,9 @@ def build_chain(
         wait = onsets[sl[best]] - onsets[sl[last]]
         if kind == NEW and waits >= PACE_AFTER and wait * waits > PACE * (onsets[sl[last]] - first):
             break  # a statement keeps its pace: a far later note belongs to other music
-        if wait and kind == NEW:
+        if kind != NEW:
+            plain = False
+        elif wait:
             waits += 1
         evs.append(best)
         poss.append(pos)
@@ -249,7 +235,8 @@ def build_chain(
         if abort and len(evs) <= ABORT_AFTER and total > ABORT_COST:
             return None
     chain = Chain(form_index, mode, start, start_pos, evs, poss, kinds, costs)
-    _tidy(chain)
+    if not plain:
+        _tidy(chain)
     _trim(chain)
     return chain if chain.evs else None
 
@@ -307,8 +294,9 @@ def _trim(chain: Chain) -> None:
             best = current
             best_span = (begin, i)
     a, b = best_span
-    for name in ("evs", "poss", "kinds", "costs"):
-        setattr(chain, name, getattr(chain, name)[a : b + 1])
+    if a or b != len(chain.costs) - 1:
+        for name in ("evs", "poss", "kinds", "costs"):
+            setattr(chain, name, getattr(chain, name)[a : b + 1])
     if chain.costs:
         chain.costs[0] = 0.0
     while chain.kinds and chain.kinds[0] != NEW:

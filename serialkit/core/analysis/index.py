@@ -19,7 +19,8 @@ class EventIndex:
     """
 
     __slots__ = ("events", "n", "pc", "sl", "voice", "vrank", "by_pc", "by_pc_sl", "voice_sl",
-                 "voice_names", "slice_onsets", "slice_ticks", "sv_count", "sv_mask", "vkey", "repeat_ok", "strange")
+                 "voice_names", "slice_onsets", "slice_ticks", "sv_count", "sv_mask", "vkey", "repeat_ok", "strange",
+                 "next_sl", "next_of")
 
     def repeat_gap_ok(self, last: int, c: int) -> bool:
         """Can ``c`` (the next onset of ``last``'s voice) repeat ``last``? See ``repeat_ok``."""
@@ -61,6 +62,7 @@ class EventIndex:
         for i in range(self.n):
             self.by_pc[self.pc[i]].append(i)
         self.by_pc_sl: list[list[int]] = [[self.sl[i] for i in lst] for lst in self.by_pc]
+        self._next_onsets()
 
     def _voices(self) -> None:
         """Each event's rank among its voice's onsets, and each voice's slices."""
@@ -85,6 +87,18 @@ class EventIndex:
             key = self.sl[i] * self.vkey + self.voice[i]
             self.sv_count[key] = self.sv_count.get(key, 0) + 1
             self.sv_mask[key] = self.sv_mask.get(key, 0) | (1 << self.pc[i])
+
+    def _next_onsets(self) -> None:
+        """Per event: the slice of its voice's next onset (-1: none), and ``next_of`` mapping
+        ``(that slice * vkey + voice) * 12 + pc`` to the first event there with that pitch class."""
+        self.next_sl: list[int] = [-1] * self.n
+        for i in range(self.n):
+            slices = self.voice_sl[self.voice[i]]
+            if self.vrank[i] + 1 < len(slices):
+                self.next_sl[i] = slices[self.vrank[i] + 1]
+        self.next_of: dict[int, int] = {}
+        for i in range(self.n):
+            self.next_of.setdefault((self.sl[i] * self.vkey + self.voice[i]) * 12 + self.pc[i], i)
 
     def _repeat_windows(self, ordered: Sequence[Event], starts: list[int], slice_ticks: list[int],
                         scale: int) -> None:

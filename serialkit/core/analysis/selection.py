@@ -70,6 +70,8 @@ def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int) -
     heap: list[tuple[float, int, Chain]] = []
     counter = 0
     for form, start, pos in seeds:
+        if 12 - pos < minimum:
+            continue  # positions only rise along a chain: too few are left to reach ``minimum``
         chain = best_chain(a, form, start, pos)
         if chain is not None and acceptable(a, chain, minimum):
             heap.append((-chain.score, counter, chain))
