@@ -200,7 +200,6 @@ def build_chain(
     voice_mode = mode == VOICE_MODE
     onsets = ix.slice_ticks
     waits, first = 0, onsets[sl[start]]
-    plain = True  # only new positions so far: nothing for _tidy to drop
     while True:
         last_key = sl[last] * vkey + voice[last]
         leave = LEAVE * (sv_count[last_key] - taken_sv.get(last_key, 0))
@@ -214,9 +213,7 @@ def build_chain(
         wait = onsets[sl[best]] - onsets[sl[last]]
         if kind == NEW and waits >= PACE_AFTER and wait * waits > PACE * (onsets[sl[last]] - first):
             break  # a statement keeps its pace: a far later note belongs to other music
-        if kind != NEW:
-            plain = False
-        elif wait:
+        if wait and kind == NEW:
             waits += 1
         evs.append(best)
         poss.append(pos)
@@ -235,14 +232,15 @@ def build_chain(
         if abort and len(evs) <= ABORT_AFTER and total > ABORT_COST:
             return None
     chain = Chain(form_index, mode, start, start_pos, evs, poss, kinds, costs)
-    if not plain:
-        _tidy(chain)
+    _tidy(chain)
     _trim(chain)
     return chain if chain.evs else None
 
 
 def _tidy(chain: Chain) -> None:
     """Drop tremolo returns that are not confirmed and repeats that touch a missing position."""
+    if OSC not in chain.kinds and REP not in chain.kinds:
+        return  # only new positions: nothing to drop
     keep = [True] * len(chain.evs)
     n = len(chain.evs)
     for i in range(n):
