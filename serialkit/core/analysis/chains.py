@@ -93,7 +93,7 @@ def _next_position(ix: EventIndex, claims: Claims, pcs: tuple[int, ...], k: int,
                    voice_mode: bool) -> tuple[float, int, int]:
     """The cheapest link from ``last`` (at position ``k``) to a later position: (cost, event or
     -1, position). Up to MAX_SKIP positions may be missing; the first three candidates of each
-    pitch class within HORIZON slices are tried."""
+    pitch class within HORIZON slices are tried, and the first of ``last``'s own voice."""
     sl, voice, vrank, owner, strange = ix.sl, ix.voice, ix.vrank, claims.owner, ix.strange
     sv_mask, vkey = ix.sv_mask, ix.vkey
     best_cost, best, best_pos = MAX_LINK, -1, k
@@ -104,18 +104,19 @@ def _next_position(ix: EventIndex, claims: Claims, pcs: tuple[int, ...], k: int,
         if base - (S_DEL - S_SUB) - 2 * CHORD >= best_cost:
             break
         lst, lsl = ix.by_pc[pcs[j]], ix.by_pc_sl[pcs[j]]
-        nxt = pcs[j + 1] if j < 11 else -1
-        nxt2 = pcs[j + 2] if j < 10 else -1
-        seen = 0
+        nxt, nxt2 = (pcs[j + 1] if j < 11 else -1), (pcs[j + 2] if j < 10 else -1)
+        seen, own = 0, False
         for idx in range(bisect_left(lsl, last_sl), len(lst)):
             c_sl = lsl[idx]
             if c_sl - last_sl > HORIZON:
                 break
             c = lst[idx]
+            c_voice = voice[c]
+            if seen >= 3 and c_voice != last_voice:
+                continue  # past the first three: only the first of the chain's own voice
             if c in taken or (owner[c] != FREE and not claims.available(c, j, head)):
                 continue
             between = c_sl - last_sl - 1 if c_sl > last_sl else 0
-            c_voice = voice[c]
             gap = 0
             if c_voice == last_voice:
                 gap = vrank[c] - last_vrank - 1 if vrank[c] > last_vrank else 0
@@ -143,8 +144,8 @@ def _next_position(ix: EventIndex, claims: Claims, pcs: tuple[int, ...], k: int,
                     cost += base
             if cost < best_cost:
                 best_cost, best, best_pos = cost, c, j
-            seen += 1
-            if seen >= 3:
+            seen, own = seen + 1, own or c_voice == last_voice
+            if seen >= 3 and own:
                 break
     return best_cost, best, best_pos
 
