@@ -1,7 +1,8 @@
 """Annotated scores in any format: a copy of a source with per-note labels and colours, in the
 format the output's name asks for, keeping as much of the source as each path can. MusicXML
 and MEI sources are edited in place; MEI → MusicXML goes through the engraving-faithful
-converter; MuseScore, **kern and ABC through the MusicXML their reader read."""
+converter; MuseScore sources written as MuseScore are edited in place too; MuseScore written as
+MusicXML, **kern and ABC go through the MusicXML their reader read."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from serialkit.io.mei.convert import mei_to_musicxml
 from serialkit.io.mei.write import write_mei
 from serialkit.io.mscore.program import save_with_musescore
 from serialkit.io.mscore.read import read_mscore
+from serialkit.io.mscore.write import write_annotated_mscore
 from serialkit.io.musicxml.annotate import annotate_tree, serialize
 from serialkit.io.musicxml.read import Scan, take_scan
 from serialkit.io.musicxml.write import musicxml_bytes, mxl_bytes
@@ -49,7 +51,8 @@ def write_annotated_score(
       with everything an engraver sees (``serialkit.io.mei.convert``); MuseScore/**kern/ABC
       through their MusicXML; a JSON piece or MIDI file written fresh.
     - ``.mei``: an MEI source edited in place (``write_annotated_mei``); others written as MEI.
-    - ``.mscz``/``.mscx``: the annotated MusicXML saved by MuseScore 3.
+    - ``.mscz``/``.mscx``: a MuseScore source edited in place, in its own format version
+      (``serialkit.io.mscore.write``); any other source's annotated MusicXML saved by MuseScore 3.
     Nothing is written when anything fails.
     """
     if labels not in LABEL_STYLES:
@@ -62,7 +65,9 @@ def write_annotated_score(
         if score_format(src) == "mei":
             return write_annotated_mei(src, annotations, out, labels)
         return write_mei(read_score(src), out, annotations=annotations, label_style=labels)
-    if suffix in (".mscz", ".mscx"):
+    if suffix in MUSESCORE_SUFFIXES:
+        if score_format(src) == "musescore":  # the source's own XML, edited in place
+            return write_annotated_mscore(src, annotations, out, labels)
         return _via_musescore(src, annotations, out, labels)
     raise ScoreWriteError(
         f"{out}: cannot write {suffix or 'a file without an extension'}; "

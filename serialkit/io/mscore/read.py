@@ -24,7 +24,7 @@ from serialkit.core.piece import Measure, Piece, TimeSignature
 from serialkit.io.build import RawNote, ScoreParts, build_piece, safe_id
 from serialkit.io.files.safety import refuse_entities
 
-__all__ = ["REPEATS", "Walk", "load_mscore", "mscx_bytes", "musescore_version", "read_mscore", "walk_mscore"]
+__all__ = ["REPEATS", "Walk", "load_mscore", "mscore_file", "mscx_bytes", "musescore_version", "read_mscore", "walk_mscore"]
 
 _TYPES = {
     "long": Fraction(16), "breve": Fraction(8), "whole": Fraction(4), "half": Fraction(2),
@@ -61,19 +61,25 @@ class _Bars:
 
 def mscx_bytes(path: Path) -> bytes:
     """The .mscx text of a MuseScore file: the file itself, or the score inside a .mscz zip."""
+    return mscore_file(path)[0]
+
+
+def mscore_file(path: Path) -> tuple[bytes, bytes | None, str]:
+    """A MuseScore file's .mscx bytes, with the .mscz archive they are in and their member name
+    (None and "" for a .mscx file)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise ScoreReadError(f"{path}: cannot read it: {exc.strerror or exc}") from None
     if not data.startswith(b"PK\x03\x04"):
-        return data
+        return data, None, ""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             name = mscx_member(zf, path)
             info = zf.getinfo(name)
             if info.file_size > _MAX_BYTES:
                 raise ScoreReadError(f"{path}: the score inside is {info.file_size} bytes, over the limit")
-            return zf.read(name)
+            return zf.read(name), data, name
     except (zipfile.BadZipFile, EOFError, OSError) as exc:
         raise ScoreReadError(f"{path}: not a readable .mscz archive: {exc}") from None
 
