@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import difflib
 import os
 import subprocess
 import zipfile
@@ -188,3 +189,59 @@ def test_musescore3_opens_the_written_file_with_every_label_and_colour(tmp_path:
     assert collections.Counter(t for a in back if a.label for t in a.label.split()) == collections.Counter(
         a.label for a in marks.values())
     assert sorted((a.color or "").upper() for a in back) == ["#D00000"] * len(marks)
+
+
+def _repitched(tmp_path: Path, name: str, shift: int, pick: int = 0) -> tuple[Path, str, Path]:
+    from serialkit.io.mscore.repitch import repitch_mscore
+
+    src = SOURCES[name]
+    piece = read_score(src)
+    event = [e for e in piece.events if not e.grace and not e.tied_ids][pick]
+
+    def spell(eid: str, written: int, step: str, model: str) -> tuple[str, int, int]:
+        assert eid == event.id
+        names = ["C", "C", "D", "E", "E", "F", "F", "G", "G", "A", "B", "B"]
+        alters = [0, 1, 0, -1, 0, 0, 1, 0, 1, 0, -1, 0]
+        return names[written % 12], alters[written % 12], written // 12 - 1
+
+    out = tmp_path / f"repaired{src.suffix}"
+    change = {event.id: (event.midi, event.midi + shift, "accidental")}
+    repitch_mscore(src, piece, change, {event.id: Annotation("rewrite P0:1", "#332288")}, spell, out)
+    return src, event.id, out
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_a_repair_repitches_only_its_note_in_the_sources_xml(tmp_path: Path, name: str) -> None:
+    src, eid, out = _repitched(tmp_path, name, -1)
+    piece, again = read_score(src), read_score(out)
+    want = {e.id: e.midi - (1 if e.id == eid else 0) for e in piece.events}
+    assert {e.id: e.midi for e in again.events} == want
+    assert [(e.id, e.onset, e.duration) for e in again.events] == [(e.id, e.onset, e.duration) for e in piece.events]
+    old, new = mscx_bytes(src).decode().splitlines(), mscx_bytes(out).decode().splitlines()
+    assert _root(out).get("version") == _root(src).get("version")
+    gone = [line for line in difflib.ndiff(old, new) if line.startswith("- ")]
+    assert len(gone) <= 5 and any("<pitch>" in line for line in gone)  # the note's pitch, tpc, accidental
+    root = _root(out)
+    assert _texts(root, "Fingering") == ["rewrite P0:1"]
+    assert [dict(c.attrib) for c in root.iter("color")] == [{"r": "51", "g": "34", "b": "136", "a": "255"}]
+
+
+def test_a_repaired_transposing_note_keeps_its_written_and_sounding_relation(tmp_path: Path) -> None:
+    src, eid, out = _repitched(tmp_path, "clarinet-ms4.mscx", 1)  # concert Bb4 → B4: written C5 → C#5
+    before = next(n for n in _root(src).iter("Note"))
+    after = next(n for n in _root(out).iter("Note"))
+    assert (before.findtext("pitch"), before.findtext("tpc"), before.findtext("tpc2")) == ("70", "12", "14")
+    assert (after.findtext("pitch"), after.findtext("tpc"), after.findtext("tpc2")) == ("71", "19", "21")
+    event = next(e for e in read_score(out).events if e.id == eid)
+    assert event.midi == 71 and event.source is not None and event.source.alter == 1
+    assert event.source.transposition == -2
+
+
+def test_a_repaired_note_loses_the_accidental_it_showed(tmp_path: Path) -> None:
+    src = SOURCES["features.mscz"]
+    piece = read_score(src)
+    with_sign = [i for i, e in enumerate(e for e in piece.events if not e.grace and not e.tied_ids)
+                 if e.source is not None and e.source.alter]
+    assert with_sign
+    _, eid, out = _repitched(tmp_path, "features.mscz", 0, with_sign[0])
+    assert sum(1 for _ in _root(out).iter("Accidental")) == sum(1 for _ in _root(src).iter("Accidental")) - 1

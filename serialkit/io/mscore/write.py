@@ -32,7 +32,10 @@ from serialkit.io.build import RawNote, tie_chains
 from serialkit.io.files.atomic import atomic_path
 from serialkit.io.mscore.read import Walk, load_mscore, mscore_file, walk_mscore
 
-__all__ = ["MscoreSource", "load_source", "mscore_payload", "write_annotated_mscore"]
+__all__ = [
+    "MscoreSource", "annotate_source", "apply_annotations", "begin_edit", "edited_bytes", "heads_of",
+    "load_source", "mscore_payload", "write_annotated_mscore",
+]
 
 _GRACE = ("acciaccatura", "appoggiatura", "grace4", "grace8after", "grace16", "grace16after",
           "grace32", "grace32after")
@@ -83,7 +86,7 @@ def write_annotated_mscore(
     out = Path(out_path)
     src = load_source(Path(source))
     annotate_source(src, annotations, labels, out)
-    payload = mscore_payload(src, _edited_bytes(src, out), out)
+    payload = mscore_payload(src, edited_bytes(src, out), out)
     with atomic_path(out) as tmp:
         tmp.write_bytes(payload)
     return out
@@ -92,12 +95,24 @@ def write_annotated_mscore(
 def annotate_source(src: MscoreSource, annotations: Annotations, labels: str, out: Path) -> None:
     """Label and colour the annotated events in ``src``'s tree (a snapshot of the voices it
     touches is kept on ``src`` for :func:`_edited_bytes`)."""
-    missing = [k for k in annotations if k not in src.chains]
+    begin_edit(src, heads_of(src, annotations, out))
+    apply_annotations(src, annotations, labels)
+
+
+def heads_of(src: MscoreSource, event_ids: Iterable[str], out: Path) -> list[Any]:
+    """The elements of every notehead of the events named (``ScoreWriteError`` for an id the
+    score does not hold)."""
+    ids = list(event_ids)
+    missing = [k for k in ids if k not in src.chains]
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         raise ScoreWriteError(f"{out}: annotations name notes that are not in {src.path}: {shown}")
-    heads = [src.element[nid] for eid in annotations for nid in src.chains[eid]]
-    begin_edit(src, heads)
+    return [src.element[nid] for eid in ids for nid in src.chains[eid]]
+
+
+def apply_annotations(src: MscoreSource, annotations: Annotations, labels: str) -> None:
+    """Add the labels (carried as ``labels``) and colours to the tree, inside the voices
+    :func:`begin_edit` snapshotted."""
     raw_of = {el: raw for el, raw in src.walk.elements if el.tag == "Note"}
     order = {raw.id: i for i, (_, raw) in enumerate(src.walk.elements)}
     words: dict[Any, list[tuple[int, str]]] = {}  # chord (or measure repeat) -> its staff texts
@@ -126,7 +141,8 @@ def annotate_source(src: MscoreSource, annotations: Annotations, labels: str, ou
 
 
 def begin_edit(src: MscoreSource, heads: Iterable[Any]) -> None:
-    """Snapshot the voices holding ``heads``: every edit that follows must stay inside them."""
+    """Snapshot the voices holding ``heads`` (``<Note>`` or measure-repeat elements): every edit
+    that follows must stay inside them."""
     from serialkit.io.splice import Snapshot
 
     voices = {el.getparent().getparent() if el.tag == "Note" else el.getparent() for el in heads}
@@ -235,17 +251,17 @@ def _own_lyric_lines(src: MscoreSource) -> dict[tuple[str, int], set[int]]:
     return own
 
 
-def _edited_bytes(src: MscoreSource, out: Path) -> bytes:
+def edited_bytes(src: MscoreSource, out: Path, pitches: dict[str, int] | None = None) -> bytes:
     """The edited score's .mscx bytes (the source's, but for the voices edited), checked to read
-    back as the same events."""
+    back as the same noteheads (``pitches``: notehead id → the MIDI pitch an edit gave it)."""
     data = src.snapshot.write() if src.snapshot is not None else src.data
     if data is None:
         data = etree.tostring(src.walk.root.getroottree(), xml_declaration=True, encoding="UTF-8")
-    _check_same_events(src, data, out)
+    _check_same_notes(src, data, out, pitches or {})
     return data
 
 
-def _check_same_events(src: MscoreSource, data: bytes, out: Path) -> None:
+def _check_same_notes(src: MscoreSource, data: bytes, out: Path, pitches: dict[str, int]) -> None:
     """Refuse (``ScoreWriteError``) an edit after which the score reads as other notes."""
     from serialkit.core.errors import ScoreReadError
 
@@ -253,9 +269,8 @@ def _check_same_events(src: MscoreSource, data: bytes, out: Path) -> None:
         again = walk_mscore(load_mscore(out, data), out)
     except ScoreReadError as exc:
         raise ScoreWriteError(f"{out}: the edited score does not read back: {exc}") from None
-    def key(walk: Walk) -> list[tuple[str, object, int]]:
-        return [(n.id, n.onset, n.midi) for _, n in walk.elements]
-    if key(again) != key(src.walk):
+    want = [(n.id, n.onset, pitches.get(n.id, n.midi)) for _, n in src.walk.elements]
+    if [(n.id, n.onset, n.midi) for _, n in again.elements] != want:
         raise ScoreWriteError(f"{out}: the edited score reads back as other notes than {src.path}; nothing written")
 
 
