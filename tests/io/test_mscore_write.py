@@ -41,7 +41,8 @@ def _root(path: Path) -> etree._Element:
 
 
 def _texts(root: etree._Element, tag: str) -> list[str]:
-    return [el.findtext("text") or "" for el in root.iter(tag)]
+    """The text of every ``tag`` (MuseScore's own markup in it, such as ``<font size="7"/>``, left out)."""
+    return ["".join(text.itertext()) if (text := el.find("text")) is not None else "" for el in root.iter(tag)]
 
 
 @pytest.mark.parametrize("suffix", [".mscz", ".mscx"])
@@ -245,3 +246,16 @@ def test_a_repaired_note_loses_the_accidental_it_showed(tmp_path: Path) -> None:
     assert with_sign
     _, eid, out = _repitched(tmp_path, "features.mscz", 0, with_sign[0])
     assert sum(1 for _ in _root(out).iter("Accidental")) == sum(1 for _ in _root(src).iter("Accidental")) - 1
+
+
+@pytest.mark.musescore
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_musicxml_source_written_as_mscz_is_saved_by_musescore(tmp_path: Path) -> None:
+    require_program("mscore3")
+    src = ROOT / "scores" / "features.musicxml"
+    marks = _marks(read_score(src))
+    out = write_annotated_score(src, marks, tmp_path / "from-musicxml.mscz")
+    root = _root(out)
+    assert root.get("version", "").startswith("3.")
+    assert collections.Counter(_texts(root, "StaffText")) == collections.Counter(a.label for a in marks.values())

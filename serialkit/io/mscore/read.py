@@ -24,7 +24,7 @@ from serialkit.core.piece import Measure, Piece, TimeSignature
 from serialkit.io.build import RawNote, ScoreParts, build_piece, safe_id
 from serialkit.io.files.safety import refuse_entities
 
-__all__ = ["REPEATS", "Walk", "load_mscore", "mscore_file", "mscx_bytes", "musescore_version", "read_mscore", "walk_mscore"]
+__all__ = ["GRACES", "REPEATS", "Walk", "load_mscore", "mscore_file", "mscx_bytes", "musescore_version", "read_mscore", "walk_mscore"]
 
 _TYPES = {
     "long": Fraction(16), "breve": Fraction(8), "whole": Fraction(4), "half": Fraction(2),
@@ -32,8 +32,9 @@ _TYPES = {
     "64th": Fraction(1, 16), "128th": Fraction(1, 32), "256th": Fraction(1, 64),
     "512th": Fraction(1, 128), "1024th": Fraction(1, 256),
 }
-_GRACE = {"acciaccatura", "appoggiatura", "grace4", "grace8after", "grace16", "grace16after",
-          "grace32", "grace32after"}
+GRACES = ("acciaccatura", "appoggiatura", "grace4", "grace8after", "grace16", "grace16after",
+          "grace32", "grace32after")
+"""The elements that make a ``<Chord>`` a grace chord."""
 REPEATS = ("RepeatMeasure", "MeasureRepeat")
 """The elements of a measure that repeats the one before it (MuseScore 3, MuseScore 4)."""
 _MAX_BYTES = 64 * 1024 * 1024
@@ -294,7 +295,7 @@ def _walk_voice(
             dur = _length(el, where, bars.lengths[mi])
             for r in ratios:
                 dur *= r
-            grace = any(el.find(g) is not None for g in _GRACE)
+            grace = any(el.find(g) is not None for g in GRACES)
             if grace:
                 dur = Fraction(0)
             if tag == "Chord":

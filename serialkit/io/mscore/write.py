@@ -30,15 +30,13 @@ from serialkit.io.annotation import (
 )
 from serialkit.io.build import RawNote, tie_chains
 from serialkit.io.files.atomic import atomic_path
-from serialkit.io.mscore.read import Walk, load_mscore, mscore_file, walk_mscore
+from serialkit.io.mscore.read import GRACES, Walk, load_mscore, mscore_file, walk_mscore
 
 __all__ = [
     "MscoreSource", "annotate_source", "apply_annotations", "begin_edit", "edited_bytes", "heads_of",
     "load_source", "mscore_payload", "write_annotated_mscore",
 ]
 
-_GRACE = ("acciaccatura", "appoggiatura", "grace4", "grace8after", "grace16", "grace16after",
-          "grace32", "grace32after")
 _CONTAINER = (
     '<?xml version="1.0" encoding="UTF-8"?>\n<container>\n  <rootfiles>\n'
     '    <rootfile full-path="{name}"/>\n  </rootfiles>\n</container>\n'
@@ -150,7 +148,7 @@ def begin_edit(src: MscoreSource, heads: Iterable[Any]) -> None:
 
 
 def _is_grace(chord: Any) -> bool:
-    return any(chord.find(tag) is not None for tag in _GRACE)
+    return any(chord.find(tag) is not None for tag in GRACES)
 
 
 def _rgba(value: str) -> tuple[int, int, int, int]:
