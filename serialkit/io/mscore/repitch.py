@@ -8,7 +8,7 @@ note at an onset and pitch of one reading is the n-th of the other)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ def repitch_mscore(
     ``piece``, the repair's reading of it) re-pitched and ``marks`` (fingering labels, colours)
     added; nothing is written when anything fails."""
     src = load_source(source)
-    native = _native_ids(piece.events, src, out)
+    native = _native_ids(piece.events, src, (*changes, *marks), out)
     begin_edit(src, heads_of(src, [native[eid] for eid in (*changes, *marks)], out))
     raw = {note.id: note for _, note in src.walk.elements}
     pitches: dict[str, int] = {}
@@ -62,8 +62,9 @@ def repitch_mscore(
     return out
 
 
-def _native_ids(events: Sequence[Event], src: MscoreSource, out: Path) -> dict[str, str]:
-    """The repair's event ids → the native reading's (by onset, pitch and rank among equals)."""
+def _native_ids(events: Sequence[Event], src: MscoreSource, needed: Iterable[str], out: Path) -> dict[str, str]:
+    """The repair's event ids → the native reading's (by onset, pitch and rank among equals);
+    ``ScoreWriteError`` when one of ``needed`` has none."""
     def keyed(pairs: Sequence[tuple[str, Fraction, int]]) -> dict[tuple[Fraction, int, int], str]:
         seen: dict[tuple[Fraction, int], int] = {}
         found: dict[tuple[Fraction, int, int], str] = {}
@@ -76,7 +77,11 @@ def _native_ids(events: Sequence[Event], src: MscoreSource, out: Path) -> dict[s
     mine = keyed(sorted(((e.id, e.onset, e.midi) for e in events), key=lambda t: (t[1], -t[2])))
     theirs = keyed(sorted(((eid, first[eid].onset, first[eid].midi) for eid in src.chains),
                           key=lambda t: (t[1], -t[2])))
-    return {eid: theirs[k] for k, eid in mine.items() if k in theirs}
+    found = {eid: theirs[k] for k, eid in mine.items() if k in theirs}
+    lost = [eid for eid in needed if eid not in found]
+    if lost:
+        raise ScoreWriteError(f"{out}: note {lost[0]} of the repair is not in {src.path} as serialkit reads it")
+    return found
 
 
 def _repitch(src: MscoreSource, raw: RawNote, eid: str, shift: int, model: str, spell: Speller, out: Path) -> None:

@@ -92,7 +92,7 @@ def write_annotated_mscore(
 
 def annotate_source(src: MscoreSource, annotations: Annotations, labels: str, out: Path) -> None:
     """Label and colour the annotated events in ``src``'s tree (a snapshot of the voices it
-    touches is kept on ``src`` for :func:`_edited_bytes`)."""
+    touches is kept on ``src`` for :func:`edited_bytes`)."""
     begin_edit(src, heads_of(src, annotations, out))
     apply_annotations(src, annotations, labels)
 
@@ -118,15 +118,14 @@ def apply_annotations(src: MscoreSource, annotations: Annotations, labels: str) 
     for eid, ann in annotations.items():
         ids = src.chains[eid]
         first = src.element[ids[0]]
-        if ann.label:
-            if first.tag != "Note":  # a note a measure repeat plays: staff text on the repeat
-                words.setdefault(first, []).append((order[ids[0]], ann.label))
-            elif labels == "fingering":
-                _add_fingering(first, ann.label)
-            elif labels == "words" or _is_grace(first.getparent()):
-                words.setdefault(first.getparent(), []).append((order[ids[0]], ann.label))
-            else:
-                lyrics.append((first, ann.label))
+        carrier = _carrier(first, labels) if ann.label else None
+        if carrier == "fingering":
+            _add_fingering(first, ann.label or "")
+        elif carrier == "lyric":
+            lyrics.append((first, ann.label or ""))
+        elif carrier == "words":
+            where = first if first.tag != "Note" else first.getparent()
+            words.setdefault(where, []).append((order[ids[0]], ann.label or ""))
         if ann.color:
             rgba = _rgba(ann.color)
             for nid in ids:
@@ -145,6 +144,14 @@ def begin_edit(src: MscoreSource, heads: Iterable[Any]) -> None:
 
     voices = {el.getparent().getparent() if el.tag == "Note" else el.getparent() for el in heads}
     src.snapshot = Snapshot(src.data, src.walk.root.getroottree(), voices)
+
+
+def _carrier(first: Any, labels: str) -> str:
+    """What carries the label of a note whose first notehead is ``first``: ``labels``, but staff
+    text (``words``) for a note a measure repeat plays (no ``<Note>``) and a grace note's lyric."""
+    if first.tag != "Note" or (labels == "lyric" and _is_grace(first.getparent())):
+        return "words"
+    return labels
 
 
 def _is_grace(chord: Any) -> bool:
