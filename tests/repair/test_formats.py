@@ -63,7 +63,7 @@ def test_a_musescore_file_is_repaired_into_musicxml_or_musescore(fixtures: Path,
         assert [(e["before"]["name"], e["after"]["name"]) for e in cert["events"]] == [("F#4", "F4")]
         assert (tmp_path / "fixed.review.html").is_file()
     assert src.read_bytes() == before
-    # the .mscz is the source's own XML with the one note re-pitched, every other member as it was
+    # the .mscz is the source's own XML with the one note re-pitched, every other member the source's
     import difflib
     import zipfile
 

@@ -281,7 +281,7 @@ def _check_same_notes(src: MscoreSource, data: bytes, out: Path, pitches: dict[s
 
 def mscore_payload(src: MscoreSource, data: bytes, out: Path) -> bytes:
     """The file to write: the .mscx bytes, or a .mscz archive holding them in the source's member
-    (every other member of a .mscz source as it was)."""
+    (a .mscz source's other members unchanged)."""
     if out.suffix.lower() == ".mscx":
         return data
     if out.suffix.lower() != ".mscz":
