@@ -1,30 +1,28 @@
 """Annotated scores in any format: a copy of a source with per-note labels and colours, in the
 format the output's name asks for, keeping as much of the source as each path can. MusicXML
 and MEI sources are edited in place; MEI → MusicXML goes through the engraving-faithful
-converter; MuseScore, **kern and ABC through the MusicXML their reader read."""
+converter; MuseScore sources written as MuseScore are edited in place too; MuseScore written as
+MusicXML, **kern and ABC go through the MusicXML their reader read."""
 
 from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Sequence
-from fractions import Fraction
 from pathlib import Path
 
 from lxml import etree
 
 from serialkit.core.errors import ScoreWriteError
-from serialkit.core.piece import Event
 from serialkit.io.annotation import DEFAULT_LABELS, LABEL_STYLES, Annotations
 from serialkit.io.dispatch import read_score, score_format
-from serialkit.io.external import VIA_MUSICXML, read_via, via_musicxml
+from serialkit.io.external import VIA_MUSICXML, via_musicxml
 from serialkit.io.files.atomic import atomic_path
 from serialkit.io.files.safety import parse_xml
 from serialkit.io.mei.annotate import write_annotated_mei
 from serialkit.io.mei.convert import mei_to_musicxml
 from serialkit.io.mei.write import write_mei
 from serialkit.io.mscore.program import save_with_musescore
-from serialkit.io.mscore.read import read_mscore
+from serialkit.io.mscore.write import write_annotated_mscore
 from serialkit.io.musicxml.annotate import annotate_tree, serialize
 from serialkit.io.musicxml.read import Scan, take_scan
 from serialkit.io.musicxml.write import musicxml_bytes, mxl_bytes
@@ -49,7 +47,8 @@ def write_annotated_score(
       with everything an engraver sees (``serialkit.io.mei.convert``); MuseScore/**kern/ABC
       through their MusicXML; a JSON piece or MIDI file written fresh.
     - ``.mei``: an MEI source edited in place (``write_annotated_mei``); others written as MEI.
-    - ``.mscz``/``.mscx``: the annotated MusicXML saved by MuseScore 3.
+    - ``.mscz``/``.mscx``: a MuseScore source edited in place, in its own format version
+      (``serialkit.io.mscore.write``); any other source's annotated MusicXML saved by MuseScore 3.
     Nothing is written when anything fails.
     """
     if labels not in LABEL_STYLES:
@@ -62,7 +61,9 @@ def write_annotated_score(
         if score_format(src) == "mei":
             return write_annotated_mei(src, annotations, out, labels)
         return write_mei(read_score(src), out, annotations=annotations, label_style=labels)
-    if suffix in (".mscz", ".mscx"):
+    if suffix in MUSESCORE_SUFFIXES:
+        if score_format(src) == "musescore":  # the source's own XML, edited in place
+            return write_annotated_mscore(src, annotations, out, labels)
         return _via_musescore(src, annotations, out, labels)
     raise ScoreWriteError(
         f"{out}: cannot write {suffix or 'a file without an extension'}; "
@@ -71,28 +72,7 @@ def write_annotated_score(
 
 
 def _via_musescore(src: Path, annotations: Annotations, out: Path, labels: str) -> Path:
-    # the labels name notes of the native reading; MuseScore's export names them its own way:
-    # the n-th note at an onset and pitch of one is the n-th of the other
-    def keyed(events: Sequence[Event]) -> dict[tuple[Fraction, int, int], str]:
-        seen: dict[tuple[Fraction, int], int] = {}
-        out: dict[tuple[Fraction, int, int], str] = {}
-        for e in events:
-            k = seen[(e.onset, e.midi)] = seen.get((e.onset, e.midi), 0) + 1
-            out[(e.onset, e.midi, k)] = e.id
-        return out
-
-    native = keyed(read_mscore(src).events)
-    exported = keyed(read_via(src, "musescore").events)
-    rename = {nid: exported[k] for k, nid in native.items() if k in exported}
-    lost = [k for k, nid in native.items() if nid not in rename]  # notes MuseScore's own export leaves out
-    if lost:
-        onset, midi, _ = lost[0]
-        raise ScoreWriteError(
-            f"{out}: MuseScore's export of {src} leaves out {len(lost)} of its notes (the first: MIDI "
-            f"{midi} at quarter {onset}); writing the labelled score through it would lose them, so "
-            "nothing is written; write .musicxml or .mei instead"
-        )
-    annotations = {rename.get(k, k): v for k, v in annotations.items()}
+    """A score of another format as a MuseScore file: its labelled MusicXML saved by MuseScore 3."""
     with tempfile.TemporaryDirectory(prefix="serialkit-mscore-") as tmp:
         xml = write_annotated_musicxml(src, annotations, Path(tmp) / "annotated.musicxml", label_style=labels)
         return save_with_musescore(xml, out)

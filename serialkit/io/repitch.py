@@ -135,7 +135,13 @@ def write_repaired(score: EditableScore, source: Path, repaired: Piece, changes:
 
     notes = {eid: c.mark for eid, c in changes.items()}
     timed = any(c.timed for c in changes.values())  # a note's time changed: written anew
-    if out.suffix.lower() in MUSESCORE_SUFFIXES:  # the MusicXML made as for .musicxml, saved by MuseScore
+    if out.suffix.lower() in MUSESCORE_SUFFIXES and not timed and _is_musescore(source):
+        from serialkit.io.mscore.repitch import repitch_mscore
+
+        names = NoteNames(score.piece, habit=score.habit)
+        repitch_mscore(source, score.piece, {eid: (c.before, c.after, c.model) for eid, c in changes.items()},
+                       notes, names.spell, out)  # the source's own MuseScore XML, edited in place
+    elif out.suffix.lower() in MUSESCORE_SUFFIXES:  # the MusicXML made as for .musicxml, saved by MuseScore
         import tempfile
 
         from serialkit.io.mscore.program import save_with_musescore
@@ -176,6 +182,13 @@ def write_repaired(score: EditableScore, source: Path, repaired: Piece, changes:
 
 
 _NATURAL = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
+
+
+def _is_musescore(path: Path) -> bool:
+    """A MuseScore file (.mscz/.mscx), whose repair is written in its own XML."""
+    from serialkit.io.dispatch import score_format
+
+    return score_format(path) == "musescore"
 
 
 def rewrite_musicxml(repaired: Piece, notes: Mapping[str, Any], out: Path) -> None:

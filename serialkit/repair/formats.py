@@ -20,7 +20,8 @@ WRITES = {
 }
 """What a repaired score of each format (its reader's name) can be written as (``-o``'s extension
 chooses): MusicXML edited in place — also the MusicXML a MuseScore, **kern or ABC score is read
-through —, as MusicXML or compressed MusicXML, or saved by MuseScore 3 as .mscz/.mscx; MEI edited
+through —, as MusicXML or compressed MusicXML, or as .mscz/.mscx (a MuseScore file's own XML re-pitched
+in place; another score's MusicXML saved by MuseScore 3); MEI edited
 in place; a JSON piece; MIDI written anew. A folder gives every file ``check`` reads."""
 
 

@@ -63,6 +63,17 @@ def test_a_musescore_file_is_repaired_into_musicxml_or_musescore(fixtures: Path,
         assert [(e["before"]["name"], e["after"]["name"]) for e in cert["events"]] == [("F#4", "F4")]
         assert (tmp_path / "fixed.review.html").is_file()
     assert src.read_bytes() == before
+    # the .mscz is the source's own XML with the one note re-pitched, every other member the source's
+    import difflib
+    import zipfile
+
+    with zipfile.ZipFile(src) as a, zipfile.ZipFile(tmp_path / "fixed.mscz") as b:
+        assert a.namelist() == b.namelist()
+        score = next(n for n in a.namelist() if n.endswith(".mscx"))
+        assert all(a.read(n) == b.read(n) for n in a.namelist() if n != score)
+        old, new = a.read(score).decode().splitlines(), b.read(score).decode().splitlines()
+    assert old[1] == new[1] and "<museScore version=" in old[1]
+    assert sum(1 for line in difflib.ndiff(old, new) if line.startswith("- ")) <= 5
     code, _, err = _run("repair", str(src), "--row", ROW, "-o", str(tmp_path / "fixed.mei"))
     assert code == 2 and err.count("\n") == 1 and "cannot write a repaired MuseScore score as .mei" in err, err
     assert "Traceback" not in err and not (tmp_path / "fixed.mei").exists()
