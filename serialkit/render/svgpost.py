@@ -256,6 +256,8 @@ def fit_words(page: str) -> str:
     Verovio centres a long label over its note (``rewrite swap with the F4 at bar 6, beat 1``
     at a system's first note): it would run off the page's left edge, over the bar number.
     """
+    if 'class="fing"' not in page and 'class="dir"' not in page:
+        return page  # no text to move (a page without one is not scanned for the bars' texts)
     box, margin = _VIEWBOX.search(page), _MARGIN_AT.search(page)
     if box is None or margin is None:
         return page
