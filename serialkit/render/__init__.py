@@ -127,11 +127,13 @@ def engrave_pages(
     marks = marks if marks is not None and not blind else Marks()
     source = source if source is not None else read_source(score_path)
     amended = False
-    if marks.notes and needs_mapping(source, marks.notes):
+    present = note_ids(source) if marks.notes else set()
+    if marks.notes and needs_mapping(source, marks.notes, present):
         ids, amended = map_ids(source, marks.notes)
         marks = marks.remap(ids)
+        if amended:  # reader-assigned ids written into the source
+            present = note_ids(source)
     if marks.notes:
-        present = note_ids(source)
         missing = [eid for eid in marks.notes if eid not in present]
         if len(missing) == len(marks.notes):
             raise RenderInputError(

@@ -16,9 +16,10 @@ from serialkit.render.engrave import XML_ID, ParsedScore, note_ids
 _TIE_HINTS = (b"<tie ", b"<tied ", b' tie="', b"<tie>")
 
 
-def needs_mapping(source: ParsedScore, wanted: Iterable[str]) -> bool:
-    """True when some wanted id is not a note id of the source, or the source has ties."""
-    present = note_ids(source)
+def needs_mapping(source: ParsedScore, wanted: Iterable[str], present: set[str] | None = None) -> bool:
+    """True when some wanted id is not a note id of the source, or the source has ties
+    (``present``: the source's note ids, when known already)."""
+    present = note_ids(source) if present is None else present
     if any(w not in present for w in wanted):
         return True
     return any(hint in source.data for hint in _TIE_HINTS)

@@ -22,10 +22,9 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from dataclasses import dataclass
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 SVG = "{http://www.w3.org/2000/svg}"
 FONT_SIZE = 185.0
@@ -65,9 +64,9 @@ def label_width(text: str, size: float = FONT_SIZE) -> float:
     return sum(_CHAR_EM.get(ch, 0.58 if ch.isdigit() else 0.75) for ch in text) * size
 
 
-@dataclass(frozen=True, slots=True)
-class LabelRequest:
-    """A label to place: for a note whose head spans [x0, x1] at vertical centre y."""
+class LabelRequest(NamedTuple):
+    """A label to place: for a note whose head spans [x0, x1] at vertical centre y (a tuple:
+    one is made per label)."""
 
     note_id: str
     text: str
@@ -160,16 +159,18 @@ def _primitives(svg_text: str) -> Any:
     blocks = []
     if uses:
         code, xs, ys, scales = zip(*uses, strict=True)
-        x = np.array(list(map(float, xs)))
-        y = np.array(list(map(float, ys)))
+        x = np.array(xs, dtype=float)  # integers as written: parsed in one call
+        y = np.array(ys, dtype=float)
         scale = np.array([float(v) if v else 1.0 for v in scales])
         glyphs = glyph_boxes()
-        known = np.array([glyphs.get(c, _UNKNOWN_GLYPH) for c in code])
+        index: dict[str, int] = {}  # a page uses a few dozen glyphs: look each up once
+        rows_of = [index.setdefault(c, len(index)) for c in code]
+        known = np.array([glyphs.get(c, _UNKNOWN_GLYPH) for c in index], dtype=float)[rows_of]
         blocks.append(np.column_stack((x + known[:, 0] * scale, x + known[:, 1] * scale,
                                        y - known[:, 3] * scale, y - known[:, 2] * scale)))
     lines = _LINE.findall(body)  # stems, staff and ledger lines, bar lines: most of a page
     if lines:
-        ends = np.array(list(map(float, " ".join(lines).replace("L", "").split()))).reshape(-1, 4)
+        ends = np.array(" ".join(lines).replace("L", "").split(), dtype=float).reshape(-1, 4)
         blocks.append(np.column_stack((np.minimum(ends[:, 0], ends[:, 2]), np.maximum(ends[:, 0], ends[:, 2]),
                                        np.minimum(ends[:, 1], ends[:, 3]), np.maximum(ends[:, 1], ends[:, 3]))))
     for d in _PATH.findall(body):
@@ -216,7 +217,7 @@ class Skyline:
         #: Every drawn primitive but the staff lines, (x0, x1, top, bottom) columns, by x0.
         solid = prim[~staff_line]
         self.solid = solid[np.argsort(solid[:, 0], kind="stable")] if len(solid) else solid
-        self._solid_x0 = self.solid[:, 0].copy()
+        self._solid_x0: list[float] = self.solid[:, 0].tolist()
         self._solid_reach = float((self.solid[:, 1] - self.solid[:, 0]).max()) if len(solid) else 0.0
         #: The lowest point of anything drawn (page-margin coordinates), for cropping.
         self.lowest = float(prim[:, 3].max()) if len(prim) else max(bottoms, default=0.0)
@@ -249,17 +250,15 @@ class Skyline:
             buckets = np.repeat(lo, lengths) + (np.arange(int(lengths.sum())) - offsets)
             keys = np.repeat(st, lengths) * self.width + buckets
             fn.at(target, keys, np.repeat(val, lengths))
-        self._above = [float(v) for v in self.above.tolist()]
-        self._below = [float(v) for v in self.below.tolist()]
+        self._above = self.above.tolist()
+        self._below = self.below.tolist()
 
     def blocked(self, x0: float, x1: float, top: float, bottom: float) -> bool:
         """Whether a box touches any drawn primitive but the staff lines."""
-        import numpy as np
-
-        if not len(self.solid):
+        if not self._solid_x0:
             return False
-        lo = int(np.searchsorted(self._solid_x0, x0 - self._solid_reach, "left"))
-        hi = int(np.searchsorted(self._solid_x0, x1, "left"))
+        lo = bisect.bisect_left(self._solid_x0, x0 - self._solid_reach)
+        hi = bisect.bisect_left(self._solid_x0, x1)
         if hi <= lo:
             return False
         part = self.solid[lo:hi]
@@ -274,13 +273,11 @@ class Skyline:
         """The index of the staff whose band holds a height."""
         return bisect.bisect_left(self._bounds, y)
 
-    def _span(self, lo: float, hi: float) -> tuple[int, int]:
-        return max(int(lo // BUCKET), 0), min(int(hi // BUCKET), self.width - 1)
-
     def rise(self, staff: int, lo: float, hi: float) -> float:
         """The highest point of the notation above ``staff`` between ``lo`` and ``hi``."""
         top = float(self.tops[staff])
-        b0, b1 = self._span(lo, hi)
+        b0, b1 = int(lo // BUCKET), int(hi // BUCKET)  # the buckets lo..hi spans
+        b0, b1 = b0 if b0 > 0 else 0, b1 if b1 < self.width else self.width - 1
         if not self._above or b1 < b0:
             return top
         base = staff * self.width
@@ -289,7 +286,8 @@ class Skyline:
     def hang(self, staff: int, lo: float, hi: float) -> float:
         """The lowest point of the notation below ``staff`` between ``lo`` and ``hi``."""
         bottom = float(self.bottoms[staff])
-        b0, b1 = self._span(lo, hi)
+        b0, b1 = int(lo // BUCKET), int(hi // BUCKET)
+        b0, b1 = b0 if b0 > 0 else 0, b1 if b1 < self.width else self.width - 1
         if not self._below or b1 < b0:
             return bottom
         base = staff * self.width
@@ -300,7 +298,10 @@ Box = tuple[float, float, float, float]
 
 
 def _free(boxes: list[Box], lo: float, hi: float, top: float, bottom: float) -> bool:
-    return not any(b[0] < hi and lo < b[1] and b[2] < bottom and top < b[3] for b in boxes)
+    for b in boxes:  # a loop, not any(): called for every candidate row of every label
+        if b[0] < hi and lo < b[1] and b[2] < bottom and top < b[3]:
+            return False
+    return True
 
 
 def _above(sky: Skyline, k: int, lo: float, hi: float, head_top: float,
@@ -451,6 +452,10 @@ def _on_ledger_lines(sky: Skyline, y: float) -> bool:
     return y < sky.tops[k] - space * 0.75 or y > sky.bottoms[k] + space * 0.75
 
 
+#: How many label boxes a gap holds before those no later label can reach are dropped.
+_PRUNE_AT = 8
+
+
 def place_labels(
     svg_text: str, requests: list[LabelRequest], sky: Skyline | None = None
 ) -> tuple[str, list[str], float]:
@@ -493,16 +498,22 @@ def place_labels(
                 keep(i, near)
     pad = FONT_SIZE * 0.12
     widest = max(label_width(r.text) for r in wanted) / 2
+    staff_of = sky.staff_of
     for i, req in enumerate(wanted):
         if i in where:
             continue
-        k = sky.staff_of(req.y)
+        k = staff_of(req.y)
         centre = (req.x0 + req.x1) / 2
         half = label_width(req.text) / 2
         lo, hi = centre - half, centre + half
-        for g in (k, k + 1):  # labels come by centre: none after this one reaches further left than
-            if g in gaps:  # the widest label's half from its centre (a narrow label may come first)
-                gaps[g] = [b for b in gaps[g] if b[1] > centre - 40 - widest - FONT_SIZE]
+        # Labels come by centre: none after this one reaches further left than the widest
+        # label's half from its centre (a narrow label may come first), so a box ending left of
+        # that can touch no later label. Such boxes are dropped once a gap holds a few: dropping
+        # them sooner or later places every label alike, and the checks stay short.
+        for g in (k, k + 1):
+            boxes = gaps.get(g)
+            if boxes is not None and len(boxes) > _PRUNE_AT:
+                gaps[g] = [b for b in boxes if b[1] > centre - 40 - widest - FONT_SIZE]
         base, gap = _spot(sky, k, lo, hi, req.y, gaps)
         gaps.setdefault(gap, []).append((lo - pad, hi + pad, base - _ASC, base + _DESC))
         where[i] = (centre, base)

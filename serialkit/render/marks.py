@@ -118,6 +118,8 @@ class NoteMark:
         """The text printed by the notehead: the label, then violation codes (none on ties)."""
         if self.continuation:
             return None
+        if not self.codes:  # most notes: the label alone (what the lines below make of it)
+            return self.label or ("?" if self.unexplained else None)
         bits = [self.label if self.label else ("?" if self.unexplained else "")]
         bits.extend(c for c in self.codes if c not in bits)
         out = " ".join(b for b in bits if b)

@@ -11,7 +11,7 @@ import bisect
 import re
 from dataclasses import dataclass
 from html import escape, unescape
-from typing import Any
+from typing import Any, NamedTuple
 
 from lxml import etree
 
@@ -54,9 +54,8 @@ def chord_spans(svg_text: str) -> tuple[list[int], list[int], list[str]]:
     return starts, ends, names
 
 
-@dataclass(frozen=True, slots=True)
-class Head:
-    """A notehead's box in the page's coordinates."""
+class Head(NamedTuple):
+    """A notehead's box in the page's coordinates (a tuple: one is made per marked note)."""
 
     x0: float
     y0: float
@@ -83,6 +82,20 @@ def esc(text: str) -> str:
 def _parse(svg_text: str) -> Any:
     parser = etree.XMLParser(huge_tree=True, resolve_entities=False, no_network=True)
     return etree.fromstring(svg_text.encode("utf-8"), parser)
+
+
+_CLASSES: dict[tuple[object, ...], str] = {}
+
+
+def _class_attr(mark: NoteMark) -> str:
+    """The note's ``class`` value, made once per kind of mark (what ``NoteMark.classes`` reads)."""
+    key = (bool(mark.label), mark.continuation, mark.codes, mark.unexplained, mark.ambiguous, mark.rung)
+    found = _CLASSES.get(key)
+    if found is None:
+        if len(_CLASSES) >= 4096:
+            _CLASSES.clear()
+        found = _CLASSES[key] = " ".join(("note", *mark.classes))
+    return found
 
 
 def _note_attrs(mark: NoteMark, colour: str | None) -> str:
@@ -118,11 +131,13 @@ def decorate(
         mid = mark.id
         marked.append(mid)
         colour = mark.color
-        head = _HEAD.search(svg_text, m.end(), m.end() + 400)
+        at = m.end()
+        head = _HEAD.search(svg_text, at, at + 400)
         if head is not None:
-            x, y = float(head.group(2)), float(head.group(3))
-            scale = float(head.group(4) or 1.0)
-            x1 = x + _HEAD_WIDTH.get(head.group(1), 295.0) * scale
+            code, hx, hy, hs = head.groups()
+            x, y = float(hx), float(hy)
+            scale = float(hs or 1.0)
+            x1 = x + _HEAD_WIDTH.get(code, 295.0) * scale
             heads[mid] = Head(x, y - 125 * scale, x1, y + 125 * scale)
             if colour is not None and (kind := mark.cue) is not None:
                 cues.append(cue_svg(kind, colour, (x + x1) / 2, y, max((x1 - x) / 2, 125.0 * scale) + 70.0, mid))
@@ -131,7 +146,7 @@ def decorate(
                 requests.append(LabelRequest(mid, text, x, x1, y, colour,
                                              chord_of(m.start()) if starts else None))
         rest = _PAINT.sub("", m.group(2)) if colour else m.group(2)
-        return f'<g id="{esc(mid)}" class="note {" ".join(mark.classes)}"{_note_attrs(mark, colour)}{rest}>'
+        return f'<g id="{esc(mid)}" class="{_class_attr(mark)}"{_note_attrs(mark, colour)}{rest}>'
 
     body = _NOTE_OPEN.sub(note, svg_text) if notes else svg_text
     end = body.rfind(_END)
@@ -241,6 +256,8 @@ def fit_words(page: str) -> str:
     Verovio centres a long label over its note (``rewrite swap with the F4 at bar 6, beat 1``
     at a system's first note): it would run off the page's left edge, over the bar number.
     """
+    if 'class="fing"' not in page and 'class="dir"' not in page:
+        return page  # no text to move (a page without one is not scanned for the bars' texts)
     box, margin = _VIEWBOX.search(page), _MARGIN_AT.search(page)
     if box is None or margin is None:
         return page
