@@ -14,11 +14,8 @@ from serialkit.core.analysis import analyze
 from tests.synth import FAMILIES, Synth, wrong_notes
 
 ANALYSIS = profile_for("analysis")
-# repeats 507: a statement beginning on a repeated note in one voice (9 2 2 2 2) outbids the
-# same form in the other voice by its repeats; a known gap (docs/guides/checking.md)
-KNOWN = pytest.mark.xfail(strict=True, reason="a chain's repeats outbid a plainer statement")
-FIXED = [("repeats", 503), ("repeats", 505), pytest.param("repeats", 507, marks=KNOWN), ("repeats", 530),
-         ("repeats", 544), ("distributed", 502), ("distributed", 503), ("distributed", 516)]
+FIXED = [("repeats", 503), ("repeats", 505), ("repeats", 507), ("repeats", 530), ("repeats", 544),
+         ("repeats", 957), ("distributed", 502), ("distributed", 503), ("distributed", 516)]
 
 
 def _with_wrong_note(synth: Synth, eid: str, avoid: set[int]) -> Synth:

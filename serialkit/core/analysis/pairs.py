@@ -7,8 +7,10 @@ from bisect import bisect_left, bisect_right
 
 from serialkit.core.analysis.chains import FREE, HORIZON, Chain
 from serialkit.core.analysis.selection import (
+    EXTRA,
     MIN_INNER,
     MIN_STATEMENT,
+    POSITIONS_FIRST,
     accept,
     rebuild,
     release,
@@ -115,15 +117,15 @@ def _restore(a: Assignment, saved: Saved) -> None:
     (c.owner, c.pos, c.second, c.second_pos), a.found = saved
 
 
-def _search_stretch(a: Assignment, first: int, last: int) -> None:
+def _search_stretch(a: Assignment, first: int, last: int, extra: float = EXTRA) -> None:
     """Search the free notes of events ``first``..``last`` again: whole statements from their first
-    notes, then inner fragments from every position."""
+    notes, then inner fragments from every position (``extra``: see :func:`select`)."""
     ix, owner = a.ix, a.claims.owner
     free = [i for i in range(first, last) if owner[i] == FREE]
-    select(a, ((f, i, 0) for i in free for f in a.starts[ix.pc[i]]), MIN_STATEMENT)
+    select(a, ((f, i, 0) for i in free for f in a.starts[ix.pc[i]]), MIN_STATEMENT, extra)
     free = [i for i in free if owner[i] == FREE]
     select(a, ((f, i, a.position_in[f][ix.pc[i]]) for i in free for f in range(len(a.forms))),
-           MIN_INNER)
+           MIN_INNER, extra)
 
 
 def reread_unexplained_stretches(a: Assignment) -> Assignment:
@@ -175,8 +177,10 @@ def reread_around_unexplained(a: Assignment) -> Assignment:
     """Where notes stay unexplained, the statements sounding at them may have taken each other's
     notes (two forms sharing a segment, each read through the other's voice): release them all
     (at most AROUND), search their stretch again from whole statements down to inner fragments,
-    and keep the new reading only if it explains more notes with no fewer whole statements. The
-    work is local: only the stretches where trouble is, each once."""
+    and keep the new reading only if it explains more notes with no fewer whole statements. If the
+    usual priority finds no better reading, the stretch is searched once more with new positions
+    first (a tremolo in one voice that spells another statement's opening does not outbid the
+    statement that opens plainly). The work is local: only the stretches where trouble is."""
     sl = a.ix.sl
     for lo, hi in _clusters(a):
         spans = {k: _span(a, f.chain) for k, f in enumerate(a.found) if f.chain is not None}
@@ -187,9 +191,12 @@ def reread_around_unexplained(a: Assignment) -> Assignment:
         last = bisect_right(sl, max(hi, *(span[1] for span in near.values())) + HORIZON)
         saved = _save(a)
         before, whole_before = _claimed(a), _whole(a)
-        for k in near:
-            release(a, k)
-        _search_stretch(a, first, last)
-        if not (_claimed(a) > before and _whole(a) >= whole_before):
+        for extra in (EXTRA, POSITIONS_FIRST):
+            for k in near:
+                release(a, k)
+            _search_stretch(a, first, last, extra)
+            if _claimed(a) > before and _whole(a) >= whole_before:
+                break
             _restore(a, saved)
+            saved = _save(a)
     return a

@@ -13,6 +13,7 @@ from serialkit.core.analysis.chains import (
     ELIDE,
     FREE,
     NEW,
+    REPEAT,
     TIME_MODE,
     VOICE_MODE,
     Chain,
@@ -26,6 +27,8 @@ MIN_INNER = 6  # … and a fragment inside the piece (a statement whose opening 
 EDGE = 12  # slices from either end of the piece that count as its edges
 MIN_SCORE = 3.5
 SURE = 0.95  # a voice-mode chain scoring this share of its length is taken without a time-mode try
+EXTRA = 0.4  # priority lost per repeated note or tremolo return: a repeat proves less than a position
+POSITIONS_FIRST = 1.0 - REPEAT  # … and in a second look at trouble: a repeat adds nothing
 
 
 def best_chain(a: Assignment, form: int, start: int, pos: int) -> Chain | None:
@@ -64,9 +67,11 @@ def still_valid(a: Assignment, chain: Chain) -> bool:
     return True
 
 
-def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int) -> Assignment:
+def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int,
+           extra: float = EXTRA) -> Assignment:
     """Accept chains best-first from seeds (form, start event, start position); a chain that lost
-    notes to a better one is built again from its seed and queued anew."""
+    notes to a better one is built again from its seed and queued anew. A chain's priority is its
+    score less ``extra`` per repeated note."""
     heap: list[tuple[float, int, Chain]] = []
     counter = 0
     for form, start, pos in seeds:
@@ -74,7 +79,7 @@ def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int) -
             continue  # positions only rise along a chain: too few are left to reach ``minimum``
         chain = best_chain(a, form, start, pos)
         if chain is not None and acceptable(a, chain, minimum):
-            heap.append((-chain.score, counter, chain))
+            heap.append((-_priority(chain, extra), counter, chain))
             counter += 1
     heapq.heapify(heap)
     while heap:
@@ -86,9 +91,15 @@ def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int) -
             continue
         fresh = best_chain(a, chain.form, chain.start, chain.start_pos)
         if fresh is not None and acceptable(a, fresh, minimum):
-            heapq.heappush(heap, (-fresh.score, counter, fresh))
+            heapq.heappush(heap, (-_priority(fresh, extra), counter, fresh))
             counter += 1
     return a
+
+
+def _priority(chain: Chain, extra: float) -> float:
+    """Which chain is accepted first: its score, repeated notes counting less than new positions
+    (a chain that swallows a neighbour's repeats does not outbid the statement beginning there)."""
+    return chain.score - extra * sum(1 for k in chain.kinds if k != NEW)
 
 
 def accept(a: Assignment, chain: Chain, index: int | None = None) -> None:
