@@ -185,10 +185,10 @@ def respell(group: Sequence[tuple[Any, int]], before: Sequence[Written], changed
         elif show and shown is not None:
             shown.text = ACCIDENTAL_TEXT.get(w.alter, "natural")
         elif shown is not None and (el in changed or not any(shown.get(a) == "yes" for a in _KEEP)):
-            _remove(el, shown)
+            remove_with_line(el, shown)
 
 
-def _remove(parent: Any, child: Any) -> None:
+def remove_with_line(parent: Any, child: Any) -> None:
     """Take ``child`` out with its line: the whitespace before it goes, the next sibling keeps its own."""
     prev = child.getprevious()
     if prev is not None:

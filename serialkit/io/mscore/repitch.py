@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 from serialkit.core.errors import ScoreWriteError
 from serialkit.core.piece import Event, Piece
+from serialkit.io.accidentals import remove_with_line
 from serialkit.io.annotation import Annotation
 from serialkit.io.build import RawNote
 from serialkit.io.files.atomic import atomic_path
@@ -109,14 +109,5 @@ def _repitch(src: MscoreSource, raw: RawNote, eid: str, shift: int, model: str, 
     written_el.text = str(new_written)
     accidental = note.find("Accidental")
     if accidental is not None:
-        _remove(note, accidental)
+        remove_with_line(note, accidental)
 
-
-def _remove(parent: Any, child: Any) -> None:
-    """Take ``child`` out of ``parent`` with its line (the whitespace after it goes to the one before)."""
-    prev = child.getprevious()
-    if prev is not None:
-        prev.tail = child.tail
-    else:
-        parent.text = child.tail
-    parent.remove(child)
