@@ -15,7 +15,8 @@ from tests.synth import FAMILIES, Synth, wrong_notes
 
 ANALYSIS = profile_for("analysis")
 FIXED = [("repeats", 503), ("repeats", 505), ("repeats", 507), ("repeats", 530), ("repeats", 544),
-         ("repeats", 957), ("distributed", 502), ("distributed", 503), ("distributed", 516)]
+         ("repeats", 957), ("distributed", 502), ("distributed", 503), ("distributed", 516),
+         ("distributed", 940), ("concurrent", 924)]
 
 
 def _with_wrong_note(synth: Synth, eid: str, avoid: set[int]) -> Synth:

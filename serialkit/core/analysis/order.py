@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from serialkit.core.analysis.chains import HORIZON
+from serialkit.core.analysis.chains import ELIDE, HORIZON
 from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.state import Assignment, Found
 
@@ -121,6 +121,16 @@ def _swap(f: Found, g: Found, pairs: list[tuple[int, int]]) -> None:
         f.slots[p], g.slots[q] = g.slots[q], f.slots[p]
 
 
+def _junction(f: Found, g: Found, pairs: list[tuple[int, int]]) -> bool:
+    """Is every crossed note at the junction of ``f``'s end and ``g``'s opening, with ``g``'s
+    positions before it missing or borrowed from ``f`` (an elision)? There the order alone
+    decides: the ending statement takes the earlier note, whichever voice it is in."""
+    mine = set(f.slots.values())
+    return all(p >= 12 - ELIDE and 0 < q < ELIDE and all(g.slots.get(r, -1) in mine or r not in g.slots
+                                                       for r in range(q))
+               for p, q in pairs)
+
+
 def _untangle(a: Assignment, s: int, t: int) -> None:
     f, g = a.found[s], a.found[t]
     pairs = _crossed(a, f, g)
@@ -128,7 +138,7 @@ def _untangle(a: Assignment, s: int, t: int) -> None:
         return
     voices = _voicing(a.ix, f, g)
     _swap(f, g, pairs)
-    if _voicing(a.ix, f, g) > voices:
+    if not _junction(f, g, pairs) and _voicing(a.ix, f, g) > voices:
         _swap(f, g, pairs)  # more voices or more changes of voice: back
         return
     _swap(f, g, pairs)
@@ -146,7 +156,8 @@ def put_statements_in_time_order(a: Assignment) -> Assignment:
     """Two overlapping statements holding the same pitch classes out of time order — the one that
     begins first holding the later notes (an invariant segment struck twice, read crossed) —
     swap those notes when that leaves no note more out of order inside either statement, no more
-    changes of voice, and fewer notes of the earlier statement sounding after notes of the later."""
+    changes of voice, and fewer notes of the earlier statement sounding after notes of the later
+    (at a junction, :func:`_junction`, the voices do not count)."""
     ix = a.ix
     sl = ix.sl
     live = [(min(sl[e] for e in f.slots.values()), max(sl[e] for e in f.slots.values()), s)
