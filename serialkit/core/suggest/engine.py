@@ -28,6 +28,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 from serialkit.core.analysis.model import Analysis
@@ -235,6 +236,7 @@ def suggest(
     order = sorted(piece.events, key=lambda e: (e.onset, e.voice, e.midi, e.id))
     index = {e.id: i for i, e in enumerate(order)}
     onsets = [e.onset for e in order]
+    spans = _spans(analysis, events)
     by_voice: dict[str, list[Event]] = piece.by_voice()
     cands: dict[str, dict[_Key, _Cand]] = {}
 
@@ -323,7 +325,8 @@ def suggest(
         if len(order) <= whole:  # row passing is learnt from the whole piece: analyse it all
             sub, before = piece, start
         else:
-            lo_i, hi_i = max(0, min(ixs) - window), min(len(order), max(ixs) + window + 1)
+            lo_i, hi_i = _aligned(spans, onsets, max(0, min(ixs) - window),
+                                  min(len(order), max(ixs) + window + 1), window // 2)
             sub = piece.with_events(order[lo_i:hi_i])
             before = readings.read(sub, row, convention)
         changed = sub.with_events(
@@ -528,3 +531,29 @@ def _suggestion(c: _Cand, events: Mapping[str, Event], confidence: float) -> Sug
     edits = tuple(Edit(e, events[e].midi, m) for e, m in sorted(c.edits.items(), key=lambda x: x[0] != c.note))
     return Suggestion(c.note, c.edits[c.note], edits, c.model, confidence, c.form, c.position,
                       c.statement, c.reason)
+
+
+def _spans(analysis: Analysis, events: Mapping[str, Event]) -> list[tuple[Fraction, Fraction]]:
+    """First and last onsets of each statement of ``analysis``."""
+    out = []
+    for st in analysis.statements:
+        times = [events[e].onset for e in st.event_ids if e is not None and e in events]
+        if times:
+            out.append((min(times), max(times)))
+    return out
+
+
+def _aligned(spans: Sequence[tuple[Fraction, Fraction]], onsets: Sequence[Fraction], lo: int, hi: int,
+             reach: int) -> tuple[int, int]:
+    """The window ``lo``..``hi`` of the notes in time order widened (by at most ``reach`` notes a
+    side) to hold whole the statements sounding at its edges: a window that cuts no statement
+    reads no scraps at its edges, and candidates near one another share their window."""
+    if lo > 0:
+        t = onsets[lo]
+        start = min((a for a, b in spans if a <= t <= b), default=t)
+        lo = max(lo - reach, bisect.bisect_left(onsets, start))
+    if hi < len(onsets):
+        t = onsets[hi - 1]
+        end = max((b for a, b in spans if a <= t <= b), default=t)
+        hi = min(hi + reach, bisect.bisect_right(onsets, end))
+    return lo, hi
