@@ -473,7 +473,7 @@ def _not_following(bare: Piece, analysis: Analysis, found: Sequence[Any]) -> tup
             ixs = [index[e] for e in edits]
             sub = bare.with_events(order[max(0, min(ixs) - FOLLOWING_WINDOW):max(ixs) + FOLLOWING_WINDOW + 1])
         changed = sub.with_events(e.copy(midi=edits[e.id]) if e.id in edits else e for e in sub.events)
-        after = analyze(changed, analysis.row, analysis.convention)
+        after = analyze(changed, analysis.row, analysis.convention, cut=sub is not bare)
         events = {e.id: e for e in changed.events}
         seen[n.event_id] = set(events)
         troubled[n.event_id] = set(after.unexplained) | {

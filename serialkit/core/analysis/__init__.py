@@ -76,7 +76,8 @@ def layered_staves(piece: Piece, lines: dict[str, str]) -> set[str]:
             if sum(1 for vs in onsets.values() if len(vs) > 1) <= LAYERED * len(onsets)}
 
 
-def analyze(piece: Piece, row: Row | str | None = None, convention: Convention = "relative") -> Analysis:
+def analyze(piece: Piece, row: Row | str | None = None, convention: Convention = "relative", *,
+            cut: bool = False) -> Analysis:
     """Infer a tag for every event of ``piece`` (or mark it unexplained) against ``row``.
 
     Parameters
@@ -87,6 +88,10 @@ def analyze(piece: Piece, row: Row | str | None = None, convention: Convention =
         The row (P0 in the relative convention). None: the piece's own row, else identified.
     convention:
         ``relative`` (default) or ``absolute`` labels.
+    cut:
+        ``piece`` is a window cut out of a longer piece (a suggestion's verification): statements
+        its edges cut off are context, so the stretches touching its first and last ``EDGE``
+        slices are not searched again for trouble (``pairs.reread_*``).
     """
     started = time.perf_counter()
     convention = _check_convention(convention)
@@ -110,6 +115,7 @@ def analyze(piece: Piece, row: Row | str | None = None, convention: Convention =
         if result is not None and not result.unexplained:
             break
         ix = EventIndex(piece.events, piece.voice_ids, voices_as or None)
+        ix.cut = cut
         other = build_result(piece, row, convention, read(ix, forms), table, 0.0)
         if result is None or len(other.unexplained) < len(result.unexplained):
             result = other

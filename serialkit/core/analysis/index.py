@@ -20,7 +20,7 @@ class EventIndex:
 
     __slots__ = ("events", "n", "pc", "sl", "voice", "vrank", "by_pc", "by_pc_sl", "voice_sl",
                  "voice_names", "slice_onsets", "slice_ticks", "sv_count", "sv_mask", "vkey", "repeat_ok", "strange",
-                 "next_sl", "next_of")
+                 "next_sl", "next_of", "cut")
 
     def repeat_gap_ok(self, last: int, c: int) -> bool:
         """Can ``c`` (the next onset of ``last``'s voice) repeat ``last``? See ``repeat_ok``."""
@@ -58,6 +58,8 @@ class EventIndex:
         self._repeat_windows(ordered, starts, slice_ticks, scale)
         # learnt by a first reading: the extra cost of passing a row from voice u to voice v
         self.strange: list[list[float]] | None = None
+        # the events are a window cut out of a longer piece: its edges are context, not trouble
+        self.cut = False
         self.by_pc: list[list[int]] = [[] for _ in range(12)]
         for i in range(self.n):
             self.by_pc[self.pc[i]].append(i)

@@ -7,6 +7,7 @@ from bisect import bisect_left, bisect_right
 
 from serialkit.core.analysis.chains import FREE, HORIZON, Chain
 from serialkit.core.analysis.selection import (
+    EDGE,
     EXTRA,
     MIN_INNER,
     MIN_STATEMENT,
@@ -117,6 +118,15 @@ def _restore(a: Assignment, saved: Saved) -> None:
     (c.owner, c.pos, c.second, c.second_pos), a.found = saved
 
 
+def _at_cut_edge(a: Assignment, first: int, last: int) -> bool:
+    """Does events ``first``..``last`` touch the edge of a window cut out of a longer piece? The
+    statements the cut leaves short there are context, not trouble to search again."""
+    if not a.ix.cut or first >= last:
+        return False
+    sl = a.ix.sl
+    return sl[first] < EDGE or sl[last - 1] > sl[-1] - EDGE
+
+
 def _search_stretch(a: Assignment, first: int, last: int, extra: float = EXTRA) -> None:
     """Search the free notes of events ``first``..``last`` again: whole statements from their first
     notes, then inner fragments from every position (``extra``: see :func:`select`)."""
@@ -140,7 +150,7 @@ def reread_unexplained_stretches(a: Assignment) -> Assignment:
         lo, hi = _span(a, chain)
         first = bisect_left(ix.sl, lo - HORIZON)
         last = bisect_right(ix.sl, hi + HORIZON)
-        if sum(1 for i in range(first, last) if claims.owner[i] == FREE) < RESCUE:
+        if sum(1 for i in range(first, last) if claims.owner[i] == FREE) < RESCUE or _at_cut_edge(a, first, last):
             continue
         saved = _save(a)
         before = _claimed(a)
@@ -189,6 +199,8 @@ def reread_around_unexplained(a: Assignment) -> Assignment:
             continue
         first = bisect_left(sl, min(lo, *(span[0] for span in near.values())) - HORIZON)
         last = bisect_right(sl, max(hi, *(span[1] for span in near.values())) + HORIZON)
+        if _at_cut_edge(a, first, last):
+            continue
         saved = _save(a)
         before, whole_before = _claimed(a), _whole(a)
         for extra in (EXTRA, POSITIONS_FIRST):

@@ -54,19 +54,21 @@ class Readings:
         self._seen: OrderedDict[Hashable, _Reading] = OrderedDict()
         self._lock = threading.Lock()
 
-    def read(self, piece: Piece, row: Any, convention: Any, analysis: Analysis | None = None) -> _Reading:
-        """The reading of ``piece``: found, else ``analysis`` (already made of it) or a new one."""
+    def read(self, piece: Piece, row: Any, convention: Any, analysis: Analysis | None = None, *,
+             cut: bool = False) -> _Reading:
+        """The reading of ``piece``: found, else ``analysis`` (already made of it) or a new one.
+        ``cut``: ``piece`` is a window of a longer piece (see ``analyze``)."""
         from serialkit.core.analysis import analyze
 
         key = (tuple((e.id, e.voice, e.onset, e.duration, e.midi) for e in piece.events),
-               piece.voice_ids, row, convention)
+               piece.voice_ids, row, convention, cut)
         with self._lock:
             found = self._seen.get(key)
             if found is not None:
                 self._seen.move_to_end(key)
                 return found
         if analysis is None:
-            analysis = analyze(piece, row, convention)
+            analysis = analyze(piece, row, convention, cut=cut)
             self.analysed += 1
         holes = tuple(_trouble_holes(analysis, {e.id: e for e in piece.events}))
         spots = tuple(_spots(analysis, piece, holes))
