@@ -90,8 +90,9 @@ def analyze(piece: Piece, row: Row | str | None = None, convention: Convention =
         ``relative`` (default) or ``absolute`` labels.
     cut:
         ``piece`` is a window cut out of a longer piece (a suggestion's verification): statements
-        its edges cut off are context, so the stretches touching its first and last ``EDGE``
-        slices are not searched again for trouble (``pairs.reread_*``).
+        its edges cut off are context, not trouble, so no fragment is sought from the notes of
+        its first and last ``EDGE`` slices and the stretches touching them are not searched
+        again (``take_fragments``, ``pairs.reread_*``).
     """
     started = time.perf_counter()
     convention = _check_convention(convention)

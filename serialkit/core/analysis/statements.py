@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from serialkit.core.analysis.chains import ELIDE, FREE, HORIZON, VOICE_MODE, Chain, build_chain
 from serialkit.core.analysis.index import EventIndex
-from serialkit.core.analysis.selection import MIN_FRAGMENT, MIN_STATEMENT, accept, may_start, select
+from serialkit.core.analysis.selection import (
+    EDGE,
+    MIN_FRAGMENT,
+    MIN_STATEMENT,
+    accept,
+    may_start,
+    select,
+)
 from serialkit.core.analysis.state import Assignment
 
 PLAIN = 0.3  # the dearest link an obvious statement may have (next note of the same voice)
@@ -81,8 +88,12 @@ def take_statements_best_first(a: Assignment) -> Assignment:
 
 def take_fragments(a: Assignment) -> Assignment:
     """Statements cut off by the excerpt or whose opening is wrong: chains from every free note
-    at the position its pitch class holds in each form."""
+    at the position its pitch class holds in each form (in a cut window, not from the notes of
+    its edges: what the cut leaves there is context)."""
     ix = a.ix
     free = [i for i in range(ix.n) if a.claims.owner[i] == FREE]
+    if ix.cut:
+        top = ix.sl[-1]
+        free = [i for i in free if EDGE <= ix.sl[i] <= top - EDGE]
     seeds = [(f, i, a.position_in[f][ix.pc[i]]) for i in free for f in range(len(a.forms))]
     return select(a, seeds, MIN_FRAGMENT)
