@@ -11,9 +11,12 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from lxml import etree
+
 from serialkit.core.errors import ScoreReadError, ScoreWriteError, SerialkitError
 from serialkit.core.piece import Piece
 from serialkit.io.files.safety import is_zip, max_bytes
+from serialkit.io.musicxml.read import read_musicxml, read_partwise_tree
 from serialkit.io.sniff import not_a_score
 from serialkit.plugins import Entry, registry
 
@@ -79,17 +82,24 @@ def score_format(path: str | os.PathLike[str]) -> str:
 
 
 def read_score(
-    path: str | os.PathLike[str], *, format: str | None = None, limit: int | None = None
+    path: str | os.PathLike[str], *, format: str | None = None, limit: int | None = None,
+    parsed: etree._ElementTree | None = None,
 ) -> Piece:
     """Read any supported score (MusicXML, .mxl, MEI, MIDI, JSON piece) into a Piece.
 
     The reader is chosen from the ``readers`` registry by content sniffing, then extension;
     ``format`` forces a reader by name, ``limit`` caps the (uncompressed) size in bytes.
+    ``parsed``: the file's XML as ``parse_xml`` parsed it, for a caller that has parsed it already;
+    a plain (not compressed) score-partwise file the MusicXML reader reads is read from it (left
+    unchanged) rather than parsed again.
     """
     p = Path(path)
-    entry = _reader_for(p, _head(p, limit), format)
+    head = _head(p, limit)
+    entry = _reader_for(p, head, format)
     fn = entry.obj
-    if limit is not None and "limit" in inspect.signature(fn).parameters:
+    if parsed is not None and fn is read_musicxml and not is_zip(head) and parsed.getroot().tag == "score-partwise":
+        piece = read_partwise_tree(parsed, p)
+    elif limit is not None and "limit" in inspect.signature(fn).parameters:
         piece = fn(p, limit=limit)
     else:
         piece = fn(p)

@@ -15,7 +15,8 @@ from serialkit.io.files.safety import is_zip, parse_xml, read_bytes, read_mxl
 from serialkit.io.musicxml.walk import Pending, Scan, Walker, plus
 
 __all__ = ["ROOTS", "Scan", "document_ends", "load_document", "load_source", "load_tree", "peek_scan",
-           "read_musicxml", "scan_tree", "take_scan"]
+           "read_musicxml", "read_partwise_tree", "scan_tree",
+           "take_scan"]
 
 ROOTS = ("score-partwise", "score-timewise")
 
@@ -83,12 +84,25 @@ def read_musicxml(path: str | Path, limit: int | None = None) -> Piece:
     tree, where, member, ends = load_document(path, limit)
     scan = scan_tree(tree, where)
     scan.ends = ends
-    try:
-        piece = build_piece(scan.parts, path, "mxl" if member else "musicxml")
-    except PieceError as exc:
-        raise ScoreReadError(f"{where}: {exc}") from None
+    piece = _piece(scan, path, where, "mxl" if member else "musicxml")
     _remember(path, (tree, where, member, scan))
     return piece
+
+
+def read_partwise_tree(tree: etree._ElementTree, path: str | Path) -> Piece:
+    """The Piece ``read_musicxml`` reads from a plain (uncompressed) score-partwise file, from its
+    tree as ``parse_xml`` parsed it (read only), for a caller that has parsed the file already."""
+    path = Path(path)
+    if tree.getroot().tag != "score-partwise":
+        raise ValueError("read_partwise_tree reads a score-partwise tree")
+    return _piece(scan_tree(tree, str(path)), path, str(path), "musicxml")
+
+
+def _piece(scan: Scan, path: Path, where: str, fmt: str) -> Piece:
+    try:
+        return build_piece(scan.parts, path, fmt)
+    except PieceError as exc:
+        raise ScoreReadError(f"{where}: {exc}") from None
 
 
 # The last score read, kept so that annotating the file just read (check, then annotate) does
