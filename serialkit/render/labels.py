@@ -105,7 +105,7 @@ def staves_of(svg_text: str) -> list[tuple[float, float]]:
     """(top line, bottom line) of every staff on the page, top to bottom, without repeats."""
     spans: dict[int, int] = {}
     for m in _STAFF.finditer(svg_text):
-        ys = [int(y) for y in _LINE_Y.findall(m.group(1))]
+        ys = list(map(int, _LINE_Y.findall(m.group(1))))
         if ys:
             top = min(ys)
             spans[top] = max(spans.get(top, top), max(ys))
@@ -147,6 +147,14 @@ def _curve_boxes(nums: list[float], rows: list[tuple[float, float, float, float]
         x, y = px, py
 
 
+def _ints(text: str) -> Any:
+    """The integers written in ``text`` (decimal, separated by white space), as floats, parsed
+    in one call."""
+    import numpy as np
+
+    return np.fromstring(text, dtype=np.int64, sep=" ").astype(float)
+
+
 def _primitives(svg_text: str) -> Any:
     """Rough (x0, x1, top, bottom) of every drawn primitive of the page (not the defs), and
     which of them are staff lines."""
@@ -159,9 +167,10 @@ def _primitives(svg_text: str) -> Any:
     blocks = []
     if uses:
         code, xs, ys, scales = zip(*uses, strict=True)
-        x = np.array(xs, dtype=float)  # integers as written: parsed in one call
-        y = np.array(ys, dtype=float)
-        scale = np.array([float(v) if v else 1.0 for v in scales])
+        x = _ints(" ".join(xs))  # integers as written: parsed in one call
+        y = _ints(" ".join(ys))
+        factor = {v: float(v) if v else 1.0 for v in set(scales)}
+        scale = np.array([factor[v] for v in scales])
         glyphs = glyph_boxes()
         index: dict[str, int] = {}  # a page uses a few dozen glyphs: look each up once
         rows_of = [index.setdefault(c, len(index)) for c in code]
@@ -170,10 +179,12 @@ def _primitives(svg_text: str) -> Any:
                                        y - known[:, 3] * scale, y - known[:, 2] * scale)))
     lines = _LINE.findall(body)  # stems, staff and ledger lines, bar lines: most of a page
     if lines:
-        ends = np.array(" ".join(lines).replace("L", "").split(), dtype=float).reshape(-1, 4)
+        ends = _ints(" ".join(lines).replace("L", "")).reshape(-1, 4)
         blocks.append(np.column_stack((np.minimum(ends[:, 0], ends[:, 2]), np.maximum(ends[:, 0], ends[:, 2]),
                                        np.minimum(ends[:, 1], ends[:, 3]), np.maximum(ends[:, 1], ends[:, 3]))))
-    for d in _PATH.findall(body):
+    # every <path> a straight line and no <polygon>: no other path or polygon to find
+    others = body.count("<path ") > len(lines) or "<polygon " in body
+    for d in _PATH.findall(body) if others else ():
         nums = _NUM.findall(d)
         if len(nums) >= 4:
             if "C" in d and len(nums) >= 8:

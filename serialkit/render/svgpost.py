@@ -84,17 +84,18 @@ def _parse(svg_text: str) -> Any:
     return etree.fromstring(svg_text.encode("utf-8"), parser)
 
 
-_CLASSES: dict[tuple[object, ...], str] = {}
+_ATTRS: dict[tuple[object, ...], str] = {}
 
 
-def _class_attr(mark: NoteMark) -> str:
-    """The note's ``class`` value, made once per kind of mark (what ``NoteMark.classes`` reads)."""
-    key = (bool(mark.label), mark.continuation, mark.codes, mark.unexplained, mark.ambiguous, mark.rung)
-    found = _CLASSES.get(key)
+def _mark_attrs(mark: NoteMark, colour: str | None) -> str:
+    """A marked note's ``class`` and data attributes, and its colour: made once per kind of mark
+    and label (a score has a few hundred)."""
+    key = (mark.label, mark.continuation, mark.codes, mark.unexplained, mark.ambiguous, mark.rung)
+    found = _ATTRS.get(key)
     if found is None:
-        if len(_CLASSES) >= 4096:
-            _CLASSES.clear()
-        found = _CLASSES[key] = " ".join(("note", *mark.classes))
+        if len(_ATTRS) >= 4096:
+            _ATTRS.clear()
+        found = _ATTRS[key] = f'class="{" ".join(("note", *mark.classes))}"{_note_attrs(mark, colour)}'
     return found
 
 
@@ -146,7 +147,7 @@ def decorate(
                 requests.append(LabelRequest(mid, text, x, x1, y, colour,
                                              chord_of(m.start()) if starts else None))
         rest = _PAINT.sub("", m.group(2)) if colour else m.group(2)
-        return f'<g id="{esc(mid)}" class="{_class_attr(mark)}"{_note_attrs(mark, colour)}{rest}>'
+        return f'<g id="{esc(mid)}" {_mark_attrs(mark, colour)}{rest}>'
 
     body = _NOTE_OPEN.sub(note, svg_text) if notes else svg_text
     end = body.rfind(_END)
