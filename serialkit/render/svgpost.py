@@ -115,7 +115,8 @@ def decorate(
 ) -> tuple[str, PageInfo]:
     """Colour, class and label the marked notes of one page; box collisions; add the legend."""
     notes = marks.notes
-    heads: dict[str, Head] = {}
+    heads: dict[str, Head] = {}  # of the notes a box is drawn around
+    boxed = {e for f in marks.findings if f.code in _BOXED_CODES for e in f.event_ids}
     marked: list[str] = []
     requests: list[LabelRequest] = []
     cues: list[str] = []
@@ -139,7 +140,8 @@ def decorate(
             x, y = float(hx), float(hy)
             scale = float(hs or 1.0)
             x1 = x + _HEAD_WIDTH.get(code, 295.0) * scale
-            heads[mid] = Head(x, y - 125 * scale, x1, y + 125 * scale)
+            if mid in boxed:
+                heads[mid] = Head(x, y - 125 * scale, x1, y + 125 * scale)
             if colour is not None and (kind := mark.cue) is not None:
                 cues.append(cue_svg(kind, colour, (x + x1) / 2, y, max((x1 - x) / 2, 125.0 * scale) + 70.0, mid))
             text = mark.text
