@@ -126,15 +126,9 @@ class Event:
             object.__setattr__(
                 self, "duration", as_fraction(self.duration, f"event {self.id}: duration")
             )
-        # the sign of a Fraction is its numerator's (comparing numerators is exact and cheap)
-        if self.onset.numerator < 0:
-            raise PieceError(f"event {self.id}: onset {self.onset} is negative")
-        if self.duration.numerator < 0:
-            raise PieceError(f"event {self.id}: duration {self.duration} is negative")
-        if self.duration.numerator == 0 and not self.grace:
-            raise PieceError(f"event {self.id}: duration is 0 but it is not a grace note")
-        if isinstance(self.midi, bool) or not isinstance(self.midi, int) or not 0 <= self.midi <= 127:
-            raise PieceError(f"event {self.id}: MIDI pitch {self.midi!r} is out of range 0..127")
+        problem = event_problem(self.id, self.onset, self.duration, self.midi, self.grace)
+        if problem is not None:
+            raise PieceError(problem)
 
     @property
     def pc(self) -> int:
@@ -149,6 +143,23 @@ class Event:
     def copy(self, **changes: Any) -> Event:
         """A changed copy."""
         return replace(self, **changes)
+
+
+def event_problem(event_id: str, onset: Fraction, duration: Fraction, midi: object, grace: bool) -> str | None:
+    """Why an ``Event`` with these values cannot be (the message it refuses them with), or None:
+    for a reader that checks a score's notes without building their events."""
+    if not isinstance(event_id, str) or not event_id:
+        return f"event id must be a non-empty string, not {event_id!r}"
+    # the sign of a Fraction is its numerator's (comparing numerators is exact and cheap)
+    if onset.numerator < 0:
+        return f"event {event_id}: onset {onset} is negative"
+    if duration.numerator < 0:
+        return f"event {event_id}: duration {duration} is negative"
+    if duration.numerator == 0 and not grace:
+        return f"event {event_id}: duration is 0 but it is not a grace note"
+    if isinstance(midi, bool) or not isinstance(midi, int) or not 0 <= midi <= 127:
+        return f"event {event_id}: MIDI pitch {midi!r} is out of range 0..127"
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from serialkit.io.annotate import write_annotated_musicxml, write_annotated_scor
 from serialkit.io.annotation import Annotation
 from serialkit.io.convert import convert_score
 from serialkit.io.dispatch import (
+    check_score,
     read_score,
     read_score_bytes,
     score_format,
@@ -30,6 +31,7 @@ from serialkit.io.musicxml.write import write_musicxml
 
 __all__ = [
     "Annotation",
+    "check_score",
     "convert_score",
     "from_music21",
     "is_valid_musicxml",

@@ -9,7 +9,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from serialkit.core.errors import ScoreReadError
+from serialkit.core.errors import PieceError, ScoreReadError
+from serialkit.core.events import event_problem
 from serialkit.core.piece import Event, Measure, Piece, Source, TimeSignature, Voice
 
 
@@ -126,8 +127,8 @@ def _find_open(candidates: list[list[RawNote]], note: RawNote) -> list[RawNote] 
     return best
 
 
-def build_piece(parts: ScoreParts, path: Path, fmt: str) -> Piece:
-    """Turn what a reader collected into a Piece; refuses a score without notes."""
+def _check_notes(parts: ScoreParts, path: Path) -> None:
+    """Refuse a score without notes, or with a note id twice."""
     if not parts.notes:
         raise ScoreReadError(f"{path}: the score contains no notes")
     seen: set[str] = set()
@@ -135,10 +136,32 @@ def build_piece(parts: ScoreParts, path: Path, fmt: str) -> Piece:
         if note.id in seen:
             raise ScoreReadError(f"{path}:{note.line or '?'}: note id {note.id!r} appears twice")
         seen.add(note.id)
+
+
+def _duration(chain: list[RawNote]) -> Fraction:
+    """A tie chain's sounding length."""
+    return chain[0].duration if len(chain) == 1 else sum((n.duration for n in chain), Fraction(0))
+
+
+def check_parts(parts: ScoreParts, path: Path) -> None:
+    """Raise what ``build_piece`` raises for what a reader collected (the same errors, checked in
+    the same order: ``ScoreReadError``, or the ``PieceError`` of the first event it could not
+    make), without building the Piece: for a caller that asks only whether a score reads."""
+    _check_notes(parts, path)
+    for chain in tie_chains(parts):
+        first = chain[0]
+        problem = event_problem(first.id, first.onset, _duration(chain), _clamp(first, path), first.grace)
+        if problem is not None:
+            raise PieceError(problem)
+
+
+def build_piece(parts: ScoreParts, path: Path, fmt: str) -> Piece:
+    """Turn what a reader collected into a Piece; refuses a score without notes."""
+    _check_notes(parts, path)
     events: list[Event] = []
     for chain in tie_chains(parts):
         first = chain[0]
-        duration = first.duration if len(chain) == 1 else sum((n.duration for n in chain), Fraction(0))
+        duration = _duration(chain)
         source = Source(first.part, first.measure, first.staff, first.voice, first.beat, first.line,
                         first.alter, first.transposition, first.midi - first.transposition)
         events.append(

@@ -8,18 +8,22 @@ import inspect
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from lxml import etree
 
 from serialkit.core.errors import ScoreReadError, ScoreWriteError, SerialkitError
 from serialkit.core.piece import Piece
 from serialkit.io.files.safety import is_zip, max_bytes
+from serialkit.io.musicxml.read import check_partwise_tree, read_musicxml
 from serialkit.io.sniff import not_a_score
 from serialkit.plugins import Entry, registry
 
 __all__ = [
     "FORMAT_ALIASES",
     "STDIN",
+    "check_score",
     "read_score",
     "read_score_bytes",
     "read_stdin_bytes",
@@ -98,6 +102,20 @@ def read_score(
     if not piece.events and piece.blueprint is None:  # an empty candidate is judged, not refused
         raise ScoreReadError(f"{p}: the score contains no notes")
     return piece
+
+
+def check_score(path: str | os.PathLike[str], *, parsed: etree._ElementTree | None = None) -> Callable[[], Piece]:
+    """Refuse a score ``read_score`` refuses, with its error, and return a function that gives the
+    Piece ``read_score`` reads. ``parsed``: the file's XML as ``parse_xml`` parsed it, for a caller
+    that has parsed it already; a plain (not compressed) score-partwise file the MusicXML reader
+    reads is then checked from it (left unchanged), and its Piece built only when asked for."""
+    p = Path(path)
+    head = _head(p, None)
+    fn = _reader_for(p, head, None).obj
+    if parsed is not None and fn is read_musicxml and not is_zip(head) and parsed.getroot().tag == "score-partwise":
+        return check_partwise_tree(parsed, p)
+    piece = read_score(p)
+    return lambda: piece
 
 
 def sniff_format(data: bytes) -> str:

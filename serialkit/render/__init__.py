@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from serialkit.core.errors import RenderInputError
+from serialkit.core.piece import Piece
 from serialkit.render.engrave import (
     ParsedScore,
     engrave,
@@ -47,6 +48,8 @@ __all__ = [
 ]
 
 JsonInput = str | Path | Mapping[str, Any] | list[Any] | None
+#: A score as ``read_score`` reads it, or a function giving it.
+Reading = Piece | Callable[[], Piece]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,19 +88,24 @@ def marks_for(
     row: str | None = None,
     convention: str = "relative",
     rules: str | None = None,
+    *,
+    piece: Reading | None = None,
 ) -> Marks:
     """Note marks from a report and/or certificate, or from running the checker with ``row``
     under the rule profile ``rules`` (default ``analysis``: only its violations are marked).
     Without a report, a certificate or a row, the checker identifies the row as ``serialkit check``
-    does and its report labels the notes."""
+    does and its report labels the notes (``piece``: the score as ``read_score`` reads it, or a
+    function giving it, when it has been read already)."""
     report_data, report_where = _json(report, "check report")
     cert_data, cert_where = _json(certificate, "certificate")
     if report_data is None and (row is not None or cert_data is None):
-        report_data, report_where = _check(score_path, row, convention, rules), f"check of {score_path}"
+        report_data = _check(score_path, row, convention, rules, piece)
+        report_where = f"check of {score_path}"
     return build_marks(report_data, cert_data, report_where, cert_where)
 
 
-def _check(score_path: str | Path, row: str | None, convention: str, rules: str | None = None) -> Mapping[str, Any]:
+def _check(score_path: str | Path, row: str | None, convention: str, rules: str | None = None,
+           piece: Reading | None = None) -> Mapping[str, Any]:
     """Run the project's checker on the score (labels every note) and return its report; with no
     ``row``, the checker identifies one (``check_piece`` with ``identify=None``)."""
     from serialkit.check import check_piece
@@ -105,7 +113,7 @@ def _check(score_path: str | Path, row: str | None, convention: str, rules: str 
     from serialkit.core.rows import Row, _check_convention
     from serialkit.io import read_score
 
-    piece = read_score(score_path)
+    piece = read_score(score_path) if piece is None else piece if isinstance(piece, Piece) else piece()
     profile = profile_for(rules, task_bound=piece.blueprint is not None)
     report = check_piece(piece, row=None if row is None else Row.parse(row),
                          convention=_check_convention(convention), profile=profile, suggest=True,
@@ -121,15 +129,18 @@ def engrave_pages(
     scale: int = 100,
     page_width: int = 2100,
     source: ParsedScore | None = None,
+    piece: Reading | None = None,
 ) -> tuple[list[str], list[PageInfo], Marks]:
     """Engrave and decorate every page: SVG pages, what each page shows, the marks as drawn
-    (``source``: the score as ``read_source`` read it, when it has been read already)."""
+    (``source``: the score as ``read_source`` read it, ``piece``: as ``read_score`` reads it, or a
+    function giving it, when it has been read already)."""
     marks = marks if marks is not None and not blind else Marks()
     source = source if source is not None else read_source(score_path)
     amended = False
     present = note_ids(source) if marks.notes else set()
     if marks.notes and needs_mapping(source, marks.notes, present):
-        ids, amended = map_ids(source, marks.notes)
+        ids, amended = map_ids(source, marks.notes, None if piece is None else piece if isinstance(piece, Piece)
+                               else piece())
         marks = marks.remap(ids)
         if amended:  # reader-assigned ids written into the source
             present = note_ids(source)
@@ -158,15 +169,17 @@ def engrave_pages(
     return out, infos, marks
 
 
-def _readable(score_path: str | Path) -> ParsedScore:
+def _readable(score_path: str | Path) -> tuple[ParsedScore, Callable[[], Piece]]:
     """Refuse what every other command refuses: the score must be one verovio engraves (MusicXML
     or MEI) and one serialkit's reader reads (a pitch step 'H', a negative duration, no parts: the
-    reader's one-line error, as ``check`` gives it), before anything is engraved or written."""
-    from serialkit.io import read_score
+    reader's one-line error, as ``check`` gives it), before anything is engraved or written.
+    The score as parsed for verovio, and a function giving it as the reader reads it (checked
+    from that parse, where it can, and read whole only when asked for)."""
+    from serialkit.io import check_score
 
     source = read_source(score_path)
-    read_score(score_path)
-    return source
+    plain = source.kind == "musicxml" and source.path.suffix.lower() != ".mxl"
+    return source, check_score(score_path, parsed=source.root.getroottree() if plain else None)
 
 
 def render(
@@ -200,9 +213,9 @@ def render(
         raise RenderInputError(f"--scale {scale} is out of range 1..1000")
     if not 100 <= page_width <= 100000:
         raise RenderInputError(f"--page-width {page_width} is out of range 100..100000")
-    source = _readable(score_path)
-    marks = Marks() if blind else marks_for(score_path, report, certificate, row, convention, rules)
-    pages, infos, drawn = engrave_pages(score_path, marks, blind, scale, page_width, source)
+    source, piece = _readable(score_path)
+    marks = Marks() if blind else marks_for(score_path, report, certificate, row, convention, rules, piece=piece)
+    pages, infos, drawn = engrave_pages(score_path, marks, blind, scale, page_width, source, piece)
     if fmt == "html":
         from serialkit.io.files.atomic import atomic_write
         from serialkit.render.review import review_page

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from serialkit.core.piece import Piece
 from serialkit.render.engrave import XML_ID, ParsedScore, note_ids
 
 _TIE_HINTS = (b"<tie ", b"<tied ", b' tie="', b"<tie>")
@@ -25,12 +26,15 @@ def needs_mapping(source: ParsedScore, wanted: Iterable[str], present: set[str] 
     return any(hint in source.data for hint in _TIE_HINTS)
 
 
-def map_ids(source: ParsedScore, wanted: Iterable[str]) -> tuple[dict[str, tuple[str, ...]], bool]:
-    """Event id → note ids in the (possibly amended) source, and whether the source changed."""
+def map_ids(
+    source: ParsedScore, wanted: Iterable[str], piece: Piece | None = None
+) -> tuple[dict[str, tuple[str, ...]], bool]:
+    """Event id → note ids in the (possibly amended) source, and whether the source changed
+    (``piece``: the source as ``read_score`` read it, when it has been read already)."""
     from serialkit.io import read_score
     from serialkit.io.build import encode_id
 
-    piece = read_score(source.path)
+    piece = read_score(source.path) if piece is None else piece
     present = note_ids(source)
     wanted_set = set(wanted)
     out: dict[str, tuple[str, ...]] = {}

@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Iterator
 from html import escape
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -105,7 +106,7 @@ def staves_of(svg_text: str) -> list[tuple[float, float]]:
     """(top line, bottom line) of every staff on the page, top to bottom, without repeats."""
     spans: dict[int, int] = {}
     for m in _STAFF.finditer(svg_text):
-        ys = [int(y) for y in _LINE_Y.findall(m.group(1))]
+        ys = list(map(int, _LINE_Y.findall(m.group(1))))
         if ys:
             top = min(ys)
             spans[top] = max(spans.get(top, top), max(ys))
@@ -147,6 +148,14 @@ def _curve_boxes(nums: list[float], rows: list[tuple[float, float, float, float]
         x, y = px, py
 
 
+def _ints(text: str) -> Any:
+    """The integers written in ``text`` (decimal, separated by white space), as floats, parsed
+    in one call."""
+    import numpy as np
+
+    return np.fromstring(text, dtype=np.int64, sep=" ").astype(float)
+
+
 def _primitives(svg_text: str) -> Any:
     """Rough (x0, x1, top, bottom) of every drawn primitive of the page (not the defs), and
     which of them are staff lines."""
@@ -159,9 +168,10 @@ def _primitives(svg_text: str) -> Any:
     blocks = []
     if uses:
         code, xs, ys, scales = zip(*uses, strict=True)
-        x = np.array(xs, dtype=float)  # integers as written: parsed in one call
-        y = np.array(ys, dtype=float)
-        scale = np.array([float(v) if v else 1.0 for v in scales])
+        x = _ints(" ".join(xs))  # integers as written: parsed in one call
+        y = _ints(" ".join(ys))
+        factor = {v: float(v) if v else 1.0 for v in set(scales)}
+        scale = np.array([factor[v] for v in scales])
         glyphs = glyph_boxes()
         index: dict[str, int] = {}  # a page uses a few dozen glyphs: look each up once
         rows_of = [index.setdefault(c, len(index)) for c in code]
@@ -170,10 +180,12 @@ def _primitives(svg_text: str) -> Any:
                                        y - known[:, 3] * scale, y - known[:, 2] * scale)))
     lines = _LINE.findall(body)  # stems, staff and ledger lines, bar lines: most of a page
     if lines:
-        ends = np.array(" ".join(lines).replace("L", "").split(), dtype=float).reshape(-1, 4)
+        ends = _ints(" ".join(lines).replace("L", "")).reshape(-1, 4)
         blocks.append(np.column_stack((np.minimum(ends[:, 0], ends[:, 2]), np.maximum(ends[:, 0], ends[:, 2]),
                                        np.minimum(ends[:, 1], ends[:, 3]), np.maximum(ends[:, 1], ends[:, 3]))))
-    for d in _PATH.findall(body):
+    # every <path> a straight line and no <polygon>: no other path or polygon to find
+    others = body.count("<path ") > len(lines) or "<polygon " in body
+    for d in _PATH.findall(body) if others else ():
         nums = _NUM.findall(d)
         if len(nums) >= 4:
             if "C" in d and len(nums) >= 8:
@@ -219,6 +231,7 @@ class Skyline:
         self.solid = solid[np.argsort(solid[:, 0], kind="stable")] if len(solid) else solid
         self._solid_x0: list[float] = self.solid[:, 0].tolist()
         self._solid_reach = float((self.solid[:, 1] - self.solid[:, 0]).max()) if len(solid) else 0.0
+        self._rows: list[list[float]] | None = None  # ``solid`` as lists, made when first needed
         #: The lowest point of anything drawn (page-margin coordinates), for cropping.
         self.lowest = float(prim[:, 3].max()) if len(prim) else max(bottoms, default=0.0)
         n = len(self.staves)
@@ -226,8 +239,9 @@ class Skyline:
         self.above = np.full(0, np.inf)
         self.below = np.full(0, -np.inf)
         self._bounds: list[float] = self.bounds.tolist()
-        self._above: list[float] = []
-        self._below: list[float] = []
+        #: ``above`` and ``below`` as lists (what ``rise`` and ``hang`` read, quick to slice).
+        self.rises: list[float] = []
+        self.hangs: list[float] = []
         if not n or not len(prim):
             return
         staff = np.searchsorted(self.bounds, (prim[:, 2] + prim[:, 3]) / 2)
@@ -250,8 +264,8 @@ class Skyline:
             buckets = np.repeat(lo, lengths) + (np.arange(int(lengths.sum())) - offsets)
             keys = np.repeat(st, lengths) * self.width + buckets
             fn.at(target, keys, np.repeat(val, lengths))
-        self._above = self.above.tolist()
-        self._below = self.below.tolist()
+        self.rises = self.above.tolist()
+        self.hangs = self.below.tolist()
 
     def blocked(self, x0: float, x1: float, top: float, bottom: float) -> bool:
         """Whether a box touches any drawn primitive but the staff lines."""
@@ -261,8 +275,12 @@ class Skyline:
         hi = bisect.bisect_left(self._solid_x0, x1)
         if hi <= lo:
             return False
-        part = self.solid[lo:hi]
-        return bool(((part[:, 1] > x0) & (part[:, 2] < bottom) & (part[:, 3] > top)).any())
+        if self._rows is None:  # a few dozen rows a call: a loop beats numpy's set-up
+            self._rows = self.solid.tolist()
+        for row in self._rows[lo:hi]:
+            if row[1] > x0 and row[2] < bottom and row[3] > top:
+                return True
+        return False
 
     def space(self, staff: int) -> float:
         """The staff space of a staff (a quarter of its height)."""
@@ -278,20 +296,20 @@ class Skyline:
         top = float(self.tops[staff])
         b0, b1 = int(lo // BUCKET), int(hi // BUCKET)  # the buckets lo..hi spans
         b0, b1 = b0 if b0 > 0 else 0, b1 if b1 < self.width else self.width - 1
-        if not self._above or b1 < b0:
+        if not self.rises or b1 < b0:
             return top
         base = staff * self.width
-        return min(top, min(self._above[base + b0 : base + b1 + 1]))
+        return min(top, min(self.rises[base + b0 : base + b1 + 1]))
 
     def hang(self, staff: int, lo: float, hi: float) -> float:
         """The lowest point of the notation below ``staff`` between ``lo`` and ``hi``."""
         bottom = float(self.bottoms[staff])
         b0, b1 = int(lo // BUCKET), int(hi // BUCKET)
         b0, b1 = b0 if b0 > 0 else 0, b1 if b1 < self.width else self.width - 1
-        if not self._below or b1 < b0:
+        if not self.hangs or b1 < b0:
             return bottom
         base = staff * self.width
-        return max(bottom, max(self._below[base + b0 : base + b1 + 1]))
+        return max(bottom, max(self.hangs[base + b0 : base + b1 + 1]))
 
 
 Box = tuple[float, float, float, float]
@@ -419,37 +437,34 @@ def _beside_chord(sky: Skyline, chord: list[LabelRequest], placed: list[Box]) ->
 def _near_head(sky: Skyline, req: LabelRequest, placed: list[Box]) -> Box | None:
     """A box by a ledger-line note's head, within one staff space of it: on the side away from
     the staff (over the head, or shifted off its stem), else level with it to the right or left."""
+    for box in _near_tries(sky, req):
+        if not sky.blocked(*box) and _free(placed, box[0], box[1], box[2], box[3]):
+            return box
+    return None
+
+
+def _near_tries(sky: Skyline, req: LabelRequest) -> Iterator[Box]:
+    """``_near_head``'s candidate boxes, best first (made as they are tried)."""
     k = sky.staff_of(req.y)
     space = sky.space(k)
     w = label_width(req.text)
     centre = (req.x0 + req.x1) / 2
     up = req.y < sky.tops[k]
-    tries: list[Box] = []
     for lift in (0.15, 0.4, 0.7):
         for shift in (0.0, -w / 2, w / 2):
             if up:
                 bottom = req.y - space / 2 - lift * space
-                tries.append((centre - w / 2 + shift, centre + w / 2 + shift, bottom - _ASC - _DESC, bottom))
+                yield (centre - w / 2 + shift, centre + w / 2 + shift, bottom - _ASC - _DESC, bottom)
             else:
                 top = req.y + space / 2 + lift * space
-                tries.append((centre - w / 2 + shift, centre + w / 2 + shift, top, top + _ASC + _DESC))
+                yield (centre - w / 2 + shift, centre + w / 2 + shift, top, top + _ASC + _DESC)
     level = (req.y + _MIDLINE - _ASC, req.y + _MIDLINE + _DESC)
     for step in range(3):  # past the ledger lines' ends or a dot, within a staff space
         right = req.x1 + PAD + step * space / 3
-        tries.append((right, right + w, *level))
+        yield (right, right + w, *level)
     for step in range(6):  # past the accidental
         left = req.x0 - PAD - step * space / 2
-        tries.append((left - w, left, *level))
-    for box in tries:
-        if _clear(sky, placed, [box]):
-            return box
-    return None
-
-
-def _on_ledger_lines(sky: Skyline, y: float) -> bool:
-    k = sky.staff_of(y)
-    space = sky.space(k)
-    return y < sky.tops[k] - space * 0.75 or y > sky.bottoms[k] + space * 0.75
+        yield (left - w, left, *level)
 
 
 #: How many label boxes a gap holds before those no later label can reach are dropped.
@@ -491,18 +506,21 @@ def place_labels(
         if boxes is not None:
             for i, box in zip(order, boxes, strict=True):
                 keep(i, box)
-    for i, req in enumerate(wanted):
-        if i not in where and _on_ledger_lines(sky, req.y):
+    staff_of, tops, bottoms, width = sky.staff_of, sky.tops, sky.bottoms, sky.width
+    ks = [staff_of(r.y) for r in wanted]
+    ledger = [(t - sky.space(k) * 0.75, b + sky.space(k) * 0.75) for k, (t, b) in enumerate(sky.staves)]
+    for i, req in enumerate(wanted):  # notes on ledger lines, more than 3/4 of a space off the staff
+        if i not in where and (req.y < ledger[ks[i]][0] or req.y > ledger[ks[i]][1]):
             near = _near_head(sky, req, placed)
             if near is not None:
                 keep(i, near)
     pad = FONT_SIZE * 0.12
     widest = max(label_width(r.text) for r in wanted) / 2
-    staff_of = sky.staff_of
+    rises, hangs = sky.rises, sky.hangs
     for i, req in enumerate(wanted):
         if i in where:
             continue
-        k = staff_of(req.y)
+        k, y = ks[i], req.y
         centre = (req.x0 + req.x1) / 2
         half = label_width(req.text) / 2
         lo, hi = centre - half, centre + half
@@ -514,7 +532,30 @@ def place_labels(
             boxes = gaps.get(g)
             if boxes is not None and len(boxes) > _PRUNE_AT:
                 gaps[g] = [b for b in boxes if b[1] > centre - 40 - widest - FONT_SIZE]
-        base, gap = _spot(sky, k, lo, hi, req.y, gaps)
+        base: float | None = None
+        if y <= bottoms[k]:  # _spot's first choice, above the staff (_above), worked out inline
+            b0, b1 = int(lo // BUCKET), int(hi // BUCKET)
+            b0, b1 = b0 if b0 > 0 else 0, b1 if b1 < width else width - 1
+            rise = tops[k] if not rises or b1 < b0 else min(tops[k], min(rises[k * width + b0:k * width + b1 + 1]))
+            ceiling = float("-inf")
+            if k > 0:
+                hang = bottoms[k - 1]
+                if hangs and b1 >= b0:
+                    hang = max(hang, max(hangs[(k - 1) * width + b0:(k - 1) * width + b1 + 1]))
+                ceiling = hang + GAP / 2
+            at = min(rise, y - 130.0) - GAP
+            boxes = gaps.setdefault(k, [])
+            for _ in range(6):
+                if at - _ASC < ceiling:
+                    break
+                if _free(boxes, lo, hi, at - _ASC, at + _DESC):
+                    base = at
+                    break
+                at -= ROW
+        if base is None:
+            base, gap = _spot(sky, k, lo, hi, y, gaps)
+        else:
+            gap = k
         gaps.setdefault(gap, []).append((lo - pad, hi + pad, base - _ASC, base + _DESC))
         where[i] = (centre, base)
     head = (

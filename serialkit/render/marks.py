@@ -243,19 +243,13 @@ def build_marks(
                 if label is not None:
                     labels[eid] = label
     ids = set(labels) | set(codes) | unexplained | ambiguous | set(entries)
-    notes = {
-        eid: NoteMark(
-            id=eid,
-            label=labels.get(eid),
-            codes=tuple(dict.fromkeys(codes.get(eid, ()))),
-            unexplained=eid in unexplained,
-            ambiguous=eid in ambiguous,
-            rung=_rung(entries.get(eid)),
-            certificate=entries.get(eid),
-            aliases=aliases.get(eid, ()),
-        )
-        for eid in sorted(ids)
-    }
+    notes: dict[str, NoteMark] = {}
+    for eid in sorted(ids):  # positional: one NoteMark per note of the score
+        held = entries.get(eid)
+        found = codes.get(eid)
+        notes[eid] = NoteMark(eid, labels.get(eid), tuple(dict.fromkeys(found)) if found else (),
+                              eid in unexplained, eid in ambiguous, None if held is None else _rung(held),
+                              held, False, aliases.get(eid, ()))
     return Marks(notes, tuple(findings), facts)
 
 
@@ -336,9 +330,9 @@ def certificate_entries(
         raise RenderInputError(f"{where}: a certificate must be a JSON object or list")
     out: dict[str, Mapping[str, Any]] = {}
     for i, entry in enumerate(items):
-        if not isinstance(entry, Mapping):
+        if type(entry) is not dict and not isinstance(entry, Mapping):  # JSON's dicts first: quick
             raise RenderInputError(f"{where}: event entry {i} is not an object")
-        eid = entry.get("id", entry.get("event_id"))
+        eid = entry["id"] if "id" in entry else entry.get("event_id")
         if eid is None:
             raise RenderInputError(f"{where}: event entry {i} has no 'id'")
         out[str(eid)] = entry
@@ -362,6 +356,8 @@ def _rung(entry: Mapping[str, Any] | None) -> str | None:
     if entry is None:
         return None
     rung = entry.get("rung", entry.get("repair"))
+    if rung is None:
+        return None
     if isinstance(rung, list):
         rung = rung[-1] if rung else None
     if isinstance(rung, Mapping):

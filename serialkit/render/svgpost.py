@@ -84,17 +84,20 @@ def _parse(svg_text: str) -> Any:
     return etree.fromstring(svg_text.encode("utf-8"), parser)
 
 
-_CLASSES: dict[tuple[object, ...], str] = {}
+_KINDS: dict[tuple[object, ...], tuple[str | None, str | None, str | None, str]] = {}
 
 
-def _class_attr(mark: NoteMark) -> str:
-    """The note's ``class`` value, made once per kind of mark (what ``NoteMark.classes`` reads)."""
-    key = (bool(mark.label), mark.continuation, mark.codes, mark.unexplained, mark.ambiguous, mark.rung)
-    found = _CLASSES.get(key)
+def _kind(mark: NoteMark) -> tuple[str | None, str | None, str | None, str]:
+    """A marked note's colour, cue, printed text, and ``class`` and data attributes: made once
+    per kind of mark and label (what they depend on; a score has a few hundred)."""
+    key = (mark.label, mark.continuation, mark.codes, mark.unexplained, mark.ambiguous, mark.rung)
+    found = _KINDS.get(key)
     if found is None:
-        if len(_CLASSES) >= 4096:
-            _CLASSES.clear()
-        found = _CLASSES[key] = " ".join(("note", *mark.classes))
+        if len(_KINDS) >= 4096:
+            _KINDS.clear()
+        colour = mark.color
+        attrs = f'class="{" ".join(("note", *mark.classes))}"{_note_attrs(mark, colour)}'
+        found = _KINDS[key] = (colour, mark.cue, mark.text, attrs)
     return found
 
 
@@ -114,7 +117,8 @@ def decorate(
 ) -> tuple[str, PageInfo]:
     """Colour, class and label the marked notes of one page; box collisions; add the legend."""
     notes = marks.notes
-    heads: dict[str, Head] = {}
+    heads: dict[str, Head] = {}  # of the notes a box is drawn around
+    boxed = {e for f in marks.findings if f.code in _BOXED_CODES for e in f.event_ids}
     marked: list[str] = []
     requests: list[LabelRequest] = []
     cues: list[str] = []
@@ -130,7 +134,7 @@ def decorate(
             return m.group(0)
         mid = mark.id
         marked.append(mid)
-        colour = mark.color
+        colour, cue, text, attrs = _kind(mark)
         at = m.end()
         head = _HEAD.search(svg_text, at, at + 400)
         if head is not None:
@@ -138,15 +142,15 @@ def decorate(
             x, y = float(hx), float(hy)
             scale = float(hs or 1.0)
             x1 = x + _HEAD_WIDTH.get(code, 295.0) * scale
-            heads[mid] = Head(x, y - 125 * scale, x1, y + 125 * scale)
-            if colour is not None and (kind := mark.cue) is not None:
-                cues.append(cue_svg(kind, colour, (x + x1) / 2, y, max((x1 - x) / 2, 125.0 * scale) + 70.0, mid))
-            text = mark.text
+            if mid in boxed:
+                heads[mid] = Head(x, y - 125 * scale, x1, y + 125 * scale)
+            if colour is not None and cue is not None:
+                cues.append(cue_svg(cue, colour, (x + x1) / 2, y, max((x1 - x) / 2, 125.0 * scale) + 70.0, mid))
             if text:
                 requests.append(LabelRequest(mid, text, x, x1, y, colour,
                                              chord_of(m.start()) if starts else None))
         rest = _PAINT.sub("", m.group(2)) if colour else m.group(2)
-        return f'<g id="{esc(mid)}" class="{_class_attr(mark)}"{_note_attrs(mark, colour)}{rest}>'
+        return f'<g id="{esc(mid)}" {attrs}{rest}>'
 
     body = _NOTE_OPEN.sub(note, svg_text) if notes else svg_text
     end = body.rfind(_END)

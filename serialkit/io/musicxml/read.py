@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
@@ -10,12 +12,13 @@ from lxml import etree
 
 from serialkit.core.errors import PieceError, ScoreReadError
 from serialkit.core.piece import Measure, Piece, TimeSignature
-from serialkit.io.build import ScoreParts, build_piece
+from serialkit.io.build import ScoreParts, build_piece, check_parts
 from serialkit.io.files.safety import is_zip, parse_xml, read_bytes, read_mxl
 from serialkit.io.musicxml.walk import Pending, Scan, Walker, plus
 
 __all__ = ["ROOTS", "Scan", "document_ends", "load_document", "load_source", "load_tree", "peek_scan",
-           "read_musicxml", "scan_tree", "take_scan"]
+           "read_musicxml", "check_partwise_tree", "scan_tree",
+           "take_scan"]
 
 ROOTS = ("score-partwise", "score-timewise")
 
@@ -83,12 +86,32 @@ def read_musicxml(path: str | Path, limit: int | None = None) -> Piece:
     tree, where, member, ends = load_document(path, limit)
     scan = scan_tree(tree, where)
     scan.ends = ends
-    try:
-        piece = build_piece(scan.parts, path, "mxl" if member else "musicxml")
-    except PieceError as exc:
-        raise ScoreReadError(f"{where}: {exc}") from None
+    piece = _piece(scan, path, where, "mxl" if member else "musicxml")
     _remember(path, (tree, where, member, scan))
     return piece
+
+
+def check_partwise_tree(tree: etree._ElementTree, path: str | Path) -> Callable[[], Piece]:
+    """Check a plain (uncompressed) score-partwise file as ``read_musicxml`` reads it, from its
+    tree as ``parse_xml`` parsed it (read only), raising the errors ``read_musicxml`` raises; and
+    return a function that gives the Piece ``read_musicxml`` reads, built when first asked for."""
+    path = Path(path)
+    if tree.getroot().tag != "score-partwise":
+        raise ValueError("check_partwise_tree reads a score-partwise tree")
+    where = str(path)
+    scan = scan_tree(tree, where)
+    try:
+        check_parts(scan.parts, path)
+    except PieceError as exc:
+        raise ScoreReadError(f"{where}: {exc}") from None
+    return functools.cache(lambda: _piece(scan, path, where, "musicxml"))
+
+
+def _piece(scan: Scan, path: Path, where: str, fmt: str) -> Piece:
+    try:
+        return build_piece(scan.parts, path, fmt)
+    except PieceError as exc:
+        raise ScoreReadError(f"{where}: {exc}") from None
 
 
 # The last score read, kept so that annotating the file just read (check, then annotate) does

@@ -1,0 +1,73 @@
+"""``check_score`` refuses what ``read_score`` refuses, with the same error, and gives its Piece."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from serialkit.core.errors import SerialkitError
+from serialkit.io import check_score, read_score
+from serialkit.io.files.safety import parse_xml
+from tests.conftest import FIXTURES
+
+SCORE = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<score-partwise version="4.0"><part-list><score-part id="P1"><part-name>x</part-name>'
+    '</score-part></part-list><part id="P1"><measure number="1"><attributes><divisions>{div}'
+    "</divisions></attributes>{body}</measure></part></score-partwise>\n"
+)
+
+
+def _note(step: str = "C", octave: str = "4", duration: str = "4", extra: str = "", nid: str = "") -> str:
+    ident = f' id="{nid}"' if nid else ""
+    return (f"<note{ident}><pitch><step>{step}</step>{extra}<octave>{octave}</octave></pitch>"
+            f"<duration>{duration}</duration></note>")
+
+
+CASES = {
+    "good": _note() + _note("D"),
+    "step_h": _note("H"),
+    "negative_duration": _note(duration="-1") + _note("D"),
+    "zero_duration": _note(duration="0"),
+    "same_id_twice": _note(nid="a") + _note("D", nid="a"),
+    "too_high": _note(octave="12"),
+    "too_low": _note(octave="-2"),
+    "no_octave": "<note><pitch><step>C</step></pitch><duration>4</duration></note>",
+    "bad_alter": _note(extra="<alter>x</alter>"),
+    "bad_duration": _note(duration="q"),
+    "rest_only": "<note><rest/><duration>4</duration></note>",
+    "tied": (_note(duration="2").replace("</note>", '<tie type="start"/></note>')
+             + _note(duration="2").replace("</note>", '<tie type="stop"/></note>')),
+    "backup_too_far": _note() + "<backup><duration>8</duration></backup>" + _note("E"),
+}
+
+
+def _outcome(fn: object) -> object:
+    try:
+        return fn()  # type: ignore[operator]
+    except SerialkitError as exc:
+        return (type(exc), str(exc))
+
+
+@pytest.mark.parametrize("divisions", ["1", "0"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_check_score_agrees_with_read_score(tmp_path: Path, case: str, divisions: str) -> None:
+    path = tmp_path / f"{case}.musicxml"
+    path.write_text(SCORE.format(div=divisions, body=CASES[case]))
+    tree = parse_xml(path.read_bytes(), str(path))
+    expected = _outcome(lambda: read_score(path))
+    got = _outcome(lambda: check_score(path, parsed=tree)())
+    assert got == expected
+    assert _outcome(lambda: check_score(path)()) == expected
+
+
+@pytest.mark.parametrize("name", ["render/duet.musicxml", "scores/features.musicxml", "scores/features.mxl",
+                                  "scores/features.mei", "repair/tied-wrong.musicxml"])
+def test_check_score_gives_the_piece_read_score_reads(name: str) -> None:
+    path = FIXTURES / name
+    tree = parse_xml(path.read_bytes(), str(path)) if path.suffix != ".mxl" else None
+    root = tree.getroot() if tree is not None else None
+    before = None if root is None else len(list(root.iter()))
+    assert check_score(path, parsed=tree)() == read_score(path)
+    assert root is None or len(list(root.iter())) == before  # the parse is left as it was
