@@ -63,3 +63,31 @@ def test_pieces_with_wrong_notes_still_fail() -> None:
         report = check_piece(synth.piece, row=synth.row, profile=ANALYSIS)
         assert not report.verdict.strict
         assert len(synth.wrong & set(report.unexplained)) >= len(synth.wrong) - 1
+
+
+@pytest.mark.slow
+def test_a_statement_does_not_take_its_opening_from_another_voice_where_rows_keep_to_theirs() -> None:
+    """``repeats`` at 1,500 notes, seed 0: v2 ends P10 on a repeated E-flat and opens R1 with an
+    F#-E-flat tremolo while v1's R4 has its F# at the same moment. The first reading took v1's F#
+    as R1's opening (the only pass between voices in the piece), which left R4 without its
+    position 1 and four of its repeats unexplained, and ``repair`` then changed v2's E-flat.
+    Where rows keep to their voices, such a pass is read as strange and the piece passes, with
+    nothing for ``repair`` to change."""
+    from serialkit.core.suggest import plan_repairs
+    from tests import synth as synthetic
+
+    s = synthetic.whole("repeats", 0, 1500)
+    labels = analyze(s.piece, s.row).labels()
+    assert labels["n620"] == "R4:1" and labels["n1373"] == "R1:0"
+    report = check_piece(s.piece, row=s.row, profile=ANALYSIS)
+    assert report.verdict.strict and report.unexplained == ()
+    assert plan_repairs(s.piece, s.row).applied == ()
+
+
+def test_a_lesson_of_voices_keeps_an_invariant_segment_where_it_was() -> None:
+    """``repeats`` seed 928: P9 ends E G B-flat and RI9 opens on the same three notes, struck
+    again; the first reading passes no row between voices, so there is nothing to learn and
+    RI9 keeps its own opening (a fresh reading with passes made dear read it from P9's tail)."""
+    synth = FAMILIES["repeats"](928)
+    labels = analyze(synth.piece, synth.row).labels()
+    assert labels["n101"] == "P9:9" and labels["n113"] == "RI9:0" and labels["n114"] == "RI9:1"

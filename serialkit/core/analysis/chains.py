@@ -88,6 +88,94 @@ class Chain:
         return out
 
 
+def _next_position(ix: EventIndex, claims: Claims, pcs: tuple[int, ...], k: int, last: int,
+                   leave: float, head: bool, taken: set[int], used: set[int],
+                   voice_mode: bool) -> tuple[float, int, int]:
+    """The cheapest link from ``last`` (at position ``k``) to a later position: (cost, event or
+    -1, position). Up to MAX_SKIP positions may be missing; the first three candidates of each
+    pitch class within HORIZON slices are tried, and the first of ``last``'s own voice; a scan
+    ends once no later candidate can be cheaper than the best (costs grow with the slices)."""
+    sl, voice, vrank, strange, sv_mask, vkey = ix.sl, ix.voice, ix.vrank, ix.strange, ix.sv_mask, ix.vkey
+    owner, second, opos = claims.owner, claims.second, claims.pos
+    per_slice = 0.02 if voice_mode else 0.1  # the least a slice between costs, in any voice
+    best_cost, best, best_pos = MAX_LINK, -1, k
+    last_sl, last_voice, last_vrank = sl[last], voice[last], vrank[last]
+    for j in range(k + 1, min(k + 2 + MAX_SKIP, 12)):
+        skip = j - k - 1
+        base = S_DEL * skip
+        if base - (S_DEL - S_SUB) - 2 * CHORD >= best_cost:
+            break
+        floor = (base - (S_DEL - S_SUB) - (0.35 if voice_mode else 0.0) if skip else 0.0) - 2 * CHORD + leave
+        lst, lsl = ix.by_pc[pcs[j]], ix.by_pc_sl[pcs[j]]
+        nxt, nxt2 = (pcs[j + 1] if j < 11 else -1), (pcs[j + 2] if j < 10 else -1)
+        seen, own = 0, False
+        for idx in range(bisect_left(lsl, last_sl), len(lst)):
+            c_sl, c = lsl[idx], lst[idx]
+            if c_sl - last_sl > HORIZON or c_sl > last_sl and floor + per_slice * (c_sl - last_sl - 1) - 1e-9 >= best_cost:
+                break  # beyond reach, or every later candidate costs at least the best
+            c_voice = voice[c]
+            if seen >= 3 and c_voice != last_voice or c in taken:
+                continue  # past the first three: only the first of the chain's own voice
+            if owner[c] != FREE and (second[c] != FREE or not (  # an owned note only as an elision
+                    head and j < ELIDE and opos[c] >= 12 - ELIDE or j >= 12 - ELIDE and opos[c] < ELIDE)):
+                continue
+            between = c_sl - last_sl - 1 if c_sl > last_sl else 0
+            gap = 0
+            if c_voice == last_voice:
+                gap = vrank[c] - last_vrank - 1 if vrank[c] > last_vrank else 0
+                cost = 0.35 * gap + 0.02 * between if voice_mode else 0.1 * between + 0.15 * gap
+            else:
+                cost = (0.6 if voice_mode else 0.05) + 0.1 * between
+                if c_voice not in used:
+                    cost += NEW_VOICE
+                if strange is not None:
+                    cost += strange[last_voice][c_voice]
+            if c_sl != last_sl:
+                cost += leave
+            if nxt >= 0 and sv_mask[c_sl * vkey + c_voice] >> nxt & 1:
+                cost -= CHORD
+                if nxt2 >= 0 and sv_mask[c_sl * vkey + c_voice] >> nxt2 & 1:
+                    cost -= CHORD
+            if skip:
+                if gap or (not voice_mode and between):
+                    cost += base - (S_DEL - S_SUB)
+                    cost -= 0.35 if voice_mode else 0.0
+                else:
+                    cost += base
+            if cost < best_cost:
+                best_cost, best, best_pos = cost, c, j
+            seen, own = seen + 1, own or c_voice == last_voice
+            if seen >= 3 and own:
+                break
+    return best_cost, best, best_pos
+
+
+def _repeat_link(ix: EventIndex, claims: Claims, pcs: tuple[int, ...], k: int, last: int,
+                 last_kind: int, leave: float, taken: set[int], mode: int,
+                 best: tuple[float, int, int, int]) -> tuple[float, int, int, int]:
+    """A repeated note or a tremolo's return note (the very next note of ``last``'s voice), if
+    cheaper than ``best`` (cost, event, position, kind)."""
+    nxt = ix.next_sl[last]
+    last_sl = ix.sl[last]
+    if nxt < 0 or nxt - last_sl > HORIZON or not ix.repeat_ok[last]:
+        return best
+    between = nxt - last_sl - 1
+    cost = REPEAT + (0.02 * between if mode == VOICE_MODE else 0.1 * between) + leave
+    if cost >= best[0]:
+        return best
+    key = (nxt * ix.vkey + ix.voice[last]) * 12
+    owner, next_of = claims.owner, ix.next_of
+    same = ix.pc[last] == pcs[k]
+    c = next_of.get(key + pcs[k], -1)  # the same note again
+    if c >= 0 and c not in taken and owner[c] == FREE:
+        return (cost, c, k, REP)
+    if k > 0 and same:  # the return note of a two-note tremolo
+        c = next_of.get(key + pcs[k - 1], -1)
+        if c >= 0 and c not in taken and owner[c] == FREE:
+            return (cost, c, k - 1, OSC)
+    return best
+
+
 def build_chain(
     ix: EventIndex,
     form_index: int,
@@ -99,129 +187,41 @@ def build_chain(
     abort: bool = True,
 ) -> Chain | None:
     """Follow form ``pcs`` from event ``start`` at ``start_pos``, taking the cheapest link each
-    time until none is cheaper than MAX_LINK; then tidy and trim the chain. None if it dies at
-    once (or, with ``abort``, its opening is too dear).
-
-    Each step tries the next position (or one or two further when notes are missing: the first
-    three candidates of each pitch class within HORIZON slices, and the first of the chain's own
-    voice), then a repeated note or a tremolo's return note (the very next note of the last
-    note's voice). A candidate whose cost cannot fall below the best found so far ends the scan
-    of its pitch class (costs only grow with the slices between)."""
-    sl, voice, vrank, pcl = ix.sl, ix.voice, ix.vrank, ix.pc
-    sv_count, sv_mask, vkey = ix.sv_count, ix.sv_mask, ix.vkey
-    by_pc, by_pc_sl, strange = ix.by_pc, ix.by_pc_sl, ix.strange
-    next_sl, repeat_ok, next_of = ix.next_sl, ix.repeat_ok, ix.next_of
-    owner, second, opos = claims.owner, claims.second, claims.pos
+    time (``_next_position``, ``_repeat_link``) until none is cheaper than MAX_LINK; then tidy
+    and trim the chain. None if it dies at once (or, with ``abort``, its opening is too dear)."""
+    sl, voice, pcl, sv_count, vkey, owner = ix.sl, ix.voice, ix.pc, ix.sv_count, ix.vkey, claims.owner
     evs, poss, kinds, costs = [start], [start_pos], [NEW], [0.0]
     taken, used = {start}, {voice[start]}
     taken_sv = {sl[start] * vkey + voice[start]: 1}
-    k, last, total = start_pos, start, 0.0
-    last_kind = NEW
+    k, last, total, last_kind = start_pos, start, 0.0, NEW
     head = owner[start] != FREE
     voice_mode = mode == VOICE_MODE
-    per_slice = 0.02 if voice_mode else 0.1  # the least a slice between costs, in any voice
-    skip_off = (S_DEL - S_SUB) + (0.35 if voice_mode else 0.0)  # the most a skip can take back
     onsets = ix.slice_ticks
     waits, first = 0, onsets[sl[start]]
     while True:
-        last_sl, last_voice, last_vrank = sl[last], voice[last], vrank[last]
-        last_key = last_sl * vkey + last_voice
+        last_key = sl[last] * vkey + voice[last]
         leave = LEAVE * (sv_count[last_key] - taken_sv.get(last_key, 0))
-        # the next position (up to MAX_SKIP missing)
-        best_cost, best, pos = MAX_LINK, -1, k
-        for j in range(k + 1, min(k + 2 + MAX_SKIP, 12)):
-            skip = j - k - 1
-            base = S_DEL * skip
-            if base - (S_DEL - S_SUB) - 2 * CHORD >= best_cost:
-                break
-            floor = (base - skip_off if skip else 0.0) - 2 * CHORD  # the least any candidate adds
-            lst, lsl = by_pc[pcs[j]], by_pc_sl[pcs[j]]
-            nxt, nxt2 = (pcs[j + 1] if j < 11 else -1), (pcs[j + 2] if j < 10 else -1)
-            seen, own = 0, False
-            for idx in range(bisect_left(lsl, last_sl), len(lst)):
-                c_sl = lsl[idx]
-                if c_sl - last_sl > HORIZON:
-                    break
-                if c_sl > last_sl:
-                    between = c_sl - last_sl - 1
-                    if floor + per_slice * between + leave - 1e-9 >= best_cost:
-                        break  # every later candidate costs at least this much
-                else:
-                    between = 0
-                c = lst[idx]
-                c_voice = voice[c]
-                if seen >= 3 and c_voice != last_voice:
-                    continue  # past the first three: only the first of the chain's own voice
-                if c in taken:
-                    continue
-                if owner[c] != FREE:  # an owned note only as an elision
-                    if second[c] != FREE:
-                        continue
-                    op = opos[c]
-                    if not (head and j < ELIDE and op >= 12 - ELIDE or j >= 12 - ELIDE and op < ELIDE):
-                        continue
-                gap = 0
-                if c_voice == last_voice:
-                    gap = vrank[c] - last_vrank - 1 if vrank[c] > last_vrank else 0
-                    cost = 0.35 * gap + 0.02 * between if voice_mode else 0.1 * between + 0.15 * gap
-                else:
-                    cost = (0.6 if voice_mode else 0.05) + 0.1 * between
-                    if c_voice not in used:
-                        cost += NEW_VOICE
-                    if strange is not None:
-                        cost += strange[last_voice][c_voice]
-                if c_sl != last_sl:
-                    cost += leave
-                if nxt >= 0:
-                    mask = sv_mask[c_sl * vkey + c_voice]
-                    if mask >> nxt & 1:
-                        cost -= CHORD
-                        if nxt2 >= 0 and mask >> nxt2 & 1:
-                            cost -= CHORD
-                if skip:
-                    if gap or (not voice_mode and between):
-                        cost += base - (S_DEL - S_SUB)
-                        if voice_mode:
-                            cost -= 0.35
-                    else:
-                        cost += base
-                if cost < best_cost:
-                    best_cost, best, pos = cost, c, j
-                seen, own = seen + 1, own or c_voice == last_voice
-                if seen >= 3 and own:
-                    break
+        cost, best, pos = _next_position(ix, claims, pcs, k, last, leave, head, taken, used, voice_mode)
         kind = NEW
-        same = pcl[last] == pcs[k]
-        if same or last_kind == OSC:  # a repeated note or a tremolo's return note
-            nxt_sl = next_sl[last]
-            if nxt_sl >= 0 and nxt_sl - last_sl <= HORIZON and repeat_ok[last]:
-                key = (nxt_sl * vkey + last_voice) * 12
-                between = nxt_sl - last_sl - 1
-                cost = REPEAT + (0.02 * between if voice_mode else 0.1 * between) + leave
-                if cost < best_cost:
-                    c = next_of.get(key + pcs[k], -1)  # the same note again
-                    if c >= 0 and c not in taken and owner[c] == FREE:
-                        best_cost, best, pos, kind = cost, c, k, REP
-                    elif k > 0 and same:  # the return note of a two-note tremolo
-                        c = next_of.get(key + pcs[k - 1], -1)
-                        if c >= 0 and c not in taken and owner[c] == FREE:
-                            best_cost, best, pos, kind = cost, c, k - 1, OSC
+        if pcl[last] == pcs[k] or last_kind == OSC:
+            cost, best, pos, kind = _repeat_link(ix, claims, pcs, k, last, last_kind, leave, taken, mode,
+                                                 (cost, best, pos, kind))
         if best < 0:
             break
-        wait = onsets[sl[best]] - onsets[last_sl]
-        if kind == NEW and waits >= PACE_AFTER and wait * waits > PACE * (onsets[last_sl] - first):
+        wait = onsets[sl[best]] - onsets[sl[last]]
+        if kind == NEW and waits >= PACE_AFTER and wait * waits > PACE * (onsets[sl[last]] - first):
             break  # a statement keeps its pace: a far later note belongs to other music
         if wait and kind == NEW:
             waits += 1
         evs.append(best)
         poss.append(pos)
         kinds.append(kind)
-        costs.append(best_cost)
+        costs.append(cost)
         taken.add(best)
         used.add(voice[best])
         key = sl[best] * vkey + voice[best]
         taken_sv[key] = taken_sv.get(key, 0) + 1
-        total += best_cost
+        total += cost
         if head and owner[best] == FREE:
             head = False
         last, last_kind = best, kind

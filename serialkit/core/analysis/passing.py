@@ -7,6 +7,7 @@ from serialkit.core.analysis.state import Found
 
 MIN_LINKS = 24  # voice-to-voice links a first reading needs before it teaches anything
 MIN_SHARE = 0.1  # … and the share of links that cross voices
+APART = 0.02  # at most this share of links crossing voices: rows keep to their voices
 STRANGE = 0.5  # the cost of a pass between voices that never pass rows to each other
 MIN_FROM = 4  # links out of a voice before its passing habits count
 RARE = 0.85  # a reading teaches something only if some pass happens at most 15 % as often as the
@@ -15,10 +16,13 @@ RARE = 0.85  # a reading teaches something only if some pass happens at most 15 
 
 def learn_voice_passing(ix: EventIndex, statements: list[Found]) -> list[list[float]] | None:
     """For each pair of voices (u, v), the extra cost of a row passing from u to v: 0 for the
-    passes the first reading made often, up to STRANGE for passes it never made. None when the
-    first reading has too few links between voices to learn from (nothing to change)."""
+    passes the first reading made often, up to STRANGE for passes it never made; STRANGE for every
+    pass when the first reading keeps its rows to their voices (at most APART of its links cross:
+    a statement that takes its opening from another voice there is a misreading). None when the
+    first reading has too few links to learn from, or its voices pass rows to one another alike
+    (nothing to change)."""
     voices = len(ix.voice_names)
-    if voices < 3:
+    if voices < 2:
         return None
     counts = [[0] * voices for _ in range(voices)]
     links = crossing = 0
@@ -29,7 +33,11 @@ def learn_voice_passing(ix: EventIndex, statements: list[Found]) -> list[list[fl
             counts[u][v] += 1
             links += 1
             crossing += u != v
-    if links < MIN_LINKS or crossing < MIN_SHARE * links:
+    if links < MIN_LINKS:
+        return None
+    if 0 < crossing <= APART * links:  # rows stay in their voices: any pass is strange
+        return [[0.0 if u == v else STRANGE for v in range(voices)] for u in range(voices)]
+    if voices < 3 or crossing < MIN_SHARE * links:
         return None
     strange = [[0.0] * voices for _ in range(voices)]
     for u in range(voices):
