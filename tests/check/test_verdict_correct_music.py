@@ -91,3 +91,18 @@ def test_a_lesson_of_voices_keeps_an_invariant_segment_where_it_was() -> None:
     synth = FAMILIES["repeats"](928)
     labels = analyze(synth.piece, synth.row).labels()
     assert labels["n101"] == "P9:9" and labels["n113"] == "RI9:0" and labels["n114"] == "RI9:1"
+
+
+@pytest.mark.slow
+def test_a_tremolo_return_goes_to_the_statement_that_opens_on_it() -> None:
+    """``concurrent`` at 5,000 notes, seed 0: R11 ends ``... Bb F#`` and RI10 opens ``G Bb F#``
+    across the same two voices; the first reading took RI10's Bb and F# as R11's tremolo returns.
+    The repeats go to the statement missing them even where another stream's Bb sounds between
+    (it holds its own statement's position, so it is no nearer candidate), and G opens RI10."""
+    from tests import synth as synthetic
+
+    s = synthetic.whole("concurrent", 0, 5000)
+    labels = analyze(s.piece, s.row).labels()
+    assert [labels[e] for e in ("n1524", "n1525", "n1526")] == ["RI10:0", "RI10:1", "RI10:2"]
+    report = check_piece(s.piece, row=s.row, profile=ANALYSIS)
+    assert report.verdict.strict and report.unexplained == ()

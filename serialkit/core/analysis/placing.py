@@ -205,7 +205,10 @@ def _previous_in_voice(ix: EventIndex, x: int) -> int | None:
 def _release_repeats(a: Assignment, owners: Owners) -> None:
     """A note read as a repeat that another statement is missing belongs to that statement
     (``x y | x y`` is two statements, not a tremolo). Repeated until nothing moves: a statement
-    that took the later repeat may now reach back to the earlier one."""
+    that took the later repeat may now reach back to the earlier one (a note of the pitch class
+    between them that holds another statement's position is no nearer candidate for its
+    opening)."""
+    holding = _holding(a)
     for _ in range(3):
         moved = False
         moves = sorted((e, s, p) for s, f in enumerate(a.found) for e, p in f.repeats)
@@ -213,15 +216,22 @@ def _release_repeats(a: Assignment, owners: Owners) -> None:
             pc = a.ix.pc[e]
             for t, g in enumerate(a.found):
                 q = a.position_in[g.form][pc]
-                if t == s or q in g.slots or _fits(a, g, q, e) is None:
+                if t == s or q in g.slots or not g.slots:
+                    continue
+                if _fits(a, g, q, e, holding if q < min(g.slots) else None) is None:
                     continue
                 a.found[s].repeats.remove((e, p))
                 g.slots[q] = e
-                owners[e] = [(t, q)]
+                owners[e] = holding[e] = [(t, q)]
                 moved = True
                 break
         if not moved:
             break
+
+
+def _holding(a: Assignment) -> Owners:
+    """Every note holding a position of a statement (not its repeats)."""
+    return {e: [(s, p)] for s, f in enumerate(a.found) for p, e in f.slots.items()}
 
 
 def _unshare(a: Assignment, owners: Owners) -> None:
