@@ -1,0 +1,47 @@
+"""Re-reading round unexplained notes (``pairs.reread_unexplained_stretches``): a note repeating
+its voice's previous note, which a statement holds, is no sign of a misreading, so it sets off no
+search; notes nothing explains do."""
+
+from __future__ import annotations
+
+import pytest
+
+import serialkit.core.analysis.pairs as pairs
+from serialkit.core.analysis import analyze
+from tests import synth
+
+
+def _searches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    calls: list[tuple[int, int]] = []
+    search = pairs._search_stretch
+
+    def counted(a: object, first: int, last: int, extra: float = pairs.EXTRA) -> None:
+        calls.append((first, last))
+        search(a, first, last, extra)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pairs, "_search_stretch", counted)
+    return calls
+
+
+def test_repeats_of_held_notes_set_off_no_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pivot_voice_change at 1,500 notes: after the first reading 115 notes are free, every one a
+    repeat of its voice's previous note, which a statement holds; the piece reads whole without
+    searching any stretch again."""
+    calls = _searches(monkeypatch)
+    s = synth.whole("pivot_voice_change", 0, 1500)
+    analysis = analyze(s.piece, s.row)
+    assert analysis.unexplained == ()
+    assert calls == []
+
+
+def test_notes_nothing_explains_still_set_off_a_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of notes of another row in the middle of a one-voice piece: the stretch round it is
+    searched again."""
+    calls = _searches(monkeypatch)
+    s = synth.whole("one_voice", 0, 300)
+    events = sorted(s.piece.events, key=lambda e: e.onset)
+    stranger = {e.id: e.copy(midi=e.midi + 1) for e in events[140:146]}  # six notes off the row
+    piece = s.piece.with_events(stranger.get(e.id, e) for e in s.piece.events)
+    analysis = analyze(piece, s.row)
+    assert analysis.unexplained
+    assert calls
