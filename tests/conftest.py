@@ -45,3 +45,28 @@ def require_program(name: str) -> str:
             pytest.fail(f"{name} is not installed; `make test` should have installed it")
         pytest.skip(f"{name} is not installed")
     return path
+
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the ``xdist_group`` marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Schedule for ``make test`` (``-n 2 --dist loadgroup``), where a worker takes the next test
+    as it finishes one.
+
+    A test using a module-scoped fixture of its module is grouped with the module's other such
+    tests (``xdist_group`` named after the module), so the fixture is computed once, on one worker,
+    instead of once on each worker that happens to get one of them.
+
+    Slow tests first: a long test collected late (tests/repair comes near the end) keeps one worker
+    busy while the other has nothing left; started first, the long tests overlap and the short
+    ones fill in behind them. The sort is stable, the order otherwise the collection's."""
+    for item in items:
+        fixtureinfo = getattr(item, "_fixtureinfo", None)
+        if fixtureinfo is None:
+            continue
+        for defs in fixtureinfo.name2fixturedefs.values():
+            fixturedef = defs[-1]
+            if fixturedef.scope == "module" and fixturedef.baseid == item.nodeid.split("::")[0]:
+                item.add_marker(pytest.mark.xdist_group(item.module.__name__))  # type: ignore[attr-defined]
+                break
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
