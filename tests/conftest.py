@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -35,6 +37,28 @@ def corpus() -> Path:
 def fixtures() -> Path:
     """The project's own fixtures directory."""
     return FIXTURES
+
+
+
+@pytest.fixture(scope="session")
+def render_once(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Any]:
+    """``render(source, <folder>/<stem><suffix>, **options)`` computed once per worker for each
+    source, suffix and options, for tests that only read what it wrote: ``render_once(op21,
+    row="webern-op21")`` is the same call in tests/check/test_profiles.py,
+    tests/render/test_label_layout.py and tests/render/test_engraving.py. Those tests carry one
+    ``xdist_group`` so that the render is done once in all. Never write into its folder."""
+    from serialkit.render import render
+
+    done: dict[tuple[Path, str, tuple[tuple[str, Any], ...]], Any] = {}
+
+    def once(source: Path, suffix: str = ".svg", **options: Any) -> Any:
+        key = (Path(source), suffix, tuple(sorted(options.items())))
+        if key not in done:
+            out = tmp_path_factory.mktemp("render-once") / f"{Path(source).stem}{suffix}"
+            done[key] = render(source, out, **options)
+        return done[key]
+
+    return once
 
 
 def require_program(name: str) -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -96,10 +98,12 @@ def test_annotate_follows_the_profile(corpus: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_render_paints_only_the_profiles_violations(corpus: Path, tmp_path: Path) -> None:
+@pytest.mark.xdist_group("op21-render")  # render_once(op21, row=...) is shared with tests/render
+def test_render_paints_only_the_profiles_violations(corpus: Path, tmp_path: Path,
+                                                    render_once: Callable[..., Any]) -> None:
     from serialkit.render import render
 
-    analysis = render(corpus / OP21, tmp_path / "a.svg", row="webern-op21")
+    analysis = render_once(corpus / OP21, row="webern-op21")
     generation = render(corpus / OP21, tmp_path / "g.svg", row="webern-op21", rules="generation")
     painted = {f.code for f in analysis.findings if f.kind == "violation"}
     assert painted == {"ROW"}  # the one unexplained note; no collision or crossing painted red
