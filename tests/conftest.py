@@ -40,6 +40,28 @@ def fixtures() -> Path:
 
 
 
+
+@pytest.fixture(scope="session")
+def cli_once() -> Callable[..., Any]:
+    """``serialkit ARGS`` run in-process (click's ``CliRunner``, exceptions raised) once per worker
+    for each ARGS, for runs that write no file and that several tests make alike: ``check
+    <Op. 21> --identify --json`` is asked in tests/check/test_profiles.py,
+    tests/io/test_annotate_cli.py and tests/test_readme_figures.py. Those tests carry one
+    ``xdist_group`` so that the run is made once in all. The click ``Result`` is shared: read it."""
+    from click.testing import CliRunner
+
+    from serialkit.cli import cli
+
+    done: dict[tuple[str, ...], Any] = {}
+
+    def once(*args: str) -> Any:
+        if args not in done:
+            done[args] = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+        return done[args]
+
+    return once
+
+
 @pytest.fixture(scope="session")
 def render_once(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Any]:
     """``render(source, <folder>/<stem><suffix>, **options)`` computed once per worker for each
@@ -83,7 +105,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     Slow tests first: a long test collected late (tests/repair comes near the end) keeps one worker
     busy while the other has nothing left; started first, the long tests overlap and the short
-    ones fill in behind them. The sort is stable, the order otherwise the collection's."""
+    ones fill in behind them. The sort is stable, the order otherwise the collection's, and a group
+    with a slow test moves whole (without xdist too, a module-scoped fixture is still made once)."""
     for item in items:
         fixtureinfo = getattr(item, "_fixtureinfo", None)
         if fixtureinfo is None:
@@ -93,4 +116,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             if fixturedef.scope == "module" and fixturedef.baseid == item.nodeid.split("::")[0]:
                 item.add_marker(pytest.mark.xdist_group(item.module.__name__))  # type: ignore[attr-defined]
                 break
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+    def group(item: pytest.Item) -> str:
+        return "_".join(sorted(str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                               for m in item.iter_markers("xdist_group"))) or item.nodeid
+
+    slow = {group(item) for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: group(item) not in slow)  # a group with a slow test goes first whole

@@ -26,8 +26,13 @@ OP21 = "webern-op21-i-mm1-25.mei"
 OP27 = "webern-op27-ii-mm1-11.mei"
 
 
-def _check(*args: str) -> tuple[int, dict[str, object], str]:
-    result = CliRunner().invoke(cli, ["check", *args, "--json"], catch_exceptions=False)
+def _check(*args: str, once: Callable[..., Any] | None = None) -> tuple[int, dict[str, object], str]:
+    """``check ARGS --json``: exit status, the report (schema-checked), standard error (``once``:
+    the shared ``cli_once`` run of the same command)."""
+    if once is not None:
+        result = once("check", *args, "--json")
+    else:
+        result = CliRunner().invoke(cli, ["check", *args, "--json"], catch_exceptions=False)
     data = json.loads(result.stdout) if result.stdout.strip() else {}
     if data:
         schema = json.loads((Path(__file__).parents[2] / "schemas" / "report.schema.json").read_text("utf-8"))
@@ -35,8 +40,9 @@ def _check(*args: str) -> tuple[int, dict[str, object], str]:
     return result.exit_code, data, result.stderr
 
 
-def test_op21_under_analysis_names_only_the_unexplained_note(corpus: Path) -> None:
-    code, data, _ = _check(str(corpus / OP21), "--identify")
+@pytest.mark.xdist_group("op21-identify")  # cli_once: check <Op. 21> --identify --json, shared
+def test_op21_under_analysis_names_only_the_unexplained_note(corpus: Path, cli_once: Callable[..., Any]) -> None:
+    code, data, _ = _check(str(corpus / OP21), "--identify", once=cli_once)
     assert code == 1 and data["profile"]["name"] == "analysis"  # type: ignore[index]
     violations = data["violations"]
     assert isinstance(violations, list)
@@ -150,7 +156,8 @@ def test_analysis_never_finds_more_than_generation(piece: Piece, shift: int) -> 
         assert analysis.strict
 
 
-def test_the_text_output_names_the_instruments(corpus: Path) -> None:
-    result = CliRunner().invoke(cli, ["check", str(corpus / OP21), "--identify"], catch_exceptions=False)
+@pytest.mark.xdist_group("op21-identify")  # cli_once: check <Op. 21> --identify, shared
+def test_the_text_output_names_the_instruments(corpus: Path, cli_once: Callable[..., Any]) -> None:
+    result = cli_once("check", str(corpus / OP21), "--identify")
     assert "Horn 2 in F; Harp, staff 1; Harp, staff 2" in result.stdout and "P4/4/1" not in result.stdout
     assert "Horn 2 in F, bar 25, beat 2" in result.stdout and result.exit_code == 1
