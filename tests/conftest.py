@@ -95,7 +95,7 @@ def require_program(name: str) -> str:
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the ``xdist_group`` marks
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Schedule for ``make test`` (``-n 2 --dist loadgroup``), where a worker takes the next test
     as it finishes one.
 
@@ -123,3 +123,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     slow = {group(item) for item in items if item.get_closest_marker("slow") is not None}
     items.sort(key=lambda item: group(item) not in slow)  # a group with a slow test goes first whole
+    if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
+        _name_the_groups(items, group)
+
+
+def _name_the_groups(items: list[pytest.Item], group: Callable[[pytest.Item], str]) -> None:
+    """Give a grouped test's node id its ``@group`` suffix, which is how ``--dist loadgroup`` sends
+    a group to one worker. pytest-xdist 3.8 writes the suffix into ``item._nodeid``, which pytest
+    9.2 no longer reads (node ids are structured, ``item._id``): without this every
+    ``xdist_group`` mark is silently ignored and the tests are spread as by ``--dist load``
+    (pytest-dev/pytest-xdist#1386, open). Where ``_nodeid`` still exists xdist does it itself."""
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # a pytest before structured node ids: xdist's own suffix works
+        return
+    for item in items:
+        if hasattr(item, "_nodeid") or not hasattr(item, "_id") or "@" in item.nodeid.rpartition("]")[2]:
+            continue
+        name = group(item)
+        if name != item.nodeid:
+            item._id = NodeId.parse(f"{item.nodeid}@{name}")
