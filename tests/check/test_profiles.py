@@ -93,6 +93,7 @@ def test_a_task_bound_candidate_refuses_the_analysis_profile(fixtures: Path) -> 
     assert result.exit_code == 2 and "task-bound" in result.stderr
 
 
+@pytest.mark.slow
 def test_annotate_follows_the_profile(corpus: Path, tmp_path: Path) -> None:
     for rules, codes in ((None, {"ROW"}), ("generation", {"ROW", "ORDER", "COLL", "CROSS", "COMPLETE"})):
         report = tmp_path / f"{rules}.json"

@@ -121,6 +121,7 @@ def test_correct_pieces_are_never_corrected(family: str, seed: int) -> None:
     assert applied == () and _changed(synth.piece, fixed) == {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("family", "seed"), [("repeats", 6337), ("repeats", 6019), ("repeats", 6098)])
 def test_correct_notes_the_analysis_leaves_beside_their_statement_are_not_corrected(family: str, seed: int) -> None:
     """Correct pieces whose analysis leaves notes unexplained right beside their own statement (a
@@ -219,6 +220,7 @@ def test_unmodified_webern_gets_no_edit(corpus: Path, name: str) -> None:
     assert _changed(piece, fixed) == {}
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_planted_errors_in_webern_op27(corpus: Path) -> None:
     from serialkit.io import read_score
@@ -270,6 +272,7 @@ def test_correct_notes_near_a_wrong_note_get_no_confident_suggestion(family: str
     assert outcome.top and outcome.false_edits == 0
 
 
+@pytest.mark.slow
 def test_ties_between_positions_go_to_the_plainer_statement() -> None:
     """A wrong note in a repeated texture that a semitone either way would explain: the fix that
     leaves the statement in its voice and in time order (not a position taken by another voice)

@@ -197,6 +197,7 @@ def test_never_overwrites_the_source(tmp_path: Path) -> None:
     assert source.read_bytes() == before
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.xdist_group("op21-identify")  # cli_once: check <score> --identify --json, shared
 @pytest.mark.parametrize(

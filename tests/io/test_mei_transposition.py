@@ -74,6 +74,7 @@ def test_a_part_at_concert_pitch_gets_no_transposition(tmp_path: Path) -> None:
     assert all(d.get("trans.semi") is None for d in piano[0].iter(f"{MEI}staffDef"))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not OP21.exists(), reason="needs ../shared/corpus")
 @pytest.mark.xdist_group("op21-identify")  # cli_once: check <Op. 21> --identify, shared
 def test_op21_mei_musicxml_mei_keeps_the_horn_written(tmp_path: Path, cli_once: Callable[..., Any]) -> None:

@@ -158,6 +158,7 @@ def test_the_longest_instrument_name_fits_the_left_margin(duet: Path, tmp_path: 
     assert name in svg.read_text()
 
 
+@pytest.mark.slow
 def test_real_score_names_fit(corpus: Path, tmp_path: Path) -> None:
     png = tmp_path / "op21.png"
     result = render(corpus / "webern-op21-i-mm1-25.mei", png)
