@@ -94,6 +94,11 @@ def require_program(name: str) -> str:
 
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist registers it too; a run without xdist (``-p no:xdist``) then does not warn of it
+    config.addinivalue_line("markers", "xdist_group(name): run on the worker of the other tests of this group")
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the ``xdist_group`` marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Schedule for ``make test`` (``-n 2 --dist loadgroup``), where a worker takes the next test
