@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -49,7 +51,8 @@ def test_readme_row_examples_are_the_program_s_output(command: str) -> None:
 
 
 @pytest.mark.corpus
-def test_readme_identification_figures_are_the_program_s(corpus: Path) -> None:
+@pytest.mark.xdist_group("op21-identify")  # cli_once: check <score> --identify --json, shared
+def test_readme_identification_figures_are_the_program_s(corpus: Path, cli_once: Callable[..., Any]) -> None:
     text = " ".join(README.split())
     op21 = re.search(r"Op\. 21/I → `webern-op21` \(([\d.]+) % of notes explained; runner-up `([\w-]+)`, ([\d.]+) %\)",
                      text)
@@ -57,7 +60,7 @@ def test_readme_identification_figures_are_the_program_s(corpus: Path) -> None:
     assert op21 and op27, "the README's identification figures moved: update this test"
     figures = {}
     for name in ("webern-op21-i-mm1-25", "webern-op27-ii-mm1-11"):
-        result = CliRunner().invoke(cli, ["check", str(corpus / f"{name}.mei"), "--identify", "--json"])
+        result = cli_once("check", str(corpus / f"{name}.mei"), "--identify", "--json")
         figures[name] = json.loads(result.stdout)["identification"]
     ident = figures["webern-op21-i-mm1-25"]
     assert (f"{100 * ident['coverage']:.1f}", ident["runner_up"]["name"],

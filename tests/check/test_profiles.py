@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -24,8 +26,13 @@ OP21 = "webern-op21-i-mm1-25.mei"
 OP27 = "webern-op27-ii-mm1-11.mei"
 
 
-def _check(*args: str) -> tuple[int, dict[str, object], str]:
-    result = CliRunner().invoke(cli, ["check", *args, "--json"], catch_exceptions=False)
+def _check(*args: str, once: Callable[..., Any] | None = None) -> tuple[int, dict[str, object], str]:
+    """``check ARGS --json``: exit status, the report (schema-checked), standard error (``once``:
+    the shared ``cli_once`` run of the same command)."""
+    if once is not None:
+        result = once("check", *args, "--json")
+    else:
+        result = CliRunner().invoke(cli, ["check", *args, "--json"], catch_exceptions=False)
     data = json.loads(result.stdout) if result.stdout.strip() else {}
     if data:
         schema = json.loads((Path(__file__).parents[2] / "schemas" / "report.schema.json").read_text("utf-8"))
@@ -33,8 +40,9 @@ def _check(*args: str) -> tuple[int, dict[str, object], str]:
     return result.exit_code, data, result.stderr
 
 
-def test_op21_under_analysis_names_only_the_unexplained_note(corpus: Path) -> None:
-    code, data, _ = _check(str(corpus / OP21), "--identify")
+@pytest.mark.xdist_group("op21-identify")  # cli_once: check <Op. 21> --identify --json, shared
+def test_op21_under_analysis_names_only_the_unexplained_note(corpus: Path, cli_once: Callable[..., Any]) -> None:
+    code, data, _ = _check(str(corpus / OP21), "--identify", once=cli_once)
     assert code == 1 and data["profile"]["name"] == "analysis"  # type: ignore[index]
     violations = data["violations"]
     assert isinstance(violations, list)
@@ -85,6 +93,7 @@ def test_a_task_bound_candidate_refuses_the_analysis_profile(fixtures: Path) -> 
     assert result.exit_code == 2 and "task-bound" in result.stderr
 
 
+@pytest.mark.slow
 def test_annotate_follows_the_profile(corpus: Path, tmp_path: Path) -> None:
     for rules, codes in ((None, {"ROW"}), ("generation", {"ROW", "ORDER", "COLL", "CROSS", "COMPLETE"})):
         report = tmp_path / f"{rules}.json"
@@ -96,10 +105,12 @@ def test_annotate_follows_the_profile(corpus: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_render_paints_only_the_profiles_violations(corpus: Path, tmp_path: Path) -> None:
+@pytest.mark.xdist_group("op21-render")  # render_once(op21, row=...) is shared with tests/render
+def test_render_paints_only_the_profiles_violations(corpus: Path, tmp_path: Path,
+                                                    render_once: Callable[..., Any]) -> None:
     from serialkit.render import render
 
-    analysis = render(corpus / OP21, tmp_path / "a.svg", row="webern-op21")
+    analysis = render_once(corpus / OP21, row="webern-op21")
     generation = render(corpus / OP21, tmp_path / "g.svg", row="webern-op21", rules="generation")
     painted = {f.code for f in analysis.findings if f.kind == "violation"}
     assert painted == {"ROW"}  # the one unexplained note; no collision or crossing painted red
@@ -146,7 +157,8 @@ def test_analysis_never_finds_more_than_generation(piece: Piece, shift: int) -> 
         assert analysis.strict
 
 
-def test_the_text_output_names_the_instruments(corpus: Path) -> None:
-    result = CliRunner().invoke(cli, ["check", str(corpus / OP21), "--identify"], catch_exceptions=False)
+@pytest.mark.xdist_group("op21-identify")  # cli_once: check <Op. 21> --identify, shared
+def test_the_text_output_names_the_instruments(corpus: Path, cli_once: Callable[..., Any]) -> None:
+    result = cli_once("check", str(corpus / OP21), "--identify")
     assert "Horn 2 in F; Harp, staff 1; Harp, staff 2" in result.stdout and "P4/4/1" not in result.stdout
     assert "Horn 2 in F, bar 25, beat 2" in result.stdout and result.exit_code == 1

@@ -10,6 +10,7 @@ import re
 from fractions import Fraction
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
@@ -93,6 +94,7 @@ def _duo(tmp: Path) -> Path:
     return write_score(piece, tmp / "duo.musicxml")
 
 
+@pytest.mark.slow
 def test_every_command_names_the_voice_of_a_duo_on_one_staff(tmp_path: Path) -> None:
     src = str(_duo(tmp_path))
     code, text = _run("check", src, "--row", ROW)
@@ -114,6 +116,7 @@ def test_every_command_names_the_voice_of_a_duo_on_one_staff(tmp_path: Path) -> 
     assert all(not KEY.search(v["location"] + v["message"]) for v in report["violations"] + report["observations"])
 
 
+@pytest.mark.slow
 def test_op21_names_the_harps_staves_within_the_harp(corpus: Path) -> None:
     _, text = _run("check", str(corpus / OP21))
     assert "Horn 2 in F; Harp, staff 1; Harp, staff 2; Violin I" in text, text

@@ -167,6 +167,7 @@ def test_no_scores_found_is_bad_input(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "no scores found" in result.stderr
 
 
+@pytest.mark.slow
 def test_corpus_folder_json_lines(corpus: Path) -> None:
     """The real corpus: one line per score plus a summary; the row catalogues are not scores."""
     proc = subprocess.run([SERIALKIT, "check", str(corpus), "--json"], capture_output=True, text=True, timeout=300)

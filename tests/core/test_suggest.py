@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from serialkit.core.predicates import Violation
 from serialkit.core.rows import Row
 from serialkit.core.suggest import DEFAULT_THRESHOLD, Readings, error_model, plan_repairs, suggest
 from serialkit.core.suggest.trouble import _doubled, _out_of_line
-from tests.planted import Plant, evaluate, plant_errors
+from tests.planted import Outcome, Plant, evaluate, plant_errors
 from tests.synth import CLEAN, FAMILIES, one_voice
 
 WEBERN = {
@@ -120,6 +121,7 @@ def test_correct_pieces_are_never_corrected(family: str, seed: int) -> None:
     assert applied == () and _changed(synth.piece, fixed) == {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("family", "seed"), [("repeats", 6337), ("repeats", 6019), ("repeats", 6098)])
 def test_correct_notes_the_analysis_leaves_beside_their_statement_are_not_corrected(family: str, seed: int) -> None:
     """Correct pieces whose analysis leaves notes unexplained right beside their own statement (a
@@ -135,16 +137,27 @@ def test_correct_notes_the_analysis_leaves_beside_their_statement_are_not_correc
     assert plan.applied == () and _changed(synth.piece, plan.piece) == {}
 
 
-@pytest.mark.parametrize("kind", ["accidental", "third", "swap"])
-@pytest.mark.parametrize("family", ["one_voice", "row_per_voice", "pivots"])
-@pytest.mark.parametrize("seed", [1, 2, 3])
+SHARED_PLANTS = {("one_voice", 3, "accidental"): "planted-one_voice-3", ("chords", 1, "swap"): "planted-chords-1"}
+"""Plants whose outcome two tests read (``_outcome``), each with its ``xdist_group``: the
+first accidental of one_voice 3 (restored on top, and no confident edit of a correct note near
+it), the swap of chords 1 (restored on top, and no confident edit near it)."""
+
+
+def _shared(family: str, seed: int, kind: str) -> list[pytest.MarkDecorator]:
+    group = SHARED_PLANTS.get((family, seed, kind))
+    return [pytest.mark.xdist_group(group)] if group else []
+
+
+@pytest.mark.parametrize(("seed", "family", "kind"), [
+    pytest.param(seed, family, kind, id=f"{seed}-{family}-{kind}", marks=_shared(family, seed, kind))
+    for seed in (1, 2, 3) for family in ("one_voice", "row_per_voice", "pivots")
+    for kind in ("accidental", "third", "swap")])
 def test_the_top_suggestion_restores_a_planted_error(seed: int, kind: str, family: str) -> None:
     """One error of each kind planted into a correct piece (one statement stream per voice) is
     restored by its note's top suggestion."""
-    synth = FAMILIES[family](seed)
-    plant = next(p for p in plant_errors(synth.piece, synth.row, family, 3, seed) if p.kind == kind)
-    outcome = evaluate(plant, DEFAULT_THRESHOLD)
-    assert outcome.top, f"{family}/{seed} {kind} {plant.original}"
+    index = next(k for k, p in enumerate(_plants(family, seed)[:3]) if p.kind == kind)  # plant_errors(…, 3, seed)
+    outcome = _outcome(family, seed, index)
+    assert outcome.top, f"{family}/{seed} {kind} {outcome.plant.original}"
 
 
 def test_a_wrong_note_the_analysis_absorbs_is_still_found() -> None:
@@ -207,6 +220,7 @@ def test_unmodified_webern_gets_no_edit(corpus: Path, name: str) -> None:
     assert _changed(piece, fixed) == {}
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_planted_errors_in_webern_op27(corpus: Path) -> None:
     from serialkit.io import read_score
@@ -220,29 +234,45 @@ def test_planted_errors_in_webern_op27(corpus: Path) -> None:
     assert top >= 0.75 and top3 >= 0.9
 
 
-def _planted(family: str, seed: int, index: int) -> Plant:
+@functools.cache
+def _plants(family: str, seed: int) -> tuple[Plant, ...]:
+    """Six single-error copies of the family's correct piece (the first three are those of
+    ``plant_errors(…, 3, seed)``: the notes are drawn in turn from one seeded generator)."""
     synth = FAMILIES[family](seed)
-    return list(plant_errors(synth.piece, synth.row, f"{family}/{seed}", 6, seed))[index]
+    return tuple(plant_errors(synth.piece, synth.row, f"{family}/{seed}", 6, seed))
 
 
+def _planted(family: str, seed: int, index: int) -> Plant:
+    return _plants(family, seed)[index]
+
+
+@functools.cache
+def _outcome(family: str, seed: int, index: int) -> Outcome:
+    """``evaluate`` of a plant, once per worker: two tests read some (``SHARED_PLANTS``)."""
+    return evaluate(_planted(family, seed, index), DEFAULT_THRESHOLD)
+
+
+@pytest.mark.xdist_group(SHARED_PLANTS["chords", 1, "swap"])
 def test_a_swap_whose_position_another_note_took_is_suggested() -> None:
     """Two notes of a chord texture swapped: one reads as the other's position (no hole is left
     for it), the other is unexplained; the top suggestion is the swap."""
     plant = _planted("chords", 1, 5)
     assert plant.kind == "swap"
-    outcome = evaluate(plant, DEFAULT_THRESHOLD)
+    outcome = _outcome("chords", 1, 5)
     assert outcome.top
 
 
-@pytest.mark.parametrize(("family", "seed", "index"), [("one_voice", 3, 0), ("chords", 1, 5)])
+@pytest.mark.parametrize(("family", "seed", "index"), [
+    pytest.param("one_voice", 3, 0, marks=_shared("one_voice", 3, "accidental")),
+    pytest.param("chords", 1, 5, marks=_shared("chords", 1, "swap"))])
 def test_correct_notes_near_a_wrong_note_get_no_confident_suggestion(family: str, seed: int, index: int) -> None:
     """A wrong note leaves holes around it that changing correct notes nearby also eases; those
     changes are beaten by the wrong note's own correction and share their confidence with it."""
-    plant = _planted(family, seed, index)
-    outcome = evaluate(plant, DEFAULT_THRESHOLD)
+    outcome = _outcome(family, seed, index)
     assert outcome.top and outcome.false_edits == 0
 
 
+@pytest.mark.slow
 def test_ties_between_positions_go_to_the_plainer_statement() -> None:
     """A wrong note in a repeated texture that a semitone either way would explain: the fix that
     leaves the statement in its voice and in time order (not a position taken by another voice)

@@ -6,8 +6,10 @@ import json
 import os
 import subprocess
 from collections import Counter
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -134,11 +136,20 @@ def test_unknown_output_format_and_missing_file(tmp_path: Path) -> None:
     assert code == 2 and "nope.musicxml" in err
 
 
-@pytest.mark.corpus
-def test_annotate_op21(corpus: Path, tmp_path: Path) -> None:
-    out, report = tmp_path / "op21.musicxml", tmp_path / "op21.json"
+@pytest.fixture(scope="module")
+def annotated_op21(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Path, Path]:
+    """``annotate <Op. 21> --row … -o op21.musicxml --report op21.json``, made once for the two
+    tests that read it: exit status, standard error, the annotated score, the report."""
+    tmp = tmp_path_factory.mktemp("annotated-op21")
+    out, report = tmp / "op21.musicxml", tmp / "op21.json"
     code, _, err = _run("annotate", str(corpus / "webern-op21-i-mm1-25.mei"), "--row", OP21_ROW,
                         "-o", str(out), "--report", str(report))
+    return code, err, out, report
+
+
+@pytest.mark.corpus
+def test_annotate_op21(annotated_op21: tuple[int, str, Path, Path]) -> None:
+    code, err, out, report = annotated_op21
     data = json.loads(report.read_text())
     assert code == (0 if not data["unexplained"] else 1), err
     labels = [v for v in data["labels"].values() if v]
@@ -150,11 +161,10 @@ def test_annotate_op21(corpus: Path, tmp_path: Path) -> None:
 @pytest.mark.corpus
 @pytest.mark.musescore
 @pytest.mark.slow
-def test_annotated_op21_opens_in_musescore_with_every_label(corpus: Path, tmp_path: Path) -> None:
+def test_annotated_op21_opens_in_musescore_with_every_label(annotated_op21: tuple[int, str, Path, Path],
+                                                            tmp_path: Path) -> None:
     mscore = require_program("mscore3")
-    annotated, report = tmp_path / "op21.musicxml", tmp_path / "op21.json"
-    code, _, err = _run("annotate", str(corpus / "webern-op21-i-mm1-25.mei"), "--row", OP21_ROW,
-                        "-o", str(annotated), "--report", str(report))
+    code, err, annotated, report = annotated_op21
     assert code in (0, 1), err
     saved = tmp_path / "musescore.musicxml"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
@@ -187,11 +197,14 @@ def test_never_overwrites_the_source(tmp_path: Path) -> None:
     assert source.read_bytes() == before
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
+@pytest.mark.xdist_group("op21-identify")  # cli_once: check <score> --identify --json, shared
 @pytest.mark.parametrize(
     "name, expected", [("webern-op21-i-mm1-25.mei", "webern-op21"), ("webern-op27-ii-mm1-11.mei", "webern-op27")]
 )
-def test_identify_on_the_webern_scores(corpus: Path, tmp_path: Path, name: str, expected: str) -> None:
+def test_identify_on_the_webern_scores(corpus: Path, tmp_path: Path, name: str, expected: str,
+                                       cli_once: Callable[..., Any]) -> None:
     """Neither score has twelve successive distinct pitch classes in one voice: the row comes
     from the catalogue, and every note is labelled against it as the catalogue stores it."""
     from serialkit.core import catalog
@@ -202,7 +215,7 @@ def test_identify_on_the_webern_scores(corpus: Path, tmp_path: Path, name: str, 
     data = json.loads(stdout)
     assert tuple(data["row"]) == catalog.get(expected).row.pcs
     assert data["coverage"] >= 0.95 and out.exists()
-    code, stdout, err = _run("check", str(corpus / name), "--identify", "--json")
-    assert code in (0, 1), err
-    report = json.loads(stdout)
+    checked = cli_once("check", str(corpus / name), "--identify", "--json")
+    assert checked.exit_code in (0, 1), checked.stderr
+    report = json.loads(checked.stdout)
     assert tuple(report["row"]) == catalog.get(expected).row.pcs and report["coverage"] >= 0.95

@@ -4,7 +4,9 @@ sounding notes, and MusicXML → MEI → MusicXML keeps ``<transpose>`` and ever
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -72,8 +74,10 @@ def test_a_part_at_concert_pitch_gets_no_transposition(tmp_path: Path) -> None:
     assert all(d.get("trans.semi") is None for d in piano[0].iter(f"{MEI}staffDef"))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not OP21.exists(), reason="needs ../shared/corpus")
-def test_op21_mei_musicxml_mei_keeps_the_horn_written(tmp_path: Path) -> None:
+@pytest.mark.xdist_group("op21-identify")  # cli_once: check <Op. 21> --identify, shared
+def test_op21_mei_musicxml_mei_keeps_the_horn_written(tmp_path: Path, cli_once: Callable[..., Any]) -> None:
     xml, mei = tmp_path / "op21.musicxml", tmp_path / "op21-rt.mei"
     assert CliRunner().invoke(cli, ["convert", str(OP21), "-o", str(xml)]).exit_code == 0
     assert CliRunner().invoke(cli, ["convert", str(xml), "-o", str(mei)]).exit_code == 0
@@ -81,7 +85,7 @@ def test_op21_mei_musicxml_mei_keeps_the_horn_written(tmp_path: Path) -> None:
     # MusicXML step moves some of Op. 21's bar 24, a matter of its own)
     assert sorted((w[1], w[3]) for w in _written(mei)) == sorted((w[1], w[3]) for w in _written(OP21))
     # check names the bar-25 note as the horn's part writes it, with what it sounds
-    original = CliRunner().invoke(cli, ["check", str(OP21), "--identify"])
+    original = cli_once("check", str(OP21), "--identify")
     again = CliRunner().invoke(cli, ["check", str(mei), "--identify"])
     assert "A3 (sounding D3)" in original.output
     assert "A3 (sounding D3)" in again.output

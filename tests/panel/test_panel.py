@@ -89,6 +89,7 @@ def _scannable(path: Path) -> str:
     return data.decode("latin-1")
 
 
+@pytest.mark.slow
 def test_packet_reveals_no_condition_in_any_file_or_name(packet: tuple[Path, Path]) -> None:
     out, key_path = packet
     key = json.loads(key_path.read_text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +158,7 @@ def test_the_longest_instrument_name_fits_the_left_margin(duet: Path, tmp_path: 
     assert name in svg.read_text()
 
 
+@pytest.mark.slow
 def test_real_score_names_fit(corpus: Path, tmp_path: Path) -> None:
     png = tmp_path / "op21.png"
     result = render(corpus / "webern-op21-i-mm1-25.mei", png)
@@ -174,10 +176,12 @@ def test_fixture_labels_sit_by_their_noteheads(duet: Path, tmp_path: Path) -> No
     assert count == 24 and far == []
 
 
+@pytest.mark.xdist_group("op21-render")  # render_once(op21, row=...) is shared with other tests
 @pytest.mark.parametrize("name,row", [("webern-op21-i-mm1-25.mei", "webern-op21"),
                                       ("webern-op27-ii-mm1-11.mei", "webern-op27")])
-def test_real_score_labels_sit_by_their_noteheads(corpus: Path, tmp_path: Path, name: str, row: str) -> None:
-    result = render(corpus / name, tmp_path / "score.svg", row=row)
+def test_real_score_labels_sit_by_their_noteheads(corpus: Path, render_once: Callable[..., Any], name: str,
+                                                  row: str) -> None:
+    result = render_once(corpus / name, row=row)
     total = 0
     for page in result.files:
         count, far = far_labels(page)

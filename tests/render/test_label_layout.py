@@ -4,7 +4,9 @@ notes, no label over a hairpin, a tuplet bracket, a dynamic or a slur."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,8 +51,9 @@ def test_ledger_line_labels_stay_within_one_staff_space(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_op21_harp_chords_and_ledger_notes(corpus: Path, tmp_path: Path) -> None:
-    result = render(corpus / "webern-op21-i-mm1-25.mei", tmp_path / "op21.svg", row="webern-op21")
+@pytest.mark.xdist_group("op21-render")  # render_once(op21, row=...) is shared with other tests
+def test_op21_harp_chords_and_ledger_notes(corpus: Path, render_once: Callable[..., Any]) -> None:
+    result = render_once(corpus / "webern-op21-i-mm1-25.mei", row="webern-op21")
     chord_labels = 0
     ledger = []
     for page in result.files:

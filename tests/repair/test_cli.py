@@ -265,6 +265,7 @@ def test_the_output_may_not_be_the_source(tmp_path: Path) -> None:
     assert _sha(src) == digest
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                 HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), kind=st.sampled_from(["accidental", "third", "swap"]))
@@ -327,6 +328,7 @@ def test_repaired_score_opens_in_musescore_with_colours_and_labels(tmp_path: Pat
     assert code == 0, text
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.parametrize("name,row", [
     ("webern-op21-i-mm1-25.mei", "A F# G G# E F B Bb D C# C Eb"),
@@ -396,6 +398,7 @@ def test_nothing_is_written_when_no_change_improves_the_score(tmp_path: Path) ->
     assert list(out.parent.iterdir()) == []
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                 HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), kind=st.sampled_from(["accidental", "third", "swap"]))
@@ -648,6 +651,7 @@ def test_a_repair_parses_its_source_once(tmp_path: Path, monkeypatch: pytest.Mon
     assert {e: m for e, m in _pitches(out).items() if _pitches(src)[e] != m} == plant.original
 
 
+@pytest.mark.slow
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                 HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), kind=st.sampled_from(["accidental", "third", "swap"]))

@@ -265,6 +265,7 @@ def test_timing_repair_only_ever_removes_findings(seed: int, statements: int) ->
     assert plan.report == judge(plan.piece)
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_webern_op21_under_generation_rules(corpus: Path, tmp_path: Path) -> None:
     """Webern's own score has collisions under the generation profile: the timing rungs put each
