@@ -68,11 +68,10 @@ def test_pieces_with_wrong_notes_still_fail() -> None:
 @pytest.mark.slow
 def test_a_statement_does_not_take_its_opening_from_another_voice_where_rows_keep_to_theirs() -> None:
     """``repeats`` at 1,500 notes, seed 0: v2 ends P10 on a repeated E-flat and opens R1 with an
-    F#-E-flat tremolo while v1's R4 has its F# at the same moment. The first reading took v1's F#
-    as R1's opening (the only pass between voices in the piece), which left R4 without its
-    position 1 and four of its repeats unexplained, and ``repair`` then changed v2's E-flat.
-    Where rows keep to their voices, such a pass is read as strange and the piece passes, with
-    nothing for ``repair`` to change."""
+    F#-E-flat tremolo while v1's R4 has its F# at the same moment. Read as a pass, v1's F# would
+    open R1 (the only pass between voices in the piece), leaving R4 without its position 1 and
+    four of its repeats unexplained. Where rows keep to their voices such a pass is read as
+    strange: the piece passes, with nothing for ``repair`` to change."""
     from serialkit.core.suggest import plan_repairs
     from tests import synth as synthetic
 
@@ -87,7 +86,7 @@ def test_a_statement_does_not_take_its_opening_from_another_voice_where_rows_kee
 def test_a_lesson_of_voices_keeps_an_invariant_segment_where_it_was() -> None:
     """``repeats`` seed 928: P9 ends E G B-flat and RI9 opens on the same three notes, struck
     again; the first reading passes no row between voices, so there is nothing to learn and
-    RI9 keeps its own opening (a fresh reading with passes made dear read it from P9's tail)."""
+    RI9 keeps its own opening (a fresh reading with passes made dear reads it from P9's tail)."""
     synth = FAMILIES["repeats"](928)
     labels = analyze(synth.piece, synth.row).labels()
     assert labels["n101"] == "P9:9" and labels["n113"] == "RI9:0" and labels["n114"] == "RI9:1"
@@ -96,7 +95,7 @@ def test_a_lesson_of_voices_keeps_an_invariant_segment_where_it_was() -> None:
 @pytest.mark.slow
 def test_a_tremolo_return_goes_to_the_statement_that_opens_on_it() -> None:
     """``concurrent`` at 5,000 notes, seed 0: R11 ends ``... Bb F#`` and RI10 opens ``G Bb F#``
-    across the same two voices; the first reading took RI10's Bb and F# as R11's tremolo returns.
+    across the same two voices; the first reading takes RI10's Bb and F# as R11's tremolo returns.
     The repeats go to the statement missing them even where another stream's Bb sounds between
     (it holds its own statement's position, so it is no nearer candidate), and G opens RI10."""
     from tests import synth as synthetic
