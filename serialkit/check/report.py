@@ -468,12 +468,13 @@ def _not_following(bare: Piece, analysis: Analysis, found: Sequence[Any]) -> tup
     index = {e.id: i for i, e in enumerate(order)}
     for n in sure:
         edits = {e.event_id: e.after for e in n.best.edits}
-        sub = bare
+        sub, edges = bare, (False, False)
         if len(order) > FOLLOWING_WHOLE:  # a long piece: the window round the change, not all of it
             ixs = [index[e] for e in edits]
-            sub = bare.with_events(order[max(0, min(ixs) - FOLLOWING_WINDOW):max(ixs) + FOLLOWING_WINDOW + 1])
+            lo, hi = max(0, min(ixs) - FOLLOWING_WINDOW), max(ixs) + FOLLOWING_WINDOW + 1
+            sub, edges = bare.with_events(order[lo:hi]), (lo > 0, hi < len(order))
         changed = sub.with_events(e.copy(midi=edits[e.id]) if e.id in edits else e for e in sub.events)
-        after = analyze(changed, analysis.row, analysis.convention, cut=sub is not bare)
+        after = analyze(changed, analysis.row, analysis.convention, cut=edges)
         events = {e.id: e for e in changed.events}
         seen[n.event_id] = set(events)
         troubled[n.event_id] = set(after.unexplained) | {

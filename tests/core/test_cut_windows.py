@@ -1,4 +1,4 @@
-"""Windows of a long piece read as cuts (``analyze(cut=True)``): the statements a window's edges cut
+"""Windows of a long piece read as cuts (``analyze(cut=(True, True))``): the statements a window's edges cut
 off are context, not trouble, so a suggestion's verification costs what the trouble costs."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def test_a_window_cut_mid_statement_keeps_its_edge_notes_out_of_trouble(family: 
     order = sorted(s.piece.events, key=lambda e: (e.onset, e.voice, e.midi, e.id))
     window = s.piece.with_events(order[205:395])  # cuts through statements at both ends
     whole = analyze(s.piece, s.row)
-    cut = analyze(window, s.row, cut=True)
+    cut = analyze(window, s.row, cut=(True, True))
     plain = analyze(window, s.row)
     inner = [e.id for e in order[245:355]]
     assert [_label(cut.tags.get(e)) for e in inner] == [_label(whole.tags.get(e)) for e in inner]

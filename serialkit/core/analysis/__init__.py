@@ -77,7 +77,7 @@ def layered_staves(piece: Piece, lines: dict[str, str]) -> set[str]:
 
 
 def analyze(piece: Piece, row: Row | str | None = None, convention: Convention = "relative", *,
-            cut: bool = False) -> Analysis:
+            cut: tuple[bool, bool] = (False, False)) -> Analysis:
     """Infer a tag for every event of ``piece`` (or mark it unexplained) against ``row``.
 
     Parameters
@@ -89,10 +89,10 @@ def analyze(piece: Piece, row: Row | str | None = None, convention: Convention =
     convention:
         ``relative`` (default) or ``absolute`` labels.
     cut:
-        ``piece`` is a window cut out of a longer piece (a suggestion's verification): statements
-        its edges cut off are context, not trouble, so no fragment is sought from the notes of
-        its first and last ``EDGE`` slices and the stretches touching them are not searched
-        again (``take_fragments``, ``pairs.reread_*``).
+        (start, end): ``piece`` is a window cut out of a longer piece (a suggestion's
+        verification) at its start, at its end. Statements a cut edge cuts off are context, not
+        trouble, so no fragment is sought from the notes of its ``EDGE`` slices and the
+        stretches touching them are not searched again (``take_fragments``, ``pairs.reread_*``).
     """
     started = time.perf_counter()
     convention = _check_convention(convention)

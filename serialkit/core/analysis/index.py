@@ -58,8 +58,9 @@ class EventIndex:
         self._repeat_windows(ordered, starts, slice_ticks, scale)
         # learnt by a first reading: the extra cost of passing a row from voice u to voice v
         self.strange: list[list[float]] | None = None
-        # the events are a window cut out of a longer piece: its edges are context, not trouble
-        self.cut = False
+        # (start, end): the events are a window cut out of a longer piece there; a cut edge is
+        # context, not trouble
+        self.cut: tuple[bool, bool] = (False, False)
         self.by_pc: list[list[int]] = [[] for _ in range(12)]
         for i in range(self.n):
             self.by_pc[self.pc[i]].append(i)

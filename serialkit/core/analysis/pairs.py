@@ -120,12 +120,13 @@ def _restore(a: Assignment, saved: Saved) -> None:
 
 
 def _at_cut_edge(a: Assignment, first: int, last: int) -> bool:
-    """Does events ``first``..``last`` touch the edge of a window cut out of a longer piece? The
-    statements the cut leaves short there are context, not trouble to search again."""
-    if not a.ix.cut or first >= last:
+    """Does events ``first``..``last`` touch an edge where a window was cut out of a longer
+    piece? The statements the cut leaves short there are context, not trouble to search again."""
+    start, end = a.ix.cut
+    if not (start or end) or first >= last:
         return False
     sl = a.ix.sl
-    return sl[first] < EDGE or sl[last - 1] > sl[-1] - EDGE
+    return start and sl[first] < EDGE or end and sl[last - 1] > sl[-1] - EDGE
 
 
 def _search_stretch(a: Assignment, first: int, last: int, extra: float = EXTRA) -> None:

@@ -89,11 +89,12 @@ def take_statements_best_first(a: Assignment) -> Assignment:
 def take_fragments(a: Assignment) -> Assignment:
     """Statements cut off by the excerpt or whose opening is wrong: chains from every free note
     at the position its pitch class holds in each form (in a cut window, not from the notes of
-    its edges: what the cut leaves there is context)."""
+    its cut edges: what the cut leaves there is context)."""
     ix = a.ix
     free = [i for i in range(ix.n) if a.claims.owner[i] == FREE]
-    if ix.cut:
-        top = ix.sl[-1]
-        free = [i for i in free if EDGE <= ix.sl[i] <= top - EDGE]
+    start, end = ix.cut
+    if start or end:
+        low, high = (EDGE if start else 0), (ix.sl[-1] - EDGE if end else ix.sl[-1])
+        free = [i for i in free if low <= ix.sl[i] <= high]
     seeds = [(f, i, a.position_in[f][ix.pc[i]]) for i in free for f in range(len(a.forms))]
     return select(a, seeds, MIN_FRAGMENT)

@@ -299,7 +299,11 @@ def suggest(
     row, convention = analysis.row, analysis.convention
     start = readings.read(piece, row, convention, analysis)
     verified: dict[str, list[_Cand]] = {}
-    cut = len(order) > whole  # windows of a long piece: their edges are context (``analyze(cut=)``)
+    long = len(order) > whole  # windows of a long piece: their cut edges are context (``analyze(cut=)``)
+
+    def cut(lo_i: int, hi_i: int) -> tuple[bool, bool]:
+        return (long and lo_i > 0, long and hi_i < len(order))
+
     habit: Habit | None = None
     tried: set[_Key] = set()
 
@@ -310,7 +314,7 @@ def suggest(
         if hi_i - lo_i >= min(len(order), whole) * 0.6:
             return True  # the screen would be most of what the verification reads
         near = [e.copy(midi=edits[e.id]) if e.id in edits else e for e in order[lo_i:hi_i]]
-        tags = readings.read(piece.with_events(near), row, convention, cut=cut).analysis.tags
+        tags = readings.read(piece.with_events(near), row, convention, cut=cut(lo_i, hi_i)).analysis.tags
         return all(tags.get(e) is not None for e in edits)
 
     def verify(c: _Cand) -> None:
@@ -323,17 +327,19 @@ def suggest(
         ixs = [index[e] for e in c.edits]
         if not _screened(c.edits, ixs):
             return
+        edges = (False, False)
         if len(order) <= whole:  # row passing is learnt from the whole piece: analyse it all
             sub, before = piece, start
         else:
             lo_i, hi_i = _aligned(spans, onsets, max(0, min(ixs) - window),
                                   min(len(order), max(ixs) + window + 1), window // 2)
             sub = piece.with_events(order[lo_i:hi_i])
-            before = readings.read(sub, row, convention, cut=True)
+            edges = cut(lo_i, hi_i)
+            before = readings.read(sub, row, convention, cut=edges)
         changed = sub.with_events(
             e.copy(midi=c.edits[e.id]) if e.id in c.edits else e for e in sub.events
         )
-        reading = readings.read(changed, row, convention, cut=cut and sub is not piece)
+        reading = readings.read(changed, row, convention, cut=edges)
         after = reading.analysis
         gain = before.badness - reading.badness
         tag = after.tags.get(note)

@@ -55,9 +55,9 @@ class Readings:
         self._lock = threading.Lock()
 
     def read(self, piece: Piece, row: Any, convention: Any, analysis: Analysis | None = None, *,
-             cut: bool = False) -> _Reading:
+             cut: tuple[bool, bool] = (False, False)) -> _Reading:
         """The reading of ``piece``: found, else ``analysis`` (already made of it) or a new one.
-        ``cut``: ``piece`` is a window of a longer piece (see ``analyze``)."""
+        ``cut``: where ``piece`` is a window cut out of a longer piece (see ``analyze``)."""
         from serialkit.core.analysis import analyze
 
         key = (tuple((e.id, e.voice, e.onset, e.duration, e.midi) for e in piece.events),
