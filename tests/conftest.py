@@ -39,8 +39,6 @@ def fixtures() -> Path:
     return FIXTURES
 
 
-
-
 @pytest.fixture(scope="session")
 def cli_once() -> Callable[..., Any]:
     """``serialkit ARGS`` run in-process (click's ``CliRunner``, exceptions raised) once per worker
@@ -91,7 +89,6 @@ def require_program(name: str) -> str:
             pytest.fail(f"{name} is not installed; `make test` should have installed it")
         pytest.skip(f"{name} is not installed")
     return path
-
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -48,8 +48,8 @@ __all__ = [
 ]
 
 JsonInput = str | Path | Mapping[str, Any] | list[Any] | None
-#: A score as ``read_score`` reads it, or a function giving it.
-Reading = Piece | Callable[[], Piece]
+#: A function giving the score as ``read_score`` reads it (``io.check_score``'s answer).
+Reading = Callable[[], Piece]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +94,8 @@ def marks_for(
     """Note marks from a report and/or certificate, or from running the checker with ``row``
     under the rule profile ``rules`` (default ``analysis``: only its violations are marked).
     Without a report, a certificate or a row, the checker identifies the row as ``serialkit check``
-    does and its report labels the notes (``piece``: the score as ``read_score`` reads it, or a
-    function giving it, when it has been read already)."""
+    does and its report labels the notes (``piece``: a function giving the score as
+    ``read_score`` reads it, when it has been checked already)."""
     report_data, report_where = _json(report, "check report")
     cert_data, cert_where = _json(certificate, "certificate")
     if report_data is None and (row is not None or cert_data is None):
@@ -113,9 +113,9 @@ def _check(score_path: str | Path, row: str | None, convention: str, rules: str 
     from serialkit.core.rows import Row, _check_convention
     from serialkit.io import read_score
 
-    piece = read_score(score_path) if piece is None else piece if isinstance(piece, Piece) else piece()
-    profile = profile_for(rules, task_bound=piece.blueprint is not None)
-    report = check_piece(piece, row=None if row is None else Row.parse(row),
+    score = read_score(score_path) if piece is None else piece()
+    profile = profile_for(rules, task_bound=score.blueprint is not None)
+    report = check_piece(score, row=None if row is None else Row.parse(row),
                          convention=_check_convention(convention), profile=profile, suggest=True,
                          source=str(score_path))
     data: Mapping[str, Any] = report.to_dict()
@@ -132,15 +132,14 @@ def engrave_pages(
     piece: Reading | None = None,
 ) -> tuple[list[str], list[PageInfo], Marks]:
     """Engrave and decorate every page: SVG pages, what each page shows, the marks as drawn
-    (``source``: the score as ``read_source`` read it, ``piece``: as ``read_score`` reads it, or a
-    function giving it, when it has been read already)."""
+    (``source``: the score as ``read_source`` read it, ``piece``: a function giving it as
+    ``read_score`` reads it, when it has been read or checked already)."""
     marks = marks if marks is not None and not blind else Marks()
     source = source if source is not None else read_source(score_path)
     amended = False
     present = note_ids(source) if marks.notes else set()
     if marks.notes and needs_mapping(source, marks.notes, present):
-        ids, amended = map_ids(source, marks.notes, None if piece is None else piece if isinstance(piece, Piece)
-                               else piece())
+        ids, amended = map_ids(source, marks.notes, None if piece is None else piece())
         marks = marks.remap(ids)
         if amended:  # reader-assigned ids written into the source
             present = note_ids(source)
@@ -169,7 +168,7 @@ def engrave_pages(
     return out, infos, marks
 
 
-def _readable(score_path: str | Path) -> tuple[ParsedScore, Callable[[], Piece]]:
+def _readable(score_path: str | Path) -> tuple[ParsedScore, Reading]:
     """Refuse what every other command refuses: the score must be one verovio engraves (MusicXML
     or MEI) and one serialkit's reader reads (a pitch step 'H', a negative duration, no parts: the
     reader's one-line error, as ``check`` gives it), before anything is engraved or written.

@@ -20,7 +20,7 @@ class EventIndex:
 
     __slots__ = ("events", "n", "pc", "sl", "voice", "vrank", "by_pc", "by_pc_sl", "voice_sl",
                  "voice_names", "slice_onsets", "slice_ticks", "sv_count", "sv_mask", "vkey", "repeat_ok", "strange",
-                 "next_sl", "next_of", "cut")
+                 "next_sl", "next_of", "prev_same", "cut")
 
     def repeat_gap_ok(self, last: int, c: int) -> bool:
         """Can ``c`` (the next onset of ``last``'s voice) repeat ``last``? See ``repeat_ok``."""
@@ -92,8 +92,9 @@ class EventIndex:
             self.sv_mask[key] = self.sv_mask.get(key, 0) | (1 << self.pc[i])
 
     def _next_onsets(self) -> None:
-        """Per event: the slice of its voice's next onset (-1: none), and ``next_of`` mapping
-        ``(that slice * vkey + voice) * 12 + pc`` to the first event there with that pitch class."""
+        """Per event: the slice of its voice's next onset (-1: none); ``next_of`` mapping
+        ``(that slice * vkey + voice) * 12 + pc`` to the first event there with that pitch class;
+        and ``prev_same``, the note of its pitch class at its voice's previous onset (-1: none)."""
         self.next_sl: list[int] = [-1] * self.n
         for i in range(self.n):
             slices = self.voice_sl[self.voice[i]]
@@ -102,6 +103,11 @@ class EventIndex:
         self.next_of: dict[int, int] = {}
         for i in range(self.n):
             self.next_of.setdefault((self.sl[i] * self.vkey + self.voice[i]) * 12 + self.pc[i], i)
+        self.prev_same: list[int] = [-1] * self.n
+        for i in range(self.n):
+            if self.vrank[i] > 0:
+                before = self.voice_sl[self.voice[i]][self.vrank[i] - 1]
+                self.prev_same[i] = self.next_of.get((before * self.vkey + self.voice[i]) * 12 + self.pc[i], -1)
 
     def _repeat_windows(self, ordered: Sequence[Event], starts: list[int], slice_ticks: list[int],
                         scale: int) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 from serialkit.core.analysis.chains import FREE, HORIZON, Chain
-from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.selection import (
     EDGE,
     EXTRA,
@@ -140,24 +139,13 @@ def _search_stretch(a: Assignment, first: int, last: int, extra: float = EXTRA) 
            MIN_INNER, extra)
 
 
-def _repeats_of(ix: EventIndex) -> list[int]:
-    """Per event, the note of its pitch class at its voice's previous onset (-1: none)."""
-    out = [-1] * ix.n
-    for i in range(ix.n):
-        r = ix.vrank[i]
-        if r > 0:
-            before = ix.voice_sl[ix.voice[i]][r - 1]
-            out[i] = ix.next_of.get((before * ix.vkey + ix.voice[i]) * 12 + ix.pc[i], -1)
-    return out
-
-
 def reread_unexplained_stretches(a: Assignment) -> Assignment:
     """Where several notes near a statement stay unexplained, the statement may be a misreading
     that stole notes from the right one: release it, search that stretch again, and keep the new
     reading if it explains more notes. A note repeating its voice's previous note, which a
     statement holds, is no sign of a misreading (the placing steps give it its place)."""
     ix, claims = a.ix, a.claims
-    owner, after = claims.owner, _repeats_of(ix)
+    owner, after = claims.owner, ix.prev_same
     for index in range(len(a.found)):
         chain = a.found[index].chain
         if chain is None:

@@ -16,9 +16,8 @@ from serialkit.io.build import ScoreParts, build_piece, check_parts
 from serialkit.io.files.safety import is_zip, parse_xml, read_bytes, read_mxl
 from serialkit.io.musicxml.walk import Pending, Scan, Walker, plus
 
-__all__ = ["ROOTS", "Scan", "document_ends", "load_document", "load_source", "load_tree", "peek_scan",
-           "read_musicxml", "check_partwise_tree", "scan_tree",
-           "take_scan"]
+__all__ = ["ROOTS", "Scan", "check_partwise_tree", "document_ends", "load_document", "load_source",
+           "load_tree", "peek_scan", "read_musicxml", "scan_tree", "take_scan"]
 
 ROOTS = ("score-partwise", "score-timewise")
 
