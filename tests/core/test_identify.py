@@ -115,6 +115,26 @@ def test_op21_identified_labels_are_the_published_forms(corpus: Path) -> None:
     assert analysis.coverage >= Fraction(95, 100)
 
 
+@pytest.mark.corpus
+@pytest.mark.parametrize("steps", [(0, 5), (0, 5, -2), (0, 1)], ids=str)
+def test_a_work_moving_on_to_other_transpositions_is_identified(corpus: Path, steps: tuple[int, ...]) -> None:
+    """Op. 21's excerpt played again at other transpositions (a longer work's trial holds more
+    forms than the excerpt): the row is still found. With the copy at +5 the scan as a whole once
+    ranked Op. 21 21st of the catalogue and the piece read as free atonality."""
+    from fractions import Fraction as F
+
+    from serialkit.io import read_score
+
+    piece = read_score(corpus / "webern-op21-i-mm1-25.mei")
+    span = F(int(max(e.onset + e.duration for e in piece.events)) // 2 * 2 + 2)
+    events = [e.copy(id=f"{e.id}-c{k}", onset=e.onset + k * span, midi=e.midi + t, tag=None,
+                     tied_ids=tuple(f"{x}-c{k}" for x in e.tied_ids))
+              for k, t in enumerate(steps) for e in piece.events]
+    found = identify(piece.with_events(events))
+    assert _same_row(found.row, catalog.get("webern-op21").row)
+    assert found.chosen.coverage is not None and found.chosen.coverage >= Fraction(95, 100)
+
+
 @pytest.mark.parametrize(("family", "seed"), [("concurrent", 0), ("chords", 1), ("row_per_voice", 0)])
 def test_no_wrong_row_is_claimed(family: str, seed: int) -> None:
     """An uncatalogued row hidden in a dense texture (no twelve-note run to read it from): the

@@ -21,6 +21,7 @@ TOP_FORMS = 8  # a class scores the segments of its best-supported forms (a piec
 SCAN = 400  # events (in time order) whose segments vote
 VOTED = 12  # classes kept (by segments within voices) for the real analysis to compare
 TEXTURE = 4  # … and by segments of the whole texture
+PART = 128  # events per part of a longer scan that votes on its own too
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,9 +150,25 @@ def _voted(segments: set[tuple[int, ...]], keep: int) -> list[int]:
 
 def shortlist(piece: Piece, keep: int = VOTED) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """The catalogued row classes the piece most likely uses, best first: (interval key, a row
-    of the class); the best by segments within voices, then the best by the whole texture."""
+    of the class); the best by segments within voices, then the best by the whole texture.
+
+    A scan longer than PART events also votes part by part (PART events each, the last part
+    ending with the scan) and adds each part's best classes: a piece that moves on to other forms
+    and transpositions spreads its row's votes over more forms than TOP_FORMS, while a row rich in
+    the intervals of both parts gathers them, so the scan as a whole may rank its own row low."""
     index = _index()
     events = sorted(piece.events, key=lambda e: (e.onset, e.midi, e.id))[:SCAN]
+    classes: list[int] = []
+    parts = [events] + ([events[k:k + PART] for k in range(0, len(events) - PART, PART)] + [events[-PART:]]
+                        if len(events) > PART else [])
+    for part in parts:
+        classes += [c for c in _vote(piece, part, keep) if c not in classes]
+    return [(index.classes[c], index.rows[c]) for c in classes]
+
+
+def _vote(piece: Piece, events: Sequence[Event], keep: int) -> list[int]:
+    """The classes ``events`` vote for: ``keep`` by segments within voices, TEXTURE more by the
+    segments of the whole texture."""
     chosen = {id(e) for e in events}
     segments: set[tuple[int, ...]] = set()
     for line in piece.by_voice().values():
@@ -161,4 +178,4 @@ def shortlist(piece: Piece, keep: int = VOTED) -> list[tuple[tuple[int, ...], tu
     # (tetrachords only: a dense texture holds a great many trichords, each in many rows)
     texture: set[tuple[int, ...]] = {seg for seg in _segments(_slices(events)) if len(seg) == 4}
     classes += [c for c in _voted(texture, TEXTURE) if c not in classes]
-    return [(index.classes[c], index.rows[c]) for c in classes]
+    return classes
