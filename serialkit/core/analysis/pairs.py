@@ -187,6 +187,20 @@ def _whole(a: Assignment) -> int:
     return sum(1 for f in a.found if f.chain is not None and f.chain.distinct == 12)
 
 
+def _elided_with(a: Assignment, near: dict[int, tuple[int, int]]) -> set[int]:
+    """The statements sharing a note with those of ``near`` (an elision: one's tail is the other's
+    head), which a re-reading of ``near`` cannot give back a note it took from them without."""
+    owner, second = a.claims.owner, a.claims.second
+    out: set[int] = set()
+    for k in near:
+        chain = a.found[k].chain
+        assert chain is not None
+        for e in chain.evs:
+            if second[e] != FREE:
+                out.update(x for x in (owner[e], second[e]) if x not in near)
+    return out
+
+
 def reread_around_unexplained(a: Assignment) -> Assignment:
     """Where notes stay unexplained, the statements sounding at them may have taken each other's
     notes (two forms sharing a segment, each read through the other's voice): release them all
@@ -199,6 +213,7 @@ def reread_around_unexplained(a: Assignment) -> Assignment:
     for lo, hi in _clusters(a):
         spans = {k: _span(a, f.chain) for k, f in enumerate(a.found) if f.chain is not None}
         near = {k: span for k, span in spans.items() if span[0] <= hi and span[1] >= lo}
+        near.update({k: spans[k] for k in _elided_with(a, near)})
         if not near or len(near) > AROUND:
             continue
         first = bisect_left(sl, min(lo, *(span[0] for span in near.values())) - HORIZON)
