@@ -253,7 +253,8 @@ def identify(piece: Piece, analyze: Callable[[Piece, Row], Analysis]) -> Identif
         raise RowError(
             f"no row identified: the best fit, {chosen.name}, explains only {_pct(chosen.coverage)} "
             f"of the notes, below the {_pct(MIN_COVERAGE)} a twelve-tone work's row explains (this reads "
-            f"as free atonality){rival}; if the piece is serial, give the row explicitly (--row ROW)"
+            f"as music without a row: free atonality, or tonal music){rival}; if the piece is serial, "
+            "give the row explicitly (--row ROW)"
         )
     if chosen.completeness < MIN_COMPLETE:
         raise RowError(

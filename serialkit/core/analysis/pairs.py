@@ -130,10 +130,12 @@ def _at_cut_edge(a: Assignment, first: int, last: int) -> bool:
 
 def _search_stretch(a: Assignment, first: int, last: int, extra: float = EXTRA) -> None:
     """Search the free notes of events ``first``..``last`` again: whole statements from their first
-    notes, then inner fragments from every position (``extra``: see :func:`select`)."""
+    notes, then inner fragments from every position (``extra``: see :func:`select`). Where the
+    trouble is, a whole statement may open with a dear link (its first note far from its second,
+    in a dense texture): its opening is not refused for that."""
     ix, owner = a.ix, a.claims.owner
     free = [i for i in range(first, last) if owner[i] == FREE]
-    select(a, ((f, i, 0) for i in free for f in a.starts[ix.pc[i]]), MIN_STATEMENT, extra)
+    select(a, ((f, i, 0) for i in free for f in a.starts[ix.pc[i]]), MIN_STATEMENT, extra, dear=True)
     free = [i for i in free if owner[i] == FREE]
     select(a, ((f, i, a.position_in[f][ix.pc[i]]) for i in free for f in range(len(a.forms))),
            MIN_INNER, extra)
@@ -213,7 +215,9 @@ def reread_around_unexplained(a: Assignment) -> Assignment:
     for lo, hi in _clusters(a):
         spans = {k: _span(a, f.chain) for k, f in enumerate(a.found) if f.chain is not None}
         near = {k: span for k, span in spans.items() if span[0] <= hi and span[1] >= lo}
-        near.update({k: spans[k] for k in _elided_with(a, near)})
+        elided = _elided_with(a, near)
+        if len(near) + len(elided) <= AROUND:  # else the statements sounding there alone, as before
+            near.update({k: spans[k] for k in elided})
         if not near or len(near) > AROUND:
             continue
         first = bisect_left(sl, min(lo, *(span[0] for span in near.values())) - HORIZON)

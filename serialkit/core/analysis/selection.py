@@ -31,15 +31,26 @@ EXTRA = 0.4  # priority lost per repeated note or tremolo return: a repeat prove
 POSITIONS_FIRST = 1.0 - REPEAT  # … and in a second look at trouble: a repeat adds nothing
 
 
-def best_chain(a: Assignment, form: int, start: int, pos: int) -> Chain | None:
-    """The better of the voice-mode and time-mode chains of ``form`` from ``start`` at ``pos``."""
-    best = build_chain(a.ix, form, a.forms[form], start, pos, VOICE_MODE, a.claims)
+def best_chain(a: Assignment, form: int, start: int, pos: int, dear: bool = False) -> Chain | None:
+    """The better of the voice-mode and time-mode chains of ``form`` from ``start`` at ``pos``.
+    ``dear``: a chain whose opening is too dear (see ``build_chain``) is still taken when it
+    goes on to state every position left, none skipped."""
+    best = _chain(a, form, start, pos, VOICE_MODE, dear)
     if best is not None and best.distinct == 12 - pos and best.score >= SURE * (12 - pos):
         return best  # a whole statement at almost no cost: time mode cannot beat it by much
-    chain = build_chain(a.ix, form, a.forms[form], start, pos, TIME_MODE, a.claims)
+    chain = _chain(a, form, start, pos, TIME_MODE, dear)
     if chain is not None and (best is None or chain.score > best.score):
         best = chain
     return best
+
+
+def _chain(a: Assignment, form: int, start: int, pos: int, mode: int, dear: bool) -> Chain | None:
+    chain = build_chain(a.ix, form, a.forms[form], start, pos, mode, a.claims)
+    if chain is None and dear:
+        chain = build_chain(a.ix, form, a.forms[form], start, pos, mode, a.claims, abort=False)
+        if chain is not None and (chain.distinct != 12 - pos or chain.skips or chain.evs[0] != start):
+            return None
+    return chain
 
 
 def acceptable(a: Assignment, chain: Chain, minimum: int) -> bool:
@@ -68,16 +79,16 @@ def still_valid(a: Assignment, chain: Chain) -> bool:
 
 
 def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int,
-           extra: float = EXTRA) -> Assignment:
+           extra: float = EXTRA, dear: bool = False) -> Assignment:
     """Accept chains best-first from seeds (form, start event, start position); a chain that lost
     notes to a better one is built again from its seed and queued anew. A chain's priority is its
-    score less ``extra`` per repeated note."""
+    score less ``extra`` per repeated note (``dear``: see ``best_chain``)."""
     heap: list[tuple[float, int, Chain]] = []
     counter = 0
     for form, start, pos in seeds:
         if 12 - pos < minimum:
             continue  # positions only rise along a chain: too few are left to reach ``minimum``
-        chain = best_chain(a, form, start, pos)
+        chain = best_chain(a, form, start, pos, dear)
         if chain is not None and acceptable(a, chain, minimum):
             heap.append((-_priority(chain, extra), counter, chain))
             counter += 1
@@ -89,7 +100,7 @@ def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int,
             continue
         if not a.claims.available(chain.start, chain.start_pos, True):
             continue
-        fresh = best_chain(a, chain.form, chain.start, chain.start_pos)
+        fresh = best_chain(a, chain.form, chain.start, chain.start_pos, dear)
         if fresh is not None and acceptable(a, fresh, minimum):
             heapq.heappush(heap, (-_priority(fresh, extra), counter, fresh))
             counter += 1
