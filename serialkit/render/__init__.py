@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from serialkit.core.errors import RenderInputError
 from serialkit.core.piece import Piece
+from serialkit.core.quiet import quiet_gc
 from serialkit.render.engrave import (
     ParsedScore,
     engrave,
@@ -212,6 +214,19 @@ def render(
         raise RenderInputError(f"--scale {scale} is out of range 1..1000")
     if not 100 <= page_width <= 100000:
         raise RenderInputError(f"--page-width {page_width} is out of range 100..100000")
+    # The score's notes, its marks, each page's shapes and labels: thousands of small objects
+    # that live as long as the render, which the collector need not walk (unless the checker runs:
+    # it pauses the collector where it needs to).
+    checks = not blind and report is None and (row is not None or certificate is None)
+    with nullcontext() if checks else quiet_gc():
+        return _render_file(score_path, out_path, report, certificate, blind, scale, page_width, row,
+                            convention, fmt, rules)
+
+
+def _render_file(score_path: str | Path, out_path: str | Path, report: JsonInput, certificate: JsonInput,
+                 blind: bool, scale: int, page_width: int, row: str | None, convention: str, fmt: str,
+                 rules: str | None) -> RenderResult:
+    """``render`` of one score file, its arguments checked."""
     source, piece = _readable(score_path)
     marks = Marks() if blind else marks_for(score_path, report, certificate, row, convention, rules, piece=piece)
     pages, infos, drawn = engrave_pages(score_path, marks, blind, scale, page_width, source, piece)

@@ -113,9 +113,9 @@ def staves_of(svg_text: str) -> list[tuple[float, float]]:
     return [(float(t), float(spans[t])) for t in sorted(spans)]
 
 
-def _text_boxes(body: str) -> list[tuple[float, float, float, float]]:
+def _text_boxes(svg_text: str, start: int = 0) -> list[tuple[float, float, float, float]]:
     rows = []
-    for m in _TEXT.finditer(body):
+    for m in _TEXT.finditer(svg_text, start):
         x, y, attrs, inner = float(m.group(1)), float(m.group(2)), m.group(3), m.group(4)
         sizes = [float(v) for v in _FONT_PX.findall(attrs + inner) if float(v) > 0]
         size = max(sizes) if sizes else 300.0
@@ -156,36 +156,46 @@ def _ints(text: str) -> Any:
     return np.fromstring(text, dtype=np.int64, sep=" ").astype(float)
 
 
+def _use_boxes(uses: list[tuple[str, str, str, str]]) -> Any:
+    """(x0, x1, top, bottom) of each ``<use>`` of a glyph (code, x, y, scale as ``_USE`` reads
+    them), by the glyph's box in verovio's font: a page uses a few dozen glyphs at a few scales,
+    each pair's box scaled once."""
+    import numpy as np
+
+    _, xs, ys, _ = zip(*uses, strict=True)
+    x = _ints(" ".join(xs))  # integers as written: parsed in one call
+    y = _ints(" ".join(ys))
+    glyphs = glyph_boxes()
+    index: dict[tuple[str, str], int] = {}
+    rows_of = [index.setdefault((c, v), len(index)) for c, _, _, v in uses]
+    scaled = []
+    for code, v in index:
+        x0, x1, bottom, top = glyphs.get(code, _UNKNOWN_GLYPH)
+        scale = float(v) if v else 1.0
+        scaled.append((x0 * scale, x1 * scale, top * scale, bottom * scale))
+    known = np.array(scaled, dtype=float)[rows_of]
+    return np.column_stack((x + known[:, 0], x + known[:, 1], y - known[:, 2], y - known[:, 3]))
+
+
 def _primitives(svg_text: str) -> Any:
     """Rough (x0, x1, top, bottom) of every drawn primitive of the page (not the defs), and
     which of them are staff lines."""
     import numpy as np
 
-    start = svg_text.find('class="page-margin"')
-    body = svg_text[start:] if start >= 0 else svg_text
+    start = max(svg_text.find('class="page-margin"'), 0)  # the page's drawing, past the defs
     rows: list[tuple[float, float, float, float]] = []
-    uses = _USE.findall(body)
+    uses = _USE.findall(svg_text, start)
     blocks = []
     if uses:
-        code, xs, ys, scales = zip(*uses, strict=True)
-        x = _ints(" ".join(xs))  # integers as written: parsed in one call
-        y = _ints(" ".join(ys))
-        factor = {v: float(v) if v else 1.0 for v in set(scales)}
-        scale = np.array([factor[v] for v in scales])
-        glyphs = glyph_boxes()
-        index: dict[str, int] = {}  # a page uses a few dozen glyphs: look each up once
-        rows_of = [index.setdefault(c, len(index)) for c in code]
-        known = np.array([glyphs.get(c, _UNKNOWN_GLYPH) for c in index], dtype=float)[rows_of]
-        blocks.append(np.column_stack((x + known[:, 0] * scale, x + known[:, 1] * scale,
-                                       y - known[:, 3] * scale, y - known[:, 2] * scale)))
-    lines = _LINE.findall(body)  # stems, staff and ledger lines, bar lines: most of a page
+        blocks.append(_use_boxes(uses))
+    lines = _LINE.findall(svg_text, start)  # stems, staff and ledger lines, bar lines: most of a page
     if lines:
         ends = _ints(" ".join(lines).replace("L", "")).reshape(-1, 4)
         blocks.append(np.column_stack((np.minimum(ends[:, 0], ends[:, 2]), np.maximum(ends[:, 0], ends[:, 2]),
                                        np.minimum(ends[:, 1], ends[:, 3]), np.maximum(ends[:, 1], ends[:, 3]))))
     # every <path> a straight line and no <polygon>: no other path or polygon to find
-    others = body.count("<path ") > len(lines) or "<polygon " in body
-    for d in _PATH.findall(body) if others else ():
+    others = svg_text.count("<path ", start) > len(lines) or svg_text.find("<polygon ", start) >= 0
+    for d in _PATH.findall(svg_text, start) if others else ():
         nums = _NUM.findall(d)
         if len(nums) >= 4:
             if "C" in d and len(nums) >= 8:
@@ -194,14 +204,14 @@ def _primitives(svg_text: str) -> Any:
             px = [float(v) for v in nums[0::2]]
             py = [float(v) for v in nums[1::2]]
             rows.append((min(px), max(px), min(py), max(py)))
-    for points in _POLYLINE.findall(body):  # hairpins, tuplet brackets, some lines
+    for points in _POLYLINE.findall(svg_text, start):  # hairpins, tuplet brackets, some lines
         nums = [float(v) for v in _NUM.findall(points)]
         if len(nums) >= 4:
             px, py = nums[0::2], nums[1::2]
             for k in range(len(px) - 1):  # one box per segment: a hairpin's mouth stays open
                 rows.append((min(px[k], px[k + 1]) - _STROKE, max(px[k], px[k + 1]) + _STROKE,
                              min(py[k], py[k + 1]) - _STROKE, max(py[k], py[k + 1]) + _STROKE))
-    rows.extend(_text_boxes(body))
+    rows.extend(_text_boxes(svg_text, start))
     if rows:
         blocks.append(np.array(rows, dtype=float))
     prim = np.concatenate(blocks) if blocks else np.zeros((0, 4))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape, unescape
 from typing import Any, NamedTuple
@@ -112,26 +113,29 @@ def _note_attrs(mark: NoteMark, colour: str | None) -> str:
     return "".join(bits)
 
 
-def decorate(
-    svg_text: str, marks: Marks, first_page: bool, last_page: bool = False
-) -> tuple[str, PageInfo]:
-    """Colour, class and label the marked notes of one page; box collisions; add the legend."""
+class _Notes(NamedTuple):
+    """The marked notes of one page: the page cut at each one's opening tag, rewritten (one join
+    makes the page again), and what they show."""
+
+    pieces: list[str]
+    marked: list[str]
+    requests: list[LabelRequest]
+    cues: list[str]
+    heads: dict[str, Head]  # of the notes a box is drawn around
+
+
+def _mark_notes(svg_text: str, marks: Marks) -> _Notes:
+    """Colour, class and find the head of every marked note of one page."""
     notes = marks.notes
-    heads: dict[str, Head] = {}  # of the notes a box is drawn around
+    found = _Notes([], [], [], [], {})
+    pieces, marked, requests, cues, heads = found
     boxed = {e for f in marks.findings if f.code in _BOXED_CODES for e in f.event_ids}
-    marked: list[str] = []
-    requests: list[LabelRequest] = []
-    cues: list[str] = []
     starts, ends, names = chord_spans(svg_text) if 'class="chord"' in svg_text else ([], [], [])
-
-    def chord_of(at: int) -> str | None:
-        i = bisect.bisect_right(starts, at) - 1
-        return names[i] if i >= 0 and ends[i] > at else None
-
-    def note(m: re.Match[str]) -> str:
+    last = 0
+    for m in _NOTE_OPEN.finditer(svg_text):
         mark = notes.get(m.group(1))
         if mark is None:
-            return m.group(0)
+            continue
         mid = mark.id
         marked.append(mid)
         colour, cue, text, attrs = _kind(mark)
@@ -147,28 +151,61 @@ def decorate(
             if colour is not None and cue is not None:
                 cues.append(cue_svg(cue, colour, (x + x1) / 2, y, max((x1 - x) / 2, 125.0 * scale) + 70.0, mid))
             if text:
-                requests.append(LabelRequest(mid, text, x, x1, y, colour,
-                                             chord_of(m.start()) if starts else None))
+                chord = None
+                if starts:
+                    i = bisect.bisect_right(starts, m.start()) - 1
+                    chord = names[i] if i >= 0 and ends[i] > m.start() else None
+                requests.append(LabelRequest(mid, text, x, x1, y, colour, chord))
         rest = _PAINT.sub("", m.group(2)) if colour else m.group(2)
-        return f'<g id="{esc(mid)}" {attrs}{rest}>'
+        pieces.append(svg_text[last:m.start()])
+        pieces.append(f'<g id="{esc(mid)}" {attrs}{rest}>')
+        last = at
+    pieces.append(svg_text[last:] if last else svg_text)
+    return found
 
-    body = _NOTE_OPEN.sub(note, svg_text) if notes else svg_text
-    end = body.rfind(_END)
-    if end < 0 or not notes:
-        return (crop_page(body) if last_page else body), PageInfo(tuple(marked), ())
+
+def _edit_head(pieces: list[str], edit: Callable[[str], str]) -> None:
+    """Apply to the page cut in ``pieces`` an edit of its opening (the outer ``<svg>``'s height,
+    the page's ``viewBox`` and margin, which come before any note): to the first piece alone
+    when it holds them all, else to the page made whole again."""
+    head = pieces[0]
+    if len(pieces) > 1 and not (_VIEWBOX.search(head) and _HEIGHT.search(head) and _MARGIN_AT.search(head)):
+        pieces[:] = ["".join(pieces)]
+        head = pieces[0]
+    pieces[0] = edit(head)
+
+
+def decorate(
+    svg_text: str, marks: Marks, first_page: bool, last_page: bool = False
+) -> tuple[str, PageInfo]:
+    """Colour, class and label the marked notes of one page; box collisions; add the legend."""
+    if not marks.notes:
+        return (crop_page(svg_text) if last_page else svg_text), PageInfo((), ())
+    pieces, marked, requests, cues, heads = _mark_notes(svg_text, marks)
+    if _END not in pieces[-1]:  # the page's end is where it ends, in the last piece
+        pieces[:] = ["".join(pieces)]
+        if _END not in pieces[0]:
+            return (crop_page(pieces[0]) if last_page else pieces[0]), PageInfo(tuple(marked), ())
     sky = Skyline(svg_text)
     label_svg, label_for, lowest = place_labels(svg_text, requests, sky)
     if last_page:
-        body = _crop(body, max(sky.lowest, lowest))
-        end = body.rfind(_END)
-    extra = ('<g class="sk-cues">' + "".join(cues) + '</g><g class="sk-labels">' + label_svg + "</g>"
-             + _boxes(marks, heads))
-    out = body[:end] + extra + "</g>"
-    tail = "</svg></svg>"
+        _edit_head(pieces, lambda head: _crop(head, max(sky.lowest, lowest)))
+    tail = pieces[-1]
+    pieces[-1] = tail[: tail.rfind(_END)]
+    pieces += ['<g class="sk-cues">', *cues, '</g><g class="sk-labels">', label_svg, "</g>",
+               _boxes(marks, heads), "</g>"]
     if first_page:
-        out, legend = legend_svg(out, marks)
-        tail = legend + tail
-    return out + tail, PageInfo(tuple(marked), tuple(label_for))
+        legend: list[str] = []
+        _edit_head(pieces, lambda head: _with_legend(head, marks, legend))
+        pieces += legend
+    pieces.append("</svg></svg>")
+    return "".join(pieces), PageInfo(tuple(marked), tuple(label_for))
+
+
+def _with_legend(page: str, marks: Marks, legend: list[str]) -> str:
+    out, group = legend_svg(page, marks)
+    legend.append(group)
+    return out
 
 
 _VIEWBOX = re.compile(r'(<svg class="definition-scale"[^>]*?viewBox=")([-\d.]+) ([-\d.]+) ([-\d.]+) ([-\d.]+)"')

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 
 from serialkit.core.errors import PieceError
 from serialkit.core.piece import Piece
@@ -15,6 +13,7 @@ from serialkit.core.predicates.schedule import check_schedule
 from serialkit.core.predicates.statements import scan_statements
 from serialkit.core.predicates.tags import check_order, check_pc, check_row, order_and_row
 from serialkit.core.predicates.voices import check_crossings, check_range
+from serialkit.core.quiet import quiet_gc
 from serialkit.core.rows import Row
 
 
@@ -75,7 +74,7 @@ def judge_predicates(
     if unknown:
         raise PieceError(f"unknown predicate code(s) {', '.join(unknown)} (known: {', '.join(PREDICATE_CODES)})")
     wanted = tuple(c for c in PREDICATE_CODES if c in asked)
-    with _quiet_gc():
+    with quiet_gc():
         cols = Columns(piece)
     notes: list[str] = []
     the_row = row if row is not None else piece.row
@@ -86,19 +85,6 @@ def judge_predicates(
         notes.append("no event carries a row-form tag: ROW, ORDER and SCHED had nothing to check")
     if "SCHED" in wanted and piece.blueprint is None and tagged:
         notes.append("SCHED had nothing to check: the piece has no blueprint")
-    with _quiet_gc():
+    with quiet_gc():
         found = run_predicates(cols, rules, wanted, row)
     return PredicateVerdict(tuple(found), wanted, tuple(notes))
-
-
-@contextmanager
-def _quiet_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector: the predicates build many small acyclic containers,
-    and each full collection would walk every event of a large piece for nothing."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

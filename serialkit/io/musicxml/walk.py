@@ -131,6 +131,7 @@ class Walker:
         counters: dict[tuple[int, str], int] = {}
         run: dict[str, int] = {}  # voice -> its staff, since the last <backup>
         seen: set[str] = set()  # voices met in this measure
+        durations, pending = self.durations, self.pending
         for child in measure:
             self.current = child
             tag = child.tag
@@ -147,18 +148,19 @@ class Walker:
                 if fields.grace or (fields.cue and fields.duration is None):
                     dur = file_dur = _ZERO
                 else:
-                    file_dur = self.duration(fields.duration, child)
+                    file_dur = durations.get((fields.duration, self.div_key)) or self.duration(fields.duration, child)
                     dur = self.exact(fields, file_dur) if fields.tuplet else file_dur
                 if not fields.chord:
                     last_onset = clock.pos
-                    clock.advance(file_dur, dur)
+                    if clock.seen is None and dur is file_dur:  # clock.advance's usual case, inline
+                        clock.pos = clock.file_pos = plus(last_onset, dur)
+                    else:
+                        clock.advance(file_dur, dur)
                 if fields.pitch is None or fields.cue or (not dur and not fields.grace):
                     continue  # a cue note takes its time in the voice but is not played
                 key = (fields.staff, fields.voice)
                 k = counters[key] = counters.get(key, 0) + 1
-                raw = self.note(child, fields, pid, number, onset, dur, k)
-                raw.home = home
-                self.pending.append((child, raw, m_index))
+                pending.append((child, self.note(child, fields, pid, number, onset, dur, k, home), m_index))
             elif tag == "backup" or tag == "forward":
                 if tag == "backup":
                     run = {}
@@ -195,9 +197,9 @@ class Walker:
 
     def note(
         self, child: etree._Element, fields: _NoteFields, pid: str, number: str,
-        onset: Fraction, dur: Fraction, k: int,
+        onset: Fraction, dur: Fraction, k: int, home: int = 0,
     ) -> RawNote:
-        """A RawNote for one pitched <note>."""
+        """A RawNote for one pitched <note> (``home``: its voice's own staff)."""
         line = child.sourceline
         nid = child.get("id")
         if nid and self.ours:
@@ -224,23 +226,11 @@ class Walker:
         if spelled is None:
             spelled = self.spelling(step, alter_text, octave_text, f"{self.where}:{line}")
         shift = self.transpose.get(fields.staff, self.transpose.get(None, 0)) if self.transpose else 0
-        return RawNote(
-            id=nid,
-            part=pid,
-            staff=fields.staff,
-            voice=fields.voice,
-            measure=number,
-            onset=onset,
-            duration=dur,
-            midi=spelled[0] + shift,
-            beat=plus(onset, _ONE),
-            line=line if isinstance(line, int) else None,
-            grace=fields.grace,
-            tie_start=fields.tie_start,
-            tie_stop=fields.tie_stop,
-            transposition=shift,
-            alter=spelled[1],
-        )
+        # positional, in RawNote's order: id, part, staff, voice, measure, onset, duration, midi,
+        # beat, line, grace, tie_start, tie_stop, home, transposition, alter
+        return RawNote(nid, pid, fields.staff, fields.voice, number, onset, dur, spelled[0] + shift,
+                       plus(onset, _ONE), line if isinstance(line, int) else None, fields.grace,
+                       fields.tie_start, fields.tie_stop, home, shift, spelled[1])
 
     def spelling(self, step: str, alter_text: str | None, octave_text: str | None, here: str) -> tuple[int, int]:
         """The MIDI number a <pitch>'s texts spell and its alteration (remembered per texts;
