@@ -16,7 +16,7 @@ from tests.synth import FAMILIES, Synth, wrong_notes
 ANALYSIS = profile_for("analysis")
 FIXED = [("repeats", 503), ("repeats", 505), ("repeats", 507), ("repeats", 530), ("repeats", 544),
          ("repeats", 957), ("distributed", 502), ("distributed", 503), ("distributed", 516),
-         ("distributed", 940), ("concurrent", 924)]
+         ("distributed", 940), ("concurrent", 924), ("repeats", 6908)]
 
 
 def _with_wrong_note(synth: Synth, eid: str, avoid: set[int]) -> Synth:
@@ -133,3 +133,16 @@ def test_a_statement_opening_with_a_dear_pass_is_found_where_notes_stay_unexplai
     s = synthetic.whole("concurrent", 0, 20000)
     labels = analyze(s.piece, s.row).labels()
     assert [labels[f"n{k}"] for k in range(2796, 2808)] == [f"RI11:{p}" for p in range(12)]
+
+
+def test_a_statement_stopping_short_beside_the_trouble_is_read_again_with_it() -> None:
+    """``repeats`` seed 6908: P7's positions 6-8 and I6's 0-2 are the same three pitch classes
+    (E-flat B B-flat); I6 was read from P7's tremolo on them, P7 stopped at position 5 and three
+    notes stayed unexplained, and ``repair`` changed a correct F4 to D4 at 99.98 %. Released
+    with the statements sounding at the trouble, P7 is read whole and I6 from its own opening."""
+    from serialkit.core.suggest import plan_repairs
+
+    synth = FAMILIES["repeats"](6908)
+    labels = analyze(synth.piece, synth.row).labels()
+    assert [labels[e] for e in ("n132", "n133", "n134", "n137", "n140")] == ["P7:9", "P7:10", "P7:11", "I6:0", "I6:3"]
+    assert plan_repairs(synth.piece, synth.row).applied == ()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from serialkit.core.analysis.chains import FREE, HORIZON, Chain
+from serialkit.core.analysis.chains import FREE, HORIZON, NEW, Chain
 from serialkit.core.analysis.selection import (
     EDGE,
     EXTRA,
@@ -185,6 +185,10 @@ def _clusters(a: Assignment) -> list[tuple[int, int]]:
     return spans
 
 
+def _whole_starts(a: Assignment) -> set[int]:
+    return {f.chain.evs[0] for f in a.found if f.chain is not None and f.chain.distinct == 12}
+
+
 def _whole(a: Assignment) -> int:
     return sum(1 for f in a.found if f.chain is not None and f.chain.distinct == 12)
 
@@ -203,35 +207,72 @@ def _elided_with(a: Assignment, near: dict[int, tuple[int, int]]) -> set[int]:
     return out
 
 
+def _short_beside(a: Assignment, lo: int, hi: int, spans: dict[int, tuple[int, int]],
+                  near: dict[int, tuple[int, int]]) -> set[int]:
+    """The statements that stop short of position 11 within HORIZON slices before slices
+    ``lo``..``hi``, or start after position 0 within HORIZON slices after them: their missing
+    positions may be the notes there (another statement read through them instead)."""
+    out: set[int] = set()
+    for k, (first, last) in spans.items():
+        if k in near:
+            continue
+        chain = a.found[k].chain
+        assert chain is not None
+        news = [p for p, kind in zip(chain.poss, chain.kinds, strict=True) if kind == NEW]
+        if (max(news) < 11 and lo - HORIZON <= last < lo) or (min(news) > 0 and hi < first <= hi + HORIZON):
+            out.add(k)
+    return out
+
+
 def reread_around_unexplained(a: Assignment) -> Assignment:
     """Where notes stay unexplained, the statements sounding at them may have taken each other's
     notes (two forms sharing a segment, each read through the other's voice): release them all
-    (at most AROUND), search their stretch again from whole statements down to inner fragments,
-    and keep the new reading only if it explains more notes with no fewer whole statements. If the
-    usual priority finds no better reading, the stretch is searched once more with new positions
-    first (a tremolo in one voice that spells another statement's opening does not outbid the
-    statement that opens plainly). The work is local: only the stretches where trouble is."""
-    sl = a.ix.sl
+    (at most AROUND, with those elided with them), search their stretch again from whole
+    statements down to inner fragments, and keep the new reading only if it explains more notes
+    with no fewer whole statements. If the usual priority finds no better reading, the stretch is
+    searched once more with new positions first (a tremolo in one voice that spells another
+    statement's opening does not outbid the statement that opens plainly). If neither helps, the
+    statements stopping short right beside the trouble are released too (one may own the notes a
+    neighbour was read through), kept only if notes of the trouble itself are then explained and
+    each of those statements is made whole.
+    The work is local: only the stretches where trouble is."""
     for lo, hi in _clusters(a):
         spans = {k: _span(a, f.chain) for k, f in enumerate(a.found) if f.chain is not None}
         near = {k: span for k, span in spans.items() if span[0] <= hi and span[1] >= lo}
         elided = _elided_with(a, near)
-        if len(near) + len(elided) <= AROUND:  # else the statements sounding there alone, as before
+        if len(near) + len(elided) <= AROUND:  # else the statements sounding there alone
             near.update({k: spans[k] for k in elided})
-        if not near or len(near) > AROUND:
+        if not near or len(near) > AROUND or _reread(a, lo, hi, near):
             continue
-        first = bisect_left(sl, min(lo, *(span[0] for span in near.values())) - HORIZON)
-        last = bisect_right(sl, max(hi, *(span[1] for span in near.values())) + HORIZON)
-        if _at_cut_edge(a, first, last):
-            continue
-        saved = _save(a)
-        before, whole_before = _claimed(a), _whole(a)
-        for extra in (EXTRA, POSITIONS_FIRST):
-            for k in near:
-                release(a, k)
-            _search_stretch(a, first, last, extra)
-            if _claimed(a) > before and _whole(a) >= whole_before:
-                break
-            _restore(a, saved)
-            saved = _save(a)
+        short = _short_beside(a, lo, hi, spans, near)
+        if short and len(near) + len(short) <= AROUND:
+            starts = {a.found[k].chain.evs[0] for k in short}  # type: ignore[union-attr]
+            _reread(a, lo, hi, {**near, **{k: spans[k] for k in short}}, starts)
     return a
+
+
+def _reread(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],
+            grow: set[int] | None = None) -> bool:
+    """Release ``near`` and search the stretch again (see ``reread_around_unexplained``); True if
+    the new reading is kept. ``grow``: kept only if it also explains notes of slices ``lo``..``hi``
+    and a whole statement begins on each of these notes (the short statements made whole)."""
+    sl, owner = a.ix.sl, a.claims.owner
+    first = bisect_left(sl, min(lo, *(span[0] for span in near.values())) - HORIZON)
+    last = bisect_right(sl, max(hi, *(span[1] for span in near.values())) + HORIZON)
+    if _at_cut_edge(a, first, last):
+        return False
+    inside = range(bisect_left(sl, lo), bisect_right(sl, hi))
+    saved = _save(a)
+    before, whole_before = _claimed(a), _whole(a)
+    loose = sum(1 for i in inside if owner[i] == FREE)
+    for extra in (EXTRA, POSITIONS_FIRST):
+        for k in near:
+            release(a, k)
+        _search_stretch(a, first, last, extra)
+        owner = a.claims.owner
+        if _claimed(a) > before and _whole(a) >= whole_before and (not grow or (
+                sum(1 for i in inside if owner[i] == FREE) < loose and grow <= _whole_starts(a))):
+            return True
+        _restore(a, saved)
+        saved = _save(a)
+    return False
