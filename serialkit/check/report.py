@@ -68,9 +68,6 @@ class CheckReport:
     predicate as a violation (the library default)."""
     suggestions: tuple[Mapping[str, Any], ...] | None = None
     """Suggested corrections per reported note (``core.suggest``); None: not computed."""
-    suggested: tuple[NoteSuggestions, ...] | None = field(default=None, repr=False, compare=False)
-    """The same suggestions as ``core.suggest`` returns them (``suggestions`` names them as the
-    score writes them): what ``repair`` applies. Not part of the JSON report."""
 
     @property
     def strict(self) -> bool:
@@ -408,7 +405,6 @@ def check_piece(
         observations=observed,
         profile=None if profile is None else profile.to_dict(),
         suggestions=None if suggested is None else _named(piece, suggested),
-        suggested=suggested,
     )
 
 

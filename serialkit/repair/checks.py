@@ -1,22 +1,23 @@
 """Every check a repair makes, each made once: the gate's report on each piece the repair reads
 (with the check's own suggestions when asked), all sharing one ``Readings``.
 
-A repair asks for the same report several times: the planning round's suggestions of a piece are
-the check's suggestions (``check_piece(..., suggest=True)``, what ``serialkit check`` reports),
-and the one-at-a-time judgement (``policy.keep_corrections``) asks for the report, with and
-without suggestions, on the very pieces the rounds made. ``Checks`` keeps each report by the
-piece's notes, so that each is computed once, and every analysis (the check's, its suggestions'
-verifications, the plan's) once, in one ``Readings``."""
+A repair asks for the same report several times: the one-at-a-time judgement
+(``policy.keep_corrections``) asks for the report, with and without the check's suggestions, on
+the pieces the planning rounds made, and again when a refused correction sends the plan round
+again. ``Checks`` keeps each report by the piece's notes, so that each is computed once, and
+every analysis (the check's, the plan's, the verifications of the plan's and the check's
+suggestions) once, in one ``Readings``: the check's suggestions of a piece the plan has suggested
+for find most of their analyses made."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from serialkit.core.analysis import Analysis
 from serialkit.core.piece import Piece
 from serialkit.core.rows import Row
-from serialkit.core.suggest import NoteSuggestions, Readings
+from serialkit.core.suggest import Readings
 
 if TYPE_CHECKING:
     from serialkit.check.profiles import Profile
@@ -65,14 +66,3 @@ class Checks:
     def report(self, piece: Piece, suggest: bool = False) -> dict[str, Any]:
         """``check(piece, suggest)`` as its JSON form (a fresh copy: the caller may change it)."""
         return self.check(piece, suggest).to_dict()
-
-    def suggester(self) -> Callable[[Piece, Analysis], Sequence[NoteSuggestions]]:
-        """The check's suggestions for the bare notes of a piece ``plan_repairs`` makes (the score
-        with those pitches): what ``serialkit check`` reports for it, the same notes and
-        candidates, computed once."""
-        def suggestions(notes: Piece, _analysis: Analysis) -> Sequence[NoteSuggestions]:
-            from serialkit.repair.policy import with_pitches
-
-            piece = with_pitches(self.piece, {e.id: e.midi for e in notes.events})
-            return self.check(piece, suggest=True).suggested or ()
-        return suggestions

@@ -19,7 +19,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from serialkit.core.errors import ScoreWriteError, SerialkitError
 from serialkit.core.rows import Row, _check_convention

@@ -7,15 +7,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from serialkit.core.analysis.model import Analysis
 from serialkit.core.piece import Piece
 from serialkit.core.rows import Row, _check_convention
 from serialkit.core.suggest.engine import suggest
-from serialkit.core.suggest.model import DEFAULT_THRESHOLD, NoteSuggestions, Suggestion
+from serialkit.core.suggest.model import DEFAULT_THRESHOLD, Suggestion
 from serialkit.core.suggest.readings import Readings
-
-Suggester = Callable[[Piece, Analysis], Sequence[NoteSuggestions]]
-"""The suggestions for a piece and its analysis, best first per note (``suggest``'s)."""
 
 
 def _pcs_confidence(best: Suggestion, candidates: Sequence[Suggestion]) -> float:
@@ -29,13 +25,6 @@ def _pcs_confidence(best: Suggestion, candidates: Sequence[Suggestion]) -> float
         c.confidence for c in candidates
         if c is not best and c.model == "swap" and {e.event_id: e.after % 12 for e in c.edits} == pcs
     )
-
-
-def _every_candidate(readings: Readings) -> Suggester:
-    """``suggest`` with every candidate verified, notes nothing reports left out."""
-    def ask(piece: Piece, analysis: Analysis) -> Sequence[NoteSuggestions]:
-        return suggest(piece, analysis, suspects=False, readings=readings)
-    return ask
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +58,6 @@ def plan_repairs(
     max_edits: int = 64,
     only: Iterable[str] | None = None,
     readings: Readings | None = None,
-    suggester: Suggester | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> RepairPlan:
     """Apply the most confident suggestion, analyse again, and repeat while one reaches
@@ -79,9 +67,7 @@ def plan_repairs(
     those must not be "corrected" once the wrong note is put right. ``only``: the notes (event
     ids) that may change. Returns the corrected piece (tags not written), what was applied, and
     the suggestions below ``threshold`` that were left. ``readings``: see :class:`Readings`.
-    ``suggester``: the suggestions of each piece (default ``suggest`` with every candidate
-    verified; ``repair`` passes the check's own, on the same ``readings``). ``progress``: told
-    each round's number and the corrections applied so far, before the round.
+    ``progress``: told each round's number and the corrections applied so far, before the round.
     """
     from serialkit.core.analysis import analyze
 
@@ -94,7 +80,6 @@ def plan_repairs(
         row = analyze(current, row, convention).row
     row, convention = Row.parse(row), _check_convention(convention)
     analysis = readings.read(current, row, convention).analysis
-    ask = suggester if suggester is not None else _every_candidate(readings)
     applied: list[Applied] = []
     tried: set[tuple[tuple[str, int], ...]] = set()
     held: list[Suggestion] = []
@@ -105,7 +90,7 @@ def plan_repairs(
         rounds += 1
         if progress is not None:
             progress(rounds, len(applied))
-        for note in ask(current, analysis):
+        for note in suggest(current, analysis, suspects=False, readings=readings):
             for cand in note.candidates[:1]:
                 key = tuple((e.event_id, e.after) for e in cand.edits)
                 if key in tried or (allowed is not None and any(e.event_id not in allowed for e in cand.edits)):
