@@ -17,7 +17,7 @@ check. Every correct piece must pass and repair must change nothing: a failing v
 and counts as a missed target.
 
 Run: ``.venv/bin/python bench/bench_scale.py [--sizes 150,1500,5000,20000] [--families a,b]
-[--no-repair]`` (exit 1 if a target is missed).
+[--no-repair] [--no-webern] [--copies 2,4]`` (exit 1 if a target is missed).
 """
 
 from __future__ import annotations
@@ -73,8 +73,9 @@ def cpu(fn: Any) -> tuple[float, Any]:
     return time.process_time() - t, out
 
 
-def webern_x12() -> tuple[Piece, Row] | None:
-    """Op. 21 bars 1-25, twelve copies one after another, copy k transposed k semitones up."""
+def webern_x12(copies: int = 12) -> tuple[Piece, Row] | None:
+    """Op. 21 bars 1-25, twelve (``copies``) copies one after another, copy k transposed k
+    semitones up."""
     source = CORPUS / "webern-op21-i-mm1-25.mei"
     if not source.exists():
         return None
@@ -84,7 +85,7 @@ def webern_x12() -> tuple[Piece, Row] | None:
     span = max(e.onset + e.duration for e in piece.events)
     span = Fraction(int(span) + 2 - int(span) % 2)  # whole bars of 2/4 after the excerpt's end
     events = []
-    for k in range(12):
+    for k in range(copies):
         for e in piece.events:
             events.append(e.copy(id=f"{e.id}-c{k}", onset=e.onset + k * span, midi=e.midi + k, tag=None,
                                  tied_ids=tuple(f"{t}-c{k}" for t in e.tied_ids)))
@@ -119,6 +120,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-repair", action="store_true")
     parser.add_argument("--no-webern", action="store_true", help="leave out Op. 21 x 12")
+    parser.add_argument("--copies", default="", help="also Op. 21 with these numbers of copies (2,4: --row)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     families = [f for f in args.families.split(",") if f]
@@ -135,6 +137,8 @@ def main() -> int:
             pieces.append(("webern_op21_x12 (identified)", x12[0], None, False))
         else:
             print("(../shared/corpus absent: Op. 21 x 12 skipped)")
+        copies = [(n, webern_x12(n)) for n in (int(c) for c in args.copies.split(",") if c)]
+        pieces[:0] = [(f"webern_op21_x{n} (--row)", xn[0], xn[1], True) for n, xn in copies if xn is not None]
         for family in families:
             for size in sizes:
                 s = synth.whole(family, args.seed, size)

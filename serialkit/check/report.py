@@ -28,6 +28,7 @@ from serialkit.core.rows import Row, _check_convention, position_label
 if TYPE_CHECKING:
     from serialkit.check.profiles import Profile
     from serialkit.core.analysis import Analysis, Identification
+    from serialkit.core.suggest import NoteSuggestions, Readings
 
 __all__ = ["CheckReport", "analyze_notes", "bare_notes", "check_piece", "claims_violations", "regrouped_note", "require_row", "row_for"]
 
@@ -244,13 +245,15 @@ def check_piece(
     analysis: Analysis | None = None,
     profile: Profile | None = None,
     suggest: bool = False,
+    readings: Readings | None = None,
 ) -> CheckReport:
     """Check a piece against every hard predicate and return the full report.
 
     ``analysis`` is one already computed for this piece's bare notes under the same row and
     convention (e.g. by ``serialkit annotate``); it is used instead of running the inference again.
     ``suggest``: also propose a correction for every unexplained note and every ROW/ORDER finding
-    (``core.suggest``; the report's ``suggestions``).
+    (``core.suggest``; the report's ``suggestions``). ``readings``: the analyses the suggestions
+    make, shared with other checks of the same notes (``core.suggest.Readings``; a repair's).
 
     The row is ``row``, else the piece's own, else the one the analysis finds (``identify``: True
     always looks, raising ``RowError`` when no row fits; False never; None, the default, looks
@@ -372,6 +375,7 @@ def check_piece(
             notes.append(f"{', '.join(profile.observed)}: reported as observations under the "
                          f"{profile.name} profile, not as violations")
     verdict = PredicateVerdict(found, tuple(checked), tuple(notes), frozenset(strict_only), unchecked)
+    suggested = _suggestions(piece, analysis, verdict, structural, readings) if suggest and analysis is not None else None
     if analysis is not None:
         labels: dict[str, str | None] = analysis.labels()
         statements = tuple(s.to_dict() for s in analysis.statements)
@@ -400,7 +404,7 @@ def check_piece(
         identification=None if identified is None else identified.to_dict(),
         observations=observed,
         profile=None if profile is None else profile.to_dict(),
-        suggestions=_suggestions(piece, analysis, verdict, structural) if suggest and analysis is not None else None,
+        suggestions=None if suggested is None else _named(piece, suggested),
     )
 
 
@@ -420,8 +424,10 @@ def _too_many(analysis: Analysis) -> bool:
 
 
 def _suggestions(piece: Piece, analysis: Analysis, verdict: PredicateVerdict,
-                 structural: Iterable[Violation] = ()) -> tuple[dict[str, Any], ...]:
-    from serialkit.core.suggest import suggest
+                 structural: Iterable[Violation] = (), readings: Readings | None = None) -> tuple[NoteSuggestions, ...]:
+    """The suggestions for the report's findings (``SUGGEST_NOTES``, ``SUGGEST_BUDGET``,
+    ``SUGGEST_WIDE``), without those that follow from another's (``_not_following``)."""
+    from serialkit.core.suggest import Readings, suggest
 
     bare = bare_notes(piece)
     own = {e.id: e.tag for e in piece.events if e.tag is not None}
@@ -429,12 +435,17 @@ def _suggestions(piece: Piece, analysis: Analysis, verdict: PredicateVerdict,
     findings = [v for v in verdict.violations if v.code in ("ROW", "ORDER") and v not in skip]
     if own:  # a tagged note's finding is about its own claim
         bare = bare.with_events(e.copy(tag=own.get(e.id)) for e in bare.events)
+    readings = readings if readings is not None else Readings()
     found = suggest(bare, analysis, findings, max_notes=SUGGEST_NOTES, budget=SUGGEST_BUDGET,
-                    wide=SUGGEST_WIDE, suspects=False)  # a report names findings: notes nothing flags stay out
-    found = _not_following(bare, analysis, found)
+                    wide=SUGGEST_WIDE, suspects=False, readings=readings)  # notes nothing flags stay out
+    return _not_following(bare, analysis, found, readings)
+
+
+def _named(piece: Piece, found: Sequence[NoteSuggestions]) -> tuple[dict[str, Any], ...]:
+    """The suggestions as the report gives them: named as the score writes them."""
     from serialkit.core.notenames import NoteNames
 
-    return tuple(NoteNames(piece).suggestions(n.to_dict() for n in found))  # named as the score writes them
+    return tuple(NoteNames(piece).suggestions(n.to_dict() for n in found))
 
 
 FOLLOWING_TRIED = 6
@@ -445,7 +456,7 @@ as ``suggest`` verifies its candidates: two corrections further apart do not fol
 FOLLOWING_WINDOW = 96
 
 
-def _not_following(bare: Piece, analysis: Analysis, found: Sequence[Any]) -> tuple[Any, ...]:
+def _not_following(bare: Piece, analysis: Analysis, found: Sequence[Any], readings: Readings) -> tuple[Any, ...]:
     """The suggestions without those whose trouble another confident correction clears while its
     own stays: one wrong note can unsettle the reading of bars far from it (Op. 21 with two notes of
     bars 3-4 swapped: statements of bar 14 read with holes, and a correct Bb3 there "corrected" at
@@ -454,9 +465,7 @@ def _not_following(bare: Piece, analysis: Analysis, found: Sequence[Any]) -> tup
     (explained, beside no hole) and B's change leaves A's note troubled. The notes whose
     suggestions follow from another's are left out of the report; ``repair`` puts the first right
     and judges again."""
-    from serialkit.core.analysis import analyze
     from serialkit.core.suggest import DEFAULT_THRESHOLD
-    from serialkit.core.suggest.trouble import _trouble_holes
 
     sure = sorted((n for n in found if n.best is not None and n.best.confidence >= DEFAULT_THRESHOLD),
                   key=lambda n: -n.best.confidence)[:FOLLOWING_TRIED]
@@ -474,11 +483,10 @@ def _not_following(bare: Piece, analysis: Analysis, found: Sequence[Any]) -> tup
             lo, hi = max(0, min(ixs) - FOLLOWING_WINDOW), max(ixs) + FOLLOWING_WINDOW + 1
             sub, edges = bare.with_events(order[lo:hi]), (lo > 0, hi < len(order))
         changed = sub.with_events(e.copy(midi=edits[e.id]) if e.id in edits else e for e in sub.events)
-        after = analyze(changed, analysis.row, analysis.convention, cut=edges)
-        events = {e.id: e for e in changed.events}
-        seen[n.event_id] = set(events)
-        troubled[n.event_id] = set(after.unexplained) | {
-            e for h in _trouble_holes(after, events) for e in h.around | h.members}
+        reading = readings.read(changed, analysis.row, analysis.convention, cut=edges)
+        seen[n.event_id] = {e.id for e in changed.events}
+        troubled[n.event_id] = set(reading.analysis.unexplained) | {
+            e for h in reading.holes for e in h.around | h.members}
     follows = {
         b.event_id for b in sure for a in sure
         if a is not b and b.event_id in seen[a.event_id] and a.event_id in seen[b.event_id]

@@ -162,6 +162,7 @@ def repair(
         target = None if dry_run else output
         if to_stdout and not dry_run:  # through a file of the input's format, then standard output
             target = Path(tmp) / f"repaired{own_suffix(sources[0])}"
+        options["progress"] = _Progress(sources[0].name)  # one score, in this process
         outcome = run_one(repair_job, sources[0], target, options, stand_in=target if target != output else None)
         data = outcome.record
         if to_stdout and data["output"] is not None and target is not None:
@@ -175,6 +176,26 @@ def repair(
     elif report_path is None or str(report_path) != "-":
         click.echo(_text(data), err=to_stdout)
     raise SystemExit(EXIT_OK if data["passed"] else EXIT_FAIL)
+
+
+class _Progress:
+    """A line on standard error per planning round of a repair that has run for more than
+    ``AFTER`` seconds: ``repair NAME: round 3 (2 corrections so far), 41 s``."""
+
+    AFTER = 5.0
+
+    def __init__(self, name: str) -> None:
+        import time
+
+        self.name, self.start = name, time.monotonic()
+
+    def __call__(self, round_: int, applied: int) -> None:
+        import time
+
+        spent = time.monotonic() - self.start
+        if spent >= self.AFTER:
+            click.echo(f"repair {self.name}: round {round_} ({applied} correction{'s' if applied != 1 else ''} "
+                       f"so far), {spent:.0f} s", err=True)
 
 
 def _out_suffix(source: ScoreInput) -> str:

@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from serialkit.core.analysis import Analysis
 from serialkit.core.errors import ScoreWriteError, SerialkitError
-from serialkit.core.piece import Piece
 from serialkit.core.rows import Row, _check_convention
-from serialkit.core.suggest import DEFAULT_THRESHOLD, Readings, plan_repairs
+from serialkit.core.suggest import DEFAULT_THRESHOLD, plan_repairs
 from serialkit.repair.changes import (
     held_changes,
     held_note,
@@ -33,6 +31,7 @@ from serialkit.repair.changes import (
     with_timing,
     written_names,
 )
+from serialkit.repair.checks import Checks, bare
 from serialkit.repair.formats import check_output, companion_paths
 from serialkit.repair.policy import (
     FIXABLE,
@@ -63,6 +62,7 @@ def repair_score(
     review: bool = True,
     rules: str | None = None,
     name: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> RepairResult:
     """Repair a copy of ``score``: suggested pitch corrections the gate accepts, one at a time,
     then, where the rule profile judges collisions and crossings (``generation``), the timing rungs
@@ -76,6 +76,7 @@ def repair_score(
     ``<out stem>.review.html`` beside it. ``rules``: the rule profile the gate follows
     (``analysis`` by default for a score without a task; see ``serialkit.check.profiles``).
     ``name``: what reports and the certificate call the source (``-`` for standard input).
+    ``progress``: told each planning round's number and the corrections applied so far.
     """
     from serialkit.check import check_piece
     from serialkit.check.profiles import profile_for
@@ -96,15 +97,10 @@ def repair_score(
     piece = score_read.piece
     conv = _check_convention(convention or piece.convention)
     the_row = row_for(piece, source, row)[0]
-    readings = Readings()  # one analysis per distinct set of notes, shared by check, plan and verdicts
-
-    def analysis_of(candidate: Piece) -> Analysis:
-        return readings.read(_bare(candidate), the_row, conv).analysis
-
-    before = check_piece(piece, row=the_row, convention=conv, source=str(source), profile=profile,
-                         analysis=analysis_of(piece)).to_dict()
+    # every report and analysis once, shared by the check, the plan's rounds and the verdicts
+    checks = Checks(piece, the_row, conv, profile, str(source))
+    before = checks.report(piece)
     allowed = allowed_notes(before, None if only is None else [c for c in only if c in FIXABLE], piece)
-    bare = _bare(piece)
     withdrawn: list[str] = []
     notes: list[str] = []
     unexplained = len(before.get("unexplained") or ())
@@ -114,14 +110,11 @@ def repair_score(
         allowed = set()
     timing = [c for c in TIMING_FIXABLE if profile.judges(c) and (only is None or c in only)]
 
-    def judge(candidate: Piece, suggest: bool = False) -> dict[str, Any]:
-        return check_piece(candidate, row=the_row, convention=conv, source=str(out or source),
-                           profile=profile, suggest=suggest, analysis=analysis_of(candidate)).to_dict()
-
     while True:
-        plan = plan_repairs(bare, the_row, conv, threshold=threshold, only=allowed, readings=readings)
+        plan = plan_repairs(bare(piece), the_row, conv, threshold=threshold, only=allowed,
+                            readings=checks.readings, progress=progress)
         applied = plan.applied
-        refused, why, repaired, after = keep_corrections(piece, before, applied, judge)
+        refused, why, repaired, after = keep_corrections(piece, before, applied, checks.report)
         if not refused:
             break
         withdrawn += sorted(refused - set(withdrawn))
@@ -131,7 +124,7 @@ def repair_score(
     if timing and any(v["code"] in timing for v in after.get("violations") or ()):
         from serialkit.repair.timing import retime_findings
 
-        timed = retime_findings(repaired, the_row, after, judge, timing, profile.rules.tolerance)
+        timed = retime_findings(repaired, the_row, after, checks.report, timing, profile.rules.tolerance)
         repaired, after, edits = timed.piece, dict(timed.report), timed.edits
         notes += timed.left
     changes = with_timing(piece, pitch_changes(piece, applied, after.get("labels") or {}), edits, repaired)
@@ -173,7 +166,7 @@ def repair_score(
         if wrong:
             raise ScoreWriteError(f"{target}: the written score does not carry the repair of {wrong[0]}")
         after = check_piece(written, row=the_row, convention=conv, source=str(target), profile=profile,
-                            analysis=analysis_of(written)).to_dict()
+                            analysis=checks.analysis(written)).to_dict()
         result.after = after
         result.out, result.certificate_path = target, cert_path
         result.noteheads = {c.event_id: written_read.chains[c.event_id] for c in changes
@@ -217,11 +210,6 @@ def _colour(rung: str) -> str:
     from serialkit.render.marks import OTHER_RUNG_COLOR, RUNG_COLORS
 
     return RUNG_COLORS.get(rung, OTHER_RUNG_COLOR).upper()
-
-
-def _bare(piece: Piece) -> Piece:
-    """``piece`` without its own tags: the notes the analysis reads."""
-    return piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
 
 
 def _repitches(changes: Sequence[Change]) -> dict[str, Repitch]:

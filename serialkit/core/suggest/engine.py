@@ -33,7 +33,7 @@ from typing import Any
 
 from serialkit.core.analysis.model import Analysis
 from serialkit.core.piece import Event, Piece
-from serialkit.core.rows import RowForm
+from serialkit.core.rows import RowForm, pc_name
 from serialkit.core.suggest.model import (
     _MODEL_TEXT,
     Edit,
@@ -145,6 +145,9 @@ class _Cand:
     absorbed wrong note sits among the correct notes it leaves unexplained): tried first."""
     clears: frozenset[str] = frozenset()
     """The reported notes the change leaves explained (its own changed notes among them)."""
+    cut: tuple[int, ...] = ()
+    """The pitch classes the changed note's statement still lacks beside it with nothing there
+    that could be them (``_Reading.left_short``): it only stretches a statement cut off there."""
 
     @property
     def key(self) -> _Key:
@@ -377,6 +380,9 @@ def suggest(
             c.weight = min(c.weight * 2.0 ** max(plainer, 0), _KEEP_WEIGHT / 2)
         if moved:  # as much trouble is left elsewhere: never confident (a repair needs less trouble)
             c.weight = min(c.weight, _KEEP_WEIGHT / 2)
+        c.cut = reading.left_short(note) if holds else ()
+        if c.cut:  # the statement stays short beside it: nothing shows the note is wrong
+            c.weight = min(c.weight, _KEEP_WEIGHT / 2)
         if trade == "borrowed":  # its statement now borrows the pitch class from far off: doubtful
             c.weight = min(c.weight * _DISPLACE, _KEEP_WEIGHT / 2)
         c.clears = frozenset(
@@ -530,6 +536,9 @@ def _reason(c: _Cand, event: Event, gain: int, moved: bool = False) -> str:
         what = f"{_name(event.midi)} → {_name(after)} reads as {where}; {_MODEL_TEXT[c.model]}"
     if moved:
         return f"{what} ({gain} fewer unexplained or missing notes around it, as many more elsewhere)"
+    if c.cut:
+        return (f"{what} ({gain} fewer unexplained or missing notes; its statement still lacks "
+                f"{', '.join(map(pc_name, c.cut))} beside it, no note there: cut off, not completed)")
     return f"{what} ({gain} fewer unexplained or missing notes)"
 
 

@@ -3,7 +3,7 @@ judged again on the changed piece (``plan_repairs``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -58,6 +58,7 @@ def plan_repairs(
     max_edits: int = 64,
     only: Iterable[str] | None = None,
     readings: Readings | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> RepairPlan:
     """Apply the most confident suggestion, analyse again, and repeat while one reaches
     ``threshold`` and each change leaves fewer notes unexplained or missing.
@@ -66,6 +67,7 @@ def plan_repairs(
     those must not be "corrected" once the wrong note is put right. ``only``: the notes (event
     ids) that may change. Returns the corrected piece (tags not written), what was applied, and
     the suggestions below ``threshold`` that were left. ``readings``: see :class:`Readings`.
+    ``progress``: told each round's number and the corrections applied so far, before the round.
     """
     from serialkit.core.analysis import analyze
 
@@ -81,9 +83,13 @@ def plan_repairs(
     applied: list[Applied] = []
     tried: set[tuple[tuple[str, int], ...]] = set()
     held: list[Suggestion] = []
+    rounds = 0
     while len(applied) < max_edits:
         best: Suggestion | None = None
         held = []
+        rounds += 1
+        if progress is not None:
+            progress(rounds, len(applied))
         for note in suggest(current, analysis, suspects=False, readings=readings):
             for cand in note.candidates[:1]:
                 key = tuple((e.event_id, e.after) for e in cand.edits)

@@ -31,10 +31,24 @@ class _Reading:
     """The notes holding a position of a statement (not repeats)."""
     short: int = 0
     """The positions the statements lack, at their ends too (``_short``)."""
+    loose: tuple[Fraction, ...] = ()
+    """The onsets of the unexplained notes."""
 
     def near(self, lo: Fraction, hi: Fraction) -> int:
         """The weight of the trouble between ``lo`` and ``hi``."""
         return sum(w for a, b, w in self.spots if a <= hi and lo <= b)
+
+    def left_short(self, note: str) -> tuple[int, ...]:
+        """The pitch classes a statement still lacks past ``note``, its first or last note (its
+        open end's holes, ``_trouble_holes``), where no unexplained note sounds that could be the
+        one missing, miswritten: the statement is cut off there — by the end of a copy, a section,
+        the music's own design — not short of a wrong note. Empty when ``note`` ends no statement
+        that stops short, or a note that could fill the gap sounds there. A hole between two
+        notes of a statement is no cut: the statement goes on past it."""
+        holes = [h for h in self.holes if h.around == {note}]
+        if any(h.lo <= t <= h.hi for h in holes for t in self.loose):
+            return ()
+        return tuple(sorted({h.want for h in holes}))
 
 
 class Readings:
@@ -71,11 +85,12 @@ class Readings:
             analysis = analyze(piece, row, convention, cut=cut)
             self.analysed += 1
         holes = tuple(_trouble_holes(analysis, {e.id: e for e in piece.events}))
+        unexplained = set(analysis.unexplained)
         spots = tuple(_spots(analysis, piece, holes))
         reading = _Reading(analysis, sum(w for _a, _b, w in spots), _roughness(analysis, piece),
                            _shape(analysis), holes, spots,
                            frozenset(e for st in analysis.statements for e in st.event_ids if e is not None),
-                           _short(analysis))
+                           _short(analysis), tuple(sorted(e.onset for e in piece.events if e.id in unexplained)))
         with self._lock:
             self._seen[key] = reading
             while len(self._seen) > self.size:
