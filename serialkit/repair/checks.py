@@ -14,25 +14,18 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
+from serialkit.check.report import bare_notes
 from serialkit.core.analysis import Analysis
 from serialkit.core.piece import Piece
 from serialkit.core.rows import Row
 from serialkit.core.suggest import Readings
+from serialkit.core.suggest.readings import notes_key
 
 if TYPE_CHECKING:
     from serialkit.check.profiles import Profile
     from serialkit.check.report import CheckReport
 
-__all__ = ["Checks", "bare"]
-
-
-def bare(piece: Piece) -> Piece:
-    """``piece`` without its own tags: the notes the analysis reads."""
-    return piece.with_events(e.copy(tag=None) if e.tag is not None else e for e in piece.events)
-
-
-def _key(piece: Piece) -> Hashable:
-    return tuple((e.id, e.voice, e.onset, e.duration, e.midi) for e in piece.events)
+__all__ = ["Checks"]
 
 
 class Checks:
@@ -49,11 +42,11 @@ class Checks:
 
     def analysis(self, piece: Piece) -> Analysis:
         """The analysis of ``piece``'s bare notes (found, or made once)."""
-        return self.readings.read(bare(piece), self.row, self.convention).analysis
+        return self.readings.read(bare_notes(piece), self.row, self.convention).analysis
 
     def check(self, piece: Piece, suggest: bool = False) -> CheckReport:
         """The gate's report on ``piece`` (``suggest``: with the check's suggestions)."""
-        key = (_key(piece), suggest)
+        key = (notes_key(piece), suggest)
         found = self._reports.get(key)
         if found is None:
             from serialkit.check import check_piece

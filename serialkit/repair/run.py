@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from serialkit.check.report import bare_notes
 from serialkit.core.errors import ScoreWriteError, SerialkitError
 from serialkit.core.rows import Row, _check_convention
 from serialkit.core.suggest import DEFAULT_THRESHOLD, plan_repairs
@@ -31,7 +32,7 @@ from serialkit.repair.changes import (
     with_timing,
     written_names,
 )
-from serialkit.repair.checks import Checks, bare
+from serialkit.repair.checks import Checks
 from serialkit.repair.formats import check_output, companion_paths
 from serialkit.repair.policy import (
     FIXABLE,
@@ -111,7 +112,7 @@ def repair_score(
     timing = [c for c in TIMING_FIXABLE if profile.judges(c) and (only is None or c in only)]
 
     while True:
-        plan = plan_repairs(bare(piece), the_row, conv, threshold=threshold, only=allowed,
+        plan = plan_repairs(bare_notes(piece), the_row, conv, threshold=threshold, only=allowed,
                             readings=checks.readings, progress=progress)
         applied = plan.applied
         refused, why, repaired, after = keep_corrections(piece, before, applied, checks.report)

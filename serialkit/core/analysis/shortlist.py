@@ -158,20 +158,22 @@ def shortlist(piece: Piece, keep: int = VOTED) -> list[tuple[tuple[int, ...], tu
     the intervals of both parts gathers them, so the scan as a whole may rank its own row low."""
     index = _index()
     events = sorted(piece.events, key=lambda e: (e.onset, e.midi, e.id))[:SCAN]
+    parts = [events]
+    if len(events) > PART:
+        parts += [events[k:k + PART] for k in range(0, len(events) - PART, PART)] + [events[-PART:]]
+    lines = list(piece.by_voice().values())
     classes: list[int] = []
-    parts = [events] + ([events[k:k + PART] for k in range(0, len(events) - PART, PART)] + [events[-PART:]]
-                        if len(events) > PART else [])
     for part in parts:
-        classes += [c for c in _vote(piece, part, keep) if c not in classes]
+        classes += [c for c in _vote(lines, part, keep) if c not in classes]
     return [(index.classes[c], index.rows[c]) for c in classes]
 
 
-def _vote(piece: Piece, events: Sequence[Event], keep: int) -> list[int]:
-    """The classes ``events`` vote for: ``keep`` by segments within voices, TEXTURE more by the
-    segments of the whole texture."""
+def _vote(lines: Sequence[Sequence[Event]], events: Sequence[Event], keep: int) -> list[int]:
+    """The classes ``events`` vote for: ``keep`` by segments within voices (``lines``: the
+    piece's voices), TEXTURE more by the segments of the whole texture."""
     chosen = {id(e) for e in events}
     segments: set[tuple[int, ...]] = set()
-    for line in piece.by_voice().values():
+    for line in lines:
         segments |= _segments(_slices(e for e in line if id(e) in chosen))
     classes = _voted(segments, keep)
     # rows passed from note to note between instruments: segments of the whole texture

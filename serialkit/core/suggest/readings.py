@@ -51,6 +51,11 @@ class _Reading:
         return tuple(sorted({h.want for h in holes}))
 
 
+def notes_key(piece: Piece) -> tuple[tuple[Any, ...], ...]:
+    """What an analysis of ``piece`` depends on, note by note: id, voice, onset, duration, pitch."""
+    return tuple((e.id, e.voice, e.onset, e.duration, e.midi) for e in piece.events)
+
+
 class Readings:
     """Analyses of pieces already read, by their notes (id, voice, onset, duration, pitch), voices,
     row and convention: the least recently used go past ``size``.
@@ -74,7 +79,7 @@ class Readings:
         ``cut``: where ``piece`` is a window cut out of a longer piece (see ``analyze``)."""
         from serialkit.core.analysis import analyze
 
-        key = (tuple((e.id, e.voice, e.onset, e.duration, e.midi) for e in piece.events),
+        key = (notes_key(piece),
                piece.voice_ids, row, convention, cut)
         with self._lock:
             found = self._seen.get(key)
