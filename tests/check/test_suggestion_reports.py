@@ -84,3 +84,15 @@ def test_review_page_shows_each_suggestion_beside_its_finding(fixtures: Path, tm
     html = out.read_text(encoding="utf-8")
     item = next(li for li in html.split("<li>") if "uA0-5" in li and "sk-finding" in li)
     assert 'class="sk-suggest">suggest: F4 (P0:5 of S1; accidental' in item
+
+
+def test_check_text_does_not_call_an_untried_note_implausible() -> None:
+    """A note the report's budget left untried reads "none among those tried", not "nothing
+    plausible" (which says every candidate was verified and none explains more)."""
+    from serialkit.cli._suggestions import suggestion_lines
+
+    report = {"suggestions": [{"event_id": "a", "candidates": []},
+                              {"event_id": "b", "candidates": [], "complete": False}]}
+    assert "nothing plausible" in "".join(suggestion_lines(report, ["a"]))
+    untried = "".join(suggestion_lines(report, ["b"]))
+    assert "none among those tried" in untried and "nothing plausible" not in untried

@@ -482,3 +482,24 @@ def test_a_plant_counts_as_detectable_only_with_a_finding_the_correct_piece_lack
     assert _fails_check(wrong, analyze(wrong.piece, row))
     blind = Plant(same.source, same.kind, same.piece, row, same.original)  # no correct piece: any finding counts
     assert _fails_check(blind, analyze(blind.piece, row))
+
+
+def test_a_note_the_budget_leaves_untried_says_so() -> None:
+    """"Nothing plausible" is said only of a note whose every candidate was verified: a note the
+    ``budget`` (or ``max_notes``) leaves untried is listed with ``complete`` False."""
+    from tests.planted import exercise
+
+    piece, row = exercise(3, statements=4)
+    ids = [e.id for e in piece.events]
+    wrong = {ids[5]: piece.events[5].midi + 1, ids[30]: piece.events[30].midi - 1}
+    piece = piece.with_events(e.copy(midi=wrong[e.id]) if e.id in wrong else e for e in piece.events)
+    analysis = analyze(piece, row)
+    assert set(wrong) <= set(analysis.unexplained)
+    full = {n.event_id: n for n in suggest(piece, analysis)}
+    assert all(full[e].complete and full[e].best is not None for e in wrong)
+    assert all(full[e].to_dict().get("complete", True) for e in wrong)
+    cut = {n.event_id: n for n in suggest(piece, analysis, budget=1, wide=0)}
+    assert not cut[ids[30]].complete and cut[ids[30]].to_dict()["complete"] is False
+    first = {n.event_id: n for n in suggest(piece, analysis, max_notes=1)}
+    assert first[ids[5]].complete and first[ids[5]].best is not None
+    assert not first[ids[30]].complete and first[ids[30]].finding == "unexplained"

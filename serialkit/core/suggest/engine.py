@@ -184,7 +184,9 @@ def suggest(
     unexplained or missing; its weight is the error model's prior times the improvement. Before
     that, a candidate is screened on the ``screen`` notes either side of the change alone: one
     whose changed notes stay unexplained there (four in five do) is not analysed further.
-    ``max_notes``: suggest for at most this many reported notes (the first in score order);
+    ``max_notes``: suggest for at most this many reported notes (the first in score order; the
+    others are listed without candidates and ``complete`` False, as are the notes some of whose
+    candidates ``budget`` or ``wide`` left unverified);
     ``budget``: verify at most this many candidates (each is one analysis), those a statement's
     hole supports first, then by the error model's prior.
 
@@ -234,7 +236,9 @@ def suggest(
     for b in borrowed:
         for eid in b.inside:
             reported.setdefault(eid, "ROW")
+    skipped: dict[str, str] = {}  # reported notes past ``max_notes``: none of their candidates tried
     if max_notes is not None and len(reported) > max_notes:
+        skipped = dict(list(reported.items())[max_notes:])
         reported = dict(list(reported.items())[:max_notes])
     order = sorted(piece.events, key=lambda e: (e.onset, e.voice, e.midi, e.id))
     index = {e.id: i for i, e in enumerate(order)}
@@ -400,7 +404,9 @@ def suggest(
             verified[note].append(twin)
 
     queue = _ranked(cands, index)
+    untried: set[str] = set()  # reported notes some of whose candidates the budget left unverified
     if budget is not None:
+        untried.update(c.note for c in queue[budget:] if c.note in reported)
         queue = queue[:budget]
     for c in queue:
         verify(c)
@@ -409,19 +415,26 @@ def suggest(
         cands = {}
         spots = _unserved(reported, verified, index)
         place = {x.id: k for voice in by_voice.values() for k, x in enumerate(voice)}
+        origin: dict[_Key, set[str]] = {}  # the spots each change is tried round
         for eid in spots:
             for changed_id, edits, model in _wider(events[eid], reported[eid], order, index, by_voice, place):
-                if tuple(sorted(edits.items())) not in tried:
+                key = tuple(sorted(edits.items()))
+                if key not in tried:
                     add(_Cand(changed_id, edits, model, also=_WIDE, member=True))
+                    origin.setdefault(key, set()).add(eid)
         for bucket in cands.values():
             for c in bucket.values():
                 c.crowd = sum(1 for r in spots if abs(index[r] - index[c.note]) <= _REACH)
         more = _ranked(cands, index)
-        for c in more if left is None else more[:left]:
+        if left is not None:
+            untried.update(r for c in more[left:] for r in origin.get(c.key, ()))
+            more = more[:left]
+        for c in more:
             verify(c)
     rivals = _rivals(verified, index)
     out = []
-    for eid in [e.id for e in piece.events if e.id in reported or e.id in verified]:
+    untried.update(skipped)
+    for eid in [e.id for e in piece.events if e.id in reported or e.id in verified or e.id in skipped]:
         once: dict[_Key, _Cand] = {}
         for c in verified.get(eid, []):  # a swap's twin may be another candidate's change too
             if c.key not in once or c.weight > once[c.key].weight:
@@ -429,8 +442,8 @@ def suggest(
         found = sorted(once.values(), key=lambda c: (-c.weight, c.key))
         total = sum(c.weight for c in found) + _KEEP_WEIGHT + rivals.get(eid, 0.0)
         chosen = tuple(_suggestion(c, events, c.weight / total) for c in found[:limit])
-        finding = reported.get(eid, "suspect" if all(c.suspect for c in found) else "hole")
-        out.append(NoteSuggestions(eid, events[eid].midi, chosen, finding))
+        finding = reported.get(eid) or skipped.get(eid) or ("suspect" if all(c.suspect for c in found) else "hole")
+        out.append(NoteSuggestions(eid, events[eid].midi, chosen, finding, complete=eid not in untried))
     return tuple(out)
 
 

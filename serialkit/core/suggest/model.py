@@ -84,6 +84,9 @@ class NoteSuggestions:
     midi: int
     candidates: tuple[Suggestion, ...] = field(default=())
     finding: str = "unexplained"
+    complete: bool = True
+    """Every candidate correction of the note was verified (False: ``suggest``'s ``budget`` ran out
+    first, so "nothing plausible" only means nothing among those tried)."""
 
     @property
     def best(self) -> Suggestion | None:
@@ -98,7 +101,7 @@ class NoteSuggestions:
             "name": _name(self.midi),
             "finding": self.finding,
             "candidates": [c.to_dict() for c in self.candidates],
-        }
+        } | ({} if self.complete else {"complete": False})
 
 
 def _name(midi: int) -> str:
