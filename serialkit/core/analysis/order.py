@@ -4,7 +4,7 @@ order — the ending statement the earlier notes, the beginning one the later.""
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 from serialkit.core.analysis.chains import ELIDE, HORIZON
 from serialkit.core.analysis.index import EventIndex
@@ -33,6 +33,30 @@ def _later_twin(a: Assignment, x: int, t: int, q: int) -> int | None:
     return (going_on or twins)[0]
 
 
+def _earlier_twin(a: Assignment, x: int, s: int, p: int) -> int | None:
+    """An earlier note of ``x``'s pitch class that no statement holds as a position, sounding
+    after the rest of statement ``s`` (which ends at position ``p`` on ``x``): the note ``s``
+    should end on instead of sharing ``x`` — in the voice ``s`` comes from, if one is."""
+    ix, owners = a.ix, a.owners
+    rest = sorted((r, e) for r, e in a.found[s].slots.items() if r < p and len(owners.get(e, ())) == 1)
+    if not rest:
+        return None
+    before = ix.sl[rest[-1][1]]  # the rest of ``s``, before shared notes
+    pc = ix.pc[x]
+    lst, lsl = ix.by_pc[pc], ix.by_pc_sl[pc]
+    twins: list[int] = []
+    for idx in range(bisect_left(lsl, ix.sl[x]) - 1, -1, -1):
+        if lsl[idx] < before or (twins and lsl[idx] < ix.sl[twins[0]]):
+            break
+        y = lst[idx]
+        if all(a.found[r].slots.get(k) != y for r, k in owners.get(y, ())):
+            twins.append(y)
+    if not twins:
+        return None
+    coming = [y for y in twins if ix.voice[y] == ix.voice[rest[-1][1]]]
+    return (coming or twins)[0]
+
+
 def _hand_back_repeats(a: Assignment, x: int, s: int, p: int, t: int) -> None:
     """Repeats ``t`` read of its first note that strike ``x`` again in ``x``'s own voice repeat
     the end of ``s`` (the voice that ended ``s`` repeats its note while ``t`` begins elsewhere)."""
@@ -49,7 +73,9 @@ def split_shared_chords(a: Assignment) -> Assignment:
     """A note shared by two statements (an elision: it ends one and begins the next) whose pitch
     class sounds again before the second statement goes on is two notes, not one: the second
     statement begins on the later one (a chord of an invariant segment struck twice; a pivot that
-    moves to another voice while the first repeats it)."""
+    moves to another voice while the first repeats it). When no later one sounds, an earlier free
+    note of the pitch class after the rest of the first statement is its end (two chords of the
+    same pitch classes, ``x y | x y``: the first statement ends on the first chord's ``y``)."""
     owners = a.owners
     for x in sorted(e for e, held in owners.items() if len(held) == 2):
         if len(owners[x]) != 2:  # an earlier split handed the note back to one statement
@@ -59,7 +85,14 @@ def split_shared_chords(a: Assignment) -> Assignment:
         if f.slots.get(p) != x or g.slots.get(q) != x or p < q:
             continue
         y = _later_twin(a, x, t, q)
-        if y is None:
+        if y is None:  # the first statement may end on an earlier one instead
+            z = _earlier_twin(a, x, s, p)
+            if z is not None:
+                for r, _ in owners.get(z, ()):
+                    a.found[r].repeats[:] = [(e, j) for e, j in a.found[r].repeats if e != z]
+                f.slots[p] = z
+                owners[x] = [(t, q)]
+                owners[z] = [(s, p)]
             continue
         for r, _ in owners.get(y, ()):
             a.found[r].repeats[:] = [(e, j) for e, j in a.found[r].repeats if e != y]

@@ -17,7 +17,8 @@ statements, the later ones place single notes and record the readings a note cou
    released together and the stretch searched again (two forms that took each other's notes).
 7. ``index_owners`` — from here on single notes move: every note's readings are indexed.
    ``split_shared_chords`` — a note two statements share whose pitch class sounds again before the
-   second goes on is two notes: the second statement begins on the later one.
+   second goes on is two notes: the second statement begins on the later one (or, with no later
+   one, the first ends on an earlier one).
    ``put_statements_in_time_order`` — two statements holding one pitch class out of time order
    (an invariant segment sounding twice) swap those notes: the ending statement takes the earlier.
 8. ``prefer_new_positions`` — a note read as a repeat that another statement holds as a position

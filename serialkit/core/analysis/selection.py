@@ -82,19 +82,22 @@ def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int,
            extra: float = EXTRA, dear: bool = False) -> Assignment:
     """Accept chains best-first from seeds (form, start event, start position); a chain that lost
     notes to a better one is built again from its seed and queued anew. A chain's priority is its
-    score less ``extra`` per repeated note (``dear``: see ``best_chain``)."""
-    heap: list[tuple[float, int, Chain]] = []
+    score less ``extra`` per repeated note; of two alike, the one spanning fewer slices (an invariant
+    pair struck twice: the statement beginning on the later pair leaves the earlier to the one
+    ending there; ``dear``: see ``best_chain``)."""
+    heap: list[tuple[float, int, int, Chain]] = []
     counter = 0
+    sl = a.ix.sl
     for form, start, pos in seeds:
         if 12 - pos < minimum:
             continue  # positions only rise along a chain: too few are left to reach ``minimum``
         chain = best_chain(a, form, start, pos, dear)
         if chain is not None and acceptable(a, chain, minimum):
-            heap.append((-_priority(chain, extra), counter, chain))
+            heap.append((-_priority(chain, extra), sl[chain.evs[-1]] - sl[chain.evs[0]], counter, chain))
             counter += 1
     heapq.heapify(heap)
     while heap:
-        _, _, chain = heapq.heappop(heap)
+        chain = heapq.heappop(heap)[-1]
         if still_valid(a, chain):
             accept(a, chain)
             continue
@@ -102,7 +105,7 @@ def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int,
             continue
         fresh = best_chain(a, chain.form, chain.start, chain.start_pos, dear)
         if fresh is not None and acceptable(a, fresh, minimum):
-            heapq.heappush(heap, (-_priority(fresh, extra), counter, fresh))
+            heapq.heappush(heap, (-_priority(fresh, extra), sl[fresh.evs[-1]] - sl[fresh.evs[0]], counter, fresh))
             counter += 1
     return a
 
