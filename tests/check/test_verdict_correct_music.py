@@ -133,6 +133,11 @@ def test_a_statement_opening_with_a_dear_pass_is_found_where_notes_stay_unexplai
     s = synthetic.whole("concurrent", 0, 20000)
     labels = analyze(s.piece, s.row).labels()
     assert [labels[f"n{k}"] for k in range(2796, 2808)] == [f"RI11:{p}" for p in range(12)]
+    # RI4 opened on RI5's C# (another stream's, a slice nearer its second note) and left its own
+    # C# and RI5's opening unexplained: a statement opening beside the trouble on a pitch class
+    # that sounds unexplained there is read again with it, and keeps every other note
+    assert [labels[e] for e in ("n15828", "n15829", "n15830", "n2520", "n2521")] == [
+        "RI5:0", "RI5:1", "RI5:2", "RI4:0", "RI4:1"]
 
 
 def test_a_statement_stopping_short_beside_the_trouble_is_read_again_with_it() -> None:

@@ -185,8 +185,11 @@ def _clusters(a: Assignment) -> list[tuple[int, int]]:
     return spans
 
 
-def _whole_starts(a: Assignment) -> set[int]:
-    return {f.chain.evs[0] for f in a.found if f.chain is not None and f.chain.distinct == 12}
+def _made_whole(a: Assignment, olds: list[tuple[int, set[int]]]) -> bool:
+    """Is each of ``olds`` (form, the notes a statement beside the trouble keeps) now part of a
+    whole statement of its form? It grows; it does not give up notes to another."""
+    whole = [(f.form, set(f.chain.evs)) for f in a.found if f.chain is not None and f.chain.distinct == 12]
+    return all(any(form == g and notes <= evs for g, evs in whole) for form, notes in olds)
 
 
 def _whole(a: Assignment) -> int:
@@ -208,20 +211,33 @@ def _elided_with(a: Assignment, near: dict[int, tuple[int, int]]) -> set[int]:
 
 
 def _short_beside(a: Assignment, lo: int, hi: int, spans: dict[int, tuple[int, int]],
-                  near: dict[int, tuple[int, int]]) -> set[int]:
+                  near: dict[int, tuple[int, int]]) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
     """The statements that stop short of position 11 within HORIZON slices before slices
     ``lo``..``hi``, or start after position 0 within HORIZON slices after them: their missing
-    positions may be the notes there (another statement read through them instead)."""
-    out: set[int] = set()
+    positions may be the notes there (another statement read through them instead). And those
+    opening within HORIZON slices after on a pitch class an unexplained note there has (or
+    ending within HORIZON before on one): the statement may have taken a twin of its own note,
+    one another statement needs, leaving its own unexplained. Each with the notes it must keep
+    when it is read again (``_made_whole``): (those stopping short, those on a twin)."""
+    ix, owner = a.ix, a.claims.owner
+    sl, pc = ix.sl, ix.pc
+    loose = {pc[i] for i in range(bisect_left(sl, lo), bisect_right(sl, hi)) if owner[i] == FREE}
+    out: dict[int, set[int]] = {}
+    twins: dict[int, set[int]] = {}
     for k, (first, last) in spans.items():
         if k in near:
             continue
         chain = a.found[k].chain
         assert chain is not None
         news = [p for p, kind in zip(chain.poss, chain.kinds, strict=True) if kind == NEW]
-        if (max(news) < 11 and lo - HORIZON <= last < lo) or (min(news) > 0 and hi < first <= hi + HORIZON):
-            out.add(k)
-    return out
+        keep = {e for e, kind in zip(chain.evs, chain.kinds, strict=True) if kind == NEW}
+        if lo - HORIZON <= last < lo and max(news) < 11 or hi < first <= hi + HORIZON and min(news) > 0:
+            out[k] = keep  # stopping short: it may only grow
+        elif lo - HORIZON <= last < lo and pc[chain.evs[-1]] in loose:
+            twins[k] = keep - {chain.evs[-1]}  # its last note may be the twin of its own
+        elif hi < first <= hi + HORIZON and pc[chain.evs[0]] in loose:
+            twins[k] = keep - {chain.evs[0]}  # its first note may be the twin of its own
+    return out, twins
 
 
 def reread_around_unexplained(a: Assignment) -> Assignment:
@@ -232,9 +248,10 @@ def reread_around_unexplained(a: Assignment) -> Assignment:
     with no fewer whole statements. If the usual priority finds no better reading, the stretch is
     searched once more with new positions first (a tremolo in one voice that spells another
     statement's opening does not outbid the statement that opens plainly). If neither helps, the
-    statements stopping short right beside the trouble are released too (one may own the notes a
-    neighbour was read through), kept only if notes of the trouble itself are then explained and
-    each of those statements is made whole.
+    statements stopping short right beside the trouble, or opening or ending beside it on a pitch
+    class a note there has, are released too (one may own the notes a neighbour was read through,
+    or have taken a twin of its own note), kept only if notes of the trouble itself are then
+    explained and each of those statements is made whole.
     The work is local: only the stretches where trouble is."""
     for lo, hi in _clusters(a):
         spans = {k: _span(a, f.chain) for k, f in enumerate(a.found) if f.chain is not None}
@@ -244,18 +261,20 @@ def reread_around_unexplained(a: Assignment) -> Assignment:
             near.update({k: spans[k] for k in elided})
         if not near or len(near) > AROUND or _reread(a, lo, hi, near):
             continue
-        short = _short_beside(a, lo, hi, spans, near)
+        short, twins = _short_beside(a, lo, hi, spans, near)
+        if len(near) + len(short) + len(twins) <= AROUND:
+            short.update(twins)
         if short and len(near) + len(short) <= AROUND:
-            starts = {a.found[k].chain.evs[0] for k in short}  # type: ignore[union-attr]
-            _reread(a, lo, hi, {**near, **{k: spans[k] for k in short}}, starts)
+            olds = [(a.found[k].form, keep) for k, keep in short.items()]
+            _reread(a, lo, hi, {**near, **{k: spans[k] for k in short}}, olds)
     return a
 
 
 def _reread(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],
-            grow: set[int] | None = None) -> bool:
+            grow: list[tuple[int, set[int]]] | None = None) -> bool:
     """Release ``near`` and search the stretch again (see ``reread_around_unexplained``); True if
     the new reading is kept. ``grow``: kept only if it also explains notes of slices ``lo``..``hi``
-    and a whole statement begins on each of these notes (the short statements made whole)."""
+    and each of these statements (form, notes) is part of a whole one (``_made_whole``)."""
     sl, owner = a.ix.sl, a.claims.owner
     first = bisect_left(sl, min(lo, *(span[0] for span in near.values())) - HORIZON)
     last = bisect_right(sl, max(hi, *(span[1] for span in near.values())) + HORIZON)
@@ -271,7 +290,7 @@ def _reread(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],
         _search_stretch(a, first, last, extra)
         owner = a.claims.owner
         if _claimed(a) > before and _whole(a) >= whole_before and (not grow or (
-                sum(1 for i in inside if owner[i] == FREE) < loose and grow <= _whole_starts(a))):
+                sum(1 for i in inside if owner[i] == FREE) < loose and _made_whole(a, grow))):
             return True
         _restore(a, saved)
         saved = _save(a)
