@@ -45,3 +45,21 @@ def test_notes_nothing_explains_still_set_off_a_search(monkeypatch: pytest.Monke
     analysis = analyze(piece, s.row)
     assert analysis.unexplained
     assert calls
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("family", "seed"), [("repeats", 0), ("concurrent", 1), ("piano_hands", 0)])
+def test_the_local_reading_knowing_voice_passing_labels_as_the_fresh_one(family: str, seed: int,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """From ``LOCAL_FROM`` notes on, the reading knowing voice passing is redone only round the
+    statements passing at a cost now (and those sounding with them): at 1,500 notes it labels every
+    note as reading the whole piece afresh does, and is cheaper where few statements pass."""
+    import serialkit.core.analysis.pipeline as pipeline
+
+    s = synth.whole(family, seed, 1500)
+    assert len(s.piece.events) >= pipeline.LOCAL_FROM
+    local = analyze(s.piece, s.row)
+    monkeypatch.setattr(pipeline, "LOCAL_FROM", 10**9)
+    fresh = analyze(s.piece, s.row)
+    assert local.labels() == fresh.labels()
+    assert [st.event_ids for st in local.statements] == [st.event_ids for st in fresh.statements]

@@ -13,6 +13,7 @@ from serialkit.core.analysis.selection import (
     MIN_STATEMENT,
     POSITIONS_FIRST,
     accept,
+    may_start,
     rebuild,
     release,
     select,
@@ -295,3 +296,42 @@ def _reread(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],
         _restore(a, saved)
         saved = _save(a)
     return False
+
+
+def reread_strange_passes(a: Assignment) -> Assignment:
+    """The first reading again with the voice-passing costs it teaches (``ix.strange``), where they
+    change something: the statements that pass between voices at a cost now are released, each
+    group sounding together with its stretch, and the stretch is searched again from statements'
+    first notes, best-first, as the first reading did. A statement passing at no cost reads the
+    same under the new costs, and its rivals only grow dearer: it stays. The work is local."""
+    ix = a.ix
+    strange, voice, sl = ix.strange, ix.voice, ix.sl
+    assert strange is not None
+    doubtful: list[tuple[int, int, int]] = []
+    for k, f in enumerate(a.found):
+        chain = f.chain
+        if chain is None:
+            continue
+        held = [voice[e] for e in chain.evs]
+        if any(u != v and strange[u][v] > 0 for u, v in zip(held, held[1:], strict=False)):
+            lo, hi = _span(a, chain)
+            doubtful.append((lo, hi, k))
+    doubtful.sort()
+    groups: list[tuple[int, int, list[int]]] = []
+    for lo, hi, k in doubtful:
+        if groups and lo <= groups[-1][1] + HORIZON:
+            glo, ghi, ks = groups[-1]
+            groups[-1] = (glo, max(ghi, hi), [*ks, k])
+        else:
+            groups.append((lo, hi, [k]))
+    for lo, hi, _ks in groups:
+        for k, f in enumerate(a.found):  # with the statements sounding with them (built round them)
+            if f.chain is not None:
+                flo, fhi = _span(a, f.chain)
+                if flo <= hi and fhi >= lo:
+                    lo, hi = min(lo, flo), max(hi, fhi)
+                    release(a, k)
+        first, last = bisect_left(sl, lo - HORIZON), bisect_right(sl, hi + HORIZON)
+        seeds = [(f, i, 0) for i in range(first, last) if may_start(a, i) for f in a.starts[ix.pc[i]]]
+        select(a, seeds, MIN_STATEMENT)
+    return a

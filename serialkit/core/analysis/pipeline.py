@@ -8,7 +8,9 @@ statements, the later ones place single notes and record the readings a note cou
 2. ``take_statements_best_first`` — chains from every note that can begin a statement, accepted
    best-first (a chain that lost notes to a better one is built again).
 3. ``read_again_knowing_voice_passing`` — when the first reading shows which voices pass rows to
-   which, steps 1–2 are run again on a fresh state with passes between other voices dearer.
+   which, steps 1–2 are run again on a fresh state with passes between other voices dearer (from
+   ``LOCAL_FROM`` notes on, only where that changes something: the statements passing at a cost
+   now, with those sounding with them, are released and their stretch read again).
 4. ``take_fragments`` — statements cut off by the excerpt or whose opening is wrong.
 5. ``rechoose_overlapping_pairs`` — two statements sounding at once re-choose their notes together.
 6. ``reread_unexplained_stretches`` — a statement near several unexplained notes is dropped and its
@@ -44,6 +46,7 @@ from serialkit.core.analysis.order import put_statements_in_time_order, split_sh
 from serialkit.core.analysis.pairs import (
     rechoose_overlapping_pairs,
     reread_around_unexplained,
+    reread_strange_passes,
     reread_unexplained_stretches,
 )
 from serialkit.core.analysis.passing import learn_voice_passing
@@ -81,12 +84,19 @@ def first_reading(ix: EventIndex, forms: list[tuple[int, ...]]) -> Assignment:
     return state
 
 
+LOCAL_FROM = 1000
+"""From this many notes on, the reading knowing voice passing is redone only where the new costs
+change something (``reread_strange_passes``); a shorter piece is read afresh."""
+
+
 def read_again_knowing_voice_passing(state: Assignment) -> Assignment:
-    """A fresh first reading with the voice-passing costs the current one teaches (if any)."""
+    """The first reading again with the voice-passing costs the current one teaches (if any)."""
     strange = learn_voice_passing(state.ix, state.found)
     if strange is None:
         return state
     state.ix.strange = strange
+    if state.ix.n >= LOCAL_FROM:
+        return reread_strange_passes(state)
     return first_reading(state.ix, state.forms)
 
 
