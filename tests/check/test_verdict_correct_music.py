@@ -183,3 +183,17 @@ def test_of_two_alike_openings_the_compact_statement_leaves_the_earlier_to_the_o
     assert [labels[f"n{k}"] for k in range(11407, 11414)] == [
         "R7:7", "R7:8", "R7:9", "R7:10", "R7:11", "P3:0", "P3:1"]
     assert a.unexplained == ()
+
+
+@pytest.mark.slow
+def test_a_tremolo_after_a_statement_stopping_one_short_gives_it_its_last_note() -> None:
+    """``repeats`` at 20,000 notes, seed 0: R3 ends ``D D D D A#`` and I7 opens ``D A#`` struck
+    again right after. I7 was read from R3's repeated D and A#, its own pair as tremolo returns,
+    and R3 "stopped at position 10" (a ROW finding on a correct piece). The first pair ends R3."""
+    from tests import synth as synthetic
+
+    s = synthetic.whole("repeats", 0, 20000)
+    labels = analyze(s.piece, s.row).labels()
+    assert [labels[f"n{k}"] for k in range(13684, 13692)] == [
+        "R3:10", "R3:10", "R3:10", "R3:10", "R3:11", "I7:0", "I7:1", "I7:2"]
+    assert [labels[e] for e in ("n16454", "n16455")] == ["I7:0", "I7:1"]  # another I7, far later: its own

@@ -321,9 +321,51 @@ def split_shared_repeats(a: Assignment) -> Assignment:
 
 
 def give_repeats_to_statements_missing_them(a: Assignment) -> Assignment:
-    """A repeat that another statement is missing belongs to it (see ``_release_repeats``)."""
+    """A repeat that another statement is missing belongs to it (see ``_release_repeats``), and
+    a tremolo's first pair ends the statement before it when that one stops one short
+    (``_tremolo_after_end``)."""
     _release_repeats(a, a.owners)
+    _tremolo_after_end(a, a.owners)
     return a
+
+
+def _tremolo_after_end(a: Assignment, owners: Owners) -> None:
+    """``x x y x y`` in one voice where a statement stops at ``x`` one position short of ``y``
+    and the next statement opens ``x y`` read from the first pair, the second pair its tremolo
+    returns: the first pair ends the first statement (``x`` its repeat, ``y`` its last position)
+    and the next opens on the second pair, keeping its notes in time order."""
+    ix = a.ix
+    sl, pc, voice = ix.sl, ix.pc, ix.voice
+    ending: dict[tuple[int, int], list[int]] = {}  # (voice, pc of the next position) → statements
+    for s, f in enumerate(a.found):
+        if f.slots and max(f.slots) < 11 and max(f.slots) + 1 not in f.slots:
+            last = f.slots[max(f.slots)]
+            want = a.forms[f.form][max(f.slots) + 1]
+            ending.setdefault((voice[last], want), []).append(s)
+    for t, g in enumerate(a.found):
+        x0, y0 = g.slots.get(0), g.slots.get(1)
+        if x0 is None or y0 is None or voice[x0] != voice[y0] or sl[x0] >= sl[y0]:
+            continue
+        later = sorted((sl[e], p, e) for e, p in g.repeats if p in (0, 1) and sl[e] > sl[y0])
+        x1 = next((e for _, p, e in later if p == 0), None)
+        y1 = next((e for _, p, e in later if p == 1 and x1 is not None and sl[e] > sl[x1]), None)
+        if x1 is None or y1 is None or 2 in g.slots and sl[g.slots[2]] <= sl[y1]:
+            continue
+        for s in ending.get((voice[y0], pc[y0]), ()):
+            f = a.found[s]
+            end = max(f.slots)
+            last = f.slots[end]
+            if s == t or pc[last] != pc[x0] or ix.vrank[x0] != ix.vrank[last] + 1 or end + 1 in f.slots:
+                continue  # the first pair follows the statement's last note at once
+            early = [(e, p) for e, p in g.repeats if p == 0 and sl[e] < sl[y0]]
+            g.repeats[:] = [(e, p) for e, p in g.repeats if (e, p) not in early and e not in (x1, y1)]
+            g.slots[0], g.slots[1] = x1, y1
+            f.slots[end + 1] = y0
+            f.repeats.extend((e, end) for e, _ in [(x0, 0), *early])
+            for e in (x0, *(e for e, _ in early)):
+                owners[e] = [(s, end)]
+            owners[y0], owners[x1], owners[y1] = [(s, end + 1)], [(t, 0)], [(t, 1)]
+            break
 
 
 def _place(a: Assignment, owners: Owners, u: int) -> bool:
