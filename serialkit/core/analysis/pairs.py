@@ -168,7 +168,7 @@ def reread_unexplained_stretches(a: Assignment) -> Assignment:
     return a
 
 
-AROUND = 4  # at most this many statements sounding at a stretch of unexplained notes are read again
+AROUND = 5  # at most this many statements sounding at a stretch of unexplained notes are read again
 
 
 def _clusters(a: Assignment) -> list[tuple[int, int]]:
