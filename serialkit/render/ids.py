@@ -23,6 +23,11 @@ def needs_mapping(source: ParsedScore, wanted: Iterable[str], present: set[str] 
     present = note_ids(source) if present is None else present
     if any(w not in present for w in wanted):
         return True
+    return has_ties(source)
+
+
+def has_ties(source: ParsedScore) -> bool:
+    """Whether the source's text has what a tie is written with (MusicXML or MEI)."""
     return any(hint in source.data for hint in _TIE_HINTS)
 
 

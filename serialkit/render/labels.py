@@ -87,6 +87,7 @@ _USE = re.compile(
 _LINE = re.compile(r'<path d="M(-?\d+ -?\d+ L-?\d+ -?\d+)"(?![^>]*transform)')
 _PATH = re.compile(r'<(?:path|polygon) (?:d|points)="(?!M-?\d+ -?\d+ L-?\d+ -?\d+")([^"]*)"(?![^>]*transform)')
 _POLYLINE = re.compile(r'<polyline [^>]*?points="([^"]*)"')
+_SHAPES = re.compile("|".join(r.pattern for r in (_USE, _LINE, _PATH, _POLYLINE)))
 _TEXT = re.compile(r'<text x="(-?\d+)" y="(-?\d+)"([^>]*)>(.*?)</text>', re.S)
 _FONT_PX = re.compile(r'font-size="([\d.]+)px"')
 _TAGS = re.compile(r"<[^>]+>")
@@ -105,11 +106,18 @@ def esc(text: str) -> str:
 def staves_of(svg_text: str) -> list[tuple[float, float]]:
     """(top line, bottom line) of every staff on the page, top to bottom, without repeats."""
     spans: dict[int, int] = {}
-    for m in _STAFF.finditer(svg_text):
+    find, match = svg_text.find, _STAFF.match
+    at = find('class="staff"')
+    while at >= 0:  # _STAFF.finditer, each match tried only where a staff's group opens
+        m = match(svg_text, at)
+        if m is None:
+            at = find('class="staff"', at + 1)
+            continue
         ys = list(map(int, _LINE_Y.findall(m.group(1))))
         if ys:
             top = min(ys)
             spans[top] = max(spans.get(top, top), max(ys))
+        at = find('class="staff"', m.end())
     return [(float(t), float(spans[t])) for t in sorted(spans)]
 
 
@@ -184,18 +192,20 @@ def _primitives(svg_text: str) -> Any:
 
     start = max(svg_text.find('class="page-margin"'), 0)  # the page's drawing, past the defs
     rows: list[tuple[float, float, float, float]] = []
-    uses = _USE.findall(svg_text, start)
+    # one scan for the glyphs, lines, other paths and polylines (what _USE, _LINE, _PATH and
+    # _POLYLINE find, each where it starts: no two of them match at one place)
+    found = _SHAPES.findall(svg_text, start)
+    uses = [(c, x, y, v) for c, x, y, v, _, _, _ in found if c]
+    lines = [line for _, _, _, _, line, _, _ in found if line]  # stems, staff and ledger lines, bar lines
     blocks = []
     if uses:
         blocks.append(_use_boxes(uses))
-    lines = _LINE.findall(svg_text, start)  # stems, staff and ledger lines, bar lines: most of a page
     if lines:
         ends = _ints(" ".join(lines).replace("L", "")).reshape(-1, 4)
         blocks.append(np.column_stack((np.minimum(ends[:, 0], ends[:, 2]), np.maximum(ends[:, 0], ends[:, 2]),
                                        np.minimum(ends[:, 1], ends[:, 3]), np.maximum(ends[:, 1], ends[:, 3]))))
-    # every <path> a straight line and no <polygon>: no other path or polygon to find
-    others = svg_text.count("<path ", start) > len(lines) or svg_text.find("<polygon ", start) >= 0
-    for d in _PATH.findall(svg_text, start) if others else ():
+    others = len(uses) + len(lines) < len(found)  # a path, polygon or polyline
+    for d in [d for _, _, _, _, _, d, _ in found if d] if others else ():
         nums = _NUM.findall(d)
         if len(nums) >= 4:
             if "C" in d and len(nums) >= 8:
@@ -204,7 +214,7 @@ def _primitives(svg_text: str) -> Any:
             px = [float(v) for v in nums[0::2]]
             py = [float(v) for v in nums[1::2]]
             rows.append((min(px), max(px), min(py), max(py)))
-    for points in _POLYLINE.findall(svg_text, start):  # hairpins, tuplet brackets, some lines
+    for points in [p for _, _, _, _, _, _, p in found if p] if others else ():  # hairpins, tuplet brackets
         nums = [float(v) for v in _NUM.findall(points)]
         if len(nums) >= 4:
             px, py = nums[0::2], nums[1::2]

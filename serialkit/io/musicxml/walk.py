@@ -106,6 +106,11 @@ class Walker:
         self.homes: dict[tuple[str, str], int] = {}
         self.durations: dict[tuple[str | None, tuple[int, int]], Fraction] = {}
         self.exacts: dict[tuple[object, ...], Fraction] = {}
+        #: False: a check only (``checked``): no notes kept, only whether one could fail to
+        #: become an event (``doubt``) or none was met (``sounded``).
+        self.records = True
+        self.doubt = False
+        self.sounded = 0
 
     def part(self, pid: str, part: etree._Element) -> None:
         """Walk one part's measures."""
@@ -131,19 +136,21 @@ class Walker:
         counters: dict[tuple[int, str], int] = {}
         run: dict[str, int] = {}  # voice -> its staff, since the last <backup>
         seen: set[str] = set()  # voices met in this measure
-        durations, pending = self.durations, self.pending
+        durations, pending, records = self.durations, self.pending, self.records
+        home = 0
         for child in measure:
             self.current = child
             tag = child.tag
             if tag == "note":
                 fields = _NoteFields(child)
-                home = run.get(fields.voice)
-                if home is None:
-                    home = fields.staff if fields.voice in seen else self.homes.setdefault(
-                        (pid, fields.voice), fields.staff
-                    )
-                    run[fields.voice] = home
-                    seen.add(fields.voice)
+                if records:
+                    home = run.get(fields.voice)
+                    if home is None:
+                        home = fields.staff if fields.voice in seen else self.homes.setdefault(
+                            (pid, fields.voice), fields.staff
+                        )
+                        run[fields.voice] = home
+                        seen.add(fields.voice)
                 onset = last_onset if fields.chord else clock.pos
                 if fields.grace or (fields.cue and fields.duration is None):
                     dur = file_dur = _ZERO
@@ -158,6 +165,9 @@ class Walker:
                         clock.advance(file_dur, dur)
                 if fields.pitch is None or fields.cue or (not dur and not fields.grace):
                     continue  # a cue note takes its time in the voice but is not played
+                if not records:
+                    self.sound(child, fields, onset, dur)
+                    continue
                 key = (fields.staff, fields.voice)
                 k = counters[key] = counters.get(key, 0) + 1
                 pending.append((child, self.note(child, fields, pid, number, onset, dur, k, home), m_index))
@@ -231,6 +241,34 @@ class Walker:
         return RawNote(nid, pid, fields.staff, fields.voice, number, onset, dur, spelled[0] + shift,
                        plus(onset, _ONE), line if isinstance(line, int) else None, fields.grace,
                        fields.tie_start, fields.tie_stop, home, shift, spelled[1])
+
+    def sound(self, child: etree._Element, fields: _NoteFields, onset: Fraction, dur: Fraction) -> None:
+        """``note``'s checks of one pitched <note> without its RawNote: the same errors raised in
+        the same order (an escaped id serialkit wrote, then the pitch's texts), and ``doubt`` set
+        where the note might not become an event (a negative onset or duration, a MIDI number
+        out of range: ``check_parts`` would say why)."""
+        self.sounded += 1
+        if self.ours:
+            nid = child.get("id")
+            if nid:
+                decode_id(nid)
+        pitch = fields.pitch
+        assert pitch is not None
+        step, alter_text, octave_text = "", None, None
+        for sub in pitch:
+            t = sub.tag
+            if t == "step":
+                step = sub.text or ""
+            elif t == "alter":
+                alter_text = sub.text
+            elif t == "octave":
+                octave_text = sub.text
+        spelled = self.spelled.get((step, alter_text, octave_text))
+        if spelled is None:
+            spelled = self.spelling(step, alter_text, octave_text, f"{self.where}:{child.sourceline}")
+        shift = self.transpose.get(fields.staff, self.transpose.get(None, 0)) if self.transpose else 0
+        if not 0 <= spelled[0] + shift <= 127 or dur.numerator < 0 or onset.numerator < 0:
+            self.doubt = True
 
     def spelling(self, step: str, alter_text: str | None, octave_text: str | None, here: str) -> tuple[int, int]:
         """The MIDI number a <pitch>'s texts spell and its alteration (remembered per texts;
