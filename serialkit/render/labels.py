@@ -487,6 +487,7 @@ def _near_tries(sky: Skyline, req: LabelRequest) -> Iterator[Box]:
         yield (left - w, left, *level)
 
 
+_NO_CEILING = float("-inf")
 #: How many label boxes a gap holds before those no later label can reach are dropped.
 _PRUNE_AT = 8
 
@@ -526,8 +527,8 @@ def place_labels(
         if boxes is not None:
             for i, box in zip(order, boxes, strict=True):
                 keep(i, box)
-    staff_of, tops, bottoms, width = sky.staff_of, sky.tops, sky.bottoms, sky.width
-    ks = [staff_of(r.y) for r in wanted]
+    tops, bottoms, width, bounds = sky.tops, sky.bottoms, sky.width, sky._bounds
+    ks = [bisect.bisect_left(bounds, r.y) for r in wanted]  # sky.staff_of
     ledger = [(t - sky.space(k) * 0.75, b + sky.space(k) * 0.75) for k, (t, b) in enumerate(sky.staves)]
     for i, req in enumerate(wanted):  # notes on ledger lines, more than 3/4 of a space off the staff
         if i not in where and (req.y < ledger[ks[i]][0] or req.y > ledger[ks[i]][1]):
@@ -557,7 +558,7 @@ def place_labels(
             b0, b1 = int(lo // BUCKET), int(hi // BUCKET)
             b0, b1 = b0 if b0 > 0 else 0, b1 if b1 < width else width - 1
             rise = tops[k] if not rises or b1 < b0 else min(tops[k], min(rises[k * width + b0:k * width + b1 + 1]))
-            ceiling = float("-inf")
+            ceiling = _NO_CEILING
             if k > 0:
                 hang = bottoms[k - 1]
                 if hangs and b1 >= b0:
@@ -582,14 +583,14 @@ def place_labels(
         f'" text-anchor="middle" font-size="{FONT_SIZE:g}px" '
         f'font-family="{escape(FONT_FAMILY)}" style="fill:'
     )
-    out: list[str] = []
-    ids: list[str] = []
-    for i, req in enumerate(wanted):
-        x, base = where[i]
-        lowest = max(lowest, base + FONT_SIZE * 0.25)
-        out.append(
-            f'<text class="sk-label" data-for="{esc(req.note_id)}" x="{x:.0f}" '
-            f'y="{base:.0f}{head}{req.colour or "#000000"}">{esc(req.text)}</text>'
-        )
-        ids.append(req.note_id)
-    return "".join(out), ids, lowest
+    spots = [where[i] for i in range(len(wanted))]
+    ids = [req.note_id for req in wanted]
+    texts = [req.text for req in wanted]
+    lowest = max(base for _, base in spots) + FONT_SIZE * 0.25  # the bottom of the lowest label
+    if _UNSAFE.search("".join(ids)) or _UNSAFE.search("".join(texts)):  # else escaping changes none
+        ids, texts = [esc(t) for t in ids], [esc(t) for t in texts]
+    out = [
+        f'<text class="sk-label" data-for="{nid}" x="{x:.0f}" y="{base:.0f}{head}{colour or "#000000"}">{text}</text>'
+        for nid, text, (x, base), colour in zip(ids, texts, spots, [req.colour for req in wanted], strict=True)
+    ]
+    return "".join(out), [req.note_id for req in wanted], lowest
