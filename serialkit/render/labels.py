@@ -106,18 +106,11 @@ def esc(text: str) -> str:
 def staves_of(svg_text: str) -> list[tuple[float, float]]:
     """(top line, bottom line) of every staff on the page, top to bottom, without repeats."""
     spans: dict[int, int] = {}
-    find, match = svg_text.find, _STAFF.match
-    at = find('class="staff"')
-    while at >= 0:  # _STAFF.finditer, each match tried only where a staff's group opens
-        m = match(svg_text, at)
-        if m is None:
-            at = find('class="staff"', at + 1)
-            continue
-        ys = list(map(int, _LINE_Y.findall(m.group(1))))
+    for lines in _STAFF.findall(svg_text):
+        ys = list(map(int, _LINE_Y.findall(lines)))
         if ys:
             top = min(ys)
             spans[top] = max(spans.get(top, top), max(ys))
-        at = find('class="staff"', m.end())
     return [(float(t), float(spans[t])) for t in sorted(spans)]
 
 

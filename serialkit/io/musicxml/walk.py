@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -85,6 +86,15 @@ def _plus_plain(a: Fraction, b: Fraction) -> Fraction:  # pragma: no cover - Fra
 plus = _plus_slots if _SLOTTED else _plus_plain
 
 
+def _above_slots(a: Fraction, b: Fraction) -> bool:
+    """``a > b`` of two Fractions, by their slots (denominators are positive): a fifth of the
+    cost of Fraction's own comparison, which a walk makes twice a measure."""
+    return a._numerator * b._denominator > b._numerator * a._denominator  # type: ignore[attr-defined,no-any-return]
+
+
+above = _above_slots if _SLOTTED else operator.gt
+
+
 class Walker:
     """State of one walk over a partwise tree."""
 
@@ -125,7 +135,7 @@ class Walker:
                 longest = self.measure(pid, measure, m_index, number)
             except DAMAGE as exc:
                 raise damaged(self.where, self.current, exc) from None
-            if longest > self.lengths[m_index]:
+            if above(longest, self.lengths[m_index]):
                 self.lengths[m_index] = longest
 
     def measure(self, pid: str, measure: etree._Element, m_index: int, number: str) -> Fraction:
@@ -186,7 +196,7 @@ class Walker:
                     clock.start()
             elif tag == "attributes":
                 self.attributes(child, m_index)
-        return clock.pos if clock.pos > longest else longest
+        return clock.pos if above(clock.pos, longest) else longest
 
     def duration(self, text: str | None, child: etree._Element) -> Fraction:
         """A <duration> in quarter notes (exact), cached per text and divisions."""
