@@ -44,6 +44,20 @@ CASES = {
     "transposed_out": ('<attributes><transpose><chromatic>-12</chromatic><octave-change>-1</octave-change>'
                        "</transpose></attributes>" + _note(octave="0")),
     "grace_only": "<note><grace/><pitch><step>C</step><octave>4</octave></pitch></note>",
+    "bad_staff": _note().replace("</note>", "<staff>x</staff></note>"),
+    "staff_transposed_out": ('<attributes><transpose number="2"><chromatic>-3</chromatic>'
+                             "<octave-change>-5</octave-change></transpose></attributes>"
+                             + _note().replace("</note>", "<staff>2</staff></note>") + _note("D")),
+    "tuplet": "".join(_note(duration="1").replace("</note>", "<type>eighth</type><time-modification>"
+                                                  "<actual-notes>3</actual-notes><normal-notes>2"
+                                                  "</normal-notes></time-modification></note>")
+                      for _ in range(3)),
+    "chord_and_cue": (_note() + _note("E").replace("<note>", "<note><chord/>")
+                      + _note("G").replace("<note>", "<note><cue/>")),
+    "no_duration": "<note><pitch><step>C</step><octave>4</octave></pitch></note>",
+    "forward_bad": _note() + "<forward><duration>z</duration></forward>",
+    "bad_time": '<attributes><time><beats>3</beats><beat-type>q</beat-type></time></attributes>' + _note(),
+    "negative_forward": _note() + "<forward><duration>-9</duration></forward>" + _note("E"),
 }
 
 

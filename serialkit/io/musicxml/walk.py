@@ -132,7 +132,7 @@ class Walker:
                 self.lengths.append(_ZERO)
                 self.numbers.append(number)
             try:
-                longest = self.measure(pid, measure, m_index, number)
+                longest = (self.measure if self.records else self.check_measure)(pid, measure, m_index, number)
             except DAMAGE as exc:
                 raise damaged(self.where, self.current, exc) from None
             if above(longest, self.lengths[m_index]):
@@ -146,21 +146,19 @@ class Walker:
         counters: dict[tuple[int, str], int] = {}
         run: dict[str, int] = {}  # voice -> its staff, since the last <backup>
         seen: set[str] = set()  # voices met in this measure
-        durations, pending, records = self.durations, self.pending, self.records
-        home = 0
+        durations, pending = self.durations, self.pending
         for child in measure:
             self.current = child
             tag = child.tag
             if tag == "note":
                 fields = _NoteFields(child)
-                if records:
-                    home = run.get(fields.voice)
-                    if home is None:
-                        home = fields.staff if fields.voice in seen else self.homes.setdefault(
-                            (pid, fields.voice), fields.staff
-                        )
-                        run[fields.voice] = home
-                        seen.add(fields.voice)
+                home = run.get(fields.voice)
+                if home is None:
+                    home = fields.staff if fields.voice in seen else self.homes.setdefault(
+                        (pid, fields.voice), fields.staff
+                    )
+                    run[fields.voice] = home
+                    seen.add(fields.voice)
                 onset = last_onset if fields.chord else clock.pos
                 if fields.grace or (fields.cue and fields.duration is None):
                     dur = file_dur = _ZERO
@@ -175,9 +173,6 @@ class Walker:
                         clock.advance(file_dur, dur)
                 if fields.pitch is None or fields.cue or (not dur and not fields.grace):
                     continue  # a cue note takes its time in the voice but is not played
-                if not records:
-                    self.sound(child, fields, onset, dur)
-                    continue
                 key = (fields.staff, fields.voice)
                 k = counters[key] = counters.get(key, 0) + 1
                 pending.append((child, self.note(child, fields, pid, number, onset, dur, k, home), m_index))
@@ -252,33 +247,87 @@ class Walker:
                        plus(onset, _ONE), line if isinstance(line, int) else None, fields.grace,
                        fields.tie_start, fields.tie_stop, home, shift, spelled[1])
 
-    def sound(self, child: etree._Element, fields: _NoteFields, onset: Fraction, dur: Fraction) -> None:
-        """``note``'s checks of one pitched <note> without its RawNote: the same errors raised in
-        the same order (an escaped id serialkit wrote, then the pitch's texts), and ``doubt`` set
-        where the note might not become an event (a negative onset or duration, a MIDI number
-        out of range: ``check_parts`` would say why)."""
-        self.sounded += 1
-        if self.ours:
-            nid = child.get("id")
-            if nid:
-                decode_id(nid)
-        pitch = fields.pitch
-        assert pitch is not None
-        step, alter_text, octave_text = "", None, None
-        for sub in pitch:
-            t = sub.tag
-            if t == "step":
-                step = sub.text or ""
-            elif t == "alter":
-                alter_text = sub.text
-            elif t == "octave":
-                octave_text = sub.text
-        spelled = self.spelled.get((step, alter_text, octave_text))
-        if spelled is None:
-            spelled = self.spelling(step, alter_text, octave_text, f"{self.where}:{child.sourceline}")
-        shift = self.transpose.get(fields.staff, self.transpose.get(None, 0)) if self.transpose else 0
-        if not 0 <= spelled[0] + shift <= 127 or dur.numerator < 0 or onset.numerator < 0:
-            self.doubt = True
+    def check_measure(self, pid: str, measure: etree._Element, m_index: int, number: str) -> Fraction:
+        """``measure`` for a check (``records`` False): the same walk, raising the same errors in
+        the same order, without a RawNote per note: of a note's children only those time and
+        pitch need are read (``_NoteFields``' reading of them, inline; a tuplet's note is read
+        whole for ``exact``), and ``doubt`` is set where a note might not become an event (a
+        negative onset or duration, a MIDI number out of range: ``check_parts`` would say why)."""
+        clock = _Clock()
+        last_onset = _ZERO
+        longest = _ZERO
+        durations, field, spelled_as = self.durations, _FIELD.get, self.spelled.get
+        for child in measure:
+            self.current = child
+            tag = child.tag
+            if tag == "note":
+                chord = grace = cue = tuplet = False
+                pitch: etree._Element | None = None
+                duration: str | None = None
+                staff = 1
+                for sub in child:
+                    kind = field(sub.tag)
+                    if kind is None or kind == 2 or kind > 9:  # voice, ties: no part of a check
+                        continue
+                    if kind == 0:
+                        pitch = sub
+                    elif kind == 1:
+                        duration = sub.text
+                    elif kind == 3:
+                        staff = int(sub.text or 1)
+                    elif kind == 4:
+                        chord = True
+                    elif kind == 5:
+                        grace = True
+                    elif kind == 6:
+                        cue = True
+                    elif kind == 9:
+                        tuplet = True
+                onset = last_onset if chord else clock.pos
+                if grace or (cue and duration is None):
+                    dur = file_dur = _ZERO
+                else:
+                    file_dur = durations.get((duration, self.div_key)) or self.duration(duration, child)
+                    dur = self.exact(_NoteFields(child), file_dur) if tuplet else file_dur
+                if not chord:
+                    last_onset = clock.pos
+                    if clock.seen is None and dur is file_dur:  # clock.advance's usual case, inline
+                        clock.pos = clock.file_pos = plus(last_onset, dur)
+                    else:
+                        clock.advance(file_dur, dur)
+                if pitch is None or cue or (not dur and not grace):
+                    continue  # a cue note takes its time in the voice but is not played
+                # ``note``'s checks: an escaped id serialkit wrote, then the pitch's texts
+                self.sounded += 1
+                if self.ours:
+                    nid = child.get("id")
+                    if nid:
+                        decode_id(nid)
+                step, alter_text, octave_text = "", None, None
+                for sub in pitch:
+                    t = sub.tag
+                    if t == "step":
+                        step = sub.text or ""
+                    elif t == "alter":
+                        alter_text = sub.text
+                    elif t == "octave":
+                        octave_text = sub.text
+                spelled = spelled_as((step, alter_text, octave_text))
+                if spelled is None:
+                    spelled = self.spelling(step, alter_text, octave_text, f"{self.where}:{child.sourceline}")
+                shift = self.transpose.get(staff, self.transpose.get(None, 0)) if self.transpose else 0
+                if not 0 <= spelled[0] + shift <= 127 or dur.numerator < 0 or onset.numerator < 0:
+                    self.doubt = True
+            elif tag == "backup" or tag == "forward":
+                if clock.pos > longest:
+                    longest = clock.pos
+                delta = self.duration(child.findtext("duration"), child)
+                clock.move(-delta if tag == "backup" else delta)
+                if clock.pos < 0:  # clamped to the bar's start (a warning, which a check leaves out)
+                    clock.start()
+            elif tag == "attributes":
+                self.attributes(child, m_index)
+        return clock.pos if above(clock.pos, longest) else longest
 
     def spelling(self, step: str, alter_text: str | None, octave_text: str | None, here: str) -> tuple[int, int]:
         """The MIDI number a <pitch>'s texts spell and its alteration (remembered per texts;
