@@ -480,7 +480,50 @@ def _near_tries(sky: Skyline, req: LabelRequest) -> Iterator[Box]:
         yield (left - w, left, *level)
 
 
-_NO_CEILING = float("-inf")
+def _first_spots(sky: Skyline, wanted: list[LabelRequest], ks: list[int],
+                 halves: list[float]) -> tuple[list[float], ...]:
+    """For every label, at once: its centre, left and right ends, and for ``_above``'s first
+    try (above its staff) the ceiling (what hangs below the staff above, and the gap) and the
+    first baseline (under what rises above its staff and its notehead), as ``_above`` works
+    them out one label at a time (the same float operations, element by element)."""
+    import numpy as np
+
+    x0 = np.array([r.x0 for r in wanted])
+    x1 = np.array([r.x1 for r in wanted])
+    ys = np.array([r.y for r in wanted])
+    k = np.array(ks, dtype=np.int64)
+    centre = (x0 + x1) / 2
+    half = np.array(halves)
+    lo, hi = centre - half, centre + half
+    width = sky.width
+    b0 = np.maximum(np.floor_divide(lo, BUCKET).astype(np.int64), 0)  # int(lo // BUCKET), at least 0
+    b1 = np.minimum(np.floor_divide(hi, BUCKET).astype(np.int64), width - 1)
+    spans = b1 >= b0
+    tops = np.array(sky.tops, dtype=float)
+    bottoms = np.array(sky.bottoms, dtype=float)
+    rise = tops[k]
+    above_staff = bottoms[np.maximum(k - 1, 0)]
+    hang = above_staff.copy()
+    if sky.rises and spans.any():
+        last = len(sky.rises)  # a sentinel past the end, so that every bound is an index
+        for staff_of, profile, fill, reduce, out, pick in (
+            (k, sky.rises, np.inf, np.minimum, rise, spans),
+            (k - 1, sky.hangs, -np.inf, np.maximum, hang, spans & (k > 0)),
+        ):
+            if not pick.any():
+                continue
+            row = staff_of[pick] * width
+            bounds = np.empty(2 * int(pick.sum()), dtype=np.int64)
+            bounds[0::2] = row + b0[pick]
+            bounds[1::2] = row + b1[pick] + 1
+            values = np.append(np.array(profile, dtype=float), fill)
+            segment = reduce.reduceat(values, np.minimum(bounds, last))[0::2]
+            out[pick] = reduce(out[pick], segment)
+    ceiling = np.where(k > 0, hang + GAP / 2, -np.inf)
+    start = np.minimum(rise, ys - 130.0) - GAP
+    return centre.tolist(), lo.tolist(), hi.tolist(), ceiling.tolist(), start.tolist()
+
+
 #: How many label boxes a gap holds before those no later label can reach are dropped.
 _PRUNE_AT = 8
 
@@ -529,15 +572,14 @@ def place_labels(
             if near is not None:
                 keep(i, near)
     pad = FONT_SIZE * 0.12
-    widest = max(label_width(r.text) for r in wanted) / 2
-    rises, hangs = sky.rises, sky.hangs
+    halves = [label_width(r.text) / 2 for r in wanted]
+    widest = max(halves)
+    centres, los, his, ceilings, starts = _first_spots(sky, wanted, ks, halves)
     for i, req in enumerate(wanted):
         if i in where:
             continue
         k, y = ks[i], req.y
-        centre = (req.x0 + req.x1) / 2
-        half = label_width(req.text) / 2
-        lo, hi = centre - half, centre + half
+        centre, lo, hi = centres[i], los[i], his[i]
         # Labels come by centre: none after this one reaches further left than the widest
         # label's half from its centre (a narrow label may come first), so a box ending left of
         # that can touch no later label. Such boxes are dropped once a gap holds a few: dropping
@@ -548,16 +590,7 @@ def place_labels(
                 gaps[g] = [b for b in boxes if b[1] > centre - 40 - widest - FONT_SIZE]
         base: float | None = None
         if y <= bottoms[k]:  # _spot's first choice, above the staff (_above), worked out inline
-            b0, b1 = int(lo // BUCKET), int(hi // BUCKET)
-            b0, b1 = b0 if b0 > 0 else 0, b1 if b1 < width else width - 1
-            rise = tops[k] if not rises or b1 < b0 else min(tops[k], min(rises[k * width + b0:k * width + b1 + 1]))
-            ceiling = _NO_CEILING
-            if k > 0:
-                hang = bottoms[k - 1]
-                if hangs and b1 >= b0:
-                    hang = max(hang, max(hangs[(k - 1) * width + b0:(k - 1) * width + b1 + 1]))
-                ceiling = hang + GAP / 2
-            at = min(rise, y - 130.0) - GAP
+            ceiling, at = ceilings[i], starts[i]
             boxes = gaps.setdefault(k, [])
             for _ in range(6):
                 if at - _ASC < ceiling:
