@@ -21,7 +21,7 @@ def needs_mapping(source: ParsedScore, wanted: Iterable[str], present: set[str] 
     """True when some wanted id is not a note id of the source, or the source has ties
     (``present``: the source's note ids, when known already)."""
     present = note_ids(source) if present is None else present
-    if any(w not in present for w in wanted):
+    if not present.issuperset(wanted):
         return True
     return has_ties(source)
 

@@ -98,6 +98,21 @@ _STROKE = 12.0
 _STAFF_LINE = 1200.0
 
 
+def find_all(pattern: re.Pattern[str], text: str, literal: str, pos: int = 0) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text, pos)`` for a pattern whose every match starts with ``literal``:
+    tried only where ``literal`` is (``str.find`` passes over a page several times faster than
+    the regular-expression engine, for the few texts and names a page has)."""
+    find, match = text.find, pattern.match
+    at = find(literal, pos)
+    while at >= 0:
+        m = match(text, at)
+        if m is None:
+            at = find(literal, at + 1)
+        else:
+            yield m
+            at = find(literal, m.end())
+
+
 def esc(text: str) -> str:
     """``html.escape`` of a text, quick for the texts that need none (ids, most labels)."""
     return escape(text) if _UNSAFE.search(text) else text
@@ -116,7 +131,7 @@ def staves_of(svg_text: str) -> list[tuple[float, float]]:
 
 def _text_boxes(svg_text: str, start: int = 0) -> list[tuple[float, float, float, float]]:
     rows = []
-    for m in _TEXT.finditer(svg_text, start):
+    for m in find_all(_TEXT, svg_text, '<text x="', start):
         x, y, attrs, inner = float(m.group(1)), float(m.group(2)), m.group(3), m.group(4)
         sizes = [float(v) for v in _FONT_PX.findall(attrs + inner) if float(v) > 0]
         size = max(sizes) if sizes else 300.0
@@ -480,6 +495,19 @@ def _near_tries(sky: Skyline, req: LabelRequest) -> Iterator[Box]:
         yield (left - w, left, *level)
 
 
+def _by_centre(requests: list[LabelRequest]) -> list[int]:
+    """The order labels are placed in: by their note's centre (40 units to a step), lower notes
+    first within a step; as ``sorted`` with the key ``(round(centre / 40), -y)`` orders them
+    (numpy's rounding is Python's, half to even; its lexsort is stable)."""
+    import numpy as np
+
+    x0 = np.array([r.x0 for r in requests])
+    x1 = np.array([r.x1 for r in requests])
+    ys = np.array([r.y for r in requests])
+    order: list[int] = np.lexsort((-ys, np.rint((x0 + x1) / 2 / 40))).tolist()
+    return order
+
+
 def _first_spots(sky: Skyline, wanted: list[LabelRequest], ks: list[int],
                  halves: list[float]) -> tuple[list[float], ...]:
     """For every label, at once: its centre, left and right ends, and for ``_above``'s first
@@ -532,10 +560,10 @@ def place_labels(
     svg_text: str, requests: list[LabelRequest], sky: Skyline | None = None
 ) -> tuple[str, list[str], float]:
     """SVG ``<text class="sk-label">`` per request, the ids labelled, and the lowest label bottom."""
-    wanted = sorted(requests, key=lambda r: (round((r.x0 + r.x1) / 2 / 40), -r.y))
     lowest = float("-inf")
-    if not wanted:
+    if not requests:
         return "", [], lowest
+    wanted = [requests[i] for i in _by_centre(requests)]
     sky = sky if sky is not None else Skyline(svg_text)
     if not sky.staves:
         return "", [], lowest

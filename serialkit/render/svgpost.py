@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from lxml import etree
 
 from serialkit.render.cues import cue_svg
-from serialkit.render.labels import LabelRequest, Skyline, place_labels
+from serialkit.render.labels import LabelRequest, Skyline, find_all, place_labels
 from serialkit.render.legend import legend_svg
 from serialkit.render.marks import VIOLATION_COLOR, Marks, NoteMark
 
@@ -253,7 +253,7 @@ def fit_left(page: str) -> str:
     if box is None or margin is None:
         return page
     left = float("inf")
-    for m in _NAME.finditer(page):
+    for m in find_all(_NAME, page, 'class="label'):
         sizes = [float(v) for v in _SIZE.findall(m.group(2)) if float(v) > 0]
         name = _TAGS.sub("", m.group(2)).strip()
         if name and sizes:
