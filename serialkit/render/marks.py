@@ -293,8 +293,7 @@ def _read_report(
     raw_labels = report.get("labels") or {}
     if not isinstance(raw_labels, Mapping):
         raise RenderInputError(f"{where}: 'labels' must map event ids to labels")
-    for eid, label in raw_labels.items():
-        labels[str(eid)] = None if label in (None, "") else str(label)
+    labels.update({str(eid): None if label in (None, "") else str(label) for eid, label in raw_labels.items()})
     suggested = _suggested(report, where)
     for i, v in enumerate(report.get("violations") or ()):
         if not isinstance(v, Mapping) or "code" not in v:
