@@ -591,7 +591,7 @@ def place_labels(
         if boxes is not None:
             for i, box in zip(order, boxes, strict=True):
                 keep(i, box)
-    tops, bottoms, width, bounds = sky.tops, sky.bottoms, sky.width, sky._bounds
+    bottoms, bounds = sky.bottoms, sky._bounds
     ks = [bisect.bisect_left(bounds, r.y) for r in wanted]  # sky.staff_of
     ledger = [(t - sky.space(k) * 0.75, b + sky.space(k) * 0.75) for k, (t, b) in enumerate(sky.staves)]
     for i, req in enumerate(wanted):  # notes on ledger lines, more than 3/4 of a space off the staff
