@@ -104,16 +104,19 @@ def read_score(
     return piece
 
 
-def check_score(path: str | os.PathLike[str], *, parsed: etree._ElementTree | None = None) -> Callable[[], Piece]:
+def check_score(path: str | os.PathLike[str], *, parsed: etree._ElementTree | None = None,
+                keep: bool = True) -> Callable[[], Piece]:
     """Refuse a score ``read_score`` refuses, with its error, and return a function that gives the
     Piece ``read_score`` reads. ``parsed``: the file's XML as ``parse_xml`` parsed it, for a caller
     that has parsed it already; a plain (not compressed) score-partwise file the MusicXML reader
-    reads is then checked from it (left unchanged), and its Piece built only when asked for."""
+    reads is then checked from it (left unchanged), and its Piece built only when asked for
+    (``keep=False``: for a caller that will rarely ask, its notes are not kept from the check:
+    ``check_partwise_tree``)."""
     p = Path(path)
     head = _head(p, None)
     fn = _reader_for(p, head, None).obj
     if parsed is not None and fn is read_musicxml and not is_zip(head) and parsed.getroot().tag == "score-partwise":
-        return check_partwise_tree(parsed, p)
+        return check_partwise_tree(parsed, p, keep)
     piece = read_score(p)
     return lambda: piece
 

@@ -19,7 +19,7 @@ from serialkit.render.engrave import (
     read_source,
     verovio_options,
 )
-from serialkit.render.ids import map_ids, needs_mapping
+from serialkit.render.ids import has_ties, map_ids, needs_mapping
 from serialkit.render.marks import (
     RUNG_COLORS,
     RUNGS,
@@ -170,17 +170,20 @@ def engrave_pages(
     return out, infos, marks
 
 
-def _readable(score_path: str | Path) -> tuple[ParsedScore, Reading]:
+def _readable(score_path: str | Path, checks: bool = False) -> tuple[ParsedScore, Reading]:
     """Refuse what every other command refuses: the score must be one verovio engraves (MusicXML
     or MEI) and one serialkit's reader reads (a pitch step 'H', a negative duration, no parts: the
     reader's one-line error, as ``check`` gives it), before anything is engraved or written.
     The score as parsed for verovio, and a function giving it as the reader reads it (checked
-    from that parse, where it can, and read whole only when asked for)."""
+    from that parse, where it can, and read whole only when asked for: the check keeps the notes
+    it read only where they will likely be asked for, when the checker runs (``checks``) or the
+    score has ties, whose noteheads the marks are mapped to)."""
     from serialkit.io import check_score
 
     source = read_source(score_path)
     plain = source.kind == "musicxml" and source.path.suffix.lower() != ".mxl"
-    return source, check_score(score_path, parsed=source.root.getroottree() if plain else None)
+    keep = checks or has_ties(source)
+    return source, check_score(score_path, parsed=source.root.getroottree() if plain else None, keep=keep)
 
 
 def render(
@@ -227,7 +230,8 @@ def _render_file(score_path: str | Path, out_path: str | Path, report: JsonInput
                  blind: bool, scale: int, page_width: int, row: str | None, convention: str, fmt: str,
                  rules: str | None) -> RenderResult:
     """``render`` of one score file, its arguments checked."""
-    source, piece = _readable(score_path)
+    checks = not blind and report is None and (row is not None or certificate is None)
+    source, piece = _readable(score_path, checks)
     marks = Marks() if blind else marks_for(score_path, report, certificate, row, convention, rules, piece=piece)
     pages, infos, drawn = engrave_pages(score_path, marks, blind, scale, page_width, source, piece)
     if fmt == "html":

@@ -126,8 +126,8 @@ def _mxl_member(p: Path) -> bytes:
 def note_ids(source: ParsedScore) -> set[str]:
     """The ids of every note in the source."""
     if source.kind == "musicxml":
-        return {n.get("id") for n in source.root.iter("note") if n.get("id")}
-    return {n.get(XML_ID) for n in source.root.iter(f"{{{MEI_NS}}}note") if n.get(XML_ID)}
+        return {nid for n in source.root.iter("note") if (nid := n.get("id"))}
+    return {nid for n in source.root.iter(f"{{{MEI_NS}}}note") if (nid := n.get(XML_ID))}
 
 
 def prepare(source: ParsedScore, blind: bool, amended: bool = False, labelled: bool = False) -> str:

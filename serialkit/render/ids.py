@@ -21,9 +21,23 @@ def needs_mapping(source: ParsedScore, wanted: Iterable[str], present: set[str] 
     """True when some wanted id is not a note id of the source, or the source has ties
     (``present``: the source's note ids, when known already)."""
     present = note_ids(source) if present is None else present
-    if any(w not in present for w in wanted):
+    if not present.issuperset(wanted):
         return True
-    return any(hint in source.data for hint in _TIE_HINTS)
+    return has_ties(source)
+
+
+def has_ties(source: ParsedScore) -> bool:
+    """Whether the source's text has what a tie is written with (MusicXML or MEI): one of
+    ``_TIE_HINTS``, found in one pass over it (each place ``tie`` is written, by its neighbours)."""
+    data = source.data
+    find = data.find
+    at = find(b"tie")
+    while at >= 0:
+        before, after = data[at - 1:at] if at else b"", data[at + 3:at + 5]
+        if before == b"<" and (after[:1] in (b" ", b">") or after == b"d ") or before == b" " and after == b'="':
+            return True
+        at = find(b"tie", at + 1)
+    return False
 
 
 def map_ids(

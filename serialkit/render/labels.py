@@ -87,6 +87,7 @@ _USE = re.compile(
 _LINE = re.compile(r'<path d="M(-?\d+ -?\d+ L-?\d+ -?\d+)"(?![^>]*transform)')
 _PATH = re.compile(r'<(?:path|polygon) (?:d|points)="(?!M-?\d+ -?\d+ L-?\d+ -?\d+")([^"]*)"(?![^>]*transform)')
 _POLYLINE = re.compile(r'<polyline [^>]*?points="([^"]*)"')
+_SHAPES = re.compile("|".join(r.pattern for r in (_USE, _LINE, _PATH, _POLYLINE)))
 _TEXT = re.compile(r'<text x="(-?\d+)" y="(-?\d+)"([^>]*)>(.*?)</text>', re.S)
 _FONT_PX = re.compile(r'font-size="([\d.]+)px"')
 _TAGS = re.compile(r"<[^>]+>")
@@ -97,6 +98,21 @@ _STROKE = 12.0
 _STAFF_LINE = 1200.0
 
 
+def find_all(pattern: re.Pattern[str], text: str, literal: str, pos: int = 0) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text, pos)`` for a pattern whose every match starts with ``literal``:
+    tried only where ``literal`` is (``str.find`` passes over a page several times faster than
+    the regular-expression engine, for the few texts and names a page has)."""
+    find, match = text.find, pattern.match
+    at = find(literal, pos)
+    while at >= 0:
+        m = match(text, at)
+        if m is None:
+            at = find(literal, at + 1)
+        else:
+            yield m
+            at = find(literal, m.end())
+
+
 def esc(text: str) -> str:
     """``html.escape`` of a text, quick for the texts that need none (ids, most labels)."""
     return escape(text) if _UNSAFE.search(text) else text
@@ -105,8 +121,8 @@ def esc(text: str) -> str:
 def staves_of(svg_text: str) -> list[tuple[float, float]]:
     """(top line, bottom line) of every staff on the page, top to bottom, without repeats."""
     spans: dict[int, int] = {}
-    for m in _STAFF.finditer(svg_text):
-        ys = list(map(int, _LINE_Y.findall(m.group(1))))
+    for lines in _STAFF.findall(svg_text):
+        ys = list(map(int, _LINE_Y.findall(lines)))
         if ys:
             top = min(ys)
             spans[top] = max(spans.get(top, top), max(ys))
@@ -115,7 +131,7 @@ def staves_of(svg_text: str) -> list[tuple[float, float]]:
 
 def _text_boxes(svg_text: str, start: int = 0) -> list[tuple[float, float, float, float]]:
     rows = []
-    for m in _TEXT.finditer(svg_text, start):
+    for m in find_all(_TEXT, svg_text, '<text x="', start):
         x, y, attrs, inner = float(m.group(1)), float(m.group(2)), m.group(3), m.group(4)
         sizes = [float(v) for v in _FONT_PX.findall(attrs + inner) if float(v) > 0]
         size = max(sizes) if sizes else 300.0
@@ -184,18 +200,20 @@ def _primitives(svg_text: str) -> Any:
 
     start = max(svg_text.find('class="page-margin"'), 0)  # the page's drawing, past the defs
     rows: list[tuple[float, float, float, float]] = []
-    uses = _USE.findall(svg_text, start)
+    # one scan for the glyphs, lines, other paths and polylines (what _USE, _LINE, _PATH and
+    # _POLYLINE find, each where it starts: no two of them match at one place)
+    found = _SHAPES.findall(svg_text, start)
+    uses = [(c, x, y, v) for c, x, y, v, _, _, _ in found if c]
+    lines = [line for _, _, _, _, line, _, _ in found if line]  # stems, staff and ledger lines, bar lines
     blocks = []
     if uses:
         blocks.append(_use_boxes(uses))
-    lines = _LINE.findall(svg_text, start)  # stems, staff and ledger lines, bar lines: most of a page
     if lines:
         ends = _ints(" ".join(lines).replace("L", "")).reshape(-1, 4)
         blocks.append(np.column_stack((np.minimum(ends[:, 0], ends[:, 2]), np.maximum(ends[:, 0], ends[:, 2]),
                                        np.minimum(ends[:, 1], ends[:, 3]), np.maximum(ends[:, 1], ends[:, 3]))))
-    # every <path> a straight line and no <polygon>: no other path or polygon to find
-    others = svg_text.count("<path ", start) > len(lines) or svg_text.find("<polygon ", start) >= 0
-    for d in _PATH.findall(svg_text, start) if others else ():
+    others = len(uses) + len(lines) < len(found)  # a path, polygon or polyline
+    for d in [d for _, _, _, _, _, d, _ in found if d] if others else ():
         nums = _NUM.findall(d)
         if len(nums) >= 4:
             if "C" in d and len(nums) >= 8:
@@ -204,7 +222,7 @@ def _primitives(svg_text: str) -> Any:
             px = [float(v) for v in nums[0::2]]
             py = [float(v) for v in nums[1::2]]
             rows.append((min(px), max(px), min(py), max(py)))
-    for points in _POLYLINE.findall(svg_text, start):  # hairpins, tuplet brackets, some lines
+    for points in [p for _, _, _, _, _, _, p in found if p] if others else ():  # hairpins, tuplet brackets
         nums = [float(v) for v in _NUM.findall(points)]
         if len(nums) >= 4:
             px, py = nums[0::2], nums[1::2]
@@ -477,6 +495,63 @@ def _near_tries(sky: Skyline, req: LabelRequest) -> Iterator[Box]:
         yield (left - w, left, *level)
 
 
+def _by_centre(requests: list[LabelRequest]) -> list[int]:
+    """The order labels are placed in: by their note's centre (40 units to a step), lower notes
+    first within a step; as ``sorted`` with the key ``(round(centre / 40), -y)`` orders them
+    (numpy's rounding is Python's, half to even; its lexsort is stable)."""
+    import numpy as np
+
+    x0 = np.array([r.x0 for r in requests])
+    x1 = np.array([r.x1 for r in requests])
+    ys = np.array([r.y for r in requests])
+    order: list[int] = np.lexsort((-ys, np.rint((x0 + x1) / 2 / 40))).tolist()
+    return order
+
+
+def _first_spots(sky: Skyline, wanted: list[LabelRequest], ks: list[int],
+                 halves: list[float]) -> tuple[list[float], ...]:
+    """For every label, at once: its centre, left and right ends, and for ``_above``'s first
+    try (above its staff) the ceiling (what hangs below the staff above, and the gap) and the
+    first baseline (under what rises above its staff and its notehead), as ``_above`` works
+    them out one label at a time (the same float operations, element by element)."""
+    import numpy as np
+
+    x0 = np.array([r.x0 for r in wanted])
+    x1 = np.array([r.x1 for r in wanted])
+    ys = np.array([r.y for r in wanted])
+    k = np.array(ks, dtype=np.int64)
+    centre = (x0 + x1) / 2
+    half = np.array(halves)
+    lo, hi = centre - half, centre + half
+    width = sky.width
+    b0 = np.maximum(np.floor_divide(lo, BUCKET).astype(np.int64), 0)  # int(lo // BUCKET), at least 0
+    b1 = np.minimum(np.floor_divide(hi, BUCKET).astype(np.int64), width - 1)
+    spans = b1 >= b0
+    tops = np.array(sky.tops, dtype=float)
+    bottoms = np.array(sky.bottoms, dtype=float)
+    rise = tops[k]
+    above_staff = bottoms[np.maximum(k - 1, 0)]
+    hang = above_staff.copy()
+    if sky.rises and spans.any():
+        last = len(sky.rises)  # a sentinel past the end, so that every bound is an index
+        for staff_of, profile, fill, reduce, out, pick in (
+            (k, sky.rises, np.inf, np.minimum, rise, spans),
+            (k - 1, sky.hangs, -np.inf, np.maximum, hang, spans & (k > 0)),
+        ):
+            if not pick.any():
+                continue
+            row = staff_of[pick] * width
+            bounds = np.empty(2 * int(pick.sum()), dtype=np.int64)
+            bounds[0::2] = row + b0[pick]
+            bounds[1::2] = row + b1[pick] + 1
+            values = np.append(np.array(profile, dtype=float), fill)
+            segment = reduce.reduceat(values, np.minimum(bounds, last))[0::2]
+            out[pick] = reduce(out[pick], segment)
+    ceiling = np.where(k > 0, hang + GAP / 2, -np.inf)
+    start = np.minimum(rise, ys - 130.0) - GAP
+    return centre.tolist(), lo.tolist(), hi.tolist(), ceiling.tolist(), start.tolist()
+
+
 #: How many label boxes a gap holds before those no later label can reach are dropped.
 _PRUNE_AT = 8
 
@@ -485,10 +560,10 @@ def place_labels(
     svg_text: str, requests: list[LabelRequest], sky: Skyline | None = None
 ) -> tuple[str, list[str], float]:
     """SVG ``<text class="sk-label">`` per request, the ids labelled, and the lowest label bottom."""
-    wanted = sorted(requests, key=lambda r: (round((r.x0 + r.x1) / 2 / 40), -r.y))
     lowest = float("-inf")
-    if not wanted:
+    if not requests:
         return "", [], lowest
+    wanted = [requests[i] for i in _by_centre(requests)]
     sky = sky if sky is not None else Skyline(svg_text)
     if not sky.staves:
         return "", [], lowest
@@ -516,8 +591,8 @@ def place_labels(
         if boxes is not None:
             for i, box in zip(order, boxes, strict=True):
                 keep(i, box)
-    staff_of, tops, bottoms, width = sky.staff_of, sky.tops, sky.bottoms, sky.width
-    ks = [staff_of(r.y) for r in wanted]
+    bottoms, bounds = sky.bottoms, sky._bounds
+    ks = [bisect.bisect_left(bounds, r.y) for r in wanted]  # sky.staff_of
     ledger = [(t - sky.space(k) * 0.75, b + sky.space(k) * 0.75) for k, (t, b) in enumerate(sky.staves)]
     for i, req in enumerate(wanted):  # notes on ledger lines, more than 3/4 of a space off the staff
         if i not in where and (req.y < ledger[ks[i]][0] or req.y > ledger[ks[i]][1]):
@@ -525,15 +600,14 @@ def place_labels(
             if near is not None:
                 keep(i, near)
     pad = FONT_SIZE * 0.12
-    widest = max(label_width(r.text) for r in wanted) / 2
-    rises, hangs = sky.rises, sky.hangs
+    halves = [label_width(r.text) / 2 for r in wanted]
+    widest = max(halves)
+    centres, los, his, ceilings, starts = _first_spots(sky, wanted, ks, halves)
     for i, req in enumerate(wanted):
         if i in where:
             continue
         k, y = ks[i], req.y
-        centre = (req.x0 + req.x1) / 2
-        half = label_width(req.text) / 2
-        lo, hi = centre - half, centre + half
+        centre, lo, hi = centres[i], los[i], his[i]
         # Labels come by centre: none after this one reaches further left than the widest
         # label's half from its centre (a narrow label may come first), so a box ending left of
         # that can touch no later label. Such boxes are dropped once a gap holds a few: dropping
@@ -544,16 +618,7 @@ def place_labels(
                 gaps[g] = [b for b in boxes if b[1] > centre - 40 - widest - FONT_SIZE]
         base: float | None = None
         if y <= bottoms[k]:  # _spot's first choice, above the staff (_above), worked out inline
-            b0, b1 = int(lo // BUCKET), int(hi // BUCKET)
-            b0, b1 = b0 if b0 > 0 else 0, b1 if b1 < width else width - 1
-            rise = tops[k] if not rises or b1 < b0 else min(tops[k], min(rises[k * width + b0:k * width + b1 + 1]))
-            ceiling = float("-inf")
-            if k > 0:
-                hang = bottoms[k - 1]
-                if hangs and b1 >= b0:
-                    hang = max(hang, max(hangs[(k - 1) * width + b0:(k - 1) * width + b1 + 1]))
-                ceiling = hang + GAP / 2
-            at = min(rise, y - 130.0) - GAP
+            ceiling, at = ceilings[i], starts[i]
             boxes = gaps.setdefault(k, [])
             for _ in range(6):
                 if at - _ASC < ceiling:
@@ -572,14 +637,14 @@ def place_labels(
         f'" text-anchor="middle" font-size="{FONT_SIZE:g}px" '
         f'font-family="{escape(FONT_FAMILY)}" style="fill:'
     )
-    out: list[str] = []
-    ids: list[str] = []
-    for i, req in enumerate(wanted):
-        x, base = where[i]
-        lowest = max(lowest, base + FONT_SIZE * 0.25)
-        out.append(
-            f'<text class="sk-label" data-for="{esc(req.note_id)}" x="{x:.0f}" '
-            f'y="{base:.0f}{head}{req.colour or "#000000"}">{esc(req.text)}</text>'
-        )
-        ids.append(req.note_id)
-    return "".join(out), ids, lowest
+    spots = [where[i] for i in range(len(wanted))]
+    ids = [req.note_id for req in wanted]
+    texts = [req.text for req in wanted]
+    lowest = max(base for _, base in spots) + FONT_SIZE * 0.25  # the bottom of the lowest label
+    if _UNSAFE.search("".join(ids)) or _UNSAFE.search("".join(texts)):  # else escaping changes none
+        ids, texts = [esc(t) for t in ids], [esc(t) for t in texts]
+    out = [
+        f'<text class="sk-label" data-for="{nid}" x="{x:.0f}" y="{base:.0f}{head}{colour or "#000000"}">{text}</text>'
+        for nid, text, (x, base), colour in zip(ids, texts, spots, [req.colour for req in wanted], strict=True)
+    ]
+    return "".join(out), [req.note_id for req in wanted], lowest

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from lxml import etree
 
 from serialkit.render.cues import cue_svg
-from serialkit.render.labels import LabelRequest, Skyline, place_labels
+from serialkit.render.labels import LabelRequest, Skyline, find_all, place_labels
 from serialkit.render.legend import legend_svg
 from serialkit.render.marks import VIOLATION_COLOR, Marks, NoteMark
 
@@ -33,6 +33,9 @@ _HEAD = re.compile(
     r'class="notehead"[^>]*><use [^>]*?href="#(E[0-9A-F]{3})[^"]*" '
     r'transform="translate\((-?[\d.]+)[ ,]+(-?[\d.]+)\)(?: scale\(([\d.]+))?'
 )
+#: A note's opening tag and, where its first child is its notehead's group (verovio's usual
+#: order), that notehead's glyph and place as ``_HEAD`` reads them.
+_NOTE_HEAD = re.compile(_NOTE_OPEN.pattern + "(?:<g " + _HEAD.pattern + ")?")
 _END = "</g></svg></svg>"
 _CHORD = re.compile(r'<g id="([^"]+)" class="chord"')
 _G_TAG = re.compile(r"<g\b|</g>")
@@ -132,22 +135,25 @@ def _mark_notes(svg_text: str, marks: Marks) -> _Notes:
     boxed = {e for f in marks.findings if f.code in _BOXED_CODES for e in f.event_ids}
     starts, ends, names = chord_spans(svg_text) if 'class="chord"' in svg_text else ([], [], [])
     last = 0
-    for m in _NOTE_OPEN.finditer(svg_text):
+    new = tuple.__new__  # a Head, a LabelRequest made without their Python-level __new__
+    for m in _NOTE_HEAD.finditer(svg_text):
         mark = notes.get(m.group(1))
         if mark is None:
             continue
         mid = mark.id
         marked.append(mid)
         colour, cue, text, attrs = _kind(mark)
-        at = m.end()
-        head = _HEAD.search(svg_text, at, at + 400)
-        if head is not None:
-            code, hx, hy, hs = head.groups()
+        at = m.end(2) + 1
+        code, hx, hy, hs = m.group(3, 4, 5, 6)
+        if code is None or m.end() > at + 400:  # not the note's first child: _HEAD's search
+            head = _HEAD.search(svg_text, at, at + 400)
+            code, hx, hy, hs = (None, None, None, None) if head is None else head.groups()
+        if code is not None:
             x, y = float(hx), float(hy)
             scale = float(hs or 1.0)
             x1 = x + _HEAD_WIDTH.get(code, 295.0) * scale
             if mid in boxed:
-                heads[mid] = Head(x, y - 125 * scale, x1, y + 125 * scale)
+                heads[mid] = new(Head, (x, y - 125 * scale, x1, y + 125 * scale))
             if colour is not None and cue is not None:
                 cues.append(cue_svg(cue, colour, (x + x1) / 2, y, max((x1 - x) / 2, 125.0 * scale) + 70.0, mid))
             if text:
@@ -155,7 +161,7 @@ def _mark_notes(svg_text: str, marks: Marks) -> _Notes:
                 if starts:
                     i = bisect.bisect_right(starts, m.start()) - 1
                     chord = names[i] if i >= 0 and ends[i] > m.start() else None
-                requests.append(LabelRequest(mid, text, x, x1, y, colour, chord))
+                requests.append(new(LabelRequest, (mid, text, x, x1, y, colour, chord)))
         rest = _PAINT.sub("", m.group(2)) if colour else m.group(2)
         pieces.append(svg_text[last:m.start()])
         pieces.append(f'<g id="{esc(mid)}" {attrs}{rest}>')
@@ -247,7 +253,7 @@ def fit_left(page: str) -> str:
     if box is None or margin is None:
         return page
     left = float("inf")
-    for m in _NAME.finditer(page):
+    for m in find_all(_NAME, page, 'class="label'):
         sizes = [float(v) for v in _SIZE.findall(m.group(2)) if float(v) > 0]
         name = _TAGS.sub("", m.group(2)).strip()
         if name and sizes:

@@ -40,6 +40,24 @@ CASES = {
     "tied": (_note(duration="2").replace("</note>", '<tie type="start"/></note>')
              + _note(duration="2").replace("</note>", '<tie type="stop"/></note>')),
     "backup_too_far": _note() + "<backup><duration>8</duration></backup>" + _note("E"),
+    "negative_later": _note() + _note("D", duration="-1"),
+    "transposed_out": ('<attributes><transpose><chromatic>-12</chromatic><octave-change>-1</octave-change>'
+                       "</transpose></attributes>" + _note(octave="0")),
+    "grace_only": "<note><grace/><pitch><step>C</step><octave>4</octave></pitch></note>",
+    "bad_staff": _note().replace("</note>", "<staff>x</staff></note>"),
+    "staff_transposed_out": ('<attributes><transpose number="2"><chromatic>-3</chromatic>'
+                             "<octave-change>-5</octave-change></transpose></attributes>"
+                             + _note().replace("</note>", "<staff>2</staff></note>") + _note("D")),
+    "tuplet": "".join(_note(duration="1").replace("</note>", "<type>eighth</type><time-modification>"
+                                                  "<actual-notes>3</actual-notes><normal-notes>2"
+                                                  "</normal-notes></time-modification></note>")
+                      for _ in range(3)),
+    "chord_and_cue": (_note() + _note("E").replace("<note>", "<note><chord/>")
+                      + _note("G").replace("<note>", "<note><cue/>")),
+    "no_duration": "<note><pitch><step>C</step><octave>4</octave></pitch></note>",
+    "forward_bad": _note() + "<forward><duration>z</duration></forward>",
+    "bad_time": '<attributes><time><beats>3</beats><beat-type>q</beat-type></time></attributes>' + _note(),
+    "negative_forward": _note() + "<forward><duration>-9</duration></forward>" + _note("E"),
 }
 
 
@@ -59,6 +77,8 @@ def test_check_score_agrees_with_read_score(tmp_path: Path, case: str, divisions
     expected = _outcome(lambda: read_score(path))
     got = _outcome(lambda: check_score(path, parsed=tree)())
     assert got == expected
+    # without keeping the notes from the check (render's usual case): the same error, or Piece
+    assert _outcome(lambda: check_score(path, parsed=tree, keep=False)()) == expected
     assert _outcome(lambda: check_score(path)()) == expected
 
 
@@ -70,4 +90,19 @@ def test_check_score_gives_the_piece_read_score_reads(name: str) -> None:
     root = tree.getroot() if tree is not None else None
     before = None if root is None else len(list(root.iter()))
     assert check_score(path, parsed=tree)() == read_score(path)
+    assert check_score(path, parsed=tree, keep=False)() == read_score(path)
     assert root is None or len(list(root.iter())) == before  # the parse is left as it was
+
+
+@pytest.mark.parametrize("nid", ["sk_C_2d_", "sk_C_zz_", "sk_C_2d", "plain"])
+def test_check_score_reads_ids_serialkit_escaped(tmp_path: Path, nid: str) -> None:
+    """A file serialkit wrote has its ids escaped (``encode_id``): a malformed one is refused
+    alike whether or not the check keeps its notes."""
+    path = tmp_path / "ours.musicxml"
+    text = SCORE.format(div="1", body=_note(nid=nid) + _note("D"))
+    path.write_text(text.replace("<part-list>", "<identification><encoding><software>serialkit</software>"
+                                 "</encoding></identification><part-list>"))
+    tree = parse_xml(path.read_bytes(), str(path))
+    expected = _outcome(lambda: read_score(path))
+    assert _outcome(lambda: check_score(path, parsed=tree, keep=False)()) == expected
+    assert _outcome(lambda: check_score(path, parsed=tree)()) == expected

@@ -164,3 +164,20 @@ def test_certificate_alone_labels_and_colours(
     notes = notes_by_id(root)
     for entry in duet_certificate["events"]:
         assert notes[entry["id"]].get("data-label") == f"{entry['form']}:{entry['position']}"
+
+
+def test_build_marks_makes_the_note_marks_the_dataclass_makes(
+    duet_report: dict[str, Any], duet_certificate: dict[str, Any]
+) -> None:
+    """build_marks makes its NoteMarks without their __init__ (marks._note_mark): field for field
+    the same as the dataclass makes them."""
+    import dataclasses
+
+    from serialkit.render.marks import NoteMark
+
+    assert NoteMark.__slots__ == tuple(f.name for f in dataclasses.fields(NoteMark))
+    marks = build_marks(duet_report, duet_certificate)
+    assert marks.notes
+    for mark in marks.notes.values():
+        again = NoteMark(*(getattr(mark, f.name) for f in dataclasses.fields(NoteMark)))
+        assert mark == again and repr(mark) == repr(again) and type(mark) is NoteMark

@@ -90,14 +90,20 @@ def read_musicxml(path: str | Path, limit: int | None = None) -> Piece:
     return piece
 
 
-def check_partwise_tree(tree: etree._ElementTree, path: str | Path) -> Callable[[], Piece]:
+def check_partwise_tree(tree: etree._ElementTree, path: str | Path, keep: bool = True) -> Callable[[], Piece]:
     """Check a plain (uncompressed) score-partwise file as ``read_musicxml`` reads it, from its
     tree as ``parse_xml`` parsed it (read only), raising the errors ``read_musicxml`` raises; and
-    return a function that gives the Piece ``read_musicxml`` reads, built when first asked for."""
+    return a function that gives the Piece ``read_musicxml`` reads, built when first asked for.
+    ``keep=False``: for a caller that will rarely ask for the Piece, the tree is walked without
+    keeping its notes (the walk raises the same errors; where a note could fail to become an
+    event, it is scanned whole for ``check_parts``' error), and scanned whole when the Piece is
+    asked for (from the tree as it is then: ask before changing it)."""
     path = Path(path)
     if tree.getroot().tag != "score-partwise":
         raise ValueError("check_partwise_tree reads a score-partwise tree")
     where = str(path)
+    if not keep and checked(tree, where):
+        return functools.cache(lambda: _piece(scan_tree(tree, where), path, where, "musicxml"))
     scan = scan_tree(tree, where)
     try:
         check_parts(scan.parts, path)
@@ -202,6 +208,19 @@ def scan_tree(tree: etree._ElementTree, where: str) -> Scan:
         walker.part(pid, part)
     _finish(parts, walker.scan, walker.pending, walker.lengths, walker.numbers, walker.meters)
     return walker.scan
+
+
+def checked(tree: etree._ElementTree, where: str) -> bool:
+    """Walk a score-partwise tree as ``scan_tree`` does, raising its errors, without keeping its
+    notes: True when every pitched note will become an event (``check_parts`` passes), False
+    when that needs the whole scan to tell (no note, or one that may not be an event)."""
+    root = tree.getroot()
+    walker = Walker(where, Scan(ScoreParts(), root))
+    walker.records = False
+    walker.ours = (root.findtext("identification/encoding/software") or "").strip() == "serialkit"
+    for p_index, part in enumerate(root.iterfind("part")):
+        walker.part(part.get("id") or f"P{p_index + 1}", part)
+    return walker.sounded > 0 and not walker.doubt
 
 
 def _finish(

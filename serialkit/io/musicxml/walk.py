@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -85,6 +86,15 @@ def _plus_plain(a: Fraction, b: Fraction) -> Fraction:  # pragma: no cover - Fra
 plus = _plus_slots if _SLOTTED else _plus_plain
 
 
+def _above_slots(a: Fraction, b: Fraction) -> bool:
+    """``a > b`` of two Fractions, by their slots (denominators are positive): a fifth of the
+    cost of Fraction's own comparison, which a walk makes twice a measure."""
+    return a._numerator * b._denominator > b._numerator * a._denominator  # type: ignore[attr-defined,no-any-return]
+
+
+above = _above_slots if _SLOTTED else operator.gt
+
+
 class Walker:
     """State of one walk over a partwise tree."""
 
@@ -106,6 +116,11 @@ class Walker:
         self.homes: dict[tuple[str, str], int] = {}
         self.durations: dict[tuple[str | None, tuple[int, int]], Fraction] = {}
         self.exacts: dict[tuple[object, ...], Fraction] = {}
+        #: False: a check only (``checked``): no notes kept, only whether one could fail to
+        #: become an event (``doubt``) or none was met (``sounded``).
+        self.records = True
+        self.doubt = False
+        self.sounded = 0
 
     def part(self, pid: str, part: etree._Element) -> None:
         """Walk one part's measures."""
@@ -117,10 +132,10 @@ class Walker:
                 self.lengths.append(_ZERO)
                 self.numbers.append(number)
             try:
-                longest = self.measure(pid, measure, m_index, number)
+                longest = (self.measure if self.records else self.check_measure)(pid, measure, m_index, number)
             except DAMAGE as exc:
                 raise damaged(self.where, self.current, exc) from None
-            if longest > self.lengths[m_index]:
+            if above(longest, self.lengths[m_index]):
                 self.lengths[m_index] = longest
 
     def measure(self, pid: str, measure: etree._Element, m_index: int, number: str) -> Fraction:
@@ -176,7 +191,7 @@ class Walker:
                     clock.start()
             elif tag == "attributes":
                 self.attributes(child, m_index)
-        return clock.pos if clock.pos > longest else longest
+        return clock.pos if above(clock.pos, longest) else longest
 
     def duration(self, text: str | None, child: etree._Element) -> Fraction:
         """A <duration> in quarter notes (exact), cached per text and divisions."""
@@ -231,6 +246,88 @@ class Walker:
         return RawNote(nid, pid, fields.staff, fields.voice, number, onset, dur, spelled[0] + shift,
                        plus(onset, _ONE), line if isinstance(line, int) else None, fields.grace,
                        fields.tie_start, fields.tie_stop, home, shift, spelled[1])
+
+    def check_measure(self, pid: str, measure: etree._Element, m_index: int, number: str) -> Fraction:
+        """``measure`` for a check (``records`` False): the same walk, raising the same errors in
+        the same order, without a RawNote per note: of a note's children only those time and
+        pitch need are read (``_NoteFields``' reading of them, inline; a tuplet's note is read
+        whole for ``exact``), and ``doubt`` is set where a note might not become an event (a
+        negative onset or duration, a MIDI number out of range: ``check_parts`` would say why)."""
+        clock = _Clock()
+        last_onset = _ZERO
+        longest = _ZERO
+        durations, field, spelled_as = self.durations, _FIELD.get, self.spelled.get
+        for child in measure:
+            self.current = child
+            tag = child.tag
+            if tag == "note":
+                chord = grace = cue = tuplet = False
+                pitch: etree._Element | None = None
+                duration: str | None = None
+                staff = 1
+                for sub in child:
+                    kind = field(sub.tag)
+                    if kind is None or kind == 2 or kind > 9:  # voice, ties: no part of a check
+                        continue
+                    if kind == 0:
+                        pitch = sub
+                    elif kind == 1:
+                        duration = sub.text
+                    elif kind == 3:
+                        staff = int(sub.text or 1)
+                    elif kind == 4:
+                        chord = True
+                    elif kind == 5:
+                        grace = True
+                    elif kind == 6:
+                        cue = True
+                    elif kind == 9:
+                        tuplet = True
+                onset = last_onset if chord else clock.pos
+                if grace or (cue and duration is None):
+                    dur = file_dur = _ZERO
+                else:
+                    file_dur = durations.get((duration, self.div_key)) or self.duration(duration, child)
+                    dur = self.exact(_NoteFields(child), file_dur) if tuplet else file_dur
+                if not chord:
+                    last_onset = clock.pos
+                    if clock.seen is None and dur is file_dur:  # clock.advance's usual case, inline
+                        clock.pos = clock.file_pos = plus(last_onset, dur)
+                    else:
+                        clock.advance(file_dur, dur)
+                if pitch is None or cue or (not dur and not grace):
+                    continue  # a cue note takes its time in the voice but is not played
+                # ``note``'s checks: an escaped id serialkit wrote, then the pitch's texts
+                self.sounded += 1
+                if self.ours:
+                    nid = child.get("id")
+                    if nid:
+                        decode_id(nid)
+                step, alter_text, octave_text = "", None, None
+                for sub in pitch:
+                    t = sub.tag
+                    if t == "step":
+                        step = sub.text or ""
+                    elif t == "alter":
+                        alter_text = sub.text
+                    elif t == "octave":
+                        octave_text = sub.text
+                spelled = spelled_as((step, alter_text, octave_text))
+                if spelled is None:
+                    spelled = self.spelling(step, alter_text, octave_text, f"{self.where}:{child.sourceline}")
+                shift = self.transpose.get(staff, self.transpose.get(None, 0)) if self.transpose else 0
+                if not 0 <= spelled[0] + shift <= 127 or dur.numerator < 0 or onset.numerator < 0:
+                    self.doubt = True
+            elif tag == "backup" or tag == "forward":
+                if clock.pos > longest:
+                    longest = clock.pos
+                delta = self.duration(child.findtext("duration"), child)
+                clock.move(-delta if tag == "backup" else delta)
+                if clock.pos < 0:  # clamped to the bar's start (a warning, which a check leaves out)
+                    clock.start()
+            elif tag == "attributes":
+                self.attributes(child, m_index)
+        return clock.pos if above(clock.pos, longest) else longest
 
     def spelling(self, step: str, alter_text: str | None, octave_text: str | None, here: str) -> tuple[int, int]:
         """The MIDI number a <pitch>'s texts spell and its alteration (remembered per texts;
