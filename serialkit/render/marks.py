@@ -401,5 +401,6 @@ def _suggested(report: Mapping[str, Any], where: str) -> dict[str, str]:
             eid = str(note["event_id"])
         except (KeyError, TypeError, StopIteration) as exc:
             raise RenderInputError(f"{where}: suggestions[{i}] is malformed ({exc})") from exc
-        out[eid] = " or ".join(cands) if cands else "nothing plausible"
+        out[eid] = (" or ".join(cands) if cands else "nothing plausible" if note.get("complete", True)
+                    else "none among those tried")
     return out

@@ -96,3 +96,11 @@ def test_check_text_does_not_call_an_untried_note_implausible() -> None:
     assert "nothing plausible" in "".join(suggestion_lines(report, ["a"]))
     untried = "".join(suggestion_lines(report, ["b"]))
     assert "none among those tried" in untried and "nothing plausible" not in untried
+
+
+def test_the_review_marks_do_not_call_an_untried_note_implausible() -> None:
+    from serialkit.render.marks import _suggested
+
+    report = {"suggestions": [{"event_id": "a", "candidates": []},
+                              {"event_id": "b", "candidates": [], "complete": False}]}
+    assert _suggested(report, "r.json") == {"a": "nothing plausible", "b": "none among those tried"}
