@@ -196,9 +196,9 @@ def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hol
             return _Hole(lo, hi, pcs[p], frozenset(e.voice for e in near),  # noqa: B023
                          frozenset(e.id for e in near), members, past_own)  # noqa: B023
 
-        own = [p for p, e in found if e.id not in s.elided]
+        held = [p for p, e in found if e.id not in s.elided]  # the positions of its own notes
         for (p, a), (q, b) in zip(found, found[1:], strict=False):
-            past_own = bool(own) and (q > own[-1] or p < own[0])
+            past_own = bool(held) and (q > held[-1] or p < held[0])
             out += [hole(k, a.onset, b.onset, a, b, past_own=past_own) for k in range(p + 1, q)]
         (first, a), (last, b) = found[0], found[-1]
         ioi = edge_step(first, a.onset, last, b.onset)
