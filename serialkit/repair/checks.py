@@ -2,10 +2,9 @@
 (with the check's own suggestions when asked), all sharing one ``Readings``.
 
 A repair asks for the same report several times: the one-at-a-time judgement
-(``policy.keep_corrections``) asks for the report, with and without the check's suggestions, on
-the pieces the planning rounds made, and again when a refused correction sends the plan round
-again. ``Checks`` keeps each report by the piece's notes, so that each is computed once, and
-every analysis (the check's, the plan's, the verifications of the plan's and the check's
+(``policy.Keeper``) asks for the report, with and without the check's suggestions, on the
+pieces the planning rounds make. ``Checks`` keeps each report by the piece's notes, so that each
+is computed once, and every analysis (the check's, the plan's, the verifications of the plan's and the check's
 suggestions) once, in one ``Readings``: the check's suggestions of a piece the plan has suggested
 for find most of their analyses made."""
 

@@ -1,6 +1,6 @@
 """What a repair may change and what it keeps: the codes it fixes (``--only``), the notes a
 correction may touch, and the one-at-a-time judgement that keeps a correction only when the whole
-gate is better with it (``keep_corrections``)."""
+gate is better with it (``Keeper``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 from serialkit.core.errors import SerialkitError
 from serialkit.core.notenames import NoteNames
 from serialkit.core.piece import Piece
-from serialkit.core.suggest import Applied
+from serialkit.core.suggest import Suggestion
 
-__all__ = ["FIXABLE", "TIMING_FIXABLE", "allowed_notes", "keep_corrections", "validate_only", "with_pitches"]
+__all__ = ["FIXABLE", "TIMING_FIXABLE", "Keeper", "allowed_notes", "validate_only", "with_pitches"]
 
 FIXABLE = ("ROW", "ORDER")
 """The finding codes a pitch correction can fix (``--only``)."""
@@ -99,38 +99,49 @@ and correct notes round it go unexplained) is kept when it leaves at least this 
 unexplained and the gate no worse: one note it explains could be the music's own."""
 
 
-def keep_corrections(piece: Piece, before: Mapping[str, Any], applied: Sequence[Applied],
-             judge: Callable[[Piece, bool], dict[str, Any]]) -> tuple[set[str], str, Piece, dict[str, Any]]:
-    """The planned corrections taken one at a time, each judged by the whole gate against the
-    score as the ones before it left it. A correction is kept only when its note is one the check
-    names (a swap's other note comes with it) — or a hole's neighbour, when changing it leaves
-    fewer notes unexplained, or any note, when changing it leaves ``_ABSORBED`` fewer unexplained
-    (a wrong note the row absorbs) — and the gate afterwards is better (:func:`_better`). Returns the notes of the first refused correction (empty when all are
-    kept) and why, and the score with the corrections before it and its report."""
-    current, report = piece, dict(before)
-    names = NoteNames(piece)
-    for a in applied:
-        s = a.suggestion
-        edits = {e.event_id for e in s.edits}
-        what = f"{names.place(s.event_id)} (→ {names.name(s.event_id, s.midi, s.model)}) not changed: "
+class Keeper:
+    """The one-at-a-time judgement of a repair's corrections, each by the whole gate against the
+    score as the corrections kept before it left it (``accept``, asked by ``plan_repairs`` as it
+    plans). A correction is kept only when its note is one the check names (a swap's other note
+    comes with it) — or a hole's neighbour, when changing it leaves fewer notes unexplained, or any
+    note, when changing it leaves ``_ABSORBED`` fewer unexplained (a wrong note the row absorbs) —
+    and the gate afterwards is better (:func:`_better`). ``current``, ``report``: the score with the
+    corrections kept and the gate's report on it; ``refused``: each refused correction's notes and
+    why."""
+
+    def __init__(self, piece: Piece, before: Mapping[str, Any],
+                 judge: Callable[[Piece, bool], dict[str, Any]]) -> None:
+        self.current, self.report, self.judge = piece, dict(before), judge
+        self.names = NoteNames(piece)
+        self.refused: list[tuple[set[str], str]] = []
+
+    def accept(self, s: Suggestion) -> bool:
+        """Keep ``s`` (True: ``current`` and ``report`` are then the score with it), or refuse it
+        (False: the reason is added to ``refused``)."""
+        why = self._refusal(s)
+        if why:
+            self.refused.append(({e.event_id for e in s.edits}, why))
+        return not why
+
+    def _refusal(self, s: Suggestion) -> str:
+        """Why ``s`` is not kept ("" when it is: ``current`` and ``report`` then include it)."""
+        current, report = self.current, self.report
+        what = f"{self.names.place(s.event_id)} (→ {self.names.name(s.event_id, s.midi, s.model)}) not changed: "
         named, around = _named(report)
         if s.event_id not in named | around:  # a note in a statement's hole, the check's suggestions say
-            named, around = _named(judge(current, True))
+            named, around = _named(self.judge(current, True))
         changed = with_pitches(current, {e.event_id: e.after for e in s.edits})
+        result = self.judge(changed, False)
         if s.event_id not in named | around:  # a wrong note the row absorbs: it must explain the notes it left
-            result = judge(changed, False)  # unexplained, several of them, and nothing new
-            gained = len(report.get("unexplained") or ()) - len(result.get("unexplained") or ())
-            if gained < _ABSORBED or not _better(report, result):
-                return edits, what + "the check does not name it (the row explains it)", current, report
-            current, report = changed, result
-            continue
-        result = judge(changed, False)
-        if s.event_id in around and not len(result.get("unexplained") or ()) < len(report.get("unexplained") or ()):
-            return edits, what + ("the row explains it, and changing it explains no other note "
-                                  "(it only moves a statement's hole)"), current, report
-        if not _better(report, result):
+            gained = len(report.get("unexplained") or ()) - len(result.get("unexplained") or ())  # unexplained,
+            if gained < _ABSORBED or not _better(report, result):  # several of them, and nothing new
+                return what + "the check does not name it (the row explains it)"
+        elif s.event_id in around and not len(result.get("unexplained") or ()) < len(report.get("unexplained") or ()):
+            return what + ("the row explains it, and changing it explains no other note "
+                           "(it only moves a statement's hole)")
+        elif not _better(report, result):
             new = _new_findings(report, result)
-            return edits, what + (f"the gate finds {new} new finding{'s' if new != 1 else ''} with it" if new
-                                  else "the gate is no better with it"), current, report
-        current, report = changed, result
-    return set(), "", current, report
+            return what + (f"the gate finds {new} new finding{'s' if new != 1 else ''} with it" if new
+                           else "the gate is no better with it")
+        self.current, self.report = changed, result
+        return ""

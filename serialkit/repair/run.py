@@ -37,8 +37,8 @@ from serialkit.repair.formats import check_output, companion_paths
 from serialkit.repair.policy import (
     FIXABLE,
     TIMING_FIXABLE,
+    Keeper,
     allowed_notes,
-    keep_corrections,
     validate_only,
 )
 from serialkit.repair.result import Change, RepairResult
@@ -111,16 +111,13 @@ def repair_score(
         allowed = set()
     timing = [c for c in TIMING_FIXABLE if profile.judges(c) and (only is None or c in only)]
 
-    while True:
-        plan = plan_repairs(bare_notes(piece), the_row, conv, threshold=threshold, only=allowed,
-                            readings=checks.readings, progress=progress)
-        applied = plan.applied
-        refused, why, repaired, after = keep_corrections(piece, before, applied, checks.report)
-        if not refused:
-            break
+    keeper = Keeper(piece, before, checks.report)  # each correction judged by the gate as it is planned
+    plan = plan_repairs(bare_notes(piece), the_row, conv, threshold=threshold, only=allowed,
+                        readings=checks.readings, progress=progress, accept=keeper.accept)
+    applied, repaired, after = plan.applied, keeper.current, keeper.report
+    for refused, why in keeper.refused:
         withdrawn += sorted(refused - set(withdrawn))
         notes.append(why)
-        allowed = (allowed if allowed is not None else {e.id for e in piece.events}) - refused
     edits: Sequence[TimingEdit] = ()
     if timing and any(v["code"] in timing for v in after.get("violations") or ()):
         from serialkit.repair.timing import retime_findings

@@ -1,7 +1,10 @@
-"""Webern's notes are never edited where copies of his music meet: Op. 21 bars 1-25 twice, the
-second copy a semitone up, cuts off the statements sounding at the end of the first (the check
-rightly reports them), and Horn 2's D3 of bar 25 — Webern's, unexplained in the excerpt alone —
-was "corrected" to F3 at 88 % to fill a hole of one of them (an outside tester's finding)."""
+"""Webern's notes are never edited where copies of his music meet: Op. 21 bars 1-25 twice cuts
+off the statements sounding at the end of the first copy (the check rightly reports them). With
+the second copy a semitone up, Horn 2's D3 of bar 25 — Webern's, unexplained in the excerpt alone
+— must not be "corrected" to fill a hole of one of them; with it a fourth up, one cut-off statement
+borrows its last position from the second copy's first statement (an elision), and Horn 2's first
+B4 of the second copy, a repeated note, must not be "corrected" to C#5 to fill the position
+between (the gate would stay as it is: one note unexplained before and after)."""
 
 from __future__ import annotations
 
@@ -15,14 +18,14 @@ from serialkit.io import read_score, write_score
 from serialkit.repair import repair_score
 
 
-def _copies(corpus: Path, n: int) -> Piece:
-    """Op. 21 bars 1-25 ``n`` times one after another, copy k a semitone higher than copy k-1
-    (``bench/bench_scale.py``'s ``webern_x12``)."""
+def _copies(corpus: Path, n: int, step: int = 1) -> Piece:
+    """Op. 21 bars 1-25 ``n`` times one after another, copy k ``step`` semitones higher than copy
+    k-1 (``bench/bench_scale.py``'s ``webern_x12``)."""
     piece = read_score(corpus / "webern-op21-i-mm1-25.mei")
     span = max(e.onset + e.duration for e in piece.events)
     span = Fraction(int(span) + 2 - int(span) % 2)  # whole bars of 2/4 after the excerpt's end
     return piece.with_events(
-        e.copy(id=f"{e.id}-c{k}", onset=e.onset + k * span, midi=e.midi + k, tag=None,
+        e.copy(id=f"{e.id}-c{k}", onset=e.onset + k * span, midi=e.midi + k * step, tag=None,
                tied_ids=tuple(f"{t}-c{k}" for t in e.tied_ids))
         for k in range(n) for e in piece.events)
 
@@ -37,3 +40,18 @@ def test_repair_of_two_copies_of_op21_changes_no_note(corpus: Path, tmp_path: Pa
     assert len(result.after["unexplained"]) == 2  # Webern's own D3 of bar 25, in each copy
     held = [c for c in result.held if c.event_id == "note-000000021584617-c0"]
     assert all(c.confidence is not None and c.confidence < 0.6 for c in held)
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_repair_of_two_copies_a_fourth_apart_fills_no_hole_past_a_statements_own_notes(
+        corpus: Path, tmp_path: Path) -> None:
+    score = tmp_path / "op21-x2-fourth.musicxml"
+    write_score(_copies(corpus, 2, step=5), score)
+    result = repair_score(score, "webern-op21", dry_run=True)
+    assert [(c.event_id, c.before, c.after) for c in result.changes] == []
+    assert result.after["unexplained"] == result.before["unexplained"]
+    horn = "note-000000057768028-c1"  # Horn 2's first B4 of the second copy, then a B4 again
+    held = [c for c in result.held if c.event_id == horn]
+    assert held and all(c.confidence is not None and c.confidence < 0.6 for c in held)
+    assert "borrowed from another statement" in held[0].reason

@@ -147,7 +147,10 @@ class _Cand:
     """The reported notes the change leaves explained (its own changed notes among them)."""
     cut: tuple[int, ...] = ()
     """The pitch classes the changed note's statement still lacks beside it with nothing there
-    that could be them (``_Reading.left_short``): it only stretches a statement cut off there."""
+    that could be them (``_Reading.left_short``), or the one it fills past the statement's own
+    notes (``_Reading.past_own``): it only stretches a statement cut off there."""
+    borrowed: bool = False
+    """``cut`` is a hole past the statement's own notes, the notes beyond it borrowed from another."""
 
     @property
     def key(self) -> _Key:
@@ -385,6 +388,9 @@ def suggest(
         if moved:  # as much trouble is left elsewhere: never confident (a repair needs less trouble)
             c.weight = min(c.weight, _KEEP_WEIGHT / 2)
         c.cut = reading.left_short(note) if holds else ()
+        if holds and not c.cut and home is not None and before.past_own(
+                c.edits[note] % 12, events[note].onset, frozenset(home.members)):
+            c.cut, c.borrowed = (c.edits[note] % 12,), True  # it fills a hole past the statement's own notes
         if c.cut:  # the statement stays short beside it: nothing shows the note is wrong
             c.weight = min(c.weight, _KEEP_WEIGHT / 2)
         if trade == "borrowed":  # its statement now borrows the pitch class from far off: doubtful
@@ -549,6 +555,10 @@ def _reason(c: _Cand, event: Event, gain: int, moved: bool = False) -> str:
         what = f"{_name(event.midi)} → {_name(after)} reads as {where}; {_MODEL_TEXT[c.model]}"
     if moved:
         return f"{what} ({gain} fewer unexplained or missing notes around it, as many more elsewhere)"
+    if c.cut and c.borrowed:
+        return (f"{what} ({gain} fewer unexplained or missing notes; its statement's own notes stop "
+                f"short of it, the notes beyond only borrowed from another statement, no note there: "
+                f"cut off, not completed)")
     if c.cut:
         return (f"{what} ({gain} fewer unexplained or missing notes; its statement still lacks "
                 f"{', '.join(map(pc_name, c.cut))} beside it, no note there: cut off, not completed)")

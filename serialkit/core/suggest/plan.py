@@ -59,6 +59,7 @@ def plan_repairs(
     only: Iterable[str] | None = None,
     readings: Readings | None = None,
     progress: Callable[[int, int], None] | None = None,
+    accept: Callable[[Suggestion], bool] | None = None,
 ) -> RepairPlan:
     """Apply the most confident suggestion, analyse again, and repeat while one reaches
     ``threshold`` and each change leaves fewer notes unexplained or missing.
@@ -68,6 +69,8 @@ def plan_repairs(
     ids) that may change. Returns the corrected piece (tags not written), what was applied, and
     the suggestions below ``threshold`` that were left. ``readings``: see :class:`Readings`.
     ``progress``: told each round's number and the corrections applied so far, before the round.
+    ``accept``: asked of each correction before it is applied (a repair's gate); one it refuses is
+    not applied, and no later correction may change its notes.
     """
     from serialkit.core.analysis import analyze
 
@@ -83,6 +86,7 @@ def plan_repairs(
     applied: list[Applied] = []
     tried: set[tuple[tuple[str, int], ...]] = set()
     held: list[Suggestion] = []
+    refused: set[str] = set()
     rounds = 0
     while len(applied) < max_edits:
         best: Suggestion | None = None
@@ -93,7 +97,8 @@ def plan_repairs(
         for note in suggest(current, analysis, suspects=False, readings=readings):
             for cand in note.candidates[:1]:
                 key = tuple((e.event_id, e.after) for e in cand.edits)
-                if key in tried or (allowed is not None and any(e.event_id not in allowed for e in cand.edits)):
+                if key in tried or any(e.event_id in refused or allowed is not None and e.event_id not in allowed
+                                       for e in cand.edits):
                     continue
                 sure = _pcs_confidence(cand, note.candidates)
                 if sure < threshold:
@@ -113,6 +118,9 @@ def plan_repairs(
         )
         after = readings.read(changed, row, convention)
         if after.badness >= readings.read(current, row, convention).badness:
+            continue
+        if accept is not None and not accept(best):
+            refused |= changes.keys()
             continue
         applied.append(Applied(best, len(analysis.unexplained), len(after.analysis.unexplained)))
         current, analysis = changed, after.analysis

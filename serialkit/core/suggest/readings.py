@@ -50,6 +50,15 @@ class _Reading:
             return ()
         return tuple(sorted({h.want for h in holes}))
 
+    def past_own(self, want: int, at: Fraction, members: frozenset[str]) -> bool:
+        """Is ``at`` in a hole wanting pitch class ``want`` of a statement of ``members`` (its
+        found notes all among them) that lies past the statement's own notes — the notes beyond
+        it only borrowed from another statement (``_Hole.past_own``) — with no unexplained note
+        sounding there? Then the statement is cut off there as at an open end (``left_short``):
+        a note changed to fill it only stretches the statement, however complete it then reads."""
+        return any(h.past_own and h.want == want and h.lo <= at <= h.hi and h.members <= members
+                   and not any(h.lo <= t <= h.hi for t in self.loose) for h in self.holes)
+
 
 def notes_key(piece: Piece) -> tuple[tuple[Any, ...], ...]:
     """What an analysis of ``piece`` depends on, note by note: id, voice, onset, duration, pitch."""

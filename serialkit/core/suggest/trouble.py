@@ -167,6 +167,9 @@ class _Hole:
     voices: frozenset[str]
     around: frozenset[str]
     members: frozenset[str]
+    past_own: bool = False
+    """A hole between two notes of the statement where the notes on one side are only borrowed
+    from another statement (elided): its own notes stop short of the hole, as at an open end."""
 
 
 def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hole]:
@@ -189,12 +192,14 @@ def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hol
         pcs = analysis.row.form(s.form, analysis.convention)
         members = frozenset(e.id for _p, e in found)
 
-        def hole(p: int, lo: Fraction, hi: Fraction, *near: Event) -> _Hole:
+        def hole(p: int, lo: Fraction, hi: Fraction, *near: Event, past_own: bool = False) -> _Hole:
             return _Hole(lo, hi, pcs[p], frozenset(e.voice for e in near),  # noqa: B023
-                         frozenset(e.id for e in near), members)  # noqa: B023
+                         frozenset(e.id for e in near), members, past_own)  # noqa: B023
 
+        held = [p for p, e in found if e.id not in s.elided]  # the positions of its own notes
         for (p, a), (q, b) in zip(found, found[1:], strict=False):
-            out += [hole(k, a.onset, b.onset, a, b) for k in range(p + 1, q)]
+            past_own = bool(held) and (q > held[-1] or p < held[0])
+            out += [hole(k, a.onset, b.onset, a, b, past_own=past_own) for k in range(p + 1, q)]
         (first, a), (last, b) = found[0], found[-1]
         ioi = edge_step(first, a.onset, last, b.onset)
         room_before, room_after = edge_room(first, a.onset, last, b.onset, start, end)
