@@ -6,7 +6,6 @@ import re
 from html import escape
 
 from serialkit.render.cues import cue_svg
-from serialkit.render.labels import label_width
 from serialkit.render.marks import (
     AMBIGUOUS_COLOR,
     OTHER_RUNG_COLOR,
@@ -15,6 +14,7 @@ from serialkit.render.marks import (
     VIOLATION_COLOR,
     Marks,
 )
+from serialkit.render.shapes import label_width
 
 FONT = 260.0
 ROW = 420.0

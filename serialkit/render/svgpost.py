@@ -17,9 +17,10 @@ from typing import Any, NamedTuple
 from lxml import etree
 
 from serialkit.render.cues import cue_svg
-from serialkit.render.labels import LabelRequest, Skyline, find_all, place_labels
+from serialkit.render.labels import LabelRequest, Skyline, place_labels
 from serialkit.render.legend import legend_svg
 from serialkit.render.marks import VIOLATION_COLOR, Marks, NoteMark
+from serialkit.render.shapes import find_all
 
 SVG = "{http://www.w3.org/2000/svg}"
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from serialkit.render.labels import label_width
+from serialkit.render.shapes import label_width
 from tests.render.conftest import SVG, parse_svg
 
 XLINK = "{http://www.w3.org/1999/xlink}href"

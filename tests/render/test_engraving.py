@@ -84,7 +84,7 @@ def far_labels(svg: Path) -> tuple[int, list[tuple[str, str, float]]]:
     """How many labels the page has, and those whose box stands farther than one staff space
     horizontally from their own note (its notehead and accidental; for a chord's note, the whole
     chord)."""
-    from serialkit.render.labels import label_width
+    from serialkit.render.shapes import label_width
 
     root = parse_svg(svg)
     notes = notes_by_id(root)

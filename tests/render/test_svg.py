@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from serialkit.render import RUNG_COLORS, UNEXPLAINED_COLOR, VIOLATION_COLOR, build_marks, render
-from serialkit.render.labels import label_width
+from serialkit.render.shapes import label_width
 from tests.render.conftest import SVG, labels, notes_by_id, parse_svg, text_of
 
 _TRANSLATE = re.compile(r"translate\((-?[\d.]+),\s*(-?[\d.]+)\)")

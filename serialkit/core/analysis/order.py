@@ -11,6 +11,24 @@ from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.state import Assignment, Found
 
 
+def _free_twins(a: Assignment, x: int, step: int, bound: int) -> list[int]:
+    """The nearest notes of ``x``'s pitch class after it (``step`` 1) or before it (-1), not past
+    slice ``bound``, that no statement holds as a position: those of the nearest slice holding one."""
+    ix, owners = a.ix, a.owners
+    pc = ix.pc[x]
+    lst, lsl = ix.by_pc[pc], ix.by_pc_sl[pc]
+    idx = bisect_right(lsl, ix.sl[x]) if step > 0 else bisect_left(lsl, ix.sl[x]) - 1
+    twins: list[int] = []
+    while 0 <= idx < len(lst):
+        if (lsl[idx] - bound) * step > 0 or (twins and (lsl[idx] - ix.sl[twins[0]]) * step > 0):
+            break
+        y = lst[idx]
+        if all(a.found[r].slots.get(k) != y for r, k in owners.get(y, ())):
+            twins.append(y)
+        idx += step
+    return twins
+
+
 def _later_twin(a: Assignment, x: int, t: int, q: int) -> int | None:
     """A later note of ``x``'s pitch class that no statement holds as a position, sounding before
     the rest of statement ``t`` (which begins at position ``q`` on ``x``): the note ``t`` should
@@ -18,15 +36,7 @@ def _later_twin(a: Assignment, x: int, t: int, q: int) -> int | None:
     ix, owners = a.ix, a.owners
     rest = sorted((r, e) for r, e in a.found[t].slots.items() if r > q and len(owners.get(e, ())) == 1)
     after = ix.sl[rest[0][1]] if rest else ix.sl[x] + HORIZON  # the rest of ``t``, past shared notes
-    pc = ix.pc[x]
-    lst, lsl = ix.by_pc[pc], ix.by_pc_sl[pc]
-    twins: list[int] = []
-    for idx in range(bisect_right(lsl, ix.sl[x]), len(lst)):
-        if lsl[idx] > after or (twins and lsl[idx] > ix.sl[twins[0]]):
-            break
-        y = lst[idx]
-        if all(a.found[r].slots.get(k) != y for r, k in owners.get(y, ())):
-            twins.append(y)
+    twins = _free_twins(a, x, 1, after)
     if not twins:
         return None
     going_on = [y for y in twins if rest and ix.voice[y] == ix.voice[rest[0][1]]]
@@ -42,15 +52,7 @@ def _earlier_twin(a: Assignment, x: int, s: int, p: int) -> int | None:
     if not rest:
         return None
     before = ix.sl[rest[-1][1]]  # the rest of ``s``, before shared notes
-    pc = ix.pc[x]
-    lst, lsl = ix.by_pc[pc], ix.by_pc_sl[pc]
-    twins: list[int] = []
-    for idx in range(bisect_left(lsl, ix.sl[x]) - 1, -1, -1):
-        if lsl[idx] < before or (twins and lsl[idx] < ix.sl[twins[0]]):
-            break
-        y = lst[idx]
-        if all(a.found[r].slots.get(k) != y for r, k in owners.get(y, ())):
-            twins.append(y)
+    twins = _free_twins(a, x, -1, before)
     if not twins:
         return None
     coming = [y for y in twins if ix.voice[y] == ix.voice[rest[-1][1]]]

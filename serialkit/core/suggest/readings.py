@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from serialkit.core.analysis.model import Analysis
-from serialkit.core.piece import Piece
-from serialkit.core.suggest.trouble import _Hole, _roughness, _shape, _short, _spots, _trouble_holes
+from serialkit.core.analysis.model import Analysis, Statement
+from serialkit.core.piece import Event, Piece
+from serialkit.core.suggest.trouble import _Hole, _spots, _trouble_holes
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,3 +110,61 @@ class Readings:
             while len(self._seen) > self.size:
                 self._seen.popitem(last=False)
         return reading
+
+
+def _shape(analysis: Analysis) -> int:
+    """Notes statements hold twice: repeats of a position and notes borrowed from another
+    statement (elided)."""
+    return sum(len(s.repeats) + len(s.elided) for s in analysis.statements)
+
+
+def _short(analysis: Analysis) -> int:
+    """Positions the statements lack, between their notes and at their ends (a statement an
+    excerpt cuts off lacks its ends alike before and after any correction)."""
+    return sum(12 - s.found for s in analysis.statements)
+
+
+def _roughness(analysis: Analysis, piece: Piece) -> int:
+    """How far the statements are from plain lines (``_rough``, summed), plus the statements that
+    cross another in a voice (``_crossed``)."""
+    events = {e.id: e for e in piece.events}
+    return sum(_rough(s, events) for s in analysis.statements) + _crossed(analysis, events)
+
+
+def _crossed(analysis: Analysis, events: Mapping[str, Event]) -> int:
+    """Pairs of statements whose own notes in one voice interleave: one begins there before the
+    other ends there, and ends after it begins, neither inside the other. A line states its rows
+    one after another; a wrong note at a boundary can be "corrected" into a reading where the
+    earlier statement's last note comes after the next one's first (B A written B B read as A B:
+    the correct note B taken for the later statement)."""
+    spans: dict[str, list[tuple[Fraction, Fraction]]] = {}
+    for s in analysis.statements:
+        times: dict[str, list[Fraction]] = {}
+        for e in s.event_ids:
+            if e is not None and e in events and e not in s.elided:
+                times.setdefault(events[e].voice, []).append(events[e].onset)
+        for voice, ts in times.items():
+            spans.setdefault(voice, []).append((min(ts), max(ts)))
+    out = 0
+    for line in spans.values():
+        line.sort()
+        for i, (a0, a1) in enumerate(line):
+            for b0, b1 in line[i + 1:]:
+                if b0 > a1:
+                    break
+                if a0 < b0 < a1 < b1:
+                    out += 1
+    return out
+
+
+def _rough(s: Statement, events: Mapping[str, Event]) -> int:
+    """How far a statement is from a plain line: neighbouring positions found out of time order,
+    and positions held in a voice that neither neighbouring position is in, or the first or last
+    position in another voice than the line it starts or ends (a note of another voice, or another
+    statement's, taken for it)."""
+    found = [events[e] for e in s.event_ids if e is not None and e in events]
+    out = sum(1 for a, b in zip(found, found[1:], strict=False) if a.onset > b.onset)
+    out += sum(1 for a, b, c in zip(found, found[1:], found[2:], strict=False) if a.voice == c.voice != b.voice)
+    if len(found) > 2:  # the first or last position in another voice than the line it starts or ends
+        out += (found[0].voice != found[1].voice == found[2].voice) + (found[-1].voice != found[-2].voice == found[-3].voice)
+    return out
