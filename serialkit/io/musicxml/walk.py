@@ -210,6 +210,22 @@ class Walker:
             found = self.exacts[key] = _exact(fields, file_dur, self.divisions)
         return found
 
+    def spelled_pitch(self, pitch: etree._Element, child: etree._Element) -> tuple[int, int]:
+        """(MIDI, alter) of a <pitch>, cached by its three texts (``spelling`` reads them anew)."""
+        step, alter_text, octave_text = "", None, None
+        for sub in pitch:
+            t = sub.tag
+            if t == "step":
+                step = sub.text or ""
+            elif t == "alter":
+                alter_text = sub.text
+            elif t == "octave":
+                octave_text = sub.text
+        spelled = self.spelled.get((step, alter_text, octave_text))  # (pitch text) → MIDI, alter
+        if spelled is None:
+            spelled = self.spelling(step, alter_text, octave_text, f"{self.where}:{child.sourceline}")
+        return spelled
+
     def note(
         self, child: etree._Element, fields: _NoteFields, pid: str, number: str,
         onset: Fraction, dur: Fraction, k: int, home: int = 0,
@@ -228,18 +244,7 @@ class Walker:
         self.used.add(nid)
         pitch = fields.pitch
         assert pitch is not None
-        step, alter_text, octave_text = "", None, None
-        for sub in pitch:
-            t = sub.tag
-            if t == "step":
-                step = sub.text or ""
-            elif t == "alter":
-                alter_text = sub.text
-            elif t == "octave":
-                octave_text = sub.text
-        spelled = self.spelled.get((step, alter_text, octave_text))  # (pitch text) → MIDI, alter
-        if spelled is None:
-            spelled = self.spelling(step, alter_text, octave_text, f"{self.where}:{line}")
+        spelled = self.spelled_pitch(pitch, child)
         shift = self.transpose.get(fields.staff, self.transpose.get(None, 0)) if self.transpose else 0
         # positional, in RawNote's order: id, part, staff, voice, measure, onset, duration, midi,
         # beat, line, grace, tie_start, tie_stop, home, transposition, alter
@@ -256,7 +261,7 @@ class Walker:
         clock = _Clock()
         last_onset = _ZERO
         longest = _ZERO
-        durations, field, spelled_as = self.durations, _FIELD.get, self.spelled.get
+        durations, field = self.durations, _FIELD.get
         for child in measure:
             self.current = child
             tag = child.tag
@@ -303,18 +308,7 @@ class Walker:
                     nid = child.get("id")
                     if nid:
                         decode_id(nid)
-                step, alter_text, octave_text = "", None, None
-                for sub in pitch:
-                    t = sub.tag
-                    if t == "step":
-                        step = sub.text or ""
-                    elif t == "alter":
-                        alter_text = sub.text
-                    elif t == "octave":
-                        octave_text = sub.text
-                spelled = spelled_as((step, alter_text, octave_text))
-                if spelled is None:
-                    spelled = self.spelling(step, alter_text, octave_text, f"{self.where}:{child.sourceline}")
+                spelled = self.spelled_pitch(pitch, child)
                 shift = self.transpose.get(staff, self.transpose.get(None, 0)) if self.transpose else 0
                 if not 0 <= spelled[0] + shift <= 127 or dur.numerator < 0 or onset.numerator < 0:
                     self.doubt = True
