@@ -86,7 +86,9 @@ def test_op21_mei_musicxml_mei_keeps_the_horn_written(tmp_path: Path, cli_once: 
     assert sorted((w[1], w[3]) for w in _written(mei)) == sorted((w[1], w[3]) for w in _written(OP21))
     # check names the bar-25 note as the horn's part writes it, with what it sounds
     original = cli_once("check", str(OP21), "--identify")
-    again = CliRunner().invoke(cli, ["check", str(mei), "--identify"])
+    # --no-suggest: the name is the violation's ("A3 (sounding D3) is unexplained"); the suggested
+    # corrections (most of a check's time on Op. 21) name no other note here
+    again = CliRunner().invoke(cli, ["check", str(mei), "--identify", "--no-suggest"])
     assert "A3 (sounding D3)" in original.output
     assert "A3 (sounding D3)" in again.output
 
