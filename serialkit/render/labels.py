@@ -356,11 +356,11 @@ def _first_spots(sky: Skyline, wanted: list[LabelRequest], ks: list[int],
     rise = tops[k]
     above_staff = bottoms[np.maximum(k - 1, 0)]
     hang = above_staff.copy()
-    if sky.rises and spans.any():
-        last = len(sky.rises)  # a sentinel past the end, so that every bound is an index
+    if len(sky.above) and spans.any():
+        last = len(sky.above)  # a sentinel past the end, so that every bound is an index
         for staff_of, profile, fill, reduce, out, pick in (
-            (k, sky.rises, np.inf, np.minimum, rise, spans),
-            (k - 1, sky.hangs, -np.inf, np.maximum, hang, spans & (k > 0)),
+            (k, sky.above, np.inf, np.minimum, rise, spans),
+            (k - 1, sky.below, -np.inf, np.maximum, hang, spans & (k > 0)),
         ):
             if not pick.any():
                 continue
@@ -368,7 +368,7 @@ def _first_spots(sky: Skyline, wanted: list[LabelRequest], ks: list[int],
             bounds = np.empty(2 * int(pick.sum()), dtype=np.int64)
             bounds[0::2] = row + b0[pick]
             bounds[1::2] = row + b1[pick] + 1
-            values = np.append(np.array(profile, dtype=float), fill)
+            values = np.append(profile, fill)  # the profile as ``rise``/``hang`` read it
             segment = reduce.reduceat(values, np.minimum(bounds, last))[0::2]
             out[pick] = reduce(out[pick], segment)
     ceiling = np.where(k > 0, hang + GAP / 2, -np.inf)

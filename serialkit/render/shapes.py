@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 FONT_SIZE = 185.0
-_NUM = re.compile(r"-?\d+(?:\.\d+)?")
+_NUM = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 #: Advance widths in em, the widest of the fonts in labels.FONT_FAMILY (so estimates never fall short).
 _CHAR_EM = {":": 0.32, " ": 0.3, "I": 0.4, "P": 0.66, "R": 0.72, "?": 0.5}
 #: (x0, x1, bottom, top) of a glyph verovio's font has no box for, in font units (y up from the
@@ -20,17 +20,17 @@ _UNKNOWN_GLYPH = (0.0, 330.0, -500.0, 500.0)
 _GLYPH_BOX = re.compile(r'<g c="([0-9A-F]{4})" x="(-?[\d.]+)" y="(-?[\d.]+)" w="([\d.]+)" h="([\d.]+)"')
 _GLYPHS: dict[str, tuple[float, float, float, float]] = {}
 
-_STAFF = re.compile(r'class="staff"[^>]*>((?:<path d="M-?\d+ -?\d+ L-?\d+ -?\d+"[^>]*/>\s*)+)')
-_LINE_Y = re.compile(r'd="M-?\d+ (-?\d+) L')
+_STAFF = re.compile(r'class="staff"[^>]*>((?:<path d="M-?[0-9]+ -?[0-9]+ L-?[0-9]+ -?[0-9]+"[^>]*/>\s*)+)')
+_LINE_Y = re.compile(r'd="M-?[0-9]+ (-?[0-9]+) L')
 _USE = re.compile(
-    r'<use [^>]*?href="#(E[0-9A-F]{3})[^"]*" transform="translate\((-?\d+)[ ,]+(-?\d+)\)'
-    r'(?: scale\(([\d.]+))?'
+    r'<use [^>]*?href="#(E[0-9A-F]{3})[^"]*" transform="translate\((-?[0-9]+)[ ,]+(-?[0-9]+)\)'
+    r'(?: scale\(([0-9.]+))?'
 )
-_LINE = re.compile(r'<path d="M(-?\d+ -?\d+ L-?\d+ -?\d+)"(?![^>]*transform)')
-_PATH = re.compile(r'<(?:path|polygon) (?:d|points)="(?!M-?\d+ -?\d+ L-?\d+ -?\d+")([^"]*)"(?![^>]*transform)')
+_LINE = re.compile(r'<path d="M(-?[0-9]+ -?[0-9]+ L-?[0-9]+ -?[0-9]+)"(?![^>]*transform)')
+_PATH = re.compile(r'<(?:path|polygon) (?:d|points)="(?!M-?[0-9]+ -?[0-9]+ L-?[0-9]+ -?[0-9]+")([^"]*)"(?![^>]*transform)')
 _POLYLINE = re.compile(r'<polyline [^>]*?points="([^"]*)"')
 _SHAPES = re.compile("|".join(r.pattern for r in (_USE, _LINE, _PATH, _POLYLINE)))
-_TEXT = re.compile(r'<text x="(-?\d+)" y="(-?\d+)"([^>]*)>(.*?)</text>', re.S)
+_TEXT = re.compile(r'<text x="(-?[0-9]+)" y="(-?[0-9]+)"([^>]*)>(.*?)</text>', re.S)
 _FONT_PX = re.compile(r'font-size="([\d.]+)px"')
 _TAGS = re.compile(r"<[^>]+>")
 #: Half the thickest stroke verovio draws (beams aside): lines are this much thicker than their path.

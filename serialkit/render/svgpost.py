@@ -32,7 +32,7 @@ _PAINT = re.compile(r'\s(?:fill|color|stroke)="[^"]*"')
 #: A notehead's glyph and place (its group may carry the score's own colour: ``color="#332288"``).
 _HEAD = re.compile(
     r'class="notehead"[^>]*><use [^>]*?href="#(E[0-9A-F]{3})[^"]*" '
-    r'transform="translate\((-?[\d.]+)[ ,]+(-?[\d.]+)\)(?: scale\(([\d.]+))?'
+    r'transform="translate\((-?[0-9.]+)[ ,]+(-?[0-9.]+)\)(?: scale\(([0-9.]+))?'
 )
 #: A note's opening tag and, where its first child is its notehead's group (verovio's usual
 #: order), that notehead's glyph and place as ``_HEAD`` reads them.
