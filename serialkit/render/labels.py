@@ -28,7 +28,6 @@ from typing import NamedTuple
 from serialkit.render.shapes import (
     FONT_SIZE,
     _primitives,
-    ascii_view,
     label_width,
     staves_of,
 )
@@ -68,8 +67,7 @@ class Skyline:
     def __init__(self, svg_text: str) -> None:
         import numpy as np
 
-        scan = ascii_view(svg_text)
-        self.staves = staves_of(scan)
+        self.staves = staves_of(svg_text)
         tops = [t for t, _ in self.staves]
         bottoms = [b for _, b in self.staves]
         # a primitive belongs to the staff whose band (between the midpoints to its
@@ -79,7 +77,7 @@ class Skyline:
         )
         self.tops = tops
         self.bottoms = bottoms
-        prim, staff_line = _primitives(svg_text, scan)
+        prim, staff_line = _primitives(svg_text)
         #: Every drawn primitive but the staff lines, (x0, x1, top, bottom) columns, by x0.
         solid = prim[~staff_line]
         self.solid = solid[np.argsort(solid[:, 0], kind="stable")] if len(solid) else solid

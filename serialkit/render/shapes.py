@@ -70,14 +70,6 @@ def glyph_boxes() -> dict[str, tuple[float, float, float, float]]:
     return _GLYPHS
 
 
-def ascii_view(text: str) -> str:
-    """``text`` with every non-ASCII character replaced by ``?``, for the scans whose patterns
-    and captured values are ASCII: every match sits where it does in ``text`` (``?`` is no
-    character a pattern names), and a one-byte string is scanned and sliced faster than the
-    two-byte one a single non-ASCII character (a page number's dash) makes of a page."""
-    return text if text.isascii() else text.encode("ascii", "replace").decode("ascii")
-
-
 def staves_of(svg_text: str) -> list[tuple[float, float]]:
     """(top line, bottom line) of every staff on the page, top to bottom, without repeats."""
     spans: dict[int, int] = {}
@@ -153,18 +145,16 @@ def _use_boxes(uses: list[tuple[str, str, str, str]]) -> Any:
     return np.column_stack((x + known[:, 0], x + known[:, 1], y - known[:, 2], y - known[:, 3]))
 
 
-def _primitives(svg_text: str, scan: str | None = None) -> Any:
+def _primitives(svg_text: str) -> Any:
     """Rough (x0, x1, top, bottom) of every drawn primitive of the page (not the defs), and
-    which of them are staff lines; ``scan`` is ``ascii_view(svg_text)`` when the caller has it
-    (the texts' widths are measured on ``svg_text`` itself)."""
+    which of them are staff lines."""
     import numpy as np
 
-    scan = ascii_view(svg_text) if scan is None else scan
-    start = max(scan.find('class="page-margin"'), 0)  # the page's drawing, past the defs
+    start = max(svg_text.find('class="page-margin"'), 0)  # the page's drawing, past the defs
     rows: list[tuple[float, float, float, float]] = []
     # one scan for the glyphs, lines, other paths and polylines (what _USE, _LINE, _PATH and
     # _POLYLINE find, each where it starts: no two of them match at one place)
-    found = _SHAPES.findall(scan, start)
+    found = _SHAPES.findall(svg_text, start)
     uses = [(c, x, y, v) for c, x, y, v, _, _, _ in found if c]
     lines = [line for _, _, _, _, line, _, _ in found if line]  # stems, staff and ledger lines, bar lines
     blocks = []
