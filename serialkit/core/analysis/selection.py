@@ -10,10 +10,12 @@ import heapq
 from collections.abc import Iterable
 
 from serialkit.core.analysis.chains import (
+    CHORD,
     ELIDE,
     FREE,
     NEW,
     REPEAT,
+    SHORT,
     TIME_MODE,
     VOICE_MODE,
     Chain,
@@ -31,24 +33,39 @@ EXTRA = 0.4  # priority lost per repeated note or tremolo return: a repeat prove
 POSITIONS_FIRST = 1.0 - REPEAT  # … and in a second look at trouble: a repeat adds nothing
 
 
-def best_chain(a: Assignment, form: int, start: int, pos: int, dear: bool = False) -> Chain | None:
+FEW = 4 if 1.0 + 2 * (1.0 + 2 * CHORD) < MIN_SCORE else 0
+"""A chain of fewer notes is never ``acceptable``: its score is at most one per note (the first
+link costs nothing, each other at least ``-2 * CHORD``), under MIN_SCORE, and it holds fewer
+than MIN_FRAGMENT positions."""
+
+
+def best_chain(a: Assignment, form: int, start: int, pos: int, dear: bool = False,
+               wanted: bool = False) -> Chain | None:
     """The better of the voice-mode and time-mode chains of ``form`` from ``start`` at ``pos``.
     ``dear``: a chain whose opening is too dear (see ``build_chain``) is still taken when it
-    goes on to state every position left, none skipped."""
-    best = _chain(a, form, start, pos, VOICE_MODE, dear)
+    goes on to state every position left, none skipped. ``wanted``: the caller keeps the chain
+    only if it is ``acceptable`` (``select``, whose seeds leave at least MIN_FRAGMENT positions):
+    a chain of fewer than ``FEW`` notes counts as none. It is never acceptable, and of the two
+    modes' chains the other wins whenever it is (it scores more), so what is kept is the same."""
+    best = _chain(a, form, start, pos, VOICE_MODE, dear, wanted)
     if best is not None and best.distinct == 12 - pos and best.score >= SURE * (12 - pos):
         return best  # a whole statement at almost no cost: time mode cannot beat it by much
-    chain = _chain(a, form, start, pos, TIME_MODE, dear)
+    chain = _chain(a, form, start, pos, TIME_MODE, dear, wanted)
     if chain is not None and (best is None or chain.score > best.score):
         best = chain
     return best
 
 
-def _chain(a: Assignment, form: int, start: int, pos: int, mode: int, dear: bool) -> Chain | None:
-    chain = build_chain(a.ix, form, a.forms[form], start, pos, mode, a.claims)
+def _chain(a: Assignment, form: int, start: int, pos: int, mode: int, dear: bool,
+           wanted: bool = False) -> Chain | None:
+    least = FEW if wanted else 0
+    chain = build_chain(a.ix, form, a.forms[form], start, pos, mode, a.claims, least=least)
+    if chain is SHORT:  # a chain that dies young: no dearer opening is looked for (it is no None)
+        return None
     if chain is None and dear:
-        chain = build_chain(a.ix, form, a.forms[form], start, pos, mode, a.claims, abort=False)
-        if chain is not None and (chain.distinct != 12 - pos or chain.skips or chain.evs[0] != start):
+        chain = build_chain(a.ix, form, a.forms[form], start, pos, mode, a.claims, abort=False, least=least)
+        if chain is SHORT or chain is not None and (
+                chain.distinct != 12 - pos or chain.skips or chain.evs[0] != start):
             return None
     return chain
 
@@ -91,7 +108,7 @@ def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int,
     for form, start, pos in seeds:
         if 12 - pos < minimum:
             continue  # positions only rise along a chain: too few are left to reach ``minimum``
-        chain = best_chain(a, form, start, pos, dear)
+        chain = best_chain(a, form, start, pos, dear, wanted=True)
         if chain is not None and acceptable(a, chain, minimum):
             heap.append((-_priority(chain, extra), sl[chain.evs[-1]] - sl[chain.evs[0]], counter, chain))
             counter += 1
@@ -103,7 +120,7 @@ def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int,
             continue
         if not a.claims.available(chain.start, chain.start_pos, True):
             continue
-        fresh = best_chain(a, chain.form, chain.start, chain.start_pos, dear)
+        fresh = best_chain(a, chain.form, chain.start, chain.start_pos, dear, wanted=True)
         if fresh is not None and acceptable(a, fresh, minimum):
             heapq.heappush(heap, (-_priority(fresh, extra), sl[fresh.evs[-1]] - sl[fresh.evs[0]], counter, fresh))
             counter += 1
