@@ -103,12 +103,14 @@ def build_chain(
     claims: Claims,
     abort: bool = True,
     least: int = 0,
+    reached: list[int] | None = None,
 ) -> Chain | None:
     """Follow form ``pcs`` from event ``start`` at ``start_pos``, taking the cheapest link each
     time until none is cheaper than MAX_LINK; then tidy and trim the chain. None if it dies at
     once (or, with ``abort``, its opening is too dear); ``SHORT`` if it reached fewer than
     ``least`` notes (not tidied and trimmed: a caller that only wants a chain of so many notes is
-    spared the work).
+    spared the work). ``reached``: told every note whose claims the search read (the search is a
+    function of their claims, the index and the voice-passing costs alone).
 
     Each link is the cheapest of two searches (one loop, the chain search's hot path):
 
@@ -127,6 +129,8 @@ def build_chain(
     taken_sv = {sl[start] * vkey + voice[start]: 1}
     k, last, total, last_kind = start_pos, start, 0.0, NEW
     head = owner[start] != FREE
+    reads = reached if reached is not None else []
+    reads.append(start)
     voice_mode = mode == VOICE_MODE
     per_slice = 0.02 if voice_mode else 0.1  # the least a slice between costs, in any voice
     across = 0.6 if voice_mode else 0.05
@@ -159,6 +163,7 @@ def build_chain(
                 c_voice = voice[c]
                 if seen >= 3 and c_voice != last_voice or c in taken:
                     continue  # past the first three: only the first of the chain's own voice
+                reads.append(c)
                 if owner[c] != FREE and (second[c] != FREE or not (  # an owned note only as an elision
                         early and opos[c] >= _LATE or late and opos[c] < ELIDE)):
                     continue
@@ -204,11 +209,15 @@ def build_chain(
                 if r_cost < cost:
                     key = (nxt_sl * vkey + last_voice) * 12
                     c = next_of.get(key + pcs[k], -1)  # the same note again
+                    if c >= 0 and c not in taken:
+                        reads.append(c)
                     if c >= 0 and c not in taken and owner[c] == FREE:
                         cost, best, kind = r_cost, c, REP
                         pos = k
                     elif k > 0 and pcl[last] == pcs[k]:  # the return note of a two-note tremolo
                         c = next_of.get(key + pcs[k - 1], -1)
+                        if c >= 0 and c not in taken:
+                            reads.append(c)
                         if c >= 0 and c not in taken and owner[c] == FREE:
                             cost, best, kind = r_cost, c, OSC
                             pos = k - 1
@@ -234,7 +243,9 @@ def build_chain(
         if kind == NEW:
             k = pos
         if abort and len(evs) <= ABORT_AFTER and total > ABORT_COST:
-            return None
+            break
+    if abort and len(evs) <= ABORT_AFTER and total > ABORT_COST:
+        return None
     if len(evs) < least:
         return SHORT
     chain = Chain(form_index, mode, start, start_pos, evs, poss, kinds, costs)
