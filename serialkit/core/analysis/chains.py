@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
+from typing import Any
 
 from serialkit.core.analysis.index import EventIndex
 
@@ -93,37 +94,103 @@ _CHORDS = 2 * CHORD  # the most a link gains from the chord it lands in
 _LATE = 12 - ELIDE  # from this position on a statement may end on notes the next one begins with
 
 
-def build_chain(
-    ix: EventIndex,
-    form_index: int,
-    pcs: tuple[int, ...],
-    start: int,
-    start_pos: int,
-    mode: int,
-    claims: Claims,
-    abort: bool = True,
-    least: int = 0,
-    reached: list[int] | None = None,
-) -> Chain | None:
+def _next_position(ctx: tuple[Any, ...], pcs: tuple[int, ...], k: int, last: int, leave: float, head: bool,
+                   taken: set[int], used: set[int], voice_mode: bool, reads: list[int]) -> tuple[float, int, int]:
+    """The cheapest link from ``last`` (at position ``k``) to a later position: (cost, event or -1,
+    position). Up to MAX_SKIP positions may be missing; the first three candidates of each pitch
+    class within HORIZON slices are tried, and the first of ``last``'s own voice; a scan ends once
+    no later candidate can be cheaper than the best (costs grow with the slices). ``ctx``: the
+    index's and claims' columns (``build_chain``); ``reads``: told each note whose claims are read."""
+    sl, voice, vrank, strange, sv_mask, vkey, owner, second, opos, by_pc, by_pc_sl = ctx
+    per_slice, across = (0.02, 0.6) if voice_mode else (0.1, 0.05)  # the least a slice between costs
+    cost, best, pos = MAX_LINK, -1, k
+    last_sl, last_voice, last_vrank = sl[last], voice[last], vrank[last]
+    reach, passing = last_sl + HORIZON, strange[last_voice] if strange is not None else None
+    for j in range(k + 1, min(k + 2 + MAX_SKIP, 12)):
+        skip = j - k - 1
+        if (base := S_DEL * skip) - _SUBST - _CHORDS >= cost:
+            break
+        floor = (base - _SUBST - (0.35 if voice_mode else 0.0) if skip else 0.0) - _CHORDS + leave
+        lst, lsl = by_pc[pcs[j]], by_pc_sl[pcs[j]]
+        nxt, nxt2 = (pcs[j + 1] if j < 11 else -1), (pcs[j + 2] if j < 10 else -1)
+        early, late, seen, own = head and j < ELIDE, j >= _LATE, 0, False
+        for idx in range(bisect_left(lsl, last_sl), len(lst)):
+            c_sl = lsl[idx]
+            if c_sl > reach or c_sl > last_sl and floor + per_slice * (c_sl - last_sl - 1) - 1e-9 >= cost:
+                break  # beyond reach, or every later candidate costs at least the best
+            c = lst[idx]
+            c_voice = voice[c]
+            if seen >= 3 and c_voice != last_voice or c in taken:
+                continue  # past the first three: only the first of the chain's own voice
+            reads.append(c)
+            if owner[c] != FREE and (second[c] != FREE or not (  # an owned note only as an elision
+                    early and opos[c] >= _LATE or late and opos[c] < ELIDE)):
+                continue
+            between, gap = c_sl - last_sl - 1 if c_sl > last_sl else 0, 0
+            if c_voice == last_voice:
+                gap = vrank[c] - last_vrank - 1 if vrank[c] > last_vrank else 0
+                c_cost = 0.35 * gap + 0.02 * between if voice_mode else 0.1 * between + 0.15 * gap
+            else:
+                c_cost = across + 0.1 * between
+                if c_voice not in used:
+                    c_cost += NEW_VOICE
+                if passing is not None:
+                    c_cost += passing[c_voice]
+            if c_sl != last_sl:
+                c_cost += leave
+            if nxt >= 0 and sv_mask[c_sl * vkey + c_voice] >> nxt & 1:
+                c_cost -= CHORD
+                if nxt2 >= 0 and sv_mask[c_sl * vkey + c_voice] >> nxt2 & 1:
+                    c_cost -= CHORD
+            if skip:
+                if gap or (not voice_mode and between):
+                    c_cost += base - _SUBST
+                    c_cost -= 0.35 if voice_mode else 0.0
+                else:
+                    c_cost += base
+            if c_cost < cost:
+                cost, best, pos = c_cost, c, j
+            seen, own = seen + 1, own or c_voice == last_voice
+            if seen >= 3 and own:
+                break
+    return cost, best, pos
+
+
+def _repeat_link(ix: EventIndex, owner: list[int], pcs: tuple[int, ...], k: int, last: int, leave: float,
+                 taken: set[int], voice_mode: bool, reads: list[int],
+                 best: tuple[float, int, int, int]) -> tuple[float, int, int, int]:
+    """A repeated note or a tremolo's return note (the very next note of ``last``'s voice), if
+    cheaper than ``best`` (cost, event, position, kind). ``reads``: see ``_next_position``."""
+    nxt, last_sl = ix.next_sl[last], ix.sl[last]
+    if nxt < 0 or nxt - last_sl > HORIZON or not ix.repeat_ok[last]:
+        return best
+    between = nxt - last_sl - 1
+    cost = REPEAT + (0.02 * between if voice_mode else 0.1 * between) + leave
+    if cost >= best[0]:
+        return best
+    key = (nxt * ix.vkey + ix.voice[last]) * 12
+    for c, pos, kind in ((ix.next_of.get(key + pcs[k], -1), k, REP),  # the same note again
+                         (ix.next_of.get(key + pcs[k - 1], -1) if k > 0 and ix.pc[last] == pcs[k] else -1,
+                          k - 1, OSC)):  # the return note of a two-note tremolo
+        if c >= 0 and c not in taken:
+            reads.append(c)
+            if owner[c] == FREE:
+                return (cost, c, pos, kind)
+    return best
+
+
+def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: int, start_pos: int, mode: int,
+                claims: Claims, abort: bool = True, least: int = 0, reached: list[int] | None = None) -> Chain | None:
     """Follow form ``pcs`` from event ``start`` at ``start_pos``, taking the cheapest link each
-    time until none is cheaper than MAX_LINK; then tidy and trim the chain. None if it dies at
-    once (or, with ``abort``, its opening is too dear); ``SHORT`` if it reached fewer than
-    ``least`` notes (not tidied and trimmed: a caller that only wants a chain of so many notes is
-    spared the work). ``reached``: told every note whose claims the search read (the search is a
-    function of their claims, the index and the voice-passing costs alone).
-
-    Each link is the cheapest of two searches (one loop, the chain search's hot path):
-
-    - the next position: up to MAX_SKIP positions may be missing; the first three candidates of
-      each pitch class within HORIZON slices are tried, and the first of the last note's own
-      voice; a scan ends once no later candidate can be cheaper than the best (costs grow with
-      the slices);
-    - a repeated note or a tremolo's return note (the very next note of the last note's voice).
-    """
+    time (``_next_position``, ``_repeat_link``) until none is cheaper than MAX_LINK; then tidy
+    and trim the chain. None if it dies at once (or, with ``abort``, its opening is too dear);
+    ``SHORT`` if it reached fewer than ``least`` notes (not tidied and trimmed: a caller that
+    only wants a chain of so many notes is spared the work). ``reached``: told every note whose
+    claims the search read (the search is a function of their claims, the index and the
+    voice-passing costs alone)."""
     sl, voice, pcl, sv_count, vkey, owner = ix.sl, ix.voice, ix.pc, ix.sv_count, ix.vkey, claims.owner
-    vrank, strange, sv_mask, by_pc, by_pc_sl = ix.vrank, ix.strange, ix.sv_mask, ix.by_pc, ix.by_pc_sl
-    next_sl, repeat_ok, next_of = ix.next_sl, ix.repeat_ok, ix.next_of
-    second, opos = claims.second, claims.pos
+    ctx = (sl, voice, ix.vrank, ix.strange, ix.sv_mask, vkey, owner, claims.second, claims.pos, ix.by_pc,
+           ix.by_pc_sl)  # what each link's search reads, looked up once per chain
     evs, poss, kinds, costs = [start], [start_pos], [NEW], [0.0]
     taken, used = {start}, {voice[start]}
     taken_sv = {sl[start] * vkey + voice[start]: 1}
@@ -132,99 +199,20 @@ def build_chain(
     reads = reached if reached is not None else []
     reads.append(start)
     voice_mode = mode == VOICE_MODE
-    per_slice = 0.02 if voice_mode else 0.1  # the least a slice between costs, in any voice
-    across = 0.6 if voice_mode else 0.05
     onsets = ix.slice_ticks
     waits, first = 0, onsets[sl[start]]
     while True:
-        last_sl, last_voice, last_vrank = sl[last], voice[last], vrank[last]
-        last_key = last_sl * vkey + last_voice
+        last_key = sl[last] * vkey + voice[last]
         leave = LEAVE * (sv_count[last_key] - taken_sv.get(last_key, 0))
-        # the next position
-        cost, best, pos = MAX_LINK, -1, k
-        reach = last_sl + HORIZON
-        passing = strange[last_voice] if strange is not None else None
-        for j in range(k + 1, min(k + 2 + MAX_SKIP, 12)):
-            skip = j - k - 1
-            base = S_DEL * skip
-            if base - _SUBST - _CHORDS >= cost:
-                break
-            floor = (base - _SUBST - (0.35 if voice_mode else 0.0) if skip else 0.0) - _CHORDS + leave
-            pc_j = pcs[j]
-            lst, lsl = by_pc[pc_j], by_pc_sl[pc_j]
-            nxt, nxt2 = (pcs[j + 1] if j < 11 else -1), (pcs[j + 2] if j < 10 else -1)
-            early, late = head and j < ELIDE, j >= _LATE
-            seen, own = 0, False
-            for idx in range(bisect_left(lsl, last_sl), len(lst)):
-                c_sl = lsl[idx]
-                if c_sl > reach or c_sl > last_sl and floor + per_slice * (c_sl - last_sl - 1) - 1e-9 >= cost:
-                    break  # beyond reach, or every later candidate costs at least the best
-                c = lst[idx]
-                c_voice = voice[c]
-                if seen >= 3 and c_voice != last_voice or c in taken:
-                    continue  # past the first three: only the first of the chain's own voice
-                reads.append(c)
-                if owner[c] != FREE and (second[c] != FREE or not (  # an owned note only as an elision
-                        early and opos[c] >= _LATE or late and opos[c] < ELIDE)):
-                    continue
-                between = c_sl - last_sl - 1 if c_sl > last_sl else 0
-                gap = 0
-                if c_voice == last_voice:
-                    c_rank = vrank[c]
-                    gap = c_rank - last_vrank - 1 if c_rank > last_vrank else 0
-                    c_cost = 0.35 * gap + 0.02 * between if voice_mode else 0.1 * between + 0.15 * gap
-                else:
-                    c_cost = across + 0.1 * between
-                    if c_voice not in used:
-                        c_cost += NEW_VOICE
-                    if passing is not None:
-                        c_cost += passing[c_voice]
-                if c_sl != last_sl:
-                    c_cost += leave
-                if nxt >= 0:
-                    mask = sv_mask[c_sl * vkey + c_voice]
-                    if mask >> nxt & 1:
-                        c_cost -= CHORD
-                        if nxt2 >= 0 and mask >> nxt2 & 1:
-                            c_cost -= CHORD
-                if skip:
-                    if gap or (not voice_mode and between):
-                        c_cost += base - _SUBST
-                        c_cost -= 0.35 if voice_mode else 0.0
-                    else:
-                        c_cost += base
-                if c_cost < cost:
-                    cost, best, pos = c_cost, c, j
-                seen += 1
-                if c_voice == last_voice:
-                    own = True
-                if seen >= 3 and own:
-                    break
+        cost, best, pos = _next_position(ctx, pcs, k, last, leave, head, taken, used, voice_mode, reads)
         kind = NEW
-        if pcl[last] == pcs[k] or last_kind == OSC:  # a repeated note or a tremolo's return note
-            nxt_sl = next_sl[last]
-            if nxt_sl >= 0 and nxt_sl - last_sl <= HORIZON and repeat_ok[last]:
-                between = nxt_sl - last_sl - 1
-                r_cost = REPEAT + (0.02 * between if voice_mode else 0.1 * between) + leave
-                if r_cost < cost:
-                    key = (nxt_sl * vkey + last_voice) * 12
-                    c = next_of.get(key + pcs[k], -1)  # the same note again
-                    if c >= 0 and c not in taken:
-                        reads.append(c)
-                    if c >= 0 and c not in taken and owner[c] == FREE:
-                        cost, best, kind = r_cost, c, REP
-                        pos = k
-                    elif k > 0 and pcl[last] == pcs[k]:  # the return note of a two-note tremolo
-                        c = next_of.get(key + pcs[k - 1], -1)
-                        if c >= 0 and c not in taken:
-                            reads.append(c)
-                        if c >= 0 and c not in taken and owner[c] == FREE:
-                            cost, best, kind = r_cost, c, OSC
-                            pos = k - 1
+        if pcl[last] == pcs[k] or last_kind == OSC:
+            cost, best, pos, kind = _repeat_link(ix, owner, pcs, k, last, leave, taken, voice_mode, reads,
+                                                 (cost, best, pos, kind))
         if best < 0:
             break
-        wait = onsets[sl[best]] - onsets[last_sl]
-        if kind == NEW and waits >= PACE_AFTER and wait * waits > PACE * (onsets[last_sl] - first):
+        wait = onsets[sl[best]] - onsets[sl[last]]
+        if kind == NEW and waits >= PACE_AFTER and wait * waits > PACE * (onsets[sl[last]] - first):
             break  # a statement keeps its pace: a far later note belongs to other music
         if wait and kind == NEW:
             waits += 1
@@ -243,9 +231,7 @@ def build_chain(
         if kind == NEW:
             k = pos
         if abort and len(evs) <= ABORT_AFTER and total > ABORT_COST:
-            break
-    if abort and len(evs) <= ABORT_AFTER and total > ABORT_COST:
-        return None
+            return None
     if len(evs) < least:
         return SHORT
     chain = Chain(form_index, mode, start, start_pos, evs, poss, kinds, costs)
