@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
+from typing import Any
 
 from serialkit.core.analysis.index import EventIndex
 
@@ -88,123 +89,125 @@ class Chain:
         return out
 
 
-def _next_position(ix: EventIndex, claims: Claims, pcs: tuple[int, ...], k: int, last: int,
-                   leave: float, head: bool, taken: set[int], used: set[int],
-                   voice_mode: bool) -> tuple[float, int, int]:
-    """The cheapest link from ``last`` (at position ``k``) to a later position: (cost, event or
-    -1, position). Up to MAX_SKIP positions may be missing; the first three candidates of each
-    pitch class within HORIZON slices are tried, and the first of ``last``'s own voice; a scan
-    ends once no later candidate can be cheaper than the best (costs grow with the slices)."""
-    sl, voice, vrank, strange, sv_mask, vkey = ix.sl, ix.voice, ix.vrank, ix.strange, ix.sv_mask, ix.vkey
-    owner, second, opos = claims.owner, claims.second, claims.pos
-    per_slice = 0.02 if voice_mode else 0.1  # the least a slice between costs, in any voice
-    best_cost, best, best_pos = MAX_LINK, -1, k
+_SUBST = S_DEL - S_SUB  # what a missing position saves when another note stands in its place
+_CHORDS = 2 * CHORD  # the most a link gains from the chord it lands in
+_LATE = 12 - ELIDE  # from this position on a statement may end on notes the next one begins with
+
+
+def _next_position(ctx: tuple[Any, ...], pcs: tuple[int, ...], k: int, last: int, leave: float, head: bool,
+                   taken: set[int], used: set[int], voice_mode: bool, reads: list[int]) -> tuple[float, int, int]:
+    """The cheapest link from ``last`` (at position ``k``) to a later position: (cost, event or -1,
+    position). Up to MAX_SKIP positions may be missing; the first three candidates of each pitch
+    class within HORIZON slices are tried, and the first of ``last``'s own voice; a scan ends once
+    no later candidate can be cheaper than the best (costs grow with the slices). ``ctx``: the
+    index's and claims' columns (``build_chain``); ``reads``: told each note whose claims are read."""
+    sl, voice, vrank, strange, sv_mask, vkey, owner, second, opos, by_pc, by_pc_sl = ctx
+    per_slice, across = (0.02, 0.6) if voice_mode else (0.1, 0.05)  # the least a slice between costs
+    cost, best, pos = MAX_LINK, -1, k
     last_sl, last_voice, last_vrank = sl[last], voice[last], vrank[last]
+    reach, passing = last_sl + HORIZON, strange[last_voice] if strange is not None else None
     for j in range(k + 1, min(k + 2 + MAX_SKIP, 12)):
         skip = j - k - 1
-        base = S_DEL * skip
-        if base - (S_DEL - S_SUB) - 2 * CHORD >= best_cost:
+        if (base := S_DEL * skip) - _SUBST - _CHORDS >= cost:
             break
-        floor = (base - (S_DEL - S_SUB) - (0.35 if voice_mode else 0.0) if skip else 0.0) - 2 * CHORD + leave
-        lst, lsl = ix.by_pc[pcs[j]], ix.by_pc_sl[pcs[j]]
+        floor = (base - _SUBST - (0.35 if voice_mode else 0.0) if skip else 0.0) - _CHORDS + leave
+        lst, lsl = by_pc[pcs[j]], by_pc_sl[pcs[j]]
         nxt, nxt2 = (pcs[j + 1] if j < 11 else -1), (pcs[j + 2] if j < 10 else -1)
-        seen, own = 0, False
+        early, late, seen, own = head and j < ELIDE, j >= _LATE, 0, False
         for idx in range(bisect_left(lsl, last_sl), len(lst)):
-            c_sl, c = lsl[idx], lst[idx]
-            if c_sl - last_sl > HORIZON or c_sl > last_sl and floor + per_slice * (c_sl - last_sl - 1) - 1e-9 >= best_cost:
+            c_sl = lsl[idx]
+            if c_sl > reach or c_sl > last_sl and floor + per_slice * (c_sl - last_sl - 1) - 1e-9 >= cost:
                 break  # beyond reach, or every later candidate costs at least the best
+            c = lst[idx]
             c_voice = voice[c]
             if seen >= 3 and c_voice != last_voice or c in taken:
                 continue  # past the first three: only the first of the chain's own voice
+            reads.append(c)
             if owner[c] != FREE and (second[c] != FREE or not (  # an owned note only as an elision
-                    head and j < ELIDE and opos[c] >= 12 - ELIDE or j >= 12 - ELIDE and opos[c] < ELIDE)):
+                    early and opos[c] >= _LATE or late and opos[c] < ELIDE)):
                 continue
-            between = c_sl - last_sl - 1 if c_sl > last_sl else 0
-            gap = 0
+            between, gap = c_sl - last_sl - 1 if c_sl > last_sl else 0, 0
             if c_voice == last_voice:
                 gap = vrank[c] - last_vrank - 1 if vrank[c] > last_vrank else 0
-                cost = 0.35 * gap + 0.02 * between if voice_mode else 0.1 * between + 0.15 * gap
+                c_cost = 0.35 * gap + 0.02 * between if voice_mode else 0.1 * between + 0.15 * gap
             else:
-                cost = (0.6 if voice_mode else 0.05) + 0.1 * between
+                c_cost = across + 0.1 * between
                 if c_voice not in used:
-                    cost += NEW_VOICE
-                if strange is not None:
-                    cost += strange[last_voice][c_voice]
+                    c_cost += NEW_VOICE
+                if passing is not None:
+                    c_cost += passing[c_voice]
             if c_sl != last_sl:
-                cost += leave
+                c_cost += leave
             if nxt >= 0 and sv_mask[c_sl * vkey + c_voice] >> nxt & 1:
-                cost -= CHORD
+                c_cost -= CHORD
                 if nxt2 >= 0 and sv_mask[c_sl * vkey + c_voice] >> nxt2 & 1:
-                    cost -= CHORD
+                    c_cost -= CHORD
             if skip:
                 if gap or (not voice_mode and between):
-                    cost += base - (S_DEL - S_SUB)
-                    cost -= 0.35 if voice_mode else 0.0
+                    c_cost += base - _SUBST
+                    c_cost -= 0.35 if voice_mode else 0.0
                 else:
-                    cost += base
-            if cost < best_cost:
-                best_cost, best, best_pos = cost, c, j
+                    c_cost += base
+            if c_cost < cost:
+                cost, best, pos = c_cost, c, j
             seen, own = seen + 1, own or c_voice == last_voice
             if seen >= 3 and own:
                 break
-    return best_cost, best, best_pos
+    return cost, best, pos
 
 
-def _repeat_link(ix: EventIndex, claims: Claims, pcs: tuple[int, ...], k: int, last: int,
-                 last_kind: int, leave: float, taken: set[int], mode: int,
+def _repeat_link(ix: EventIndex, owner: list[int], pcs: tuple[int, ...], k: int, last: int, leave: float,
+                 taken: set[int], voice_mode: bool, reads: list[int],
                  best: tuple[float, int, int, int]) -> tuple[float, int, int, int]:
     """A repeated note or a tremolo's return note (the very next note of ``last``'s voice), if
-    cheaper than ``best`` (cost, event, position, kind)."""
-    nxt = ix.next_sl[last]
-    last_sl = ix.sl[last]
+    cheaper than ``best`` (cost, event, position, kind). ``reads``: see ``_next_position``."""
+    nxt, last_sl = ix.next_sl[last], ix.sl[last]
     if nxt < 0 or nxt - last_sl > HORIZON or not ix.repeat_ok[last]:
         return best
     between = nxt - last_sl - 1
-    cost = REPEAT + (0.02 * between if mode == VOICE_MODE else 0.1 * between) + leave
+    cost = REPEAT + (0.02 * between if voice_mode else 0.1 * between) + leave
     if cost >= best[0]:
         return best
     key = (nxt * ix.vkey + ix.voice[last]) * 12
-    owner, next_of = claims.owner, ix.next_of
-    same = ix.pc[last] == pcs[k]
-    c = next_of.get(key + pcs[k], -1)  # the same note again
-    if c >= 0 and c not in taken and owner[c] == FREE:
-        return (cost, c, k, REP)
-    if k > 0 and same:  # the return note of a two-note tremolo
-        c = next_of.get(key + pcs[k - 1], -1)
-        if c >= 0 and c not in taken and owner[c] == FREE:
-            return (cost, c, k - 1, OSC)
+    for c, pos, kind in ((ix.next_of.get(key + pcs[k], -1), k, REP),  # the same note again
+                         (ix.next_of.get(key + pcs[k - 1], -1) if k > 0 and ix.pc[last] == pcs[k] else -1,
+                          k - 1, OSC)):  # the return note of a two-note tremolo
+        if c >= 0 and c not in taken:
+            reads.append(c)
+            if owner[c] == FREE:
+                return (cost, c, pos, kind)
     return best
 
 
-def build_chain(
-    ix: EventIndex,
-    form_index: int,
-    pcs: tuple[int, ...],
-    start: int,
-    start_pos: int,
-    mode: int,
-    claims: Claims,
-    abort: bool = True,
-) -> Chain | None:
+def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: int, start_pos: int, mode: int,
+                claims: Claims, abort: bool = True, least: int = 0, reached: list[int] | None = None) -> Chain | None:
     """Follow form ``pcs`` from event ``start`` at ``start_pos``, taking the cheapest link each
     time (``_next_position``, ``_repeat_link``) until none is cheaper than MAX_LINK; then tidy
-    and trim the chain. None if it dies at once (or, with ``abort``, its opening is too dear)."""
+    and trim the chain. None if it dies at once (or, with ``abort``, its opening is too dear);
+    ``SHORT`` if it reached fewer than ``least`` notes (not tidied and trimmed: a caller that
+    only wants a chain of so many notes is spared the work). ``reached``: told every note whose
+    claims the search read (the search is a function of their claims, the index and the
+    voice-passing costs alone)."""
     sl, voice, pcl, sv_count, vkey, owner = ix.sl, ix.voice, ix.pc, ix.sv_count, ix.vkey, claims.owner
+    ctx = (sl, voice, ix.vrank, ix.strange, ix.sv_mask, vkey, owner, claims.second, claims.pos, ix.by_pc,
+           ix.by_pc_sl)  # what each link's search reads, looked up once per chain
     evs, poss, kinds, costs = [start], [start_pos], [NEW], [0.0]
     taken, used = {start}, {voice[start]}
     taken_sv = {sl[start] * vkey + voice[start]: 1}
     k, last, total, last_kind = start_pos, start, 0.0, NEW
     head = owner[start] != FREE
+    reads = reached if reached is not None else []
+    reads.append(start)
     voice_mode = mode == VOICE_MODE
     onsets = ix.slice_ticks
     waits, first = 0, onsets[sl[start]]
     while True:
         last_key = sl[last] * vkey + voice[last]
         leave = LEAVE * (sv_count[last_key] - taken_sv.get(last_key, 0))
-        cost, best, pos = _next_position(ix, claims, pcs, k, last, leave, head, taken, used, voice_mode)
+        cost, best, pos = _next_position(ctx, pcs, k, last, leave, head, taken, used, voice_mode, reads)
         kind = NEW
         if pcl[last] == pcs[k] or last_kind == OSC:
-            cost, best, pos, kind = _repeat_link(ix, claims, pcs, k, last, last_kind, leave, taken, mode,
+            cost, best, pos, kind = _repeat_link(ix, owner, pcs, k, last, leave, taken, voice_mode, reads,
                                                  (cost, best, pos, kind))
         if best < 0:
             break
@@ -229,10 +232,16 @@ def build_chain(
             k = pos
         if abort and len(evs) <= ABORT_AFTER and total > ABORT_COST:
             return None
+    if len(evs) < least:
+        return SHORT
     chain = Chain(form_index, mode, start, start_pos, evs, poss, kinds, costs)
     _tidy(chain)
     _trim(chain)
     return chain if chain.evs else None
+
+
+SHORT = Chain(-1, VOICE_MODE, -1, 0, [], [], [], [])
+"""What ``build_chain`` returns for a chain that reached fewer notes than its caller wants."""
 
 
 def _tidy(chain: Chain) -> None:

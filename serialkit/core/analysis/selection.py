@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
+from operator import itemgetter
 
 from serialkit.core.analysis.chains import (
+    CHORD,
     ELIDE,
     FREE,
     NEW,
     REPEAT,
+    SHORT,
     TIME_MODE,
     VOICE_MODE,
     Chain,
@@ -29,26 +32,43 @@ MIN_SCORE = 3.5
 SURE = 0.95  # a voice-mode chain scoring this share of its length is taken without a time-mode try
 EXTRA = 0.4  # priority lost per repeated note or tremolo return: a repeat proves less than a position
 POSITIONS_FIRST = 1.0 - REPEAT  # … and in a second look at trouble: a repeat adds nothing
+REBUILT = 4  # rebuilds kept per statement's seed (``rebuild``): the latest
 
 
-def best_chain(a: Assignment, form: int, start: int, pos: int, dear: bool = False) -> Chain | None:
+FEW = 4 if 1.0 + 2 * (1.0 + 2 * CHORD) < MIN_SCORE else 0
+"""A chain of fewer notes is never ``acceptable``: its score is at most one per note (the first
+link costs nothing, each other at least ``-2 * CHORD``), under MIN_SCORE, and it holds fewer
+than MIN_FRAGMENT positions."""
+
+
+def best_chain(a: Assignment, form: int, start: int, pos: int, dear: bool = False,
+               wanted: bool = False, reached: list[int] | None = None) -> Chain | None:
     """The better of the voice-mode and time-mode chains of ``form`` from ``start`` at ``pos``.
     ``dear``: a chain whose opening is too dear (see ``build_chain``) is still taken when it
-    goes on to state every position left, none skipped."""
-    best = _chain(a, form, start, pos, VOICE_MODE, dear)
+    goes on to state every position left, none skipped. ``wanted``: the caller keeps the chain
+    only if it is ``acceptable`` (``select``, whose seeds leave at least MIN_FRAGMENT positions):
+    a chain of fewer than ``FEW`` notes counts as none. It is never acceptable, and of the two
+    modes' chains the other wins whenever it is (it scores more), so what is kept is the same.
+    ``reached``: see ``build_chain`` (each chain followed tells it)."""
+    best = _chain(a, form, start, pos, VOICE_MODE, dear, wanted, reached)
     if best is not None and best.distinct == 12 - pos and best.score >= SURE * (12 - pos):
         return best  # a whole statement at almost no cost: time mode cannot beat it by much
-    chain = _chain(a, form, start, pos, TIME_MODE, dear)
+    chain = _chain(a, form, start, pos, TIME_MODE, dear, wanted, reached)
     if chain is not None and (best is None or chain.score > best.score):
         best = chain
     return best
 
 
-def _chain(a: Assignment, form: int, start: int, pos: int, mode: int, dear: bool) -> Chain | None:
-    chain = build_chain(a.ix, form, a.forms[form], start, pos, mode, a.claims)
+def _chain(a: Assignment, form: int, start: int, pos: int, mode: int, dear: bool,
+           wanted: bool = False, reached: list[int] | None = None) -> Chain | None:
+    least = FEW if wanted else 0
+    chain = build_chain(a.ix, form, a.forms[form], start, pos, mode, a.claims, least=least, reached=reached)
+    if chain is SHORT:  # a chain that dies young: no dearer opening is looked for (it is no None)
+        return None
     if chain is None and dear:
-        chain = build_chain(a.ix, form, a.forms[form], start, pos, mode, a.claims, abort=False)
-        if chain is not None and (chain.distinct != 12 - pos or chain.skips or chain.evs[0] != start):
+        chain = build_chain(a.ix, form, a.forms[form], start, pos, mode, a.claims, abort=False, least=least)
+        if chain is SHORT or chain is not None and (
+                chain.distinct != 12 - pos or chain.skips or chain.evs[0] != start):
             return None
     return chain
 
@@ -91,7 +111,7 @@ def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int,
     for form, start, pos in seeds:
         if 12 - pos < minimum:
             continue  # positions only rise along a chain: too few are left to reach ``minimum``
-        chain = best_chain(a, form, start, pos, dear)
+        chain = best_chain(a, form, start, pos, dear, wanted=True)
         if chain is not None and acceptable(a, chain, minimum):
             heap.append((-_priority(chain, extra), sl[chain.evs[-1]] - sl[chain.evs[0]], counter, chain))
             counter += 1
@@ -103,7 +123,7 @@ def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int,
             continue
         if not a.claims.available(chain.start, chain.start_pos, True):
             continue
-        fresh = best_chain(a, chain.form, chain.start, chain.start_pos, dear)
+        fresh = best_chain(a, chain.form, chain.start, chain.start_pos, dear, wanted=True)
         if fresh is not None and acceptable(a, fresh, minimum):
             heapq.heappush(heap, (-_priority(fresh, extra), sl[fresh.evs[-1]] - sl[fresh.evs[0]], counter, fresh))
             counter += 1
@@ -152,10 +172,30 @@ def release(a: Assignment, index: int) -> None:
 
 
 def rebuild(a: Assignment, chain: Chain) -> Chain | None:
-    """The best chain for the same form and start as ``chain``, under the current claims."""
-    if not a.claims.available(chain.start, chain.start_pos, True):
+    """The best chain for the same form and start as ``chain``, under the current claims.
+
+    Re-choosing pairs of statements rebuilds each statement again and again, each time with
+    other statements released: a rebuild made before (``Assignment.rebuilt``) is reused when
+    every note whose claims its searches read (``build_chain``'s ``reached``) has the claims it
+    had then, under the same voice-passing costs — the search is a function of those alone
+    (with the index), so it would find the same."""
+    claims = a.claims
+    if not claims.available(chain.start, chain.start_pos, True):
         return None
-    return best_chain(a, chain.form, chain.start, chain.start_pos)
+    key = (chain.form, chain.start, chain.start_pos)
+    owner, second, pos = claims.owner, claims.second, claims.pos
+    strange = a.ix.strange
+    made = a.rebuilt.setdefault(key, [])
+    for passing, read, owners, seconds, places, found in made:
+        if passing is strange and read(owner) == owners and read(second) == seconds and read(pos) == places:
+            return found
+    reached: list[int] = []
+    found = best_chain(a, chain.form, chain.start, chain.start_pos, reached=reached)
+    read = itemgetter(*reached, chain.start)  # never a single index: a tuple of values
+    made.append((strange, read, read(owner), read(second), read(pos), found))
+    if len(made) > REBUILT:
+        del made[0]
+    return found
 
 
 def may_start(a: Assignment, i: int) -> bool:

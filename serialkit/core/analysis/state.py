@@ -7,12 +7,17 @@ release a statement) are in ``selection.py``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from serialkit.core.analysis.chains import Chain, Claims
 from serialkit.core.analysis.index import EventIndex
 
 Owners = dict[int, list[tuple[int, int]]]  # event → every (statement, position) that holds it
+Rebuilt = tuple[object, Callable[[list[int]], Any], Any, Any, Any, Chain | None]
+"""A rebuild (``selection.rebuild``): the voice-passing costs, a getter of the notes whose claims it
+read, their owners, second owners and positions then, and the chain found."""
 
 
 @dataclass(slots=True)
@@ -44,6 +49,9 @@ class Assignment:
     owners: Owners = field(default_factory=dict)
     fits_two: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # event → readings
     pivots: dict[int, tuple[int, int]] = field(default_factory=dict)  # event → the pivot reading not chosen
+    rebuilt: dict[tuple[int, int, int], list[Rebuilt]] = field(default_factory=dict)
+    """Per seed (form, start, position): the rebuilds made, with the claims they read
+    (``selection.rebuild``)."""
 
 
 def new_assignment(ix: EventIndex, forms: list[tuple[int, ...]]) -> Assignment:
