@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from serialkit.core.analysis.chains import HORIZON
+from serialkit.core.analysis.chains import ELIDE, HORIZON
 from serialkit.core.analysis.index import EventIndex
+from serialkit.core.analysis.order import _crossed, _untangle
 from serialkit.core.analysis.pivots import lead_in
 from serialkit.core.analysis.state import Assignment, Found, Owners, owners_of
 
@@ -86,11 +87,31 @@ def _repeat(a: Assignment, owners: Owners, u: int) -> bool:
             return False
         s, p = owners[i][-1]
         f = a.found[s]
-        if (p < 11 and p + 1 not in f.slots) or (p > 0 and p - 1 not in f.slots):
+        if ((p < 11 and p + 1 not in f.slots) or (p > 0 and p - 1 not in f.slots)) \
+                and not _same_label_next(a, owners, u, f.form, p):
             return False
         f.repeats.append((u, p))
         owners[u] = [(s, p)]
         return True
+    return False
+
+
+def _same_label_next(a: Assignment, owners: Owners, u: int, form: int, p: int) -> bool:
+    """Is the next note in ``u``'s voice a note of its pitch class holding position ``p`` of a
+    statement of ``form`` (``x u x`` where both ``x`` are that position: one statement read as two
+    pieces meeting at ``p``, ``u`` repeats it between them)?"""
+    ix = a.ix
+    v, rank = ix.voice[u], ix.vrank[u]
+    for j in range(u + 1, min(ix.n, u + 4 * HORIZON)):
+        if ix.voice[j] != v:
+            continue
+        if ix.vrank[j] > rank + 1:
+            return False
+        if ix.vrank[j] != rank + 1 or ix.pc[j] != ix.pc[u] or j not in owners:
+            continue
+        if not ix.repeat_gap_ok(u, j):
+            return False
+        return any(a.found[t].form == form and q == p for t, q in owners[j])
     return False
 
 
@@ -368,6 +389,30 @@ def _tremolo_after_end(a: Assignment, owners: Owners) -> None:
             break
 
 
+def _own_opening(a: Assignment, owners: Owners, u: int) -> bool:
+    """``u | x``: a statement begins on ``x``, a note of ``u``'s pitch class it shares with the end
+    of another (an elision), and ``u`` sounds shortly before, before the rest of that statement:
+    it begins on ``u``, its own note, and ``x`` ends the other alone."""
+    ix = a.ix
+    pc, sl = ix.pc[u], ix.sl
+    lst, lsl = ix.by_pc[pc], ix.by_pc_sl[pc]
+    for x in lst[bisect_right(lsl, sl[u]):bisect_right(lsl, sl[u] + HORIZON)]:
+        held = owners.get(x, ())
+        if len(held) != 2:
+            continue
+        (s, p), (t, q) = sorted(held, key=lambda o: -o[1])
+        f, g = a.found[s], a.found[t]
+        if q != 0 or f.slots.get(p) != x or g.slots.get(0) != x or p < 12 - ELIDE or len(g.slots) < 2:
+            continue
+        if sl[g.slots[min(r for r in g.slots if r > 0)]] <= sl[u]:
+            continue
+        g.slots[0] = u
+        owners[x] = [(s, p)]
+        owners[u] = [(t, 0)]
+        return True
+    return False
+
+
 def _place(a: Assignment, owners: Owners, u: int) -> bool:
     return (
         _fill_gap(a, owners, u, a.fits_two)
@@ -376,6 +421,7 @@ def _place(a: Assignment, owners: Owners, u: int) -> bool:
         or _doubling(a, owners, u)
         or _trade(a, owners, u)
         or _trade_repeat(a, owners, u)
+        or _own_opening(a, owners, u)
     )
 
 
@@ -392,6 +438,39 @@ def place_unexplained_notes(a: Assignment) -> Assignment:
         if not changed:
             break
     return a
+
+
+def untangle_beside_unexplained(a: Assignment) -> Assignment:
+    """A note placed beside the trouble may have crossed a neighbour's end (``y | x y'``: the
+    statement opening on ``y``'s pitch class took the earlier ``y``, the ending one the later
+    ``y'``, and the opening's first notes ``x`` sound between, unexplained). Where notes stay
+    unexplained, the statements sounding within HORIZON slices of them are put in time order
+    (as ``put_statements_in_time_order`` does), and if that moved a note the notes are placed
+    again. The work is local: only where trouble is."""
+    ix, owners, sl = a.ix, a.owners, a.ix.sl
+    loose = [sl[u] for u in range(ix.n) if u not in owners]
+    if not loose:
+        return a
+    clusters: list[list[int]] = []
+    for x in loose:
+        if clusters and x - clusters[-1][1] <= HORIZON:
+            clusters[-1][1] = x
+        else:
+            clusters.append([x, x])
+    live = sorted((min(sl[e] for e in f.slots.values()), max(sl[e] for e in f.slots.values()), s)
+                  for s, f in enumerate(a.found) if f.slots)
+    changed = False
+    for lo, hi in clusters:
+        near = [(b, e, s) for b, e, s in live if b <= hi + HORIZON and e >= lo - HORIZON]
+        for i, (_, end, s) in enumerate(near):
+            for begin, _, t in near[i + 1 :]:
+                if begin > end:
+                    break
+                if _crossed(a, a.found[s], a.found[t]):
+                    before = (dict(a.found[s].slots), dict(a.found[t].slots))
+                    _untangle(a, s, t)
+                    changed = changed or before != (a.found[s].slots, a.found[t].slots)
+    return place_unexplained_notes(a) if changed else a
 
 
 def move_early_positions_later(a: Assignment) -> Assignment:
