@@ -252,3 +252,13 @@ def test_a_row_whose_tail_is_anothers_head_is_not_read_elided() -> None:
     got, unexplained = _labels_at("distributed", 371, 2633, ["n647", "n648", "n657", "n658", "n659", "n660"])
     assert got == ["R8:11", "R9:0", "R9:9", "R9:10", "R9:11", "R7:0"]
     assert unexplained == ()
+
+
+def test_a_tremolo_going_on_past_the_opening_it_repeats_is_its_returns() -> None:
+    """``repeats`` 3,583 notes, seed 279: I2 opens ``G# F`` in a tremolo ``G# F G# F G# F``
+    and the voice goes on ``G# G# G# F`` before I2's D: those four stayed unexplained. A run going
+    from the opening's first note back to its second, in a statement already holding returns of
+    that tremolo, is more of its returns (a wrong note alone there is not: the run must come back)."""
+    got, unexplained = _labels_at("repeats", 279, 3583, ["n936", "n937", "n938", "n939", "n940", "n941"])
+    assert got == ["I2:1", "I2:0", "I2:0", "I2:0", "I2:1", "I2:2"]
+    assert unexplained == ()
