@@ -262,3 +262,13 @@ def test_a_tremolo_going_on_past_the_opening_it_repeats_is_its_returns() -> None
     got, unexplained = _labels_at("repeats", 279, 3583, ["n936", "n937", "n938", "n939", "n940", "n941"])
     assert got == ["I2:1", "I2:0", "I2:0", "I2:0", "I2:1", "I2:2"]
     assert unexplained == ()
+
+
+def test_a_statement_that_grew_while_notes_were_placed_reaches_a_repeat_it_needs() -> None:
+    """``piano_hands`` 1,734 notes, seed 395: I4 ends ``C F`` and read the next dyad's C as a
+    tremolo return; R8 opens on that dyad (``G C``) and was read from position 4, growing to
+    position 2 only while notes were placed, after repeats had been handed out: its C stayed I4's
+    repeat and its G unexplained. A statement that grew then reaches the repeat it needs."""
+    got, unexplained = _labels_at("piano_hands", 395, 1734, ["n310", "n311", "n312", "n313", "n314"])
+    assert got == ["I4:10", "I4:11", "R8:0", "R8:1", "R8:2"]
+    assert unexplained == ()

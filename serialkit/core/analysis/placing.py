@@ -428,16 +428,57 @@ def _place(a: Assignment, owners: Owners, u: int) -> bool:
 def place_unexplained_notes(a: Assignment) -> Assignment:
     """Give each unexplained note a place — a gap it fills, a repeat of its neighbour, a lead-in to
     its own position, a doubling, or a trade with a note another statement needs — in up to three
-    rounds, until nothing changes."""
+    rounds, until nothing changes. A statement that grew may then reach a repeat another holds
+    (``_reach_repeats``), and the notes are placed once more."""
     owners = a.owners
-    for _ in range(3):
-        changed = False
-        for u in range(a.ix.n):
-            if u not in owners and _place(a, owners, u):
-                changed = True
-        if not changed:
+    ends = {t: (min(g.slots), max(g.slots)) for t, g in enumerate(a.found) if g.slots}
+    for again in range(2):
+        placed = False
+        for _ in range(3):
+            changed = False
+            for u in range(a.ix.n):
+                if u not in owners and _place(a, owners, u):
+                    changed = placed = True
+            if not changed:
+                break
+        if again or not placed or not _reach_repeats(a, owners, ends):
             break
     return a
+
+
+def _reach_repeats(a: Assignment, owners: Owners, ends: dict[int, tuple[int, int]]) -> bool:
+    """A statement whose first (or last) position moved while notes were placed may now reach a
+    note of its next position out that another statement reads as a repeat (``_release_repeats``
+    again, for the statements that grew): it takes it. True if one moved."""
+    ix = a.ix
+    sl = ix.sl
+    holding: Owners | None = None
+    moved = False
+    for t, g in enumerate(a.found):
+        if not g.slots or t not in ends:
+            continue
+        lo, hi = min(g.slots), max(g.slots)
+        for q, edge, grew in ((lo - 1, sl[g.slots[lo]], lo < ends[t][0]), (hi + 1, sl[g.slots[hi]], hi > ends[t][1])):
+            if not grew or not 0 <= q < 12:
+                continue
+            pc = a.forms[g.form][q]
+            lsl = ix.by_pc_sl[pc]
+            span = (edge - HORIZON, edge) if q < lo else (edge, edge + HORIZON)
+            for e in ix.by_pc[pc][bisect_left(lsl, span[0]):bisect_right(lsl, span[1])]:
+                held = owners.get(e, ())
+                if len(held) != 1 or held[0][0] == t or a.found[held[0][0]].slots.get(held[0][1]) == e:
+                    continue  # unexplained, shared, this statement's, or a position: not a repeat
+                if holding is None:
+                    holding = _holding(a)
+                if _fits(a, g, q, e, holding if q < lo else None) is None:
+                    continue
+                s, p = held[0]
+                a.found[s].repeats.remove((e, p))
+                g.slots[q] = e
+                owners[e] = holding[e] = [(t, q)]
+                moved = True
+                break
+    return moved
 
 
 def untangle_beside_unexplained(a: Assignment) -> Assignment:
