@@ -272,3 +272,13 @@ def test_a_statement_that_grew_while_notes_were_placed_reaches_a_repeat_it_needs
     got, unexplained = _labels_at("piano_hands", 395, 1734, ["n310", "n311", "n312", "n313", "n314"])
     assert got == ["I4:10", "I4:11", "R8:0", "R8:1", "R8:2"]
     assert unexplained == ()
+
+
+def test_a_broken_reading_where_notes_stay_unexplained_is_not_begun_again() -> None:
+    """``distributed`` 3,466 notes, seed 22: RI7 ends ``F# C# G#`` and P10 opens ``B F# C# G#``.
+    RI7 read P10's ``C# G#`` as its tremolo's returns, a seven-note R4 was read through P10's
+    notes and four stayed unexplained. Searched again without beginning R4 there (nor any broken
+    or elided reading of the stretch), P10 is read, and the repeats it needs come back to it."""
+    got, unexplained = _labels_at("distributed", 22, 3466, ["n585", "n586", "n587", "n588", "n589", "n590", "n593"])
+    assert got == ["RI7:9", "RI7:10", "RI7:11", "P10:0", "P10:1", "P10:2", "P10:5"]
+    assert unexplained == ()

@@ -291,7 +291,10 @@ def _reread(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],
             grow: list[tuple[int | None, set[int]]] | None = None) -> bool:
     """Release ``near`` and search the stretch again (see ``reread_around_unexplained``); True if
     the new reading is kept. ``grow``: kept only if it also explains notes of slices ``lo``..``hi``
-    and each of these statements (form, notes) is part of a whole one (``_made_whole``)."""
+    and each of these statements (form, notes) is part of a whole one (``_made_whole``). When
+    neither priority helps and a released statement was broken (not whole) or began on a note it
+    shared, the stretch is searched once more without beginning those readings again, kept only
+    if fewer notes of the trouble stay unexplained."""
     sl, owner = a.ix.sl, a.claims.owner
     first = bisect_left(sl, min(lo, *(span[0] for span in near.values())) - HORIZON)
     last = bisect_right(sl, max(hi, *(span[1] for span in near.values())) + HORIZON)
@@ -302,8 +305,8 @@ def _reread(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],
     before, whole_before = _claimed(a), _whole(a)
     loose = sum(1 for i in inside if owner[i] == FREE)
     second = a.claims.second
-    elided = frozenset((f.form, f.chain.evs[0]) for f in (a.found[k] for k in near)
-                       if f.chain is not None and second[f.chain.evs[0]] != FREE)
+    elided = frozenset((f.form, f.chain.evs[0]) for f in (a.found[k] for k in near)  # or broken
+                       if f.chain is not None and (second[f.chain.evs[0]] != FREE or f.chain.distinct < 12))
     tries = [(EXTRA, frozenset[tuple[int, int]]()), (POSITIONS_FIRST, frozenset[tuple[int, int]]())]
     for extra, banned in tries + ([(EXTRA, elided)] if elided else []):
         for k in near:
@@ -312,7 +315,7 @@ def _reread(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],
         owner = a.claims.owner
         left = sum(1 for i in inside if owner[i] == FREE)
         if _claimed(a) > before and _whole(a) >= whole_before and (not grow or (
-                left < loose and _made_whole(a, grow))) and (not banned or left == 0):
+                left < loose and _made_whole(a, grow))) and (not banned or left < loose):
             return True
         _restore(a, saved)
         saved = _save(a)
