@@ -282,3 +282,12 @@ def test_a_broken_reading_where_notes_stay_unexplained_is_not_begun_again() -> N
     got, unexplained = _labels_at("distributed", 22, 3466, ["n585", "n586", "n587", "n588", "n589", "n590", "n593"])
     assert got == ["RI7:9", "RI7:10", "RI7:11", "P10:0", "P10:1", "P10:2", "P10:5"]
     assert unexplained == ()
+
+
+def test_a_statement_ending_on_another_streams_note_takes_its_own_a_little_later() -> None:
+    """``concurrent`` 2,893 notes, seed 173: I7 ended on another stream's G# (I2's position 2,
+    struck a beat before I7's own G#), and its own stayed unexplained. The later G# ends I7 and
+    the earlier goes back to I2, although it sounds between I7's end and the note it takes over."""
+    got, unexplained = _labels_at("concurrent", 173, 2893, ["n2426", "n2427", "n1475"])
+    assert got == ["I2:2", "I2:3", "I7:11"]
+    assert unexplained == ()

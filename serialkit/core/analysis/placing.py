@@ -133,7 +133,9 @@ def _doubling(a: Assignment, owners: Owners, u: int) -> bool:
 
 def _trade(a: Assignment, owners: Owners, u: int) -> bool:
     """``u`` takes the place of a note ``x`` of the same pitch class that another statement
-    needs, or that two statements share (an elision that was really two notes)."""
+    needs, or that two statements share (an elision that was really two notes). ``x`` may sound
+    between ``u`` and the rest of the statement when another statement takes it (a statement
+    ending on another stream's note, its own sounding a little later)."""
     pc = a.ix.pc[u]
     for s, f in enumerate(a.found):
         p = a.position_in[f.form][pc]
@@ -143,9 +145,10 @@ def _trade(a: Assignment, owners: Owners, u: int) -> bool:
         shared = len(owners[x]) > 1 and _between(a, f, p, x, u)
         del f.slots[p]
         fits = _fits(a, f, p, u, owners if shared else None)  # a shared note: only free notes are nearer
+        moving = fits is None and len(owners[x]) == 1 and _fits(a, f, p, u, owners) is not None
         f.slots[p] = x
-        if fits is None:
-            continue
+        if fits is None and not moving:
+            continue  # (``moving``: only held notes are nearer — ``x`` itself, if it can go elsewhere)
         if len(owners[x]) > 1:
             f.slots[p] = u
             owners[x] = [o for o in owners[x] if o[0] != s]
