@@ -291,3 +291,14 @@ def test_a_statement_ending_on_another_streams_note_takes_its_own_a_little_later
     got, unexplained = _labels_at("concurrent", 173, 2893, ["n2426", "n2427", "n1475"])
     assert got == ["I2:2", "I2:3", "I7:11"]
     assert unexplained == ()
+
+
+def test_a_statement_read_again_may_begin_on_the_repeat_of_its_first_note() -> None:
+    """``repeats`` 3,599 notes, seed 189: RI10 stopped at position 7 and I11 opened on RI10's
+    repeated B (position 8) and took its last note, leaving two unexplained. Read again, RI10 is
+    whole from the repeat of its first note (the first strike becomes its lead-in): a statement
+    read again beside the trouble keeps its notes, a note struck twice counting as kept when its
+    repeat is."""
+    got, unexplained = _labels_at("repeats", 189, 3599, ["n2558", "n2567", "n2571", "n2572", "n2573", "n2574"])
+    assert got == ["RI10:0", "RI10:8", "RI10:9", "RI10:10", "RI10:11", "I11:0"]
+    assert unexplained == ()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 from serialkit.core.analysis.chains import FREE, HORIZON, NEW, Chain
+from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.selection import (
     EDGE,
     EXTRA,
@@ -192,9 +193,17 @@ def _clusters(a: Assignment) -> list[tuple[int, int]]:
 def _made_whole(a: Assignment, olds: list[tuple[int | None, set[int]]]) -> bool:
     """Is each of ``olds`` (form, the notes a statement beside the trouble keeps) now part of a
     whole statement of its form (None: of any form)? It grows; it does not give up notes to
-    another."""
+    another (a note it struck twice may be held by its repeat instead: ``_struck_again``)."""
     whole = [(f.form, set(f.chain.evs)) for f in a.found if f.chain is not None and f.chain.distinct == 12]
-    return all(any(form in (None, g) and notes <= evs for g, evs in whole) for form, notes in olds)
+    return all(any(form in (None, g) and all(e in evs or _struck_again(a.ix, e, evs) for e in notes)
+                   for g, evs in whole) for form, notes in olds)
+
+
+def _struck_again(ix: EventIndex, e: int, evs: set[int]) -> bool:
+    """Does ``evs`` hold the note struck right before or after ``e`` in its voice, of its pitch
+    class (``e``'s repeat, or the note ``e`` repeats)?"""
+    v, rank, pc = ix.voice[e], ix.vrank[e], ix.pc[e]
+    return any(ix.voice[n] == v and abs(ix.vrank[n] - rank) == 1 and ix.pc[n] == pc for n in evs)
 
 
 def _whole(a: Assignment) -> int:
@@ -274,17 +283,24 @@ def reread_around_unexplained(a: Assignment) -> Assignment:
         if len(near) > AROUND or near and _reread(a, lo, hi, near):
             continue
         short, twins, rotated = _short_beside(a, lo, hi, spans, near)
-        if len(near) + len(short) + len(twins) <= AROUND:
-            short.update(twins)
-        if short and len(near) + len(short) <= AROUND:
-            olds: list[tuple[int | None, set[int]]] = [(a.found[k].form, keep) for k, keep in short.items()]
-            if _reread(a, lo, hi, {**near, **{k: spans[k] for k in short}}, olds):
-                continue
+        both = {**short, **twins} if len(near) + len(short) + len(twins) <= AROUND else short
+        if _reread_with(a, lo, hi, near, spans, both) or both != short and twins and short \
+                and _reread_with(a, lo, hi, near, spans, short):
+            continue  # (with the twins' statements; failing that, without them)
         wider = {**near, **{k: spans[k] for k in rotated}}
         wider.update({k: spans[k] for k in _elided_with(a, wider)})
         if rotated and len(wider) <= AROUND:
             _reread(a, lo, hi, wider, [(None, keep) for keep in rotated.values()])
     return a
+
+
+def _reread_with(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],
+                 spans: dict[int, tuple[int, int]], beside: dict[int, set[int]]) -> bool:
+    """``_reread`` of ``near`` with the statements ``beside`` it (each with the notes it keeps)."""
+    if not beside or len(near) + len(beside) > AROUND:
+        return False
+    olds: list[tuple[int | None, set[int]]] = [(a.found[k].form, keep) for k, keep in beside.items()]
+    return _reread(a, lo, hi, {**near, **{k: spans[k] for k in beside}}, olds)
 
 
 def _reread(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],
