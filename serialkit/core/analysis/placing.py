@@ -394,8 +394,9 @@ def _tremolo_after_end(a: Assignment, owners: Owners) -> None:
 
 def _own_opening(a: Assignment, owners: Owners, u: int) -> bool:
     """``u | x``: a statement begins on ``x``, a note of ``u``'s pitch class it shares with the end
-    of another (an elision), and ``u`` sounds shortly before, before the rest of that statement:
-    it begins on ``u``, its own note, and ``x`` ends the other alone."""
+    of another (an elision), and ``u`` sounds shortly before, before the rest of that statement
+    and no farther from its next note than the statement's longest link: it begins on ``u``, its
+    own note, and ``x`` ends the other alone."""
     ix = a.ix
     pc, sl = ix.pc[u], ix.sl
     lst, lsl = ix.by_pc[pc], ix.by_pc_sl[pc]
@@ -407,8 +408,9 @@ def _own_opening(a: Assignment, owners: Owners, u: int) -> bool:
         f, g = a.found[s], a.found[t]
         if q != 0 or f.slots.get(p) != x or g.slots.get(0) != x or p < 12 - ELIDE or len(g.slots) < 2:
             continue
-        if sl[g.slots[min(r for r in g.slots if r > 0)]] <= sl[u]:
-            continue
+        at = [sl[g.slots[r]] for r in sorted(g.slots)]
+        if at[1] <= sl[u] or at[1] - sl[u] > max((b - c for b, c in zip(at[2:], at[1:], strict=False)), default=0):
+            continue  # ``u`` sounds before the rest, no farther from it than the statement's longest link
         g.slots[0] = u
         owners[x] = [(s, p)]
         owners[u] = [(t, 0)]
