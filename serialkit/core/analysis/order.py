@@ -161,7 +161,8 @@ def _junction(f: Found, g: Found, pairs: list[tuple[int, int]]) -> bool:
     positions before it missing or borrowed from ``f`` (an elision)? There the order alone
     decides: the ending statement takes the earlier note, whichever voice it is in."""
     mine = set(f.slots.values())
-    return all(p >= 12 - ELIDE and 0 < q < ELIDE and all(r not in g.slots or g.slots[r] in mine for r in range(q))
+    return all(p >= 12 - ELIDE and q < ELIDE and (q > 0 or any(r not in f.slots for r in range(p + 1, 12)))
+               and all(r not in g.slots or g.slots[r] in mine for r in range(q))
                for p, q in pairs)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 from serialkit.core.analysis.chains import FREE, HORIZON, NEW, Chain
+from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.selection import (
     EDGE,
     EXTRA,
@@ -129,17 +130,20 @@ def _at_cut_edge(a: Assignment, first: int, last: int) -> bool:
     return start and sl[first] < EDGE or end and sl[last - 1] > sl[-1] - EDGE
 
 
-def _search_stretch(a: Assignment, first: int, last: int, extra: float = EXTRA) -> None:
+def _search_stretch(a: Assignment, first: int, last: int, extra: float = EXTRA,
+                    banned: frozenset[tuple[int, int]] = frozenset()) -> None:
     """Search the free notes of events ``first``..``last`` again: whole statements from their first
     notes, then inner fragments from every position (``extra``: see :func:`select`). Where the
     trouble is, a whole statement may open with a dear link (its first note far from its second,
-    in a dense texture): its opening is not refused for that."""
+    in a dense texture): its opening is not refused for that. ``banned``: (form, first note) of
+    readings not to be begun again."""
     ix, owner = a.ix, a.claims.owner
     free = [i for i in range(first, last) if owner[i] == FREE]
-    select(a, ((f, i, 0) for i in free for f in a.starts[ix.pc[i]]), MIN_STATEMENT, extra, dear=True)
+    select(a, ((f, i, 0) for i in free for f in a.starts[ix.pc[i]] if (f, i) not in banned),
+           MIN_STATEMENT, extra, dear=True)
     free = [i for i in free if owner[i] == FREE]
-    select(a, ((f, i, a.position_in[f][ix.pc[i]]) for i in free for f in range(len(a.forms))),
-           MIN_INNER, extra)
+    select(a, ((f, i, a.position_in[f][ix.pc[i]]) for i in free for f in range(len(a.forms))
+               if (f, i) not in banned), MIN_INNER, extra)
 
 
 def reread_unexplained_stretches(a: Assignment) -> Assignment:
@@ -186,11 +190,20 @@ def _clusters(a: Assignment) -> list[tuple[int, int]]:
     return spans
 
 
-def _made_whole(a: Assignment, olds: list[tuple[int, set[int]]]) -> bool:
+def _made_whole(a: Assignment, olds: list[tuple[int | None, set[int]]]) -> bool:
     """Is each of ``olds`` (form, the notes a statement beside the trouble keeps) now part of a
-    whole statement of its form? It grows; it does not give up notes to another."""
+    whole statement of its form (None: of any form)? It grows; it does not give up notes to
+    another (a note it struck twice may be held by its repeat instead: ``_struck_again``)."""
     whole = [(f.form, set(f.chain.evs)) for f in a.found if f.chain is not None and f.chain.distinct == 12]
-    return all(any(form == g and notes <= evs for g, evs in whole) for form, notes in olds)
+    return all(any(form in (None, g) and all(e in evs or _struck_again(a.ix, e, evs) for e in notes)
+                   for g, evs in whole) for form, notes in olds)
+
+
+def _struck_again(ix: EventIndex, e: int, evs: set[int]) -> bool:
+    """Does ``evs`` hold the note struck right before or after ``e`` in its voice, of its pitch
+    class (``e``'s repeat, or the note ``e`` repeats)?"""
+    v, rank, pc = ix.voice[e], ix.vrank[e], ix.pc[e]
+    return any(ix.voice[n] == v and abs(ix.vrank[n] - rank) == 1 and ix.pc[n] == pc for n in evs)
 
 
 def _whole(a: Assignment) -> int:
@@ -212,19 +225,23 @@ def _elided_with(a: Assignment, near: dict[int, tuple[int, int]]) -> set[int]:
 
 
 def _short_beside(a: Assignment, lo: int, hi: int, spans: dict[int, tuple[int, int]],
-                  near: dict[int, tuple[int, int]]) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
+                  near: dict[int, tuple[int, int]]) -> tuple[dict[int, set[int]], ...]:
     """The statements that stop short of position 11 within HORIZON slices before slices
     ``lo``..``hi``, or start after position 0 within HORIZON slices after them: their missing
     positions may be the notes there (another statement read through them instead). And those
     opening within HORIZON slices after on a pitch class an unexplained note there has (or
     ending within HORIZON before on one): the statement may have taken a twin of its own note,
-    one another statement needs, leaving its own unexplained. Each with the notes it must keep
-    when it is read again (``_made_whole``): (those stopping short, those on a twin)."""
-    ix, owner = a.ix, a.claims.owner
+    one another statement needs, leaving its own unexplained. And those ending (opening) there on notes they
+    share with another statement: an elided form may be another form that begins on its own
+    note and ends on the unexplained ones (one row's tail is another's head). Each with the
+    notes it must keep when it is read again (``_made_whole``): (those stopping short, those on
+    a twin, those elided)."""
+    ix, owner, second = a.ix, a.claims.owner, a.claims.second
     sl, pc = ix.sl, ix.pc
     loose = {pc[i] for i in range(bisect_left(sl, lo), bisect_right(sl, hi)) if owner[i] == FREE}
     out: dict[int, set[int]] = {}
     twins: dict[int, set[int]] = {}
+    rotated: dict[int, set[int]] = {}
     for k, (first, last) in spans.items():
         if k in near:
             continue
@@ -238,7 +255,10 @@ def _short_beside(a: Assignment, lo: int, hi: int, spans: dict[int, tuple[int, i
             twins[k] = keep - {chain.evs[-1]}  # its last note may be the twin of its own
         elif hi < first <= hi + HORIZON and pc[chain.evs[0]] in loose:
             twins[k] = keep - {chain.evs[0]}  # its first note may be the twin of its own
-    return out, twins
+        elif lo - HORIZON <= last < lo and second[chain.evs[0]] != FREE \
+                or hi < first <= hi + HORIZON and second[chain.evs[-1]] != FREE:
+            rotated[k] = {e for e in keep if second[e] == FREE}  # elided: may be another form
+    return out, twins, rotated
 
 
 def reread_around_unexplained(a: Assignment) -> Assignment:
@@ -260,22 +280,37 @@ def reread_around_unexplained(a: Assignment) -> Assignment:
         elided = _elided_with(a, near)
         if len(near) + len(elided) <= AROUND:  # else the statements sounding there alone
             near.update({k: spans[k] for k in elided})
-        if not near or len(near) > AROUND or _reread(a, lo, hi, near):
+        if len(near) > AROUND or near and _reread(a, lo, hi, near):
             continue
-        short, twins = _short_beside(a, lo, hi, spans, near)
-        if len(near) + len(short) + len(twins) <= AROUND:
-            short.update(twins)
-        if short and len(near) + len(short) <= AROUND:
-            olds = [(a.found[k].form, keep) for k, keep in short.items()]
-            _reread(a, lo, hi, {**near, **{k: spans[k] for k in short}}, olds)
+        short, twins, rotated = _short_beside(a, lo, hi, spans, near)
+        both = {**short, **twins} if len(near) + len(short) + len(twins) <= AROUND else short
+        if _reread_with(a, lo, hi, near, spans, both) or both != short and twins and short \
+                and _reread_with(a, lo, hi, near, spans, short):
+            continue  # (with the twins' statements; failing that, without them)
+        wider = {**near, **{k: spans[k] for k in rotated}}
+        wider.update({k: spans[k] for k in _elided_with(a, wider)})
+        if rotated and len(wider) <= AROUND:
+            _reread(a, lo, hi, wider, [(None, keep) for keep in rotated.values()])
     return a
 
 
+def _reread_with(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],
+                 spans: dict[int, tuple[int, int]], beside: dict[int, set[int]]) -> bool:
+    """``_reread`` of ``near`` with the statements ``beside`` it (each with the notes it keeps)."""
+    if not beside or len(near) + len(beside) > AROUND:
+        return False
+    olds: list[tuple[int | None, set[int]]] = [(a.found[k].form, keep) for k, keep in beside.items()]
+    return _reread(a, lo, hi, {**near, **{k: spans[k] for k in beside}}, olds)
+
+
 def _reread(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],
-            grow: list[tuple[int, set[int]]] | None = None) -> bool:
+            grow: list[tuple[int | None, set[int]]] | None = None) -> bool:
     """Release ``near`` and search the stretch again (see ``reread_around_unexplained``); True if
     the new reading is kept. ``grow``: kept only if it also explains notes of slices ``lo``..``hi``
-    and each of these statements (form, notes) is part of a whole one (``_made_whole``)."""
+    and each of these statements (form, notes) is part of a whole one (``_made_whole``). When
+    neither priority helps and a released statement was broken (not whole) or began on a note it
+    shared, the stretch is searched once more without beginning those readings again, kept only
+    if fewer notes of the trouble stay unexplained."""
     sl, owner = a.ix.sl, a.claims.owner
     first = bisect_left(sl, min(lo, *(span[0] for span in near.values())) - HORIZON)
     last = bisect_right(sl, max(hi, *(span[1] for span in near.values())) + HORIZON)
@@ -285,13 +320,18 @@ def _reread(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],
     saved = _save(a)
     before, whole_before = _claimed(a), _whole(a)
     loose = sum(1 for i in inside if owner[i] == FREE)
-    for extra in (EXTRA, POSITIONS_FIRST):
+    second = a.claims.second
+    elided = frozenset((f.form, f.chain.evs[0]) for f in (a.found[k] for k in near)  # or broken
+                       if f.chain is not None and (second[f.chain.evs[0]] != FREE or f.chain.distinct < 12))
+    tries = [(EXTRA, frozenset[tuple[int, int]]()), (POSITIONS_FIRST, frozenset[tuple[int, int]]())]
+    for extra, banned in tries + ([(EXTRA, elided)] if elided else []):
         for k in near:
             release(a, k)
-        _search_stretch(a, first, last, extra)
+        _search_stretch(a, first, last, extra, banned)
         owner = a.claims.owner
+        left = sum(1 for i in inside if owner[i] == FREE)
         if _claimed(a) > before and _whole(a) >= whole_before and (not grow or (
-                sum(1 for i in inside if owner[i] == FREE) < loose and _made_whole(a, grow))):
+                left < loose and _made_whole(a, grow))) and (not banned or left < loose):
             return True
         _restore(a, saved)
         saved = _save(a)

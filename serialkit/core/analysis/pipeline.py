@@ -28,7 +28,9 @@ statements, the later ones place single notes and record the readings a note cou
 9. ``split_shared_repeats`` — ``x | x`` across a boundary is two notes, not one shared note.
 10. ``give_repeats_to_statements_missing_them`` — ``x y | x y`` is two statements, not a tremolo.
 11. ``place_unexplained_notes`` — each unexplained note fills a gap, repeats its neighbour, leads
-    in to its own position, doubles a note, or trades places with a note another statement needs.
+    in to its own position, doubles a note, or trades places with a note another statement needs;
+    ``untangle_beside_unexplained`` — where notes stay unexplained, the statements sounding there
+    are put in time order and the notes placed again.
 12. ``move_early_positions_later`` — ``a x a a b``: ``x`` is the wrong note, the later ``b`` holds it.
 13. ``read_tremolos_and_boundaries`` — an unexplained inner note of a tremolo joins its statement
     (taking the closing note from the next statement when that one can begin on its own repeat),
@@ -62,6 +64,7 @@ from serialkit.core.analysis.placing import (
     place_unexplained_notes,
     record_notes_fitting_two_statements,
     split_shared_repeats,
+    untangle_beside_unexplained,
 )
 from serialkit.core.analysis.state import Assignment, new_assignment
 from serialkit.core.analysis.statements import (
@@ -113,6 +116,7 @@ STEPS: tuple[Step, ...] = (
     split_shared_repeats,
     give_repeats_to_statements_missing_them,
     place_unexplained_notes,
+    untangle_beside_unexplained,
     move_early_positions_later,
     read_tremolos_and_boundaries,
     uncross_pivot_runs,

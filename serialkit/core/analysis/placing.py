@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from serialkit.core.analysis.chains import HORIZON
+from serialkit.core.analysis.chains import ELIDE, HORIZON
 from serialkit.core.analysis.index import EventIndex
+from serialkit.core.analysis.order import _crossed, _untangle
 from serialkit.core.analysis.pivots import lead_in
 from serialkit.core.analysis.state import Assignment, Found, Owners, owners_of
 
@@ -86,11 +87,31 @@ def _repeat(a: Assignment, owners: Owners, u: int) -> bool:
             return False
         s, p = owners[i][-1]
         f = a.found[s]
-        if (p < 11 and p + 1 not in f.slots) or (p > 0 and p - 1 not in f.slots):
+        if ((p < 11 and p + 1 not in f.slots) or (p > 0 and p - 1 not in f.slots)) \
+                and not _same_label_next(a, owners, u, f.form, p):
             return False
         f.repeats.append((u, p))
         owners[u] = [(s, p)]
         return True
+    return False
+
+
+def _same_label_next(a: Assignment, owners: Owners, u: int, form: int, p: int) -> bool:
+    """Is the next note in ``u``'s voice a note of its pitch class holding position ``p`` of a
+    statement of ``form`` (``x u x`` where both ``x`` are that position: one statement read as two
+    pieces meeting at ``p``, ``u`` repeats it between them)?"""
+    ix = a.ix
+    v, rank = ix.voice[u], ix.vrank[u]
+    for j in range(u + 1, min(ix.n, u + 4 * HORIZON)):
+        if ix.voice[j] != v:
+            continue
+        if ix.vrank[j] > rank + 1:
+            return False
+        if ix.vrank[j] != rank + 1 or ix.pc[j] != ix.pc[u] or j not in owners:
+            continue
+        if not ix.repeat_gap_ok(u, j):
+            return False
+        return any(a.found[t].form == form and q == p for t, q in owners[j])
     return False
 
 
@@ -112,7 +133,9 @@ def _doubling(a: Assignment, owners: Owners, u: int) -> bool:
 
 def _trade(a: Assignment, owners: Owners, u: int) -> bool:
     """``u`` takes the place of a note ``x`` of the same pitch class that another statement
-    needs, or that two statements share (an elision that was really two notes)."""
+    needs, or that two statements share (an elision that was really two notes). ``x`` may sound
+    between ``u`` and the rest of the statement when another statement takes it (a statement
+    ending on another stream's note, its own sounding a little later)."""
     pc = a.ix.pc[u]
     for s, f in enumerate(a.found):
         p = a.position_in[f.form][pc]
@@ -122,9 +145,10 @@ def _trade(a: Assignment, owners: Owners, u: int) -> bool:
         shared = len(owners[x]) > 1 and _between(a, f, p, x, u)
         del f.slots[p]
         fits = _fits(a, f, p, u, owners if shared else None)  # a shared note: only free notes are nearer
+        moving = fits is None and len(owners[x]) == 1 and _fits(a, f, p, u, owners) is not None
         f.slots[p] = x
-        if fits is None:
-            continue
+        if fits is None and not moving:
+            continue  # (``moving``: only held notes are nearer — ``x`` itself, if it can go elsewhere)
         if len(owners[x]) > 1:
             f.slots[p] = u
             owners[x] = [o for o in owners[x] if o[0] != s]
@@ -368,6 +392,32 @@ def _tremolo_after_end(a: Assignment, owners: Owners) -> None:
             break
 
 
+def _own_opening(a: Assignment, owners: Owners, u: int) -> bool:
+    """``u | x``: a statement begins on ``x``, a note of ``u``'s pitch class it shares with the end
+    of another (an elision), and ``u`` sounds shortly before, before the rest of that statement
+    and no farther from its next note than the statement's longest link: it begins on ``u``, its
+    own note, and ``x`` ends the other alone."""
+    ix = a.ix
+    pc, sl = ix.pc[u], ix.sl
+    lst, lsl = ix.by_pc[pc], ix.by_pc_sl[pc]
+    for x in lst[bisect_right(lsl, sl[u]):bisect_right(lsl, sl[u] + HORIZON)]:
+        held = owners.get(x, ())
+        if len(held) != 2:
+            continue
+        (s, p), (t, q) = sorted(held, key=lambda o: -o[1])
+        f, g = a.found[s], a.found[t]
+        if q != 0 or f.slots.get(p) != x or g.slots.get(0) != x or p < 12 - ELIDE or len(g.slots) < 2:
+            continue
+        at = [sl[g.slots[r]] for r in sorted(g.slots)]
+        if at[1] <= sl[u] or at[1] - sl[u] > max((b - c for b, c in zip(at[2:], at[1:], strict=False)), default=0):
+            continue  # ``u`` sounds before the rest, no farther from it than the statement's longest link
+        g.slots[0] = u
+        owners[x] = [(s, p)]
+        owners[u] = [(t, 0)]
+        return True
+    return False
+
+
 def _place(a: Assignment, owners: Owners, u: int) -> bool:
     return (
         _fill_gap(a, owners, u, a.fits_two)
@@ -376,22 +426,97 @@ def _place(a: Assignment, owners: Owners, u: int) -> bool:
         or _doubling(a, owners, u)
         or _trade(a, owners, u)
         or _trade_repeat(a, owners, u)
+        or _own_opening(a, owners, u)
     )
 
 
 def place_unexplained_notes(a: Assignment) -> Assignment:
     """Give each unexplained note a place — a gap it fills, a repeat of its neighbour, a lead-in to
     its own position, a doubling, or a trade with a note another statement needs — in up to three
-    rounds, until nothing changes."""
+    rounds, until nothing changes. A statement that grew may then reach a repeat another holds
+    (``_reach_repeats``), and the notes are placed once more."""
     owners = a.owners
-    for _ in range(3):
-        changed = False
-        for u in range(a.ix.n):
-            if u not in owners and _place(a, owners, u):
-                changed = True
-        if not changed:
+    ends = {t: (min(g.slots), max(g.slots)) for t, g in enumerate(a.found) if g.slots}
+    for again in range(2):
+        placed = False
+        for _ in range(3):
+            changed = False
+            for u in range(a.ix.n):
+                if u not in owners and _place(a, owners, u):
+                    changed = placed = True
+            if not changed:
+                break
+        if again or not placed or not _reach_repeats(a, owners, ends):
             break
     return a
+
+
+def _reach_repeats(a: Assignment, owners: Owners, ends: dict[int, tuple[int, int]]) -> bool:
+    """A statement whose first (or last) position moved while notes were placed may now reach a
+    note of its next position out that another statement reads as a repeat (``_release_repeats``
+    again, for the statements that grew): it takes it. True if one moved."""
+    ix = a.ix
+    sl = ix.sl
+    holding: Owners | None = None
+    moved = False
+    for t, g in enumerate(a.found):
+        if not g.slots or t not in ends:
+            continue
+        lo, hi = min(g.slots), max(g.slots)
+        for q, edge, grew in ((lo - 1, sl[g.slots[lo]], lo < ends[t][0]), (hi + 1, sl[g.slots[hi]], hi > ends[t][1])):
+            if not grew or not 0 <= q < 12:
+                continue
+            pc = a.forms[g.form][q]
+            lsl = ix.by_pc_sl[pc]
+            span = (edge - HORIZON, edge) if q < lo else (edge, edge + HORIZON)
+            for e in ix.by_pc[pc][bisect_left(lsl, span[0]):bisect_right(lsl, span[1])]:
+                held = owners.get(e, ())
+                if len(held) != 1 or held[0][0] == t or a.found[held[0][0]].slots.get(held[0][1]) == e:
+                    continue  # unexplained, shared, this statement's, or a position: not a repeat
+                if holding is None:
+                    holding = _holding(a)
+                if _fits(a, g, q, e, holding if q < lo else None) is None:
+                    continue
+                s, p = held[0]
+                a.found[s].repeats.remove((e, p))
+                g.slots[q] = e
+                owners[e] = holding[e] = [(t, q)]
+                moved = True
+                break
+    return moved
+
+
+def untangle_beside_unexplained(a: Assignment) -> Assignment:
+    """A note placed beside the trouble may have crossed a neighbour's end (``y | x y'``: the
+    statement opening on ``y``'s pitch class took the earlier ``y``, the ending one the later
+    ``y'``, and the opening's first notes ``x`` sound between, unexplained). Where notes stay
+    unexplained, the statements sounding within HORIZON slices of them are put in time order
+    (as ``put_statements_in_time_order`` does), and if that moved a note the notes are placed
+    again. The work is local: only where trouble is."""
+    ix, owners, sl = a.ix, a.owners, a.ix.sl
+    loose = [sl[u] for u in range(ix.n) if u not in owners]
+    if not loose:
+        return a
+    clusters: list[list[int]] = []
+    for x in loose:
+        if clusters and x - clusters[-1][1] <= HORIZON:
+            clusters[-1][1] = x
+        else:
+            clusters.append([x, x])
+    live = sorted((min(sl[e] for e in f.slots.values()), max(sl[e] for e in f.slots.values()), s)
+                  for s, f in enumerate(a.found) if f.slots)
+    changed = False
+    for lo, hi in clusters:
+        near = [(b, e, s) for b, e, s in live if b <= hi + HORIZON and e >= lo - HORIZON]
+        for i, (_, end, s) in enumerate(near):
+            for begin, _, t in near[i + 1 :]:
+                if begin > end:
+                    break
+                if _crossed(a, a.found[s], a.found[t]):
+                    before = (dict(a.found[s].slots), dict(a.found[t].slots))
+                    _untangle(a, s, t)
+                    changed = changed or before != (a.found[s].slots, a.found[t].slots)
+    return place_unexplained_notes(a) if changed else a
 
 
 def move_early_positions_later(a: Assignment) -> Assignment:

@@ -176,6 +176,45 @@ def _return(a: Assignment, owners: Owners, u: int) -> bool:
     return False
 
 
+def _tremolo_run(a: Assignment, owners: Owners, u: int) -> bool:
+    """``u`` is in a run of unexplained notes in one voice between a note statement ``s`` holds
+    (position ``p`` or a repeat of it) and the note holding ``s``'s next position, the run going
+    from position ``p - 1`` back to ``p``, every note of it striking one of the two, and ``s``
+    already holding returns of a tremolo there (``a b a b | a a a b c``): the run is more of
+    that tremolo's returns."""
+    ix = a.ix
+    run = [u]
+    x = _neighbour(a, u, -1)
+    while x is not None and x not in owners:
+        run.insert(0, x)
+        x = _neighbour(a, x, -1)
+    y = _neighbour(a, run[-1], 1)
+    while y is not None and y not in owners:
+        run.append(y)
+        y = _neighbour(a, y, 1)
+    if x is None or y is None:
+        return False
+    held, after = _holder(a, owners, x), _holder(a, owners, y)
+    if held is None or after is None or held[0] != after[0]:
+        return False
+    s, p = held
+    f = a.found[s]
+    if after[1] != p + 1 or f.slots.get(p + 1) != y or p - 1 not in f.slots:
+        return False
+    b, c = a.forms[f.form][p], a.forms[f.form][p - 1]
+    where = {b: p, c: p - 1}
+    notes = [x, *run, y]
+    if not (ix.pc[x] == ix.pc[run[-1]] == b and ix.pc[run[0]] == c) or any(ix.pc[e] not in where for e in run):
+        return False  # ``b | a … b | c``: the run goes on from ``b`` and comes back to it before ``c``
+    if not any(q == p - 1 for _, q in f.repeats) or not all(
+            ix.repeat_gap_ok(e, w) for e, w in zip(notes, notes[1:], strict=False)):
+        return False  # the statement has a tremolo there already, and the run is as close
+    for e in run:
+        f.repeats.append((e, where[ix.pc[e]]))
+        owners[e] = [(s, where[ix.pc[e]])]
+    return True
+
+
 def _fill_hole(a: Assignment, owners: Owners, s: int, p: int) -> bool:
     """Statement ``s`` lacks position ``p`` between two it states; the note of that pitch class
     the next statement holds as a position it can hold by a repeat instead fills the hole."""
@@ -192,7 +231,8 @@ def _fill_hole(a: Assignment, owners: Owners, s: int, p: int) -> bool:
 
 
 def read_tremolos_and_boundaries(a: Assignment) -> Assignment:
-    """Unexplained inner notes of a tremolo join its statement (see ``_tremolo``), and a hole is
+    """Unexplained inner notes of a tremolo join its statement (see ``_tremolo``, ``_return``,
+    ``_tremolo_run``), and a hole is
     filled by a note the next statement can spare (see ``_fill_hole``), up to three rounds."""
     owners = a.owners
     for s, f in enumerate(a.found):
@@ -205,7 +245,8 @@ def read_tremolos_and_boundaries(a: Assignment) -> Assignment:
     for _ in range(3):
         changed = False
         for u in range(a.ix.n):
-            if u not in owners and (_tremolo(a, owners, u) or _return(a, owners, u)):
+            if u not in owners and (_tremolo(a, owners, u) or _return(a, owners, u)
+                                    or _tremolo_run(a, owners, u)):
                 changed = True
         if not changed:
             break
