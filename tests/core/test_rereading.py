@@ -15,9 +15,10 @@ def _searches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     calls: list[tuple[int, int]] = []
     search = pairs._search_stretch
 
-    def counted(a: object, first: int, last: int, extra: float = pairs.EXTRA) -> None:
+    def counted(a: object, first: int, last: int, extra: float = pairs.EXTRA,
+                banned: frozenset[tuple[int, int]] = frozenset()) -> None:
         calls.append((first, last))
-        search(a, first, last, extra)  # type: ignore[arg-type]
+        search(a, first, last, extra, banned)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pairs, "_search_stretch", counted)
     return calls

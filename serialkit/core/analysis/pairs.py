@@ -308,8 +308,9 @@ def _reread(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],
     """Release ``near`` and search the stretch again (see ``reread_around_unexplained``); True if
     the new reading is kept. ``grow``: kept only if it also explains notes of slices ``lo``..``hi``
     and each of these statements (form, notes) is part of a whole one (``_made_whole``). When
-    neither priority helps and a released statement was broken (not whole) or began on a note it
-    shared, the stretch is searched once more without beginning those readings again, kept only
+    neither priority helps and a released statement was broken (not whole), the stretch is
+    searched once more without beginning those readings again (not elided ones: a pivot shared
+    by two statements must not give way to a wrong note opening the second), kept only
     if fewer notes of the trouble stay unexplained."""
     sl, owner = a.ix.sl, a.claims.owner
     first = bisect_left(sl, min(lo, *(span[0] for span in near.values())) - HORIZON)
@@ -320,11 +321,10 @@ def _reread(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],
     saved = _save(a)
     before, whole_before = _claimed(a), _whole(a)
     loose = sum(1 for i in inside if owner[i] == FREE)
-    second = a.claims.second
-    elided = frozenset((f.form, f.chain.evs[0]) for f in (a.found[k] for k in near)  # or broken
-                       if f.chain is not None and (second[f.chain.evs[0]] != FREE or f.chain.distinct < 12))
+    broken = frozenset((f.form, f.chain.evs[0]) for f in (a.found[k] for k in near)
+                       if f.chain is not None and f.chain.distinct < 12)
     tries = [(EXTRA, frozenset[tuple[int, int]]()), (POSITIONS_FIRST, frozenset[tuple[int, int]]())]
-    for extra, banned in tries + ([(EXTRA, elided)] if elided else []):
+    for extra, banned in tries + ([(EXTRA, broken)] if broken else []):
         for k in near:
             release(a, k)
         _search_stretch(a, first, last, extra, banned)
