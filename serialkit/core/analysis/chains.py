@@ -94,6 +94,19 @@ _CHORDS = 2 * CHORD  # the most a link gains from the chord it lands in
 _LATE = 12 - ELIDE  # from this position on a statement may end on notes the next one begins with
 
 
+
+def clusters(slices: list[int]) -> list[tuple[int, int]]:
+    """Spans of ascending ``slices``, those within HORIZON slices of each other together (where
+    unexplained notes lie, each span one stretch of trouble)."""
+    spans: list[tuple[int, int]] = []
+    for s in slices:
+        if spans and s - spans[-1][1] <= HORIZON:
+            spans[-1] = (spans[-1][0], s)
+        else:
+            spans.append((s, s))
+    return spans
+
+
 def _next_position(ctx: tuple[Any, ...], pcs: tuple[int, ...], k: int, last: int, leave: float, head: bool,
                    taken: set[int], used: set[int], voice_mode: bool, reads: list[int]) -> tuple[float, int, int]:
     """The cheapest link from ``last`` (at position ``k``) to a later position: (cost, event or -1,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from serialkit.core.analysis.chains import FREE, HORIZON, NEW, Chain
+from serialkit.core.analysis.chains import FREE, HORIZON, NEW, Chain, clusters
 from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.selection import (
     EDGE,
@@ -178,16 +178,7 @@ AROUND = 5  # at most this many statements sounding at a stretch of unexplained 
 def _clusters(a: Assignment) -> list[tuple[int, int]]:
     """Slice spans of the unexplained notes, those within HORIZON slices of each other together."""
     sl, owner = a.ix.sl, a.claims.owner
-    spans: list[tuple[int, int]] = []
-    for i in range(a.ix.n):
-        if owner[i] != FREE:
-            continue
-        s = sl[i]
-        if spans and s - spans[-1][1] <= HORIZON:
-            spans[-1] = (spans[-1][0], s)
-        else:
-            spans.append((s, s))
-    return spans
+    return clusters([sl[i] for i in range(a.ix.n) if owner[i] == FREE])
 
 
 def _made_whole(a: Assignment, olds: list[tuple[int | None, set[int]]]) -> bool:
@@ -231,11 +222,11 @@ def _short_beside(a: Assignment, lo: int, hi: int, spans: dict[int, tuple[int, i
     positions may be the notes there (another statement read through them instead). And those
     opening within HORIZON slices after on a pitch class an unexplained note there has (or
     ending within HORIZON before on one): the statement may have taken a twin of its own note,
-    one another statement needs, leaving its own unexplained. And those ending (opening) there on notes they
-    share with another statement: an elided form may be another form that begins on its own
-    note and ends on the unexplained ones (one row's tail is another's head). Each with the
-    notes it must keep when it is read again (``_made_whole``): (those stopping short, those on
-    a twin, those elided)."""
+    one another statement needs, leaving its own unexplained. And those ending (opening) there
+    on notes they share with another statement: an elided form may be another form that begins
+    on its own note and ends on the unexplained ones (one row's tail is another's head). Each
+    with the notes it must keep when it is read again (``_made_whole``): (those stopping short,
+    those on a twin, those elided)."""
     ix, owner, second = a.ix, a.claims.owner, a.claims.second
     sl, pc = ix.sl, ix.pc
     loose = {pc[i] for i in range(bisect_left(sl, lo), bisect_right(sl, hi)) if owner[i] == FREE}

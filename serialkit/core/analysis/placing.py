@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from serialkit.core.analysis.chains import ELIDE, HORIZON
+from serialkit.core.analysis.chains import ELIDE, HORIZON, clusters
 from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.order import _crossed, _untangle
 from serialkit.core.analysis.pivots import lead_in
@@ -494,19 +494,13 @@ def untangle_beside_unexplained(a: Assignment) -> Assignment:
     (as ``put_statements_in_time_order`` does), and if that moved a note the notes are placed
     again. The work is local: only where trouble is."""
     ix, owners, sl = a.ix, a.owners, a.ix.sl
-    loose = [sl[u] for u in range(ix.n) if u not in owners]
-    if not loose:
+    trouble = clusters([sl[u] for u in range(ix.n) if u not in owners])
+    if not trouble:
         return a
-    clusters: list[list[int]] = []
-    for x in loose:
-        if clusters and x - clusters[-1][1] <= HORIZON:
-            clusters[-1][1] = x
-        else:
-            clusters.append([x, x])
     live = sorted((min(sl[e] for e in f.slots.values()), max(sl[e] for e in f.slots.values()), s)
                   for s, f in enumerate(a.found) if f.slots)
     changed = False
-    for lo, hi in clusters:
+    for lo, hi in trouble:
         near = [(b, e, s) for b, e, s in live if b <= hi + HORIZON and e >= lo - HORIZON]
         for i, (_, end, s) in enumerate(near):
             for begin, _, t in near[i + 1 :]:
