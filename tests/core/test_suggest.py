@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -503,3 +504,30 @@ def test_a_note_the_budget_leaves_untried_says_so() -> None:
     first = {n.event_id: n for n in suggest(piece, analysis, max_notes=1)}
     assert first[ids[5]].complete and first[ids[5]].best is not None
     assert not first[ids[30]].complete and first[ids[30]].finding == "unexplained"
+
+
+
+def test_a_swap_is_offered_only_with_a_note_the_statement_could_reach() -> None:
+    """A statement missing a position is offered a swap with a note of that pitch class only when
+    the note could stand in the statement: near its other notes, not bars after them (a whole
+    work's unexplained note was once offered a swap with a note 170 bars away, and each such
+    candidate is verified on a window spanning both)."""
+    from serialkit.core.analysis.model import Statement
+    from serialkit.core.piece import Event
+    from serialkit.core.rows import RowForm
+    from serialkit.core.suggest.trouble import _Stmt, _swaps
+
+    row = Row.parse("C C# D D# E F F# G G# A A# B")
+    pcs = row.form(RowForm("P", 0))
+    notes = {p: Event(f"n{p}", "v1", Fraction(p), Fraction(1), 60 + pcs[p]) for p in range(12) if p != 10}
+    ids = tuple(notes[p].id if p in notes else None for p in range(12))
+    st = _Stmt(Statement("S1", RowForm("P", 0), ids, ("v1",), False), pcs, {p: e.onset for p, e in notes.items()},
+               {p: "v1" for p in notes}, {p: e.id for p, e in notes.items()}, Fraction(1))
+
+    def swapped(onset: int) -> bool:
+        stray = Event("stray", "v2", Fraction(onset), Fraction(1), 60 + pcs[10])
+        events = {**{e.id: e for e in notes.values()}, stray.id: stray}
+        return any({e.event_id for e in s.edits} == {"stray", "n11"} for _w, s in _swaps(stray, st, events))
+
+    assert swapped(13)  # right after the statement's end
+    assert not swapped(40)  # far after it

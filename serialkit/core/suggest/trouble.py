@@ -376,6 +376,8 @@ def _swaps(event: Event, st: _Stmt, events: Mapping[str, Event]) -> list[tuple[f
                 if abs(event.onset - other.onset) > max(around) - min(around):
                     continue
             if not held:
+                if not near and not st.fits(q, event.onset)[0]:
+                    continue  # the note would hold ``q`` far from the statement's other notes
                 onsets = dict(st.onsets)
                 onsets[q] = event.onset
                 onsets[p] = other.onset
