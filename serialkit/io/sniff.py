@@ -11,10 +11,28 @@ _ROOT = re.compile(rb"<(?!\?|!)([A-Za-z_][\w.\-]*:)?([A-Za-z_][\w.\-]*)")
 _BOM = b"\xef\xbb\xbf"
 
 
+#: The last head ``root_name`` read and its answer: the readers' sniffers ask of one head in
+#: turn (MusicXML, MEI, MuseScore), and the head is the file's first 64 KiB.
+#: (One tuple, replaced whole: read at once by threads that sniff at once.)
+_LAST_ROOT: list[tuple[object, str | None]] = [(object(), None)]
+
+
 def root_name(head: bytes) -> str | None:
     """The local name of the first element in an XML prefix, skipping prolog and comments."""
-    text = re.sub(rb"<!--.*?-->", b"", ascii_view(head), flags=re.S)
-    text = re.sub(rb"<!DOCTYPE[^>\[]*(\[.*?\])?\s*>", b"", text, flags=re.S)
+    last = _LAST_ROOT[0]
+    if last[0] is head:
+        return last[1]
+    name = _root_name(head)
+    _LAST_ROOT[0] = (head, name)
+    return name
+
+
+def _root_name(head: bytes) -> str | None:
+    text = ascii_view(head)
+    if b"<!--" in text:  # (each pattern starts with what is looked for: none there, no change)
+        text = re.sub(rb"<!--.*?-->", b"", text, flags=re.S)
+    if b"<!DOCTYPE" in text:
+        text = re.sub(rb"<!DOCTYPE[^>\[]*(\[.*?\])?\s*>", b"", text, flags=re.S)
     match = _ROOT.search(text)
     return match.group(2).decode("ascii", "replace") if match else None
 
@@ -53,10 +71,18 @@ def is_json(head: bytes) -> bool:
     return head.lstrip(_BOM + b" \t\r\n")[:1] == b"{"
 
 
-def _text_lines(head: bytes) -> list[bytes]:
-    if b"\x00" in head[:4096]:
-        return []
-    return head.removeprefix(_BOM).splitlines()
+_LAST_LINES: list[tuple[object, tuple[bytes, ...]]] = [(object(), ())]
+
+
+def _text_lines(head: bytes) -> tuple[bytes, ...]:
+    """The lines of a text head (none for binary content; the last head's, as kept, when the
+    kern and ABC sniffers ask of the same head in turn)."""
+    last = _LAST_LINES[0]
+    if last[0] is head:
+        return last[1]
+    lines = () if b"\x00" in head[:4096] else tuple(head.removeprefix(_BOM).splitlines())
+    _LAST_LINES[0] = (head, lines)
+    return lines
 
 
 def is_kern(head: bytes) -> bool:

@@ -153,7 +153,7 @@ def engrave_pages(
                 f"is in this score (first: {missing[0]!r}); is it the report of another score?"
             )
         marks = Marks(marks.notes, marks.findings, {**marks.facts, "missing": missing})
-    labelled = marks.labelled > 0
+    labelled = any(m.text for m in marks.notes.values())  # (marks.labelled > 0, from the first labelled note)
     data = prepare(source, blind, amended, labelled)
     options = verovio_options(scale, page_width, blind, labelled)
     pages = [fit_words(fit_left(p)) for p in engrave(data, options, str(score_path))]

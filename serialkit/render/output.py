@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -76,12 +77,32 @@ def svgs_to_pdf(pages: Sequence[str], where: str) -> bytes:
     return buffer.getvalue()
 
 
+#: Characters encoded at a time by ``utf8``.
+_CHUNK = 4096
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as ``atomic_write`` writes it to a text file (UTF-8, the platform's line ends),
+    quick for a text of one-byte characters but a few: verovio's pages hold two (a dash and a
+    no-break space in their page numbers) that make each page a string of two-byte characters,
+    encoded a character at a time. Encoded a slice at a time, the slices without them are ASCII
+    strings, and their encoding a copy."""
+    if os.linesep != "\n":
+        text = text.replace("\n", os.linesep)
+    if text.isascii():
+        return text.encode("utf-8")
+    try:
+        return b"".join([text[i:i + _CHUNK].encode("utf-8") for i in range(0, len(text), _CHUNK)])
+    except UnicodeEncodeError:  # a lone surrogate: the error encoding the text whole gives
+        return text.encode("utf-8")
+
+
 def write_pages(pages: Sequence[str], out_path: str | Path, fmt: str) -> list[Path]:
     """Write the pages in the given format; return the files written (all or none)."""
     where = str(out_path)
     blobs: list[tuple[Path, str | bytes]]
     if fmt == "svg":
-        blobs = list(zip(page_paths(out_path, len(pages)), pages, strict=True))
+        blobs = [(path, utf8(svg)) for path, svg in zip(page_paths(out_path, len(pages)), pages, strict=True)]
     elif fmt == "png":
         blobs = [
             (path, svg_to_png(svg, where))

@@ -73,8 +73,8 @@ def glyph_boxes() -> dict[str, tuple[float, float, float, float]]:
 def staves_of(svg_text: str) -> list[tuple[float, float]]:
     """(top line, bottom line) of every staff on the page, top to bottom, without repeats."""
     spans: dict[int, int] = {}
-    for lines in _STAFF.findall(svg_text):
-        ys = list(map(int, _LINE_Y.findall(lines)))
+    for m in find_all(_STAFF, svg_text, 'class="staff"'):  # a few dozen staves in a page: found by str.find
+        ys = list(map(int, _LINE_Y.findall(m.group(1))))
         if ys:
             top = min(ys)
             spans[top] = max(spans.get(top, top), max(ys))
