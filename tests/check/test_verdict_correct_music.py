@@ -285,3 +285,13 @@ def test_a_statement_read_again_may_begin_on_the_repeat_of_its_first_note() -> N
     got, unexplained = _labels_at("repeats", 189, 3599, ["n2558", "n2567", "n2571", "n2572", "n2573", "n2574"])
     assert got == ["RI10:0", "RI10:8", "RI10:9", "RI10:10", "RI10:11", "I11:0"]
     assert unexplained == ()
+
+
+def test_an_ending_read_through_the_next_opening_gives_back_its_first_note() -> None:
+    """``distributed`` 3,918 notes, seed 207 (bench_sizes sample 97): R3 ends ``A# F`` and RI2
+    opens ``A# D# F``. R3 took RI2's later A# and ended on RI2's F (elided), RI2 opened on R3's
+    earlier A#, and R3's own F stayed unexplained. Crossed at the opening's first note, with the
+    ending statement's last position borrowed from the opening one, the order alone decides."""
+    got, unexplained = _labels_at("distributed", 207, 3918, ["n1581", "n1582", "n1583", "n1584", "n1585"])
+    assert got == ["R3:9", "R3:10", "R3:11", "RI2:0", "RI2:1"]
+    assert unexplained == ()

@@ -158,10 +158,13 @@ def _swap(f: Found, g: Found, pairs: list[tuple[int, int]]) -> None:
 
 def _junction(f: Found, g: Found, pairs: list[tuple[int, int]]) -> bool:
     """Is every crossed note at the junction of ``f``'s end and ``g``'s opening, with ``g``'s
-    positions before it missing or borrowed from ``f`` (an elision)? There the order alone
-    decides: the ending statement takes the earlier note, whichever voice it is in."""
-    mine = set(f.slots.values())
-    return all(p >= 12 - ELIDE and q < ELIDE and (q > 0 or any(r not in f.slots for r in range(p + 1, 12)))
+    positions before it missing or borrowed from ``f`` (an elision) — and, crossed at ``g``'s
+    first position, with ``f`` missing a later position or borrowing it from ``g`` (its end read
+    through ``g``'s opening, its own last note left over)? There the order alone decides: the
+    ending statement takes the earlier note, whichever voice it is in."""
+    mine, theirs = set(f.slots.values()), set(g.slots.values())
+    return all(p >= 12 - ELIDE and q < ELIDE and (q > 0 or any(f.slots.get(r, -1) in theirs or r not in f.slots
+                                                            for r in range(p + 1, 12)))
                and all(r not in g.slots or g.slots[r] in mine for r in range(q))
                for p, q in pairs)
 
