@@ -91,9 +91,6 @@ class Skyline:
         self.above = np.full(0, np.inf)
         self.below = np.full(0, -np.inf)
         self._bounds: list[float] = self.bounds.tolist()
-        #: ``above`` and ``below`` as lists (what ``rise`` and ``hang`` read, quick to slice).
-        self.rises: list[float] = []
-        self.hangs: list[float] = []
         if not n or not len(prim):
             return
         staff = np.searchsorted(self.bounds, (prim[:, 2] + prim[:, 3]) / 2)
@@ -116,8 +113,6 @@ class Skyline:
             buckets = np.repeat(lo, lengths) + (np.arange(int(lengths.sum())) - offsets)
             keys = np.repeat(st, lengths) * self.width + buckets
             fn.at(target, keys, np.repeat(val, lengths))
-        self.rises = self.above.tolist()
-        self.hangs = self.below.tolist()
 
     def blocked(self, x0: float, x1: float, top: float, bottom: float) -> bool:
         """Whether a box touches any drawn primitive but the staff lines."""
@@ -148,20 +143,23 @@ class Skyline:
         top = float(self.tops[staff])
         b0, b1 = int(lo // BUCKET), int(hi // BUCKET)  # the buckets lo..hi spans
         b0, b1 = b0 if b0 > 0 else 0, b1 if b1 < self.width else self.width - 1
-        if not self.rises or b1 < b0:
+        if not len(self.above) or b1 < b0:
             return top
         base = staff * self.width
-        return min(top, min(self.rises[base + b0 : base + b1 + 1]))
+        # the few buckets asked for as a list (a page's whole profile is thousands: most never read)
+        rises: list[float] = self.above[base + b0 : base + b1 + 1].tolist()
+        return min(top, min(rises))
 
     def hang(self, staff: int, lo: float, hi: float) -> float:
         """The lowest point of the notation below ``staff`` between ``lo`` and ``hi``."""
         bottom = float(self.bottoms[staff])
         b0, b1 = int(lo // BUCKET), int(hi // BUCKET)
         b0, b1 = b0 if b0 > 0 else 0, b1 if b1 < self.width else self.width - 1
-        if not self.hangs or b1 < b0:
+        if not len(self.below) or b1 < b0:
             return bottom
         base = staff * self.width
-        return max(bottom, max(self.hangs[base + b0 : base + b1 + 1]))
+        hangs: list[float] = self.below[base + b0 : base + b1 + 1].tolist()
+        return max(bottom, max(hangs))
 
 
 Box = tuple[float, float, float, float]
@@ -418,8 +416,10 @@ def place_labels(
     bottoms, bounds = sky.bottoms, sky._bounds
     ks = [bisect.bisect_left(bounds, r.y) for r in wanted]  # sky.staff_of
     ledger = [(t - sky.space(k) * 0.75, b + sky.space(k) * 0.75) for k, (t, b) in enumerate(sky.staves)]
-    for i, req in enumerate(wanted):  # notes on ledger lines, more than 3/4 of a space off the staff
-        if i not in where and (req.y < ledger[ks[i]][0] or req.y > ledger[ks[i]][1]):
+    # notes on ledger lines, more than 3/4 of a space off the staff
+    for i, (req, k) in enumerate(zip(wanted, ks, strict=True)):
+        low, high = ledger[k]
+        if (req.y < low or req.y > high) and i not in where:
             near = _near_head(sky, req, placed)
             if near is not None:
                 keep(i, near)
@@ -439,7 +439,8 @@ def place_labels(
         for g in (k, k + 1):
             boxes = gaps.get(g)
             if boxes is not None and len(boxes) > _PRUNE_AT:
-                gaps[g] = [b for b in boxes if b[1] > centre - 40 - widest - FONT_SIZE]
+                reach = centre - 40 - widest - FONT_SIZE
+                gaps[g] = [b for b in boxes if b[1] > reach]
         base: float | None = None
         if y <= bottoms[k]:  # _spot's first choice, above the staff (_above), worked out inline
             ceiling, at = ceilings[i], starts[i]

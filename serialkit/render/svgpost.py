@@ -159,16 +159,30 @@ def _mark_notes(svg_text: str, marks: Marks) -> _Notes:
     starts, ends, names = chord_spans(svg_text) if 'class="chord"' in svg_text else ([], [], [])
     last = 0
     new = tuple.__new__  # a Head, a LabelRequest made without their Python-level __new__
-    for m in note_heads(svg_text):
-        mark = notes.get(m.group(1))
+    add, unsafe = pieces.append, _UNSAFE.search
+    # ``note_heads``, inline: each note's ``" class="note"`` found by ``str.find``, the
+    # ``<g id="`` before its id tried as ``_NOTE_HEAD`` matches there
+    find, rfind, match = svg_text.find, svg_text.rfind, _NOTE_HEAD.match
+    end = 0
+    here = find(_NOTE_CLASS)
+    while here >= 0:
+        quote = rfind('"', end, here)  # the quote opening the id: a match starts 6 before it
+        start = quote - 6
+        m = match(svg_text, start) if quote >= 0 and start >= end else None
+        if m is None:
+            here = find(_NOTE_CLASS, here + 1)
+            continue
+        end = m.end()
+        here = find(_NOTE_CLASS, end)
+        nid, rest, code, hx, hy, hs = m.groups()
+        mark = notes.get(nid)
         if mark is None:
             continue
         mid = mark.id
         marked.append(mid)
         colour, cue, text, attrs = _kind(mark)
         at = m.end(2) + 1
-        code, hx, hy, hs = m.group(3, 4, 5, 6)
-        if code is None or m.end() > at + 400:  # not the note's first child: _HEAD's search
+        if code is None or end > at + 400:  # not the note's first child: _HEAD's search
             head = _HEAD.search(svg_text, at, at + 400)
             code, hx, hy, hs = (None, None, None, None) if head is None else head.groups()
         if code is not None:
@@ -182,12 +196,13 @@ def _mark_notes(svg_text: str, marks: Marks) -> _Notes:
             if text:
                 chord = None
                 if starts:
-                    i = bisect.bisect_right(starts, m.start()) - 1
-                    chord = names[i] if i >= 0 and ends[i] > m.start() else None
+                    i = bisect.bisect_right(starts, start) - 1
+                    chord = names[i] if i >= 0 and ends[i] > start else None
                 requests.append(new(LabelRequest, (mid, text, x, x1, y, colour, chord)))
-        rest = _PAINT.sub("", m.group(2)) if colour else m.group(2)
-        pieces.append(svg_text[last:m.start()])
-        pieces.append(f'<g id="{esc(mid)}" {attrs}{rest}>')
+        if colour:
+            rest = _PAINT.sub("", rest)
+        add(svg_text[last:start])
+        add(f'<g id="{escape(mid) if unsafe(mid) else mid}" {attrs}{rest}>')  # esc(mid)
         last = at
     pieces.append(svg_text[last:] if last else svg_text)
     return found

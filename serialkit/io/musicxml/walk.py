@@ -93,6 +93,8 @@ def _above_slots(a: Fraction, b: Fraction) -> bool:
 
 
 above = _above_slots if _SLOTTED else operator.gt
+#: A Fraction's numerator, read from its slot where it has one (a C-level call, not the property).
+numerator = operator.attrgetter("_numerator" if _SLOTTED else "numerator")
 
 
 class Walker:
@@ -261,7 +263,7 @@ class Walker:
         clock = _Clock()
         last_onset = _ZERO
         longest = _ZERO
-        durations, field = self.durations, _FIELD.get
+        durations, field, spelled_of, numer = self.durations, _CHECKED.get, self.spelled.get, numerator
         for child in measure:
             self.current = child
             tag = child.tag
@@ -272,7 +274,7 @@ class Walker:
                 staff = 1
                 for sub in child:
                     kind = field(sub.tag)
-                    if kind is None or kind == 2 or kind > 9:  # voice, ties: no part of a check
+                    if kind is None:  # voice, type, dots, ties: no part of a check
                         continue
                     if kind == 0:
                         pitch = sub
@@ -286,13 +288,14 @@ class Walker:
                         grace = True
                     elif kind == 6:
                         cue = True
-                    elif kind == 9:
+                    else:  # 9: <time-modification>
                         tuplet = True
                 onset = last_onset if chord else clock.pos
                 if grace or (cue and duration is None):
                     dur = file_dur = _ZERO
                 else:
-                    file_dur = durations.get((duration, self.div_key)) or self.duration(duration, child)
+                    known = durations.get((duration, self.div_key))  # (a Fraction's truth: a Python call)
+                    file_dur = known if known is not None else self.duration(duration, child)
                     dur = self.exact(_NoteFields(child), file_dur) if tuplet else file_dur
                 if not chord:
                     last_onset = clock.pos
@@ -300,7 +303,7 @@ class Walker:
                         clock.pos = clock.file_pos = plus(last_onset, dur)
                     else:
                         clock.advance(file_dur, dur)
-                if pitch is None or cue or (not dur and not grace):
+                if pitch is None or cue or (not numer(dur) and not grace):
                     continue  # a cue note takes its time in the voice but is not played
                 # ``note``'s checks: an escaped id serialkit wrote, then the pitch's texts
                 self.sounded += 1
@@ -308,9 +311,21 @@ class Walker:
                     nid = child.get("id")
                     if nid:
                         decode_id(nid)
-                spelled = self.spelled_pitch(pitch, child)
+                # ``spelled_pitch``, inline
+                step, alter_text, octave_text = "", None, None
+                for sub in pitch:
+                    t = sub.tag
+                    if t == "step":
+                        step = sub.text or ""
+                    elif t == "alter":
+                        alter_text = sub.text
+                    elif t == "octave":
+                        octave_text = sub.text
+                spelled = spelled_of((step, alter_text, octave_text))
+                if spelled is None:
+                    spelled = self.spelling(step, alter_text, octave_text, f"{self.where}:{child.sourceline}")
                 shift = self.transpose.get(staff, self.transpose.get(None, 0)) if self.transpose else 0
-                if not 0 <= spelled[0] + shift <= 127 or dur.numerator < 0 or onset.numerator < 0:
+                if not 0 <= spelled[0] + shift <= 127 or numer(dur) < 0 or numer(onset) < 0:
                     self.doubt = True
             elif tag == "backup" or tag == "forward":
                 if clock.pos > longest:
@@ -355,6 +370,9 @@ class Walker:
 _FIELD = {name: i for i, name in enumerate(
     ("pitch", "duration", "voice", "staff", "chord", "grace", "cue", "type", "dot", "time-modification",
      "tie", "notations"))}
+
+#: Of those, the ones a check reads (``check_measure``), by the same numbers.
+_CHECKED = {name: i for name, i in _FIELD.items() if i in (0, 1, 3, 4, 5, 6, 9)}
 
 
 class _NoteFields:
