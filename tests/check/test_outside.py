@@ -29,8 +29,14 @@ def test_statements_each_in_one_instrument_read_whole(seed: int) -> None:
     assert len(wrong) <= len(made.truth) // 100  # labels: an invariant segment may read as another form
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: a note held past HORIZON slices (or far past the "
-                   "statement's pace) ends its statement; the notes after it stay unexplained")
-def test_a_statement_holding_a_note_while_others_move_reads_whole() -> None:
-    made = generate(TEXTURES["held"], 0, 1500)
-    assert analyze(made.piece, made.row).unexplained == ()
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_statement_holding_a_note_while_others_move_reads_whole(seed: int) -> None:
+    """Notes held 4-12 beats while four other streams move (3 % of the notes) sound through up to
+    43 onsets of the other voices, past the 24 a link may reach: the statement's own voice goes on
+    from the held note's end (31 and 35 notes were left unexplained before)."""
+    made = generate(TEXTURES["held"], seed, 1500)
+    analysis = analyze(made.piece, made.row)
+    assert analysis.unexplained == ()
+    labels = analysis.labels()
+    wrong = [e for e, (form, pos) in made.truth.items() if labels.get(e) != f"{form.label}:{pos}"]
+    assert len(wrong) <= len(made.truth) // 100

@@ -114,11 +114,12 @@ def _next_position(ctx: tuple[Any, ...], pcs: tuple[int, ...], k: int, last: int
     class within HORIZON slices are tried, and the first of ``last``'s own voice; a scan ends once
     no later candidate can be cheaper than the best (costs grow with the slices). ``ctx``: the
     index's and claims' columns (``build_chain``); ``reads``: told each note whose claims are read."""
-    sl, voice, vrank, strange, sv_mask, vkey, owner, second, opos, by_pc, by_pc_sl = ctx
+    sl, voice, vrank, strange, sv_mask, vkey, owner, second, opos, by_pc, by_pc_sl, held = ctx
     per_slice, across = (0.02, 0.6) if voice_mode else (0.1, 0.05)  # the least a slice between costs
     cost, best, pos = MAX_LINK, -1, k
     last_sl, last_voice, last_vrank = sl[last], voice[last], vrank[last]
-    reach, passing = last_sl + HORIZON, strange[last_voice] if strange is not None else None
+    hold = held[last]  # a held note: its own voice goes on from its end (the slices it sounds through are free)
+    reach, passing = last_sl + HORIZON + hold, strange[last_voice] if strange is not None else None
     for j in range(k + 1, min(k + 2 + MAX_SKIP, 12)):
         skip = j - k - 1
         if (base := S_DEL * skip) - _SUBST - _CHORDS >= cost:
@@ -129,10 +130,12 @@ def _next_position(ctx: tuple[Any, ...], pcs: tuple[int, ...], k: int, last: int
         early, late, seen, own = head and j < ELIDE, j >= _LATE, 0, False
         for idx in range(bisect_left(lsl, last_sl), len(lst)):
             c_sl = lsl[idx]
-            if c_sl > reach or c_sl > last_sl and floor + per_slice * (c_sl - last_sl - 1) - 1e-9 >= cost:
+            if c_sl > reach or c_sl > last_sl and floor + per_slice * max(0, c_sl - last_sl - 1 - hold) - 1e-9 >= cost:
                 break  # beyond reach, or every later candidate costs at least the best
             c = lst[idx]
             c_voice = voice[c]
+            if hold and c_voice != last_voice and c_sl > last_sl + HORIZON:
+                continue  # past a held note only its own voice reaches farther
             if seen >= 3 and c_voice != last_voice or c in taken:
                 continue  # past the first three: only the first of the chain's own voice
             reads.append(c)
@@ -141,6 +144,7 @@ def _next_position(ctx: tuple[Any, ...], pcs: tuple[int, ...], k: int, last: int
                 continue
             between, gap = c_sl - last_sl - 1 if c_sl > last_sl else 0, 0
             if c_voice == last_voice:
+                between = max(0, between - hold)
                 gap = vrank[c] - last_vrank - 1 if vrank[c] > last_vrank else 0
                 c_cost = 0.35 * gap + 0.02 * between if voice_mode else 0.1 * between + 0.15 * gap
             else:
@@ -203,7 +207,7 @@ def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: in
     voice-passing costs alone)."""
     sl, voice, pcl, sv_count, vkey, owner = ix.sl, ix.voice, ix.pc, ix.sv_count, ix.vkey, claims.owner
     ctx = (sl, voice, ix.vrank, ix.strange, ix.sv_mask, vkey, owner, claims.second, claims.pos, ix.by_pc,
-           ix.by_pc_sl)  # what each link's search reads, looked up once per chain
+           ix.by_pc_sl, ix.held)  # what each link's search reads, looked up once per chain
     evs, poss, kinds, costs = [start], [start_pos], [NEW], [0.0]
     taken, used = {start}, {voice[start]}
     taken_sv = {sl[start] * vkey + voice[start]: 1}
@@ -225,6 +229,8 @@ def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: in
         if best < 0:
             break
         wait = onsets[sl[best]] - onsets[sl[last]]
+        if ix.held[last] and voice[best] == voice[last]:
+            wait = max(0, onsets[sl[best]] - ix.held_end[last])  # it waits from the held note's end
         if kind == NEW and waits >= PACE_AFTER and wait * waits > PACE * (onsets[sl[last]] - first):
             break  # a statement keeps its pace: a far later note belongs to other music
         if wait and kind == NEW:

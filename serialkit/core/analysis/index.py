@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from math import lcm
 
 from serialkit.core.piece import Event
+
+HOLD = 16
+"""A note sounding through this many later slices is held while the other voices move on."""
 
 
 class EventIndex:
@@ -20,7 +24,7 @@ class EventIndex:
 
     __slots__ = ("events", "n", "pc", "sl", "voice", "vrank", "by_pc", "by_pc_sl", "voice_sl",
                  "voice_names", "slice_onsets", "slice_ticks", "sv_count", "sv_mask", "vkey", "repeat_ok", "strange",
-                 "next_sl", "next_of", "prev_same", "cut")
+                 "next_sl", "next_of", "prev_same", "cut", "held", "held_end")
 
     def repeat_gap_ok(self, last: int, c: int) -> bool:
         """Can ``c`` (the next onset of ``last``'s voice) repeat ``last``? See ``repeat_ok``."""
@@ -56,6 +60,7 @@ class EventIndex:
         self._voices()
         self._chords()
         self._repeat_windows(ordered, starts, slice_ticks, scale)
+        self._held(ordered, starts, slice_ticks, scale)
         # learnt by a first reading: the extra cost of passing a row from voice u to voice v
         self.strange: list[list[float]] | None = None
         # (start, end): the events are a window cut out of a longer piece there; a cut edge is
@@ -121,6 +126,19 @@ class EventIndex:
                 length = d.numerator * (scale // d.denominator)
                 gap = slice_ticks[slices[self.vrank[i] + 1]] - (starts[i] + length)
                 self.repeat_ok[i] = gap <= min(max(length, scale), 4 * scale)
+
+    def _held(self, ordered: Sequence[Event], starts: list[int], slice_ticks: list[int], scale: int) -> None:
+        """A note held while the other voices move on (sounding through HOLD or more later
+        slices): ``held`` those slices (0 for any other note), ``held_end`` its end (ticks). Its
+        voice's next note follows its end, not its onset (``chains._next_position``)."""
+        self.held: list[int] = [0] * self.n
+        self.held_end: list[int] = [0] * self.n
+        for i, e in enumerate(ordered):
+            d = e.duration
+            end = starts[i] + d.numerator * (scale // d.denominator)
+            through = bisect_left(slice_ticks, end) - 1 - self.sl[i]
+            if through >= HOLD:
+                self.held[i], self.held_end[i] = through, end
 
     def ids(self, indices: Sequence[int]) -> tuple[str, ...]:
         """The event ids of some indices."""
