@@ -44,8 +44,10 @@ def cli_once() -> Callable[..., Any]:
     """``serialkit ARGS`` run in-process (click's ``CliRunner``, exceptions raised) once per worker
     for each ARGS, for runs that write no file and that several tests make alike: ``check
     <Op. 21> --identify --json`` is asked in tests/check/test_profiles.py,
-    tests/io/test_annotate_cli.py and tests/test_readme_figures.py. Those tests carry one
-    ``xdist_group`` so that the run is made once in all. The click ``Result`` is shared: read it."""
+    tests/io/test_annotate_cli.py and tests/test_readme_figures.py, its text form (``check <Op. 21>
+    --identify``) in tests/check/test_profiles.py and tests/check/test_voice_names.py. Those tests
+    carry one ``xdist_group`` so that the run is made once in all. The click ``Result`` is shared:
+    read it."""
     from click.testing import CliRunner
 
     from serialkit.cli import cli

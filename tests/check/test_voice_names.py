@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -117,8 +119,11 @@ def test_every_command_names_the_voice_of_a_duo_on_one_staff(tmp_path: Path) -> 
 
 
 @pytest.mark.slow
-def test_op21_names_the_harps_staves_within_the_harp(corpus: Path) -> None:
-    _, text = _run("check", str(corpus / OP21))
+@pytest.mark.xdist_group("op21-identify")  # cli_once: check <Op. 21> --identify, shared
+def test_op21_names_the_harps_staves_within_the_harp(corpus: Path, cli_once: Callable[..., Any]) -> None:
+    # --identify is what check does without --row on a score that gives no row (the same text);
+    # the run is tests/check/test_profiles.py's, made once
+    text = cli_once("check", str(corpus / OP21), "--identify").stdout
     assert "Horn 2 in F; Harp, staff 1; Harp, staff 2; Violin I" in text, text
     assert "Harp, staff 2, bar 10, beat 2" in text and "staff 6" not in text and "P5/" not in text
 
