@@ -117,8 +117,7 @@ def _next_position(ctx: tuple[Any, ...], pcs: tuple[int, ...], k: int, last: int
     sl, voice, vrank, strange, sv_mask, vkey, owner, second, opos, by_pc, by_pc_sl, held = ctx
     per_slice, across = (0.02, 0.6) if voice_mode else (0.1, 0.05)  # the least a slice between costs
     cost, best, pos = MAX_LINK, -1, k
-    last_sl, last_voice, last_vrank = sl[last], voice[last], vrank[last]
-    hold = held[last]  # a held note: its own voice goes on from its end (the slices it sounds through are free)
+    last_sl, last_voice, last_vrank, hold = sl[last], voice[last], vrank[last], held[last]  # hold: see _wait
     reach, passing = last_sl + HORIZON + hold, strange[last_voice] if strange is not None else None
     for j in range(k + 1, min(k + 2 + MAX_SKIP, 12)):
         skip = j - k - 1
@@ -134,10 +133,8 @@ def _next_position(ctx: tuple[Any, ...], pcs: tuple[int, ...], k: int, last: int
                 break  # beyond reach, or every later candidate costs at least the best
             c = lst[idx]
             c_voice = voice[c]
-            if hold and c_voice != last_voice and c_sl > last_sl + HORIZON:
-                continue  # past a held note only its own voice reaches farther
-            if seen >= 3 and c_voice != last_voice or c in taken:
-                continue  # past the first three: only the first of the chain's own voice
+            if seen >= 3 and c_voice != last_voice or c in taken or hold and c_voice != last_voice and c_sl > reach - hold:
+                continue  # past the first three, or past a held note: only the chain's own voice
             reads.append(c)
             if owner[c] != FREE and (second[c] != FREE or not (  # an owned note only as an elision
                     early and opos[c] >= _LATE or late and opos[c] < ELIDE)):
@@ -196,6 +193,17 @@ def _repeat_link(ix: EventIndex, owner: list[int], pcs: tuple[int, ...], k: int,
     return best
 
 
+def _wait(ix: EventIndex, last: int, best: int) -> int:
+    """How long the chain waits from ``last`` for ``best`` (ticks): from its onset, or, a note held
+    while the other voices move on (``ix.held``), from its end when its own voice goes on: its own
+    voice's next note is reached from there, HORIZON slices past its end, the slices it sounds
+    through free (``_next_position``)."""
+    onsets, sl = ix.slice_ticks, ix.sl
+    if ix.held[last] and ix.voice[best] == ix.voice[last]:
+        return max(0, onsets[sl[best]] - ix.held_end[last])
+    return onsets[sl[best]] - onsets[sl[last]]
+
+
 def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: int, start_pos: int, mode: int,
                 claims: Claims, abort: bool = True, least: int = 0, reached: list[int] | None = None) -> Chain | None:
     """Follow form ``pcs`` from event ``start`` at ``start_pos``, taking the cheapest link each
@@ -228,9 +236,7 @@ def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: in
                                                  (cost, best, pos, kind))
         if best < 0:
             break
-        wait = onsets[sl[best]] - onsets[sl[last]]
-        if ix.held[last] and voice[best] == voice[last]:
-            wait = max(0, onsets[sl[best]] - ix.held_end[last])  # it waits from the held note's end
+        wait = _wait(ix, last, best)
         if kind == NEW and waits >= PACE_AFTER and wait * waits > PACE * (onsets[sl[last]] - first):
             break  # a statement keeps its pace: a far later note belongs to other music
         if wait and kind == NEW:
