@@ -131,8 +131,7 @@ def _next_position(ctx: tuple[Any, ...], pcs: tuple[int, ...], k: int, last: int
             c_sl = lsl[idx]
             if c_sl > reach or c_sl > last_sl and floor + per_slice * max(0, c_sl - last_sl - 1 - hold) - 1e-9 >= cost:
                 break  # beyond reach, or every later candidate costs at least the best
-            c = lst[idx]
-            c_voice = voice[c]
+            c_voice = voice[c := lst[idx]]
             if seen >= 3 and c_voice != last_voice or c in taken or hold and c_voice != last_voice and c_sl > reach - hold:
                 continue  # past the first three, or past a held note: only the chain's own voice
             reads.append(c)
