@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape, unescape
 from typing import Any, NamedTuple
@@ -42,24 +42,6 @@ _END = "</g></svg></svg>"
 _NOTE_CLASS = '" class="note"'
 
 
-def note_heads(svg_text: str) -> Iterator[re.Match[str]]:
-    """``_NOTE_HEAD.finditer(svg_text)``, found by ``str.find``: each note's ``" class="note"``
-    first, then the ``<g id="`` before its id (an id holds no quote) tried as ``_NOTE_HEAD``
-    matches there. The regular-expression engine would try every ``<g id="`` of the page, every
-    group's opening; ``str.find`` passes over a page several times faster."""
-    find, rfind, match = svg_text.find, svg_text.rfind, _NOTE_HEAD.match
-    end = 0
-    at = find(_NOTE_CLASS)
-    while at >= 0:
-        quote = rfind('"', end, at)  # the quote opening the id: a match starts 6 before it
-        start = quote - 6
-        m = match(svg_text, start) if quote >= 0 and start >= end else None
-        if m is None:
-            at = find(_NOTE_CLASS, at + 1)
-        else:
-            yield m
-            end = m.end()
-            at = find(_NOTE_CLASS, end)
 _CHORD = re.compile(r'<g id="([^"]+)" class="chord"')
 _G_TAG = re.compile(r"<g\b|</g>")
 
@@ -160,8 +142,9 @@ def _mark_notes(svg_text: str, marks: Marks) -> _Notes:
     last = 0
     new = tuple.__new__  # a Head, a LabelRequest made without their Python-level __new__
     add, unsafe = pieces.append, _UNSAFE.search
-    # ``note_heads``, inline: each note's ``" class="note"`` found by ``str.find``, the
-    # ``<g id="`` before its id tried as ``_NOTE_HEAD`` matches there
+    # each note's ``" class="note"`` found by ``str.find``, then the ``<g id="`` before its id (an
+    # id holds no quote) tried as ``_NOTE_HEAD`` matches there: the regular-expression engine
+    # would try every group's opening on the page
     find, rfind, match = svg_text.find, svg_text.rfind, _NOTE_HEAD.match
     end = 0
     here = find(_NOTE_CLASS)
