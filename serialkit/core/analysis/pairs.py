@@ -173,6 +173,10 @@ def reread_unexplained_stretches(a: Assignment) -> Assignment:
 
 
 AROUND = 5  # at most this many statements sounding at a stretch of unexplained notes are read again
+FEW = 0.05
+"""Where more statements sound at a stretch, its notes are read again one by one
+(``_reread_each_note``) only in a reading leaving at most this share of the notes unexplained (a
+wrong row leaves trouble everywhere: reading it again note by note would not make it right)."""
 
 
 def _clusters(a: Assignment) -> list[tuple[int, int]]:
@@ -263,15 +267,23 @@ def reread_around_unexplained(a: Assignment) -> Assignment:
     statements stopping short right beside the trouble, or opening or ending beside it on a pitch
     class a note there has, are released too (one may own the notes a neighbour was read through,
     or have taken a twin of its own note), kept only if notes of the trouble itself are then
-    explained and each of those statements is made whole.
+    explained and each of those statements is made whole. Where more than AROUND statements sound
+    at the stretch, the statements sounding at each of its unexplained notes are read again
+    instead, one note at a time (in a reading nearly whole: ``FEW``).
     The work is local: only the stretches where trouble is."""
-    for lo, hi in _clusters(a):
+    trouble = _clusters(a)
+    few = sum(1 for o in a.claims.owner if o == FREE) <= FEW * a.ix.n  # a reading nearly whole
+    for lo, hi in trouble:
         spans = {k: _span(a, f.chain) for k, f in enumerate(a.found) if f.chain is not None}
         near = {k: span for k, span in spans.items() if span[0] <= hi and span[1] >= lo}
         elided = _elided_with(a, near)
         if len(near) + len(elided) <= AROUND:  # else the statements sounding there alone
             near.update({k: spans[k] for k in elided})
-        if len(near) > AROUND or near and _reread(a, lo, hi, near):
+        if len(near) > AROUND:
+            if few:
+                _reread_each_note(a, lo, hi)
+            continue
+        if near and _reread(a, lo, hi, near):
             continue
         short, twins, rotated = _short_beside(a, lo, hi, spans, near)
         both = {**short, **twins} if len(near) + len(short) + len(twins) <= AROUND else short
@@ -283,6 +295,24 @@ def reread_around_unexplained(a: Assignment) -> Assignment:
         if rotated and len(wider) <= AROUND:
             _reread(a, lo, hi, wider, [(None, keep) for keep in rotated.values()])
     return a
+
+
+def _reread_each_note(a: Assignment, lo: int, hi: int) -> None:
+    """Too many statements sound at the stretch ``lo``..``hi`` to read them again together: for
+    each of its unexplained notes in turn, the statements sounding at that note alone (at most
+    AROUND, with those elided with them) are read again (``_reread``)."""
+    sl, tried = a.ix.sl, set()
+    for u in range(bisect_left(sl, lo), bisect_right(sl, hi)):
+        if a.claims.owner[u] != FREE:
+            continue
+        at = sl[u]
+        near = {k: span for k, f in enumerate(a.found) if f.chain is not None
+                and (span := _span(a, f.chain))[0] <= at <= span[1]}
+        near.update({k: _span(a, a.found[k].chain) for k in _elided_with(a, near)})  # type: ignore[arg-type]
+        key = frozenset(near)
+        if near and len(near) <= AROUND and key not in tried:
+            tried.add(key)
+            _reread(a, at, at, near)
 
 
 def _reread_with(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],

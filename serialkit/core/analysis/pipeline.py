@@ -36,6 +36,8 @@ statements, the later ones place single notes and record the readings a note cou
     (taking the closing note from the next statement when that one can begin on its own repeat),
     and a hole is filled by a note the next statement can spare the same way.
 14. ``uncross_pivot_runs`` — in a run of one pitch class the ending statement takes the earlier note.
+    ``restrike_in_another_voice`` — a note still unexplained that strikes again, in another
+    instrument, the note a statement has just played, as it ends, is a repeat of that position.
 15. ``record_notes_fitting_two_statements`` and ``record_pivot_readings`` — the readings not chosen.
 """
 
@@ -66,6 +68,7 @@ from serialkit.core.analysis.placing import (
     split_shared_repeats,
     untangle_beside_unexplained,
 )
+from serialkit.core.analysis.restrike import restrike_in_another_voice
 from serialkit.core.analysis.state import Assignment, new_assignment
 from serialkit.core.analysis.statements import (
     take_fragments,
@@ -120,6 +123,7 @@ STEPS: tuple[Step, ...] = (
     move_early_positions_later,
     read_tremolos_and_boundaries,
     uncross_pivot_runs,
+    restrike_in_another_voice,
     record_notes_fitting_two_statements,
     record_pivot_readings,
 )

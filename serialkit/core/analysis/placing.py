@@ -142,7 +142,7 @@ def _trade(a: Assignment, owners: Owners, u: int) -> bool:
         x = f.slots.get(p)
         if x is None or len(owners.get(x, ())) == 0:
             continue
-        shared = len(owners[x]) > 1 and _between(a, f, p, x, u)
+        shared = len(owners[x]) > 1 and (_between(a, f, p, x, u) or not _aligned(a, owners[x]))
         del f.slots[p]
         fits = _fits(a, f, p, u, owners if shared else None)  # a shared note: only free notes are nearer
         moving = fits is None and len(owners[x]) == 1 and _fits(a, f, p, u, owners) is not None
@@ -166,6 +166,69 @@ def _trade(a: Assignment, owners: Owners, u: int) -> bool:
             owners[x] = [(t, q)]
             return True
     return False
+
+
+def _aligned(a: Assignment, held: list[tuple[int, int]]) -> bool:
+    """Is a note two statements hold an elision: one's last notes are the other's first, in order
+    (ending at position p, opening at q: the ending statement's positions from p - q on are the
+    opening one's from 0)? A note held at the end of one and inside the opening of another that
+    does not begin with the first's notes is two notes' worth of pitch class, shared by mistake."""
+    if len(held) != 2:
+        return True
+    (s, p), (t, q) = sorted(held, key=lambda o: -o[1])
+    f, g = a.found[s].slots, a.found[t].slots
+    return all(f.get(p - q + r) == g.get(r) for r in range(q) if r in g and p - q + r in f)
+
+
+def _exchange(a: Assignment, owners: Owners, u: int) -> bool:
+    """``u`` would fill a statement's gap but for a neighbour ``x`` on the wrong side of it in time,
+    whose pitch class another statement holds in a note ``y`` on the right side: the two statements
+    took each other's notes of that pitch class (two streams reading one pitch class each, the
+    nearer note across the voices taken). They exchange ``x`` and ``y`` when each then fits its
+    statement in time order, and ``u`` fills the gap."""
+    ix = a.ix
+    sl = ix.sl
+    for s, f in enumerate(a.found):
+        p = a.position_in[f.form][ix.pc[u]]
+        if p in f.slots or not f.slots:
+            continue
+        below = [q for q in f.slots if q < p]
+        above = [q for q in f.slots if q > p]
+        for q, wrong in ((max(below, default=-1), lambda x: sl[x] > sl[u]), (min(above, default=12), lambda x: sl[x] < sl[u])):
+            x = f.slots.get(q)
+            if x is None or not wrong(x) or owners.get(x) != [(s, q)]:
+                continue
+            for y in _exchanged(a, owners, s, x, u):
+                t, r = owners[y][0]
+                g = a.found[t]
+                f.slots[q], g.slots[r] = y, x
+                if _fits(a, f, p, u) is not None and _in_order(a, f) and _in_order(a, g):
+                    f.slots[p] = u
+                    owners[u], owners[x], owners[y] = [(s, p)], [(t, r)], [(s, q)]
+                    return True
+                f.slots[q], g.slots[r] = x, y
+    return False
+
+
+def _exchanged(a: Assignment, owners: Owners, s: int, x: int, u: int) -> list[int]:
+    """The notes of ``x``'s pitch class within HORIZON slices of ``u`` that another statement
+    holds as a position (alone)."""
+    ix = a.ix
+    pc, sl = ix.pc[x], ix.sl
+    lsl = ix.by_pc_sl[pc]
+    out = []
+    for y in ix.by_pc[pc][bisect_left(lsl, sl[u] - HORIZON):bisect_right(lsl, sl[u] + HORIZON)]:
+        held = owners.get(y, ())
+        if y != x and len(held) == 1 and held[0][0] != s and a.found[held[0][0]].slots.get(held[0][1]) == y:
+            out.append(y)
+    return out
+
+
+def _in_order(a: Assignment, f: Found) -> bool:
+    """Are the positions of ``f`` in time order (slices never fall)?"""
+    sl = a.ix.sl
+    at = [sl[f.slots[q]] for q in sorted(f.slots)]
+    return all(b >= c for b, c in zip(at[1:], at, strict=False))
 
 
 def _between(a: Assignment, f: Found, p: int, x: int, u: int) -> bool:
@@ -425,6 +488,7 @@ def _place(a: Assignment, owners: Owners, u: int) -> bool:
         or lead_in(a, owners, u)
         or _doubling(a, owners, u)
         or _trade(a, owners, u)
+        or _exchange(a, owners, u)
         or _trade_repeat(a, owners, u)
         or _own_opening(a, owners, u)
     )
