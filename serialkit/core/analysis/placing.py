@@ -194,9 +194,9 @@ def _exchange(a: Assignment, owners: Owners, u: int) -> bool:
             continue
         below = [q for q in f.slots if q < p]
         above = [q for q in f.slots if q > p]
-        for q, wrong in ((max(below, default=-1), lambda x: sl[x] > sl[u]), (min(above, default=12), lambda x: sl[x] < sl[u])):
-            x = f.slots.get(q)
-            if x is None or not wrong(x) or owners.get(x) != [(s, q)]:
+        for q, later in ((max(below, default=-1), True), (min(above, default=12), False)):
+            x = f.slots.get(q)  # the neighbour before the gap sounding after u, or after it before
+            if x is None or (sl[x] > sl[u] if later else sl[x] < sl[u]) is False or owners.get(x) != [(s, q)]:
                 continue
             for y in _exchanged(a, owners, s, x, u):
                 t, r = owners[y][0]
