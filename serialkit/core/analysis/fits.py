@@ -1,0 +1,46 @@
+"""Where a single note fits a statement: in time order between its neighbours, and no other note of
+its pitch class nearer (the placing steps ask it of every note they give a place)."""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+
+from serialkit.core.analysis.chains import HORIZON
+from serialkit.core.analysis.state import Assignment, Found, Owners
+
+
+def _fits(a: Assignment, f: Found, p: int, u: int, owners: Owners | None = None) -> int | None:
+    """How far (in slices) ``u`` sits from its neighbours if it can hold position ``p`` of ``f``
+    in time order; None if it cannot. With ``owners``, notes other statements hold do not count
+    as nearer candidates for an end position."""
+    sl = a.ix.sl
+    lo = max((sl[e] for q, e in f.slots.items() if q < p), default=None)
+    hi = min((sl[e] for q, e in f.slots.items() if q > p), default=None)
+    if lo is None and hi is None:
+        return None
+    x = sl[u]
+    if lo is not None and x < lo:
+        return None
+    if hi is not None and x > hi:
+        return None
+    if lo is None:
+        assert hi is not None
+        if p != min(f.slots) - 1 or hi - x > HORIZON or _nearer(a, u, x, hi, owners):
+            return None
+        return hi - x
+    if hi is None:
+        if p != max(f.slots) + 1 or x - lo > HORIZON or _nearer(a, u, lo, x, owners):
+            return None
+        return x - lo
+    return min(x - lo, hi - x)
+
+
+def _nearer(a: Assignment, u: int, low: int, high: int, owners: Owners | None = None) -> bool:
+    """Is there another note of ``u``'s pitch class strictly between slices ``low`` and ``high``
+    (so ``u`` is not the one that extends the statement)? With ``owners``: another free note."""
+    pc = a.ix.pc[u]
+    lsl = a.ix.by_pc_sl[pc]
+    first, last = bisect_right(lsl, low), bisect_left(lsl, high)
+    if owners is None:
+        return first < last
+    return any(e not in owners for e in a.ix.by_pc[pc][first:last])
