@@ -13,8 +13,8 @@ leaves no statement with a new hole.
 
 from __future__ import annotations
 
-from serialkit.core.analysis.pivots import _neighbour
 from serialkit.core.analysis.fits import _fits
+from serialkit.core.analysis.pivots import _neighbour
 from serialkit.core.analysis.state import Assignment, Owners
 
 
