@@ -13,6 +13,7 @@ the figure), with the ratio of the medians beside it.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -62,6 +63,7 @@ def main() -> None:
         ours_cpu: list[float] = []
         bare_cpu: list[float] = []
         pages = labels = 0
+        load_before = os.getloadavg()[0]
         pages_bare = bare(score, out_dir)  # warm-ups (fonts, resources, imports)
         result = ours(score, out_dir)
         for i in range(ROUNDS):
@@ -81,6 +83,8 @@ def main() -> None:
         cpu = statistics.median(cpu_ratios)
         print(f"score: {notes} notes, {pages} pages ({pages_bare} bare), {labels} labels, "
               f"{len(report['violations'])} violations, {len(report['unexplained'])} unexplained")
+        print(f"load average (1 min) before and after: {load_before:.2f}, {os.getloadavg()[0]:.2f} "
+              f"({os.cpu_count()} CPUs; CPU time is only comparable on a quiet machine)")
         print(f"verovio bare (anchor): median {b * 1000:.0f} ms over {ROUNDS} rounds")
         print(f"serialkit render:      median {o * 1000:.0f} ms")
         print(f"ratio (median of medians) {o / b:.2f}x; per-round ratios "
