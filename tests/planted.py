@@ -51,11 +51,11 @@ class Outcome:
     """Confident suggestions (above the repair threshold) on notes that were not planted."""
     found: tuple[NoteSuggestions, ...] = ()
     """The suggestions made."""
-    detectable: bool = True
+    detectable: bool | None = True
     """The planted piece fails ``serialkit check`` (the analysis profile). A plant that passes it
     made another correct twelve-tone piece (``C# C C`` written ``C# C# C``: a repeat; two notes of
     different statements exchanged where each statement takes the other's): no verifier can tell
-    it from the music meant, so no suggestion is due."""
+    it from the music meant, so no suggestion is due. None: not checked (``evaluate(detect=False)``)."""
 
 
 def plant_errors(piece: Piece, row: Row, source: str, count: int, seed: int,
@@ -111,9 +111,10 @@ def _replace(piece: Piece, midis: dict[str, int]) -> Piece:
     return piece.with_events(events)
 
 
-def evaluate(plant: Plant, threshold: float, readings: Readings | None = None) -> Outcome:
+def evaluate(plant: Plant, threshold: float, readings: Readings | None = None, detect: bool = True) -> Outcome:
     """Analyse the planted piece, suggest, and compare with the original notes (``readings``:
-    analyses to share with a repair of the same plant)."""
+    analyses to share with a repair of the same plant; ``detect``: check whether the planted piece
+    fails the check at all, two more checks a test that asserts only the suggestions can skip)."""
     analysis = analyze(plant.piece, plant.row)
     found = suggest(plant.piece, analysis, readings=readings)
     by_id: dict[str, NoteSuggestions] = {n.event_id: n for n in found}
@@ -133,7 +134,8 @@ def evaluate(plant: Plant, threshold: float, readings: Readings | None = None) -
         1 for n in found
         if n.event_id not in wanted and n.best is not None and n.best.confidence >= threshold
     )
-    return Outcome(plant, reported, restored_top, restored3, false_edits, found, _fails_check(plant, analysis))
+    return Outcome(plant, reported, restored_top, restored3, false_edits, found,
+                   _fails_check(plant, analysis) if detect else None)
 
 
 def _fails_check(plant: Plant, analysis: Analysis) -> bool:

@@ -149,10 +149,19 @@ def _shared(family: str, seed: int, kind: str) -> list[pytest.MarkDecorator]:
     return [pytest.mark.xdist_group(group)] if group else []
 
 
+COVERED = {(2, "one_voice", "accidental"), (1, "one_voice", "third"), (1, "one_voice", "swap"),
+           (1, "pivots", "third"), (1, "pivots", "swap")}
+"""Plants of the seeds-by-families-by-kinds grid below left out: every branch each takes in
+serialkit is taken by the cases kept (coverage.py, branch coverage, one context per case: the 22
+kept take all 3,858 arcs and 2,275 lines the 27 take), and a kept case of its family and kind ends
+alike (the same finding kinds, candidate models and top suggestion's model). No other case is
+covered so: each brings branches or an outcome of its own."""
+
+
 @pytest.mark.parametrize(("seed", "family", "kind"), [
     pytest.param(seed, family, kind, id=f"{seed}-{family}-{kind}", marks=_shared(family, seed, kind))
     for seed in (1, 2, 3) for family in ("one_voice", "row_per_voice", "pivots")
-    for kind in ("accidental", "third", "swap")])
+    for kind in ("accidental", "third", "swap") if (seed, family, kind) not in COVERED])
 def test_the_top_suggestion_restores_a_planted_error(seed: int, kind: str, family: str) -> None:
     """One error of each kind planted into a correct piece (one statement stream per voice) is
     restored by its note's top suggestion."""
@@ -249,8 +258,10 @@ def _planted(family: str, seed: int, index: int) -> Plant:
 
 @functools.cache
 def _outcome(family: str, seed: int, index: int) -> Outcome:
-    """``evaluate`` of a plant, once per worker: two tests read some (``SHARED_PLANTS``)."""
-    return evaluate(_planted(family, seed, index), DEFAULT_THRESHOLD)
+    """``evaluate`` of a plant, once per worker: two tests read some (``SHARED_PLANTS``). Its
+    readers assert the suggestions only, not whether the planted piece fails the check
+    (``detect=False``: two checks fewer a plant)."""
+    return evaluate(_planted(family, seed, index), DEFAULT_THRESHOLD, detect=False)
 
 
 @pytest.mark.xdist_group(SHARED_PLANTS["chords", 1, "swap"])

@@ -118,7 +118,7 @@ def _next_position(ctx: tuple[Any, ...], pcs: tuple[int, ...], k: int, last: int
     per_slice, across = (0.02, 0.6) if voice_mode else (0.1, 0.05)  # the least a slice between costs
     cost, best, pos = MAX_LINK, -1, k
     last_sl, last_voice, last_vrank, hold = sl[last], voice[last], vrank[last], held[last]  # hold: see _wait
-    reach, passing = last_sl + HORIZON + hold, strange[last_voice] if strange is not None else None
+    reach, free, passing = last_sl + HORIZON + hold, last_sl + 1 + hold, strange[last_voice] if strange is not None else None
     for j in range(k + 1, min(k + 2 + MAX_SKIP, 12)):
         skip = j - k - 1
         if (base := S_DEL * skip) - _SUBST - _CHORDS >= cost:
@@ -129,7 +129,7 @@ def _next_position(ctx: tuple[Any, ...], pcs: tuple[int, ...], k: int, last: int
         early, late, seen, own = head and j < ELIDE, j >= _LATE, 0, False
         for idx in range(bisect_left(lsl, last_sl), len(lst)):
             c_sl = lsl[idx]
-            if c_sl > reach or c_sl > last_sl and floor + per_slice * max(0, c_sl - last_sl - 1 - hold) - 1e-9 >= cost:
+            if c_sl > reach or c_sl > last_sl and floor + per_slice * (c_sl - free if c_sl > free else 0) - 1e-9 >= cost:
                 break  # beyond reach, or every later candidate costs at least the best
             c_voice = voice[c := lst[idx]]
             if seen >= 3 and c_voice != last_voice or c in taken or hold and c_voice != last_voice and c_sl > reach - hold:
@@ -139,7 +139,7 @@ def _next_position(ctx: tuple[Any, ...], pcs: tuple[int, ...], k: int, last: int
                 continue  # an owned note only as an elision
             between, gap = c_sl - last_sl - 1 if c_sl > last_sl else 0, 0
             if c_voice == last_voice:
-                between = max(0, between - hold)
+                between = c_sl - free if c_sl > free else 0  # a wait pays from free on: not a held note's slices
                 gap = vrank[c] - last_vrank - 1 if vrank[c] > last_vrank else 0
                 c_cost = 0.35 * gap + 0.02 * between if voice_mode else 0.1 * between + 0.15 * gap
             else:
@@ -225,9 +225,9 @@ def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: in
     only wants a chain of so many notes is spared the work). ``reached``: told every note whose
     claims the search read (the search is a function of their claims, the index and the
     voice-passing costs alone)."""
-    sl, voice, pcl, sv_count, vkey, owner = ix.sl, ix.voice, ix.pc, ix.sv_count, ix.vkey, claims.owner
+    sl, voice, pcl, sv_count, vkey, owner, held = ix.sl, ix.voice, ix.pc, ix.sv_count, ix.vkey, claims.owner, ix.held
     ctx = (sl, voice, ix.vrank, ix.strange, ix.sv_mask, vkey, owner, claims.second, claims.pos, ix.by_pc,
-           ix.by_pc_sl, ix.held)  # what each link's search reads, looked up once per chain
+           ix.by_pc_sl, held)  # what each link's search reads, looked up once per chain
     evs, poss, kinds, costs = [start], [start_pos], [NEW], [0.0]
     taken, used = {start}, {voice[start]}
     taken_sv = {sl[start] * vkey + voice[start]: 1}
@@ -248,7 +248,7 @@ def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: in
                                                  (cost, best, pos, kind))
         if best < 0:
             break
-        wait = _wait(ix, last, best)
+        wait = _wait(ix, last, best) if held[last] else onsets[sl[best]] - onsets[sl[last]]
         if kind == NEW and waits >= PACE_AFTER and wait * waits > PACE * (onsets[sl[last]] - first):
             break  # a statement keeps its pace: a far later note belongs to other music
         if wait and kind == NEW:
