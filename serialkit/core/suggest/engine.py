@@ -324,7 +324,8 @@ def suggest(
         if hi_i - lo_i >= min(len(order), whole) * 0.6:
             return True  # the screen would be most of what the verification reads
         near = [e.copy(midi=edits[e.id]) if e.id in edits else e for e in order[lo_i:hi_i]]
-        tags = readings.read(piece.with_events(near), row, convention, cut=cut(lo_i, hi_i)).analysis.tags
+        edges = (lo_i > 0, hi_i < len(order))  # a screen is a window of any piece: its cut edges are context
+        tags = readings.read(piece.with_events(near), row, convention, cut=edges).analysis.tags
         return all(tags.get(e) is not None for e in edits)
 
     def verify(c: _Cand) -> None:
