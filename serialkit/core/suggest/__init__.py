@@ -8,6 +8,7 @@ model of engraving and copying errors; ``plan_repairs`` turns confident suggesti
 - ``partners``: the notes a wrong note may have been written with (swaps, two wrong notes side by
   side) and the check that a change takes no correct note off its place;
 - ``readings``: the analyses made, kept for reuse;
+- ``windows``: the window of a long piece a candidate is verified on;
 - ``swap``: the piece's register habit for swapped notes;
 - ``model``: the error models and the returned values.
 """

@@ -28,7 +28,6 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from fractions import Fraction
 from typing import Any
 
 from serialkit.core.analysis.model import Analysis
@@ -62,6 +61,7 @@ from serialkit.core.suggest.trouble import (
     _statements,
     _trouble_holes,
 )
+from serialkit.core.suggest.windows import aligned, statement_spans
 
 # How often each kind of error happens, relative to one another (engraving and copying habits).
 _PRIOR = {"accidental": 1.0, "third": 0.55, "step": 0.3, "swap": 0.8, "other": 0.05}
@@ -109,6 +109,10 @@ note a third off whose statement then reads as another form; a wrong note two po
 where the statements look for it) gets every note near it tried at ``_SHIFTS`` and swapped with
 its voice's next note, each kept only when nothing read before becomes unexplained and the trouble
 goes, not moves."""
+
+_GRID = 12
+"""A screen's window starts and ends on a multiple of this many notes (in time order): changes
+near one another share the window, and its reading without the change."""
 
 _Key = tuple[tuple[str, int], ...]
 
@@ -186,7 +190,8 @@ def suggest(
     candidate is kept only when the changed notes are then explained and fewer notes are
     unexplained or missing; its weight is the error model's prior times the improvement. Before
     that, a candidate is screened on the ``screen`` notes either side of the change alone: one
-    whose changed notes stay unexplained there (four in five do) is not analysed further.
+    whose changed notes stay unexplained there (four in five do), or after which there is no less
+    trouble there, is not analysed further.
     ``max_notes``: suggest for at most this many reported notes (the first in score order; the
     others are listed without candidates and ``complete`` False, as are the notes some of whose
     candidates ``budget`` or ``wide`` left unverified);
@@ -246,7 +251,7 @@ def suggest(
     order = sorted(piece.events, key=lambda e: (e.onset, e.voice, e.midi, e.id))
     index = {e.id: i for i, e in enumerate(order)}
     onsets = [e.onset for e in order]
-    spans = _spans(analysis, events)
+    spans = statement_spans(analysis, events)
     by_voice: dict[str, list[Event]] = piece.by_voice()
     cands: dict[str, dict[_Key, _Cand]] = {}
 
@@ -317,15 +322,28 @@ def suggest(
     habit: Habit | None = None
     tried: set[_Key] = set()
 
-    def _screened(edits: Mapping[str, int], ixs: list[int]) -> bool:
-        """Do the changed notes read in the ``screen`` notes either side of the change? A change
-        whose notes stay unexplained there is not analysed further (most candidates end here)."""
-        lo_i, hi_i = max(0, min(ixs) - screen), min(len(order), max(ixs) + screen + 1)
+    def _screened(edits: Mapping[str, int], ixs: list[int], suspect: bool = False) -> bool:
+        """Do the changed notes read in the ``screen`` notes either side of the change (a window
+        on ``_GRID``), and is there less trouble there with the change made (in the window, or
+        within ``2 * _REACH`` notes of the change, as ``verify`` asks of a change after which the
+        trouble only moved)? A change that fails either is not analysed further (most candidates
+        end here); a ``suspect`` change, kept for plainer statements alone, is only asked the
+        first."""
+        lo_i, hi_i = max(0, min(ixs) - screen) // _GRID * _GRID, min(len(order), -(-(max(ixs) + screen + 1) // _GRID) * _GRID)
         if hi_i - lo_i >= min(len(order), whole) * 0.6:
             return True  # the screen would be most of what the verification reads
         near = [e.copy(midi=edits[e.id]) if e.id in edits else e for e in order[lo_i:hi_i]]
-        tags = readings.read(piece.with_events(near), row, convention, cut=cut(lo_i, hi_i)).analysis.tags
-        return all(tags.get(e) is not None for e in edits)
+        edges = (lo_i > 0, hi_i < len(order))  # a screen is a window of any piece: its cut edges are context
+        after = readings.read(piece.with_events(near), row, convention, cut=edges)
+        if not all(after.analysis.tags.get(e) is not None for e in edits):
+            return False
+        if suspect:
+            return True
+        before = readings.read(piece.with_events(order[lo_i:hi_i]), row, convention, cut=edges)
+        if before.badness > after.badness:
+            return True
+        lo, hi = onsets[max(0, min(ixs) - 2 * _REACH)], onsets[min(len(order) - 1, max(ixs) + 2 * _REACH)]
+        return before.near(lo, hi) > after.near(lo, hi)
 
     def verify(c: _Cand) -> None:
         """Analyse the piece with ``c`` made; keep it (in ``verified``) when it explains more."""
@@ -335,13 +353,13 @@ def suggest(
         if c.twin is not None:
             tried.add(tuple(sorted(c.twin.items())))
         ixs = [index[e] for e in c.edits]
-        if not _screened(c.edits, ixs):
+        if not _screened(c.edits, ixs, c.suspect):
             return
         edges = (False, False)
         if len(order) <= whole:  # row passing is learnt from the whole piece: analyse it all
             sub, before = piece, start
         else:
-            lo_i, hi_i = _aligned(spans, onsets, max(0, min(ixs) - window),
+            lo_i, hi_i = aligned(spans, onsets, max(0, min(ixs) - window),
                                   min(len(order), max(ixs) + window + 1), window // 2)
             sub = piece.with_events(order[lo_i:hi_i])
             edges = cut(lo_i, hi_i)
@@ -570,29 +588,3 @@ def _suggestion(c: _Cand, events: Mapping[str, Event], confidence: float) -> Sug
     edits = tuple(Edit(e, events[e].midi, m) for e, m in sorted(c.edits.items(), key=lambda x: x[0] != c.note))
     return Suggestion(c.note, c.edits[c.note], edits, c.model, confidence, c.form, c.position,
                       c.statement, c.reason)
-
-
-def _spans(analysis: Analysis, events: Mapping[str, Event]) -> list[tuple[Fraction, Fraction]]:
-    """First and last onsets of each statement of ``analysis``."""
-    out = []
-    for st in analysis.statements:
-        times = [events[e].onset for e in st.event_ids if e is not None and e in events]
-        if times:
-            out.append((min(times), max(times)))
-    return out
-
-
-def _aligned(spans: Sequence[tuple[Fraction, Fraction]], onsets: Sequence[Fraction], lo: int, hi: int,
-             reach: int) -> tuple[int, int]:
-    """The window ``lo``..``hi`` of the notes in time order widened (by at most ``reach`` notes a
-    side) to hold whole the statements sounding at its edges: a window that cuts no statement
-    reads no scraps at its edges, and candidates near one another share their window."""
-    if lo > 0:
-        t = onsets[lo]
-        start = min((a for a, b in spans if a <= t <= b), default=t)
-        lo = max(lo - reach, bisect.bisect_left(onsets, start))
-    if hi < len(onsets):
-        t = onsets[hi - 1]
-        end = max((b for a, b in spans if a <= t <= b), default=t)
-        hi = min(hi + reach, bisect.bisect_right(onsets, end))
-    return lo, hi
