@@ -135,8 +135,9 @@ def _next_position(ctx: tuple[Any, ...], pcs: tuple[int, ...], k: int, last: int
             if seen >= 3 and c_voice != last_voice or c in taken or hold and c_voice != last_voice and c_sl > reach - hold:
                 continue  # past the first three, or past a held note: only the chain's own voice
             reads.append(c)
-            if owner[c] != FREE and not _elision(owner, second, opos, c, last, j - k, early, late):
-                continue  # an owned note only as an elision
+            if owner[c] != FREE and (second[c] != FREE or not (  # an owned note only as an elision
+                    early and opos[c] >= _LATE or late and opos[c] < ELIDE)):
+                continue
             between, gap = c_sl - last_sl - 1 if c_sl > last_sl else 0, 0
             if c_voice == last_voice:
                 between = c_sl - free if c_sl > free else 0  # a wait pays from free on: not a held note's slices
@@ -166,20 +167,6 @@ def _next_position(ctx: tuple[Any, ...], pcs: tuple[int, ...], k: int, last: int
             if seen >= 3 and own:
                 break
     return cost, best, pos
-
-
-def _elision(owner: list[int], second: list[int], opos: list[int], c: int, last: int, step: int,
-             early: bool, late: bool) -> bool:
-    """May a chain take ``c``, which a statement holds, ``step`` positions after ``last``? Only as
-    an elision: at the chain's end, a note opening that statement; at its head, a note ending it,
-    the shared notes in line — the chain's next position is the next note of the same statement
-    (a statement does not open on the end of one statement and go on with the end of another)."""
-    if second[c] != FREE:
-        return False
-    if late and opos[c] < ELIDE:
-        return True
-    return early and opos[c] >= _LATE and (owner[last] == FREE or step == 1 and owner[last] == owner[c]
-                                          and opos[last] == opos[c] - 1)
 
 
 def _repeat_link(ix: EventIndex, owner: list[int], pcs: tuple[int, ...], k: int, last: int, leave: float,
