@@ -26,7 +26,7 @@ def _exchange(a: Assignment, owners: Owners, u: int) -> bool:
         above = [q for q in f.slots if q > p]
         for q, later in ((max(below, default=-1), True), (min(above, default=12), False)):
             x = f.slots.get(q)  # the neighbour before the gap sounding after u, or after it before
-            if x is None or (sl[x] > sl[u] if later else sl[x] < sl[u]) is False or owners.get(x) != [(s, q)]:
+            if x is None or owners.get(x) != [(s, q)] or not (sl[x] > sl[u] if later else sl[x] < sl[u]):
                 continue
             for y in _exchanged(a, owners, s, x, u):
                 t, r = owners[y][0]

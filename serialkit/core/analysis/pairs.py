@@ -302,17 +302,18 @@ def _reread_each_note(a: Assignment, lo: int, hi: int) -> None:
     each of its unexplained notes in turn, the statements sounding at that note alone (at most
     AROUND, with those elided with them) are read again (``_reread``)."""
     sl, tried = a.ix.sl, set()
+    spans = {k: _span(a, f.chain) for k, f in enumerate(a.found) if f.chain is not None}
     for u in range(bisect_left(sl, lo), bisect_right(sl, hi)):
         if a.claims.owner[u] != FREE:
             continue
         at = sl[u]
-        near = {k: span for k, f in enumerate(a.found) if f.chain is not None
-                and (span := _span(a, f.chain))[0] <= at <= span[1]}
-        near.update({k: _span(a, a.found[k].chain) for k in _elided_with(a, near)})  # type: ignore[arg-type]
+        near = {k: span for k, span in spans.items() if span[0] <= at <= span[1]}
+        near.update({k: spans[k] for k in _elided_with(a, near)})
         key = frozenset(near)
         if near and len(near) <= AROUND and key not in tried:
             tried.add(key)
-            _reread(a, at, at, near)
+            if _reread(a, at, at, near):  # the statements changed: their spans again
+                spans = {k: _span(a, f.chain) for k, f in enumerate(a.found) if f.chain is not None}
 
 
 def _reread_with(a: Assignment, lo: int, hi: int, near: dict[int, tuple[int, int]],
