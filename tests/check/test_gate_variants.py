@@ -203,7 +203,10 @@ def test_serialkit_check_on_a_candidate_gives_the_runs_verdict(variant: str, see
 
     out = tmp_path_factory.mktemp("run")
     result = run("duo-berg", variant=variant, seed=seed, out_dir=out)
-    for extra in (["--task", "duo-berg"], []):  # the candidate carries its blueprint: task-bound either way
+    # the candidate carries its blueprint: task-bound either way; the second run --no-suggest (the
+    # verdict, delivered count and labels are made before any suggestion; the first run's suggestions
+    # are schema-checked)
+    for extra in (["--task", "duo-berg"], ["--no-suggest"]):
         done = CliRunner().invoke(cli, ["check", str(out / "candidate.json"), "--json", *extra])
         assert done.exit_code == (0 if result.verdict.strict else 1), done.stderr
         data = json.loads(done.stdout)
