@@ -33,6 +33,7 @@ from typing import Any
 from serialkit.core.analysis.model import Analysis
 from serialkit.core.piece import Event, Piece
 from serialkit.core.rows import RowForm, pc_name
+from serialkit.core.suggest.after import _neighbours, _restruck, _rivals, _statement_of
 from serialkit.core.suggest.model import (
     _MODEL_TEXT,
     Edit,
@@ -68,6 +69,15 @@ _PRIOR = {"accidental": 1.0, "third": 0.55, "step": 0.3, "swap": 0.8, "other": 0
 
 # A correction after which the note only repeats a position is weaker than one where it holds one.
 _REPEAT = 0.5
+
+_REREAD = 2
+"""A change that frees no unexplained note can only fill holes: one per note it changes (trouble 2
+each, ``trouble._spots``). Trouble that goes down by more than that and this is other notes read
+anew — statements stitched another way round the change — and such a change, or one that leaves
+more notes unexplained, is never confident (correct notes of hand-offs changed for 4-12 fewer
+missing notes; a planted wrong note that frees none reached 0 beyond its own holes, while one that
+frees notes may re-read many: a wrong note's own trouble)."""
+
 
 
 _ROUGH = 0.5
@@ -155,6 +165,12 @@ class _Cand:
     notes (``_Reading.past_own``): it only stretches a statement cut off there."""
     borrowed: bool = False
     """``cut`` is a hole past the statement's own notes, the notes beyond it borrowed from another."""
+    restruck: str | None = None
+    """The neighbour the changed note re-strikes as written, which holds a position after the
+    change while the change explains nothing of its own (``after._restruck``)."""
+
+    reread: bool = False
+    """Most of the trouble the change clears is other notes read anew (``_REREAD``)."""
 
     @property
     def key(self) -> _Key:
@@ -253,6 +269,7 @@ def suggest(
     onsets = [e.onset for e in order]
     spans = statement_spans(analysis, events)
     by_voice: dict[str, list[Event]] = piece.by_voice()
+    place = {x.id: k for voice in by_voice.values() for k, x in enumerate(voice)}
     cands: dict[str, dict[_Key, _Cand]] = {}
 
     def add(c: _Cand) -> None:
@@ -409,7 +426,12 @@ def suggest(
         if holds and not c.cut and home is not None and before.past_own(
                 c.edits[note] % 12, events[note].onset, frozenset(home.members)):
             c.cut, c.borrowed = (c.edits[note] % 12,), True  # it fills a hole past the statement's own notes
-        if c.cut:  # the statement stays short beside it: nothing shows the note is wrong
+        freed = len(before.analysis.unexplained) - len(after.unexplained)
+        c.reread = not moved and (freed < 0 or freed == 0 and gain - 2 * len(c.edits) > _REREAD)
+        c.restruck = _restruck(note, c.edits[note] % 12, by_voice[events[note].voice], place[note], events,
+                               before.analysis, after, reading.held,
+                               order[max(0, index[note] - 2 * _REACH):index[note] + 2 * _REACH + 1])
+        if c.cut or c.restruck or c.reread:  # it stays short / repeats a neighbour as written / re-reads others
             c.weight = min(c.weight, _KEEP_WEIGHT / 2)
         if trade == "borrowed":  # its statement now borrows the pitch class from far off: doubtful
             c.weight = min(c.weight * _DISPLACE, _KEEP_WEIGHT / 2)
@@ -438,7 +460,6 @@ def suggest(
     if left is None or left > 0:  # trouble no likely correction clears: every note near it tried
         cands = {}
         spots = _unserved(reported, verified, index)
-        place = {x.id: k for voice in by_voice.values() for k, x in enumerate(voice)}
         origin: dict[_Key, set[str]] = {}  # the spots each change is tried round
         for eid in spots:
             for changed_id, edits, model in _wider(events[eid], reported[eid], order, index, by_voice, place):
@@ -508,53 +529,8 @@ def _wider(event: Event, finding: str, order: Sequence[Event], index: Mapping[st
                 yield event.id, in_register(event, e), "swap"
 
 
-def _neighbours(after: Analysis, edits: Mapping[str, int]) -> bool:
-    """The two notes a swap changes hold neighbouring positions of one statement after it (an
-    exchange of notes far apart, or of two statements' notes, is no copying slip: Op. 21's Horn 2
-    notes five bars apart were "swapped" to explain Webern's own unexplained D)."""
-    tags = [t for t in (after.tags.get(e) for e in edits) if t is not None]
-    if len(tags) != 2 or len(edits) != 2:
-        return False
-    a, b = tags
-    return a.statement is not None and a.statement == b.statement and abs(a.position - b.position) == 1
-
-
 def _clamp(n: int, cap: int) -> int:
     return max(-cap, min(cap, n))
-
-
-def _rivals(verified: Mapping[str, list[_Cand]], index: Mapping[str, int]) -> dict[str, float]:
-    """Per note, the weight of better corrections of other notes nearby (within ``2 * _REACH``
-    notes in time order): one wrong note leaves trouble that a change of several notes around it
-    can ease, and only the best of them is the wrong note. A note whose best correction is beaten
-    by another note's shares its confidence with it; the best keeps its own."""
-    best = {n: max(c.weight for c in cs) for n, cs in verified.items() if cs}
-    out: dict[str, float] = {}
-    for n, w in best.items():
-        mine = {e for c in verified[n] for e in c.edits}
-        out[n] = sum(
-            v for m, v in best.items()
-            if v > w and m not in mine and abs(index[m] - index[n]) <= 2 * _REACH
-        )
-    return out
-
-
-def _statement_of(analysis: Analysis, local: Analysis, sid: str | None) -> str | None:
-    """The statement of the whole analysis that a statement of a local re-analysis continues."""
-    if sid is None:
-        return None
-    mine = next((s for s in local.statements if s.id == sid), None)
-    if mine is None:
-        return None
-    members = set(mine.members)
-    best, most = None, 0
-    for s in analysis.statements:
-        shared = len(members & set(s.members))
-        if shared > most and analysis.row.form(s.form, analysis.convention) == local.row.form(
-            mine.form, local.convention
-        ):
-            best, most = s.id, shared
-    return best
 
 
 def _reason(c: _Cand, event: Event, gain: int, moved: bool = False) -> str:
@@ -580,6 +556,12 @@ def _reason(c: _Cand, event: Event, gain: int, moved: bool = False) -> str:
     if c.cut:
         return (f"{what} ({gain} fewer unexplained or missing notes; its statement still lacks "
                 f"{', '.join(map(pc_name, c.cut))} beside it, no note there: cut off, not completed)")
+    if c.reread:
+        return (f"{what} ({gain} fewer unexplained or missing notes, most of them other notes read anew "
+                f"round it: a re-reading, not a correction)")
+    if c.restruck is not None:
+        return (f"{what} ({gain} fewer unexplained or missing notes; as written it re-strikes {c.restruck}, "
+                f"which holds its position then: the notes read anew need no change)")
     return f"{what} ({gain} fewer unexplained or missing notes)"
 
 
