@@ -60,7 +60,9 @@ def _restruck(note: str, pc: int, voice: Sequence[Event], k: int, events: Mappin
     """The note that ``note`` (``voice[k]``) re-strikes as written — its neighbour in its voice at
     the same pitch — when after the change that neighbour holds a position and the change explains
     nothing of its own: the changed note only repeats a position; or it leaves its place for
-    another statement, its neighbour taking the place; or another note holding no position sounds
+    another statement that it does not open (a line's statement ending on a note and the next
+    opening with it written again is a boundary, where the second is the one to correct), its
+    neighbour taking the place; or another note holding no position sounds
     ``pc`` (the pitch class it is given) between the positions beside it and could hold it
     unchanged. As written the note repeats its neighbour, so the reading the change lets through
     needs no change (a statement handed to another instrument after a re-struck note). ``held``:
@@ -74,9 +76,10 @@ def _restruck(note: str, pc: int, voice: Sequence[Event], k: int, events: Mappin
     if y is None or tag is None or home is None or note not in home.event_ids:
         return None if y is None else y.id
     mine = after.tags.get(y.id)
+    opens = note == next(e for e in home.event_ids if e is not None)
     if was is not None and mine is not None and (mine.form, mine.position) == (was.form, was.position) \
-            and mine.statement != tag.statement:
-        return y.id  # it leaves its place to its neighbour for another statement
+            and mine.statement != tag.statement and not opens:
+        return y.id  # it leaves its place to its neighbour for another statement (not to open the next)
     at = home.event_ids.index(note)
     lo = next((events[e].onset for e in reversed(home.event_ids[:at]) if e is not None), None)
     hi = next((events[e].onset for e in home.event_ids[at + 1:] if e is not None), None)
