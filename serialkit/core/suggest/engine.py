@@ -72,13 +72,12 @@ _REPEAT = 0.5
 
 _REREAD = 2
 """A change that frees no unexplained note can only fill holes: one per note it changes (trouble 2
-each, ``trouble._spots``). Trouble that goes down by more than that and this is other notes read
-anew — statements stitched another way round the change — and such a change, or one that leaves
-more notes unexplained, is never confident (correct notes of hand-offs changed for 4-12 fewer
-missing notes; a planted wrong note that frees none reached 0 beyond its own holes, while one that
-frees notes may re-read many: a wrong note's own trouble)."""
-
-
+each, ``trouble._spots``). When the trouble goes down by more than those holes and this, the rest
+is other notes read anew — statements stitched another way round the change — and such a change,
+or one that leaves more notes unexplained, is never confident: correct notes of hand-offs were
+changed for 4-12 fewer missing notes. The price: an absorbed wrong note whose correction re-reads
+many notes without freeing one (two of bench_suggest's held-out plants, 8 and 18) is left
+reported, not repaired."""
 
 _ROUGH = 0.5
 """The weight kept per order inversion or voice jump a correction adds to the statements (and
@@ -168,7 +167,6 @@ class _Cand:
     restruck: str | None = None
     """The neighbour the changed note re-strikes as written, which holds a position after the
     change while the change explains nothing of its own (``after._restruck``)."""
-
     reread: bool = False
     """Most of the trouble the change clears is other notes read anew (``_REREAD``)."""
 
