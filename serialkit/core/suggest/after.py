@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from serialkit.core.analysis.model import Analysis
+from serialkit.core.analysis.model import Analysis, Statement
 from serialkit.core.piece import Event
 from serialkit.core.suggest.trouble import _REACH
 
@@ -56,7 +56,8 @@ def _statement_of(analysis: Analysis, local: Analysis, sid: str | None) -> str |
 
 
 def _restruck(note: str, pc: int, voice: Sequence[Event], k: int, events: Mapping[str, Event],
-              before: Analysis, after: Analysis, held: frozenset[str], nearby: Sequence[Event]) -> str | None:
+              before: Analysis, after: Analysis, home: Statement | None, held: frozenset[str],
+              nearby: Sequence[Event]) -> str | None:
     """The note that ``note`` (``voice[k]``) re-strikes as written — its neighbour in its voice at
     the same pitch — when after the change that neighbour holds a position and the change explains
     nothing of its own: the changed note only repeats a position; or it leaves its place for
@@ -65,14 +66,13 @@ def _restruck(note: str, pc: int, voice: Sequence[Event], k: int, events: Mappin
     neighbour taking the place; or another note holding no position sounds
     ``pc`` (the pitch class it is given) between the positions beside it and could hold it
     unchanged. As written the note repeats its neighbour, so the reading the change lets through
-    needs no change (a statement handed to another instrument after a re-struck note). ``held``:
-    the notes holding positions after; ``nearby``: the notes round it, in time order. None when
+    needs no change (a statement handed to another instrument after a re-struck note). ``home``:
+    the statement holding the changed note after the change; ``held``: the notes holding positions after; ``nearby``: the notes round it, in time order. None when
     not so."""
     x = voice[k]
     near = (voice[k - 1] if k else None, voice[k + 1] if k + 1 < len(voice) else None)
     y = next((y for y in near if y is not None and y.midi == x.midi and y.id in held), None)
     tag, was = after.tags.get(note), before.tags.get(note)
-    home = None if tag is None else next((s for s in after.statements if s.id == tag.statement), None)
     if y is None or tag is None or home is None or note not in home.event_ids:
         return None if y is None else y.id
     mine = after.tags.get(y.id)

@@ -427,7 +427,7 @@ def suggest(
         freed = len(before.analysis.unexplained) - len(after.unexplained)
         c.reread = not moved and (freed < 0 or freed == 0 and gain - 2 * len(c.edits) > _REREAD)
         c.restruck = _restruck(note, c.edits[note] % 12, by_voice[events[note].voice], place[note], events,
-                               before.analysis, after, reading.held,
+                               before.analysis, after, home, reading.held,
                                order[max(0, index[note] - 2 * _REACH):index[note] + 2 * _REACH + 1])
         if c.cut or c.restruck or c.reread:  # it stays short / repeats a neighbour as written / re-reads others
             c.weight = min(c.weight, _KEEP_WEIGHT / 2)
