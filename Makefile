@@ -8,7 +8,7 @@ OUT ?= out/demo
 # Chromium (review page), FluidSynth + GM soundfont (panel audio), rsvg-convert (PNG/PDF).
 SYSTEM_PKGS := musescore3 chromium fluidsynth fluid-soundfont-gm librsvg2-bin lilypond
 
-.PHONY: all venv system-deps test lint typecheck docs demo bench clean
+.PHONY: all venv native system-deps test lint typecheck docs demo bench clean
 
 all: test
 
@@ -20,6 +20,11 @@ $(VENV)/.installed: pyproject.toml plugins/serialkit-example-proposer/pyproject.
 	touch $@
 
 venv: $(VENV)/.installed
+
+# the chain search compiled with mypyc (serialkit/core/native.py); without a C compiler the
+# analysis runs as written, slower, and `make native` says so
+native: venv
+	$(PY) scripts/build_native.py || echo "warning: no compiled chain search; the analysis runs as written (slower)"
 
 system-deps:
 	@missing=""; for p in $(SYSTEM_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -36,14 +41,14 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy serialkit
 
-test: venv system-deps lint typecheck docs
+test: venv native system-deps lint typecheck docs
 	$(BIN)/pytest -q -n 2 --dist loadgroup
 
 # the docs site (mkdocs-material + mkdocstrings) into out/site; any warning fails it
 docs: venv
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
-demo: venv
+demo: venv native
 	@mkdir -p $(OUT)
 	$(BIN)/serialkit row show webern-op21
 	$(BIN)/serialkit check fixtures/pieces/demo-piece.json --report $(OUT)/demo-check.json || [ $$? -eq 1 ]  # exit 1: planted mistakes
@@ -55,8 +60,9 @@ demo: venv
 	@echo "generated run (score.musicxml, score.png, review.html, certificate.json, report.json, transcript.jsonl) is in $(OUT)/generate/"
 	@echo "demo outputs are in $(OUT)/"
 
-bench: venv
+bench: venv native
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache
+	rm -f serialkit/core/analysis/_*_native*.so

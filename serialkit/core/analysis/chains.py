@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Any
 
 from serialkit.core.analysis.index import EventIndex
 
@@ -107,7 +106,14 @@ def clusters(slices: list[int]) -> list[tuple[int, int]]:
     return spans
 
 
-def _next_position(ctx: tuple[Any, ...], pcs: tuple[int, ...], k: int, last: int, leave: float, head: bool,
+_Ctx = tuple[list[int], list[int], list[int], "list[list[float]] | None", dict[int, int], int, list[int],
+             list[int], list[int], list[list[int]], list[list[int]], list[int]]
+"""What each link's search reads (``build_chain`` looks it up once per chain): slice, voice and
+voice rank per event, voice-passing costs, chord masks, the key stride, the claims' owner, second
+owner and position per event, the events and their slices per pitch class, the held slices."""
+
+
+def _next_position(ctx: _Ctx, pcs: tuple[int, ...], k: int, last: int, leave: float, head: bool,
                    taken: set[int], used: set[int], voice_mode: bool, reads: list[int]) -> tuple[float, int, int]:
     """The cheapest link from ``last`` (at position ``k``) to a later position: (cost, event or -1,
     position). Up to MAX_SKIP positions may be missing; the first three candidates of each pitch
@@ -213,8 +219,8 @@ def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: in
     claims the search read (the search is a function of their claims, the index and the
     voice-passing costs alone)."""
     sl, voice, pcl, sv_count, vkey, owner, held = ix.sl, ix.voice, ix.pc, ix.sv_count, ix.vkey, claims.owner, ix.held
-    ctx = (sl, voice, ix.vrank, ix.strange, ix.sv_mask, vkey, owner, claims.second, claims.pos, ix.by_pc,
-           ix.by_pc_sl, held)  # what each link's search reads, looked up once per chain
+    ctx: _Ctx = (sl, voice, ix.vrank, ix.strange, ix.sv_mask, vkey, owner, claims.second, claims.pos, ix.by_pc,
+                 ix.by_pc_sl, held)  # what each link's search reads, looked up once per chain (typed: ``_Ctx``)
     evs, poss, kinds, costs = [start], [start_pos], [NEW], [0.0]
     taken, used = {start}, {voice[start]}
     taken_sv = {sl[start] * vkey + voice[start]: 1}
@@ -335,3 +341,10 @@ def _trim(chain: Chain) -> None:
     news = [p for p, k in zip(chain.poss, chain.kinds, strict=True) if k == NEW]
     chain.distinct = len(news)
     chain.skips = (news[-1] - news[0] + 1 - len(news)) if news else 0
+
+
+# ---- a compiled build (serialkit.core.native) stops here ----
+from serialkit.core import native as _native  # noqa: E402
+
+NATIVE = _native.load(__name__, globals())
+"""Whether the compiled build of this module runs (``serialkit.core.native``)."""
