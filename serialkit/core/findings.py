@@ -232,6 +232,19 @@ def _open_ends(cols: Columns, analysis: Analysis) -> list[tuple[Statement, range
     position (there another statement's reading, or an unexplained note, holds it). Else (None)
     the end is an excerpt's edge — the piece's first or last statement, or a voice that enters
     late or stops early. Ends ``edge_repeats`` reports are left out."""
+    last = _OPEN_ENDS[0]
+    if last is not None and last[0] is cols and last[1] is analysis:
+        return last[2]  # ``stops_short`` and ``cut_short`` ask it of the same check
+    found = _read_open_ends(cols, analysis)
+    _OPEN_ENDS[0] = (cols, analysis, found)
+    return found
+
+
+_OPEN_ENDS: list[tuple[Columns, Analysis, list[tuple[Statement, range, int, str, tuple[str, str] | None]]] | None] = [None]
+"""The last ``_open_ends`` (both are immutable: the same columns and analysis, the same ends)."""
+
+
+def _read_open_ends(cols: Columns, analysis: Analysis) -> list[tuple[Statement, range, int, str, tuple[str, str] | None]]:
     from serialkit.core.suggest.trouble import edge_room, edge_step
 
     events = {e.id: e for e in cols.piece.events}

@@ -64,6 +64,8 @@ class Piece:
     convention: Convention = "relative"
     title: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    _voices: dict[str, tuple[Event, ...]] | None = field(default=None, init=False, repr=False, compare=False)
+    """``by_voice``, once asked (the events never change)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "events", tuple(self.events))
@@ -102,13 +104,16 @@ class Piece:
         return voice_names(self.voices)
 
     def by_voice(self) -> dict[str, list[Event]]:
-        """Events per voice, sorted by (onset, midi)."""
-        out: dict[str, list[Event]] = {v: [] for v in self.voice_ids}
-        for event in self.events:
-            out.setdefault(event.voice, []).append(event)
-        for events in out.values():
-            events.sort(key=lambda e: (e.onset, e.midi, e.id))
-        return out
+        """Events per voice, sorted by (onset, midi) (new lists: the caller may change them)."""
+        if self._voices is None:
+            out: dict[str, list[Event]] = {v: [] for v in self.voice_ids}
+            for event in self.events:
+                out.setdefault(event.voice, []).append(event)
+            for events in out.values():
+                events.sort(key=lambda e: (e.onset, e.midi, e.id))
+            object.__setattr__(self, "_voices", {v: tuple(events) for v, events in out.items()})
+        assert self._voices is not None
+        return {v: list(events) for v, events in self._voices.items()}
 
     def event(self, event_id: str) -> Event:
         """The event with this id."""

@@ -44,3 +44,38 @@ def _nearer(a: Assignment, u: int, low: int, high: int, owners: Owners | None = 
     if owners is None:
         return first < last
     return any(e not in owners for e in a.ix.by_pc[pc][first:last])
+
+
+class NearStatements:
+    """The statements a note at a given slice may fit: ``_fits`` is None for a statement whose
+    notes all lie more than HORIZON slices from it, so only those within are asked (a piece's
+    statements are many, the ones near a note few). ``took`` keeps it true as statements take
+    notes."""
+
+    BUCKET = 64
+
+    def __init__(self, a: Assignment) -> None:
+        self.sl = a.ix.sl
+        self.buckets: dict[int, set[int]] = {}
+        self.span: dict[int, tuple[int, int]] = {}
+        for t, g in enumerate(a.found):
+            if g.slots:
+                slices = [self.sl[e] for e in g.slots.values()]
+                self._add(t, min(slices), max(slices))
+
+    def _add(self, t: int, lo: int, hi: int) -> None:
+        self.span[t] = (lo, hi)
+        for b in range((lo - HORIZON) // self.BUCKET, (hi + HORIZON) // self.BUCKET + 1):
+            self.buckets.setdefault(b, set()).add(t)
+
+    def at(self, x: int) -> list[int]:
+        """The statements (in their order) whose notes come within HORIZON slices of slice ``x``,
+        and perhaps a few more."""
+        return sorted(self.buckets.get(x // self.BUCKET, ()))
+
+    def took(self, t: int, e: int) -> None:
+        """Statement ``t`` took note ``e`` into a position."""
+        x = self.sl[e]
+        lo, hi = self.span.get(t, (x, x))
+        if not lo <= x <= hi or t not in self.span:
+            self._add(t, min(lo, x), max(hi, x))

@@ -9,7 +9,7 @@ from bisect import bisect_left, bisect_right
 
 from serialkit.core.analysis.chains import ELIDE, HORIZON, clusters
 from serialkit.core.analysis.exchange import _exchange
-from serialkit.core.analysis.fits import _fits
+from serialkit.core.analysis.fits import NearStatements, _fits
 from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.order import _crossed, _untangle
 from serialkit.core.analysis.pivots import lead_in
@@ -210,12 +210,14 @@ def _release_repeats(a: Assignment, owners: Owners) -> None:
     between them that holds another statement's position is no nearer candidate for its
     opening)."""
     holding = _holding(a)
+    near = NearStatements(a)
     for _ in range(3):
         moved = False
         moves = sorted((e, s, p) for s, f in enumerate(a.found) for e, p in f.repeats)
         for e, s, p in moves:
             pc = a.ix.pc[e]
-            for t, g in enumerate(a.found):
+            for t in near.at(a.ix.sl[e]):
+                g = a.found[t]
                 q = a.position_in[g.form][pc]
                 if t == s or q in g.slots or not g.slots:
                     continue
@@ -223,6 +225,7 @@ def _release_repeats(a: Assignment, owners: Owners) -> None:
                     continue
                 a.found[s].repeats.remove((e, p))
                 g.slots[q] = e
+                near.took(t, e)
                 owners[e] = holding[e] = [(t, q)]
                 moved = True
                 break

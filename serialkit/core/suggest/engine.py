@@ -231,6 +231,8 @@ def suggest(
     same piece; suggesting makes no analysis it finds there.
     """
     events = {e.id: e for e in piece.events}
+    if not suspects and _nothing_reported(piece, analysis, findings, events):
+        return ()  # nothing to suggest (and nothing to measure it by)
     stmts = _statements(analysis, events)
     elsewhere = _read_elsewhere(analysis, events)
     reported: dict[str, str] = {
@@ -488,6 +490,22 @@ def suggest(
         finding = reported.get(eid) or skipped.get(eid) or ("suspect" if all(c.suspect for c in found) else "hole")
         out.append(NoteSuggestions(eid, events[eid].midi, chosen, finding, complete=eid not in untried))
     return tuple(out)
+
+
+def _nothing_reported(piece: Piece, analysis: Analysis, findings: Iterable[Any], events: Mapping[str, Event]) -> bool:
+    """Is there nothing ``suggest`` would try a change for (suspects aside): no unexplained note,
+    no ROW or ORDER finding naming a note, no note of an edge repeat, an exchange, a scrap or a
+    borrowed position, and no hole in a statement? (A correct piece: its suggestions are none.)"""
+    if analysis.unexplained:
+        return False
+    for v in findings:
+        code = v["code"] if isinstance(v, Mapping) else v.code
+        ids: Sequence[str] = v["event_ids"] if isinstance(v, Mapping) else v.event_ids
+        if code in ("ROW", "ORDER") and any(eid in events for eid in ids):
+            return False
+    return not (analysis.edge_repeats(piece) or analysis.exchanges(piece) or analysis.borrowed_out_of_time(piece)
+                or any(eid in events for _s, own in analysis.scraps() for eid in own)
+                or _trouble_holes(analysis, events))
 
 
 def _ranked(cands: Mapping[str, Mapping[_Key, _Cand]], index: Mapping[str, int]) -> list[_Cand]:
