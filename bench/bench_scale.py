@@ -126,6 +126,9 @@ def main() -> int:
     families = [f for f in args.families.split(",") if f]
     rows: list[Row_] = []
     missed: list[str] = []
+    from serialkit.core import native
+
+    print("chain search:", ", ".join(native.status().values()))
     print(f"{'piece':34s} {'notes':>6s} {'music21 s':>9s} {'check s':>8s} {'ratio':>6s} {'ms/note':>7s} "
           f"{'repair s':>8s} {'rep/chk':>7s}  verdict")
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as d:

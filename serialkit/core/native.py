@@ -56,7 +56,11 @@ def load(module: str, namespace: dict[str, Any]) -> bool:
     if importlib.util.find_spec(native_name(module)) is None:
         _STATUS[module] = "pure (no compiled build: make native)"
         return False
-    fast = importlib.import_module(native_name(module))
+    try:
+        fast = importlib.import_module(native_name(module))
+    except Exception as exc:  # a build that does not load here (another interpreter's, a damaged file)
+        _STATUS[module] = f"pure (the compiled build does not load: {exc})"
+        return False
     if getattr(fast, "SOURCE_DIGEST", None) != digest(Path(namespace["__file__"]).read_text(encoding="utf-8")):
         _STATUS[module] = "pure (the compiled build is of an older source: make native)"
         return False
