@@ -175,21 +175,28 @@ def _next_position(ctx: _Ctx, pcs: tuple[int, ...], k: int, last: int, leave: fl
     return cost, best, pos
 
 
-def _repeat_link(ix: EventIndex, owner: list[int], pcs: tuple[int, ...], k: int, last: int, leave: float,
-                 taken: set[int], voice_mode: bool, reads: list[int],
+_Next = tuple[list[int], list[bool], dict[int, int], list[int]]
+"""What a repeat link reads (``build_chain`` looks it up once per chain): per event its voice's
+next slice and whether a repeat may come then, the first note of each (slice, voice, pitch class)
+key, and per event its pitch class."""
+
+
+def _repeat_link(ix: EventIndex, nctx: _Next, owner: list[int], pcs: tuple[int, ...], k: int, last: int,
+                 leave: float, taken: set[int], voice_mode: bool, reads: list[int],
                  best: tuple[float, int, int, int]) -> tuple[float, int, int, int]:
     """A repeated note or a tremolo's return note (the very next note of ``last``'s voice), if
     cheaper than ``best`` (cost, event, position, kind). ``reads``: see ``_next_position``."""
-    nxt, last_sl = ix.next_sl[last], ix.sl[last]
-    if nxt < 0 or nxt - last_sl > HORIZON or not ix.repeat_ok[last]:
+    next_sl, repeat_ok, next_of, pcl = nctx
+    nxt, last_sl = next_sl[last], ix.sl[last]
+    if nxt < 0 or nxt - last_sl > HORIZON or not repeat_ok[last]:
         return best
     between = nxt - last_sl - 1
     cost = REPEAT + (0.02 * between if voice_mode else 0.1 * between) + leave
     if cost >= best[0]:
         return best
     key = (nxt * ix.vkey + ix.voice[last]) * 12
-    for c, pos, kind in ((ix.next_of.get(key + pcs[k], -1), k, REP),  # the same note again
-                         (ix.next_of.get(key + pcs[k - 1], -1) if k > 0 and ix.pc[last] == pcs[k] else -1,
+    for c, pos, kind in ((next_of.get(key + pcs[k], -1), k, REP),  # the same note again
+                         (next_of.get(key + pcs[k - 1], -1) if k > 0 and pcl[last] == pcs[k] else -1,
                           k - 1, OSC)):  # the return note of a two-note tremolo
         if c >= 0 and c not in taken:
             reads.append(c)
@@ -221,6 +228,7 @@ def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: in
     sl, voice, pcl, sv_count, vkey, owner, held = ix.sl, ix.voice, ix.pc, ix.sv_count, ix.vkey, claims.owner, ix.held
     ctx: _Ctx = (sl, voice, ix.vrank, ix.strange, ix.sv_mask, vkey, owner, claims.second, claims.pos, ix.by_pc,
                  ix.by_pc_sl, held)  # what each link's search reads, looked up once per chain (typed: ``_Ctx``)
+    nctx: _Next = (ix.next_sl, ix.repeat_ok, ix.next_of, pcl)
     evs, poss, kinds, costs = [start], [start_pos], [NEW], [0.0]
     taken, used = {start}, {voice[start]}
     taken_sv = {sl[start] * vkey + voice[start]: 1}
@@ -237,7 +245,7 @@ def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: in
         cost, best, pos = _next_position(ctx, pcs, k, last, leave, head, taken, used, voice_mode, reads)
         kind = NEW
         if pcl[last] == pcs[k] or last_kind == OSC:
-            cost, best, pos, kind = _repeat_link(ix, owner, pcs, k, last, leave, taken, voice_mode, reads,
+            cost, best, pos, kind = _repeat_link(ix, nctx, owner, pcs, k, last, leave, taken, voice_mode, reads,
                                                  (cost, best, pos, kind))
         if best < 0:
             break
