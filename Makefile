@@ -65,4 +65,4 @@ bench: venv native
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache
-	rm -f serialkit/core/analysis/_*_native*.so
+	rm -f serialkit/core/analysis/_*_native*.so serialkit/core/analysis/_*_native.stamp.json serialkit/core/analysis/_*_native.failed

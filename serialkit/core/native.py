@@ -2,12 +2,16 @@
 
 The chain search (``serialkit.core.analysis.chains``) is where the analysis spends most of its
 time. ``make native`` (``scripts/build_native.py``) compiles a copy of that module with mypyc into
-``serialkit/core/analysis/_chains_native*.so``, stamped with a digest of the source it was made
-from. When the module is imported, ``load`` puts the compiled functions and classes in place of its
-own — only if the stamp matches the module's source text, so an edited source is never shadowed by
-a build of older code. Without a build (no C compiler, a fresh checkout, ``SERIALKIT_PURE=1``) the
-module runs as written: the same code, the same results (``tests/core/test_native.py``), slower.
-Standard library only.
+``serialkit/core/analysis/_chains_native*.so`` and writes beside it a stamp: a digest of the
+sources the build was made from (the module's text before ``MARK``, and the modules whose types
+the compiled code relies on, ``DEPENDS``) and a digest of each file it made. When the module is
+imported, ``load`` puts the compiled functions and classes in place of its own only when the stamp
+matches the sources as they are now and the files as they are on disk — an edited source is never
+shadowed by a build of older code, and a damaged file is never loaded (a truncated shared object
+can crash the interpreter as it loads). Without a build (a fresh checkout, an installed package, no
+C compiler, ``SERIALKIT_PURE=1``) the module runs as written: the same code, the same results
+(``tests/core/test_native.py``), slower. A build that is there but not used says why, once, as a
+``RuntimeWarning``. Standard library only.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +30,10 @@ MARK = "# ---- a compiled build (serialkit.core.native) stops here ----"
 
 MODULES = ("serialkit.core.analysis.chains",)
 """The modules with a compiled build."""
+
+DEPENDS: dict[str, tuple[str, ...]] = {"serialkit.core.analysis.chains": ("index.py",)}
+"""Per module, the files beside it whose types its compiled code relies on (the compiled code
+checks them: an ``EventIndex`` column that became a tuple fails there, not in the source)."""
 
 _STATUS: dict[str, str] = {}
 
@@ -36,9 +46,20 @@ def source_before_mark(text: str) -> str:
     return head
 
 
-def digest(text: str) -> str:
-    """The stamp of a build made from a module's source ``text``."""
-    return hashlib.sha256(source_before_mark(text).encode()).hexdigest()
+def digest(text: str, depends: tuple[str, ...] = ()) -> str:
+    """The stamp of a build made from a module's source ``text`` and the texts of the files it
+    depends on."""
+    h = hashlib.sha256(source_before_mark(text).encode())
+    for other in depends:
+        h.update(b"\0" + other.encode())
+    return h.hexdigest()
+
+
+def source_digest(module: str, path: str | Path) -> str:
+    """The stamp a build of ``module`` (its file at ``path``) must carry to be used now."""
+    where = Path(path)
+    depends = tuple((where.parent / name).read_text(encoding="utf-8") for name in DEPENDS.get(module, ()))
+    return digest(where.read_text(encoding="utf-8"), depends)
 
 
 def native_name(module: str) -> str:
@@ -47,23 +68,47 @@ def native_name(module: str) -> str:
     return f"{package}._{leaf}_native"
 
 
+def stamp_path(module: str, path: str | Path) -> Path:
+    """Where the build of ``module`` (its file at ``path``) keeps its stamp."""
+    return Path(path).with_name(native_name(module).rpartition(".")[2] + ".stamp.json")
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _not_used(module: str, why: str, warn: bool) -> bool:
+    _STATUS[module] = f"pure ({why})"
+    if warn:
+        warnings.warn(f"{module} runs as written, slower: {why}", RuntimeWarning, stacklevel=3)
+    return False
+
+
 def load(module: str, namespace: dict[str, Any]) -> bool:
-    """Put the compiled build's names in ``namespace`` (the module's globals) when a build of
-    this very source is there and ``SERIALKIT_PURE`` is not set; say whether it was."""
+    """Put the compiled build's names in ``namespace`` (the module's globals) when a sound build
+    of these very sources is there and ``SERIALKIT_PURE`` is not set; say whether it was."""
     if os.environ.get("SERIALKIT_PURE"):
-        _STATUS[module] = "pure (SERIALKIT_PURE is set)"
-        return False
-    if importlib.util.find_spec(native_name(module)) is None:
-        _STATUS[module] = "pure (no compiled build: make native)"
-        return False
+        return _not_used(module, "SERIALKIT_PURE is set", False)
+    path = Path(namespace["__file__"])
+    stamp = stamp_path(module, path)
+    if not stamp.exists() or importlib.util.find_spec(native_name(module)) is None:
+        return _not_used(module, "no compiled build: make native", False)
+    try:
+        made = json.loads(stamp.read_text(encoding="utf-8"))
+        files = {path.parent / name: want for name, want in made["files"].items()}
+        sound = bool(files) and all(f.exists() and file_digest(f) == want for f, want in files.items())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        sound = False
+    if not sound:
+        return _not_used(module, "the compiled build's files are damaged or missing: make native", True)
+    if made.get("source") != source_digest(module, path):
+        return _not_used(module, "the compiled build is of an older source: make native", True)
     try:
         fast = importlib.import_module(native_name(module))
-    except Exception as exc:  # a build that does not load here (another interpreter's, a damaged file)
-        _STATUS[module] = f"pure (the compiled build does not load: {exc})"
-        return False
-    if getattr(fast, "SOURCE_DIGEST", None) != digest(Path(namespace["__file__"]).read_text(encoding="utf-8")):
-        _STATUS[module] = "pure (the compiled build is of an older source: make native)"
-        return False
+    except Exception as exc:  # a build that does not load here (another interpreter's runtime)
+        return _not_used(module, f"the compiled build does not load: {exc}", True)
+    if getattr(fast, "SOURCE_DIGEST", None) != made["source"]:
+        return _not_used(module, "the compiled build is of an older source: make native", True)
     for name, value in vars(fast).items():
         if name in namespace and not name.startswith("__") and name != "SOURCE_DIGEST":
             namespace[name] = value
