@@ -78,3 +78,17 @@ def test_a_re_struck_note_before_a_hand_off_is_not_corrected() -> None:
     assert sure == []
     g5 = next(c for c in found["o438"].candidates if c.midi == 79)
     assert "re-strikes o437" in g5.reason
+
+
+def test_a_note_struck_twice_at_once_gives_its_first_strike_to_its_own_statement() -> None:
+    """The flute strikes C# twice (o697, o698: RI4's position 5 and its repeat) and then B (RI4:7),
+    while the viola's chord C# B (o681, o682) ends I1. The reading gave I1 the flute's first C# and
+    its B and left the viola's chord unexplained, RI4 one position short: a repair then changed a
+    correct note at 100 %. The first of two strikes is its statement's note and the second the
+    repeat (``placing._trade_restruck``), so the viola's chord ends I1 and the flute keeps RI4."""
+    made = generate(TEXTURES["chords_handoff"], 5305, 2117)
+    analysis = analyze(made.piece, made.row)
+    labels = analysis.labels()
+    assert [labels.get(e) for e in ("o681", "o682", "o697", "o702")] == ["I1:10", "I1:11", "RI4:5", "RI4:7"]
+    assert labels.get("o698") == "RI4:5"  # the repeat
+    assert not {"o681", "o682"} & set(analysis.unexplained)

@@ -188,6 +188,38 @@ def _trade_repeat(a: Assignment, owners: Owners, u: int) -> bool:
             owners[r] = [(t, q)]
         owners[u] = [(s, p)]
         return True
+    return _trade_restruck(a, owners, u)
+
+
+def _trade_restruck(a: Assignment, owners: Owners, u: int) -> bool:
+    """``a a`` struck again at once in one voice, the first ``a`` (``x``) taken by a statement
+    that has ``u`` of its pitch class unexplained beside its other notes, the second (``y``)
+    holding the position in another statement: the first strike is the other statement's note
+    and the second its repeat (``_trade_repeat`` the other way round), so ``u`` holds the
+    position."""
+    ix = a.ix
+    pc = ix.pc[u]
+    for s, f in enumerate(a.found):
+        p = a.position_in[f.form][pc]
+        x = f.slots.get(p)
+        if x is None or owners.get(x) != [(s, p)] or ix.next_sl[x] < 0 or not ix.repeat_ok[x]:
+            continue
+        y = ix.next_of.get((ix.next_sl[x] * ix.vkey + ix.voice[x]) * 12 + pc, -1)
+        held = owners.get(y, ()) if y >= 0 else ()
+        if len(held) != 1 or held[0][0] == s:
+            continue
+        t, q = held[0]
+        g = a.found[t]
+        if g.slots.get(q) != y:
+            continue
+        del f.slots[p], g.slots[q]
+        if _fits(a, f, p, u) is None or _fits(a, g, q, x) is None:
+            f.slots[p], g.slots[q] = x, y
+            continue
+        f.slots[p], g.slots[q] = u, x
+        g.repeats.append((y, q))
+        owners[u], owners[x], owners[y] = [(s, p)], [(t, q)], [(t, q)]
+        return True
     return False
 
 
