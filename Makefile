@@ -5,8 +5,9 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 OUT ?= out/demo
 # Debian packages the tests use: MuseScore 3 (exported files open in notation software),
-# Chromium (review page), FluidSynth + GM soundfont (panel audio), rsvg-convert (PNG/PDF).
-SYSTEM_PKGS := musescore3 chromium fluidsynth fluid-soundfont-gm librsvg2-bin lilypond
+# Chromium (review page), FluidSynth + GM soundfont (panel audio), rsvg-convert (PNG/PDF), a C
+# compiler for the compiled chain search (`make native`; the tests check it is the one running).
+SYSTEM_PKGS := musescore3 chromium fluidsynth fluid-soundfont-gm librsvg2-bin lilypond gcc
 
 .PHONY: all venv native system-deps test lint typecheck docs demo bench clean
 
@@ -41,7 +42,7 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy serialkit
 
-test: venv native system-deps lint typecheck docs
+test: venv system-deps native lint typecheck docs
 	$(BIN)/pytest -q -n 2 --dist loadgroup
 
 # the docs site (mkdocs-material + mkdocstrings) into out/site; any warning fails it
