@@ -36,15 +36,7 @@ def _source(module: str) -> Path:
 
 def up_to_date(module: str) -> bool:
     """Is the build beside ``module`` stamped with its sources' digest, its files intact?"""
-    source = _source(module)
-    stamp = native.stamp_path(module, source)
-    try:
-        made = json.loads(stamp.read_text(encoding="utf-8"))
-        return made["source"] == native.source_digest(module, source) and all(
-            (source.parent / name).exists() and native.file_digest(source.parent / name) == want
-            for name, want in made["files"].items())
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return False
+    return native.check_build(module, _source(module))[0] is None
 
 
 def compiler() -> str | None:

@@ -321,6 +321,7 @@ def check_piece(
         shape: list[Violation] = []
         absorbed: set[str] = set()  # unexplained notes a hole (or edge-repeat) finding names
         short_as_row = False  # statements stopping short mid-piece reported as ROW (missing notes)
+        ends = None  # the statements' open ends, read once for ROW and COMPLETE
         if piece.blueprint is None and (profile is None or profile.judges("ROW")):
             if fragments:
                 structural = shape = fragments
@@ -329,14 +330,15 @@ def check_piece(
                 structural = [v for v in holes if not set(v.event_ids) & absorbed]
                 edges, rest = findings.edge_repeats(icols, analysis)
                 absorbed |= rest
-                stops = findings.stops_short(icols, analysis)
+                ends = findings.open_ends(icols, analysis)
+                stops = findings.stops_short(icols, analysis, ends)
                 structural += stops
                 short_as_row = True
                 shape = (holes + stops + edges + findings.scraps(icols, analysis)
                          + findings.borrowed_out_of_time(icols, analysis) + findings.exchanged(icols, analysis))
         violations += findings.unexplained(icols, set(analysis.unexplained) - absorbed) + shape
         if piece.blueprint is None and not fragments and profile is not None and profile.runs("COMPLETE"):
-            violations += findings.cut_short(icols, analysis, mid_piece=not short_as_row)
+            violations += findings.cut_short(icols, analysis, mid_piece=not short_as_row, ends=ends)
             strict_only = {"COMPLETE"}
         checked = list(PREDICATE_CODES)
         if piece.blueprint is None:

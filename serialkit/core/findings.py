@@ -8,7 +8,7 @@ Each function takes the inferred reading's columns (for locations) and the analy
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from serialkit.core.notenames import NoteNames
 from serialkit.core.predicates import Columns, Violation
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from serialkit.core.analysis import Analysis
     from serialkit.core.analysis.model import Statement
 
-__all__ = ["borrowed_out_of_time", "cut_short", "edge_repeats", "exchanged", "fragments", "holes", "scraps",
+__all__ = ["borrowed_out_of_time", "cut_short", "edge_repeats", "exchanged", "fragments", "holes", "open_ends", "scraps",
            "stops_short", "unexplained"]
 
 
@@ -219,7 +219,11 @@ def scraps(cols: Columns, analysis: Analysis) -> list[Violation]:
     return out
 
 
-def _open_ends(cols: Columns, analysis: Analysis) -> list[tuple[Statement, range, int, str, tuple[str, str] | None]]:
+OpenEnd: TypeAlias = "tuple[Statement, range, int, str, tuple[str, str] | None]"
+"""One end a statement stops short at (``open_ends``)."""
+
+
+def open_ends(cols: Columns, analysis: Analysis) -> list[OpenEnd]:
     """Every end a statement stops short at: (statement, the positions missing there, the position
     found next to them, its note, and the neighbouring note that shows the piece goes on there with
     that note's statement).
@@ -232,19 +236,6 @@ def _open_ends(cols: Columns, analysis: Analysis) -> list[tuple[Statement, range
     position (there another statement's reading, or an unexplained note, holds it). Else (None)
     the end is an excerpt's edge — the piece's first or last statement, or a voice that enters
     late or stops early. Ends ``edge_repeats`` reports are left out."""
-    last = _OPEN_ENDS[0]
-    if last is not None and last[0] is cols and last[1] is analysis:
-        return last[2]  # ``stops_short`` and ``cut_short`` ask it of the same check
-    found = _read_open_ends(cols, analysis)
-    _OPEN_ENDS[0] = (cols, analysis, found)
-    return found
-
-
-_OPEN_ENDS: list[tuple[Columns, Analysis, list[tuple[Statement, range, int, str, tuple[str, str] | None]]] | None] = [None]
-"""The last ``_open_ends`` (both are immutable: the same columns and analysis, the same ends)."""
-
-
-def _read_open_ends(cols: Columns, analysis: Analysis) -> list[tuple[Statement, range, int, str, tuple[str, str] | None]]:
     from serialkit.core.suggest.trouble import edge_room, edge_step
 
     events = {e.id: e for e in cols.piece.events}
@@ -255,7 +246,7 @@ def _read_open_ends(cols: Columns, analysis: Analysis) -> list[tuple[Statement, 
     lines = cols.piece.by_voice()
     place = {e.id: (v, k) for v, line in lines.items() for k, e in enumerate(line)}
     flagged = {(r.statement.id, r.missing) for r in analysis.edge_repeats(cols.piece)}  # ROW names those ends
-    out: list[tuple[Statement, range, int, str, tuple[str, str] | None]] = []
+    out: list[OpenEnd] = []
     for s in analysis.statements:
         found = [k for k in s.positions() if s.event_ids[k] in events]
         if not found or s.complete:
@@ -290,14 +281,15 @@ def _read_open_ends(cols: Columns, analysis: Analysis) -> list[tuple[Statement, 
     return out
 
 
-def stops_short(cols: Columns, analysis: Analysis) -> list[Violation]:
+def stops_short(cols: Columns, analysis: Analysis, ends: list[OpenEnd] | None = None) -> list[Violation]:
     """ROW: a statement that stops short of position 11, or starts after position 0, mid-piece —
     its voice goes on at once with another statement and the piece has time there for the
-    missing positions (``_open_ends``). That is a missing (or wrong) note, like a hole, not an
-    excerpt's edge. The statement's edge note and the other statement's note beside it are named."""
+    missing positions (``open_ends``). That is a missing (or wrong) note, like a hole, not an
+    excerpt's edge. The statement's edge note and the other statement's note beside it are named.
+    ``ends``: ``open_ends`` already read (``cut_short`` of the same check reads the same)."""
     names = NoteNames(cols.piece)
     out: list[Violation] = []
-    for s, missing, k, eid, beside in _open_ends(cols, analysis):
+    for s, missing, k, eid, beside in open_ends(cols, analysis) if ends is None else ends:
         if beside is None:
             continue
         pcs = analysis.row.form(s.form, analysis.convention)
@@ -318,14 +310,16 @@ def stops_short(cols: Columns, analysis: Analysis) -> list[Violation]:
     return out
 
 
-def cut_short(cols: Columns, analysis: Analysis, mid_piece: bool = True) -> list[Violation]:
+def cut_short(cols: Columns, analysis: Analysis, mid_piece: bool = True,
+              ends: list[OpenEnd] | None = None) -> list[Violation]:
     """COMPLETE: a statement that stops short of position 11 or starts after position 0 (a score
     without a task). The analysis profile reports it as an observation — an excerpt's edge or a
     composer's fragment cuts statements too — and the generation profile as a violation.
-    ``mid_piece`` False: leave out the ends ``stops_short`` reports as ROW (a missing note)."""
+    ``mid_piece`` False: leave out the ends ``stops_short`` reports as ROW (a missing note).
+    ``ends``: ``open_ends`` already read."""
     at = {cols.ids[i]: i for i in cols.order}
     out: list[Violation] = []
-    for s, missing, k, eid, beside in _open_ends(cols, analysis):
+    for s, missing, k, eid, beside in open_ends(cols, analysis) if ends is None else ends:
         if beside is not None and not mid_piece:
             continue
         pcs = analysis.row.form(s.form, analysis.convention)

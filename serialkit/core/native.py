@@ -84,30 +84,41 @@ def _not_used(module: str, why: str, warn: bool) -> bool:
     return False
 
 
+def check_build(module: str, path: str | Path) -> tuple[str | None, str]:
+    """Why the build beside ``module`` (its file at ``path``) cannot be used now (None: it is
+    stamped with these very sources and its files are intact), and the sources' digest."""
+    source = source_digest(module, path)
+    stamp = stamp_path(module, path)
+    if not stamp.exists():
+        return "no compiled build: make native", source
+    try:
+        made = json.loads(stamp.read_text(encoding="utf-8"))
+        files = {Path(path).parent / name: want for name, want in made["files"].items()}
+        sound = bool(files) and all(f.exists() and file_digest(f) == want for f, want in files.items())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        sound = False
+    if not sound:
+        return "the compiled build's files are damaged or missing: make native", source
+    if made.get("source") != source:
+        return "the compiled build is of an older source: make native", source
+    return None, source
+
+
 def load(module: str, namespace: dict[str, Any]) -> bool:
     """Put the compiled build's names in ``namespace`` (the module's globals) when a sound build
     of these very sources is there and ``SERIALKIT_PURE`` is not set; say whether it was."""
     if os.environ.get("SERIALKIT_PURE"):
         return _not_used(module, "SERIALKIT_PURE is set", False)
-    path = Path(namespace["__file__"])
-    stamp = stamp_path(module, path)
-    if not stamp.exists() or importlib.util.find_spec(native_name(module)) is None:
+    if importlib.util.find_spec(native_name(module)) is None:
         return _not_used(module, "no compiled build: make native", False)
-    try:
-        made = json.loads(stamp.read_text(encoding="utf-8"))
-        files = {path.parent / name: want for name, want in made["files"].items()}
-        sound = bool(files) and all(f.exists() and file_digest(f) == want for f, want in files.items())
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        sound = False
-    if not sound:
-        return _not_used(module, "the compiled build's files are damaged or missing: make native", True)
-    if made.get("source") != source_digest(module, path):
-        return _not_used(module, "the compiled build is of an older source: make native", True)
+    why, source = check_build(module, namespace["__file__"])
+    if why is not None:
+        return _not_used(module, why, not why.startswith("no compiled build"))
     try:
         fast = importlib.import_module(native_name(module))
     except Exception as exc:  # a build that does not load here (another interpreter's runtime)
         return _not_used(module, f"the compiled build does not load: {exc}", True)
-    if getattr(fast, "SOURCE_DIGEST", None) != made["source"]:
+    if getattr(fast, "SOURCE_DIGEST", None) != source:
         return _not_used(module, "the compiled build is of an older source: make native", True)
     for name, value in vars(fast).items():
         if name in namespace and not name.startswith("__") and name != "SOURCE_DIGEST":

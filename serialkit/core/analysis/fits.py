@@ -77,5 +77,5 @@ class NearStatements:
         """Statement ``t`` took note ``e`` into a position."""
         x = self.sl[e]
         lo, hi = self.span.get(t, (x, x))
-        if not lo <= x <= hi or t not in self.span:
+        if t not in self.span or not lo <= x <= hi:
             self._add(t, min(lo, x), max(hi, x))

@@ -231,21 +231,16 @@ def suggest(
     same piece; suggesting makes no analysis it finds there.
     """
     events = {e.id: e for e in piece.events}
-    if not suspects and _nothing_reported(piece, analysis, findings, events):
+    named = _named_notes(findings, events)
+    if not suspects and _nothing_reported(piece, analysis, named, events):
         return ()  # nothing to suggest (and nothing to measure it by)
     stmts = _statements(analysis, events)
     elsewhere = _read_elsewhere(analysis, events)
     reported: dict[str, str] = {
         eid: "unexplained" for eid in analysis.unexplained if eid in events and eid not in elsewhere
     }
-    for v in findings:
-        code = v["code"] if isinstance(v, Mapping) else v.code
-        ids: Sequence[str] = v["event_ids"] if isinstance(v, Mapping) else v.event_ids
-        if code not in ("ROW", "ORDER"):
-            continue
-        for eid in ids:
-            if eid in events and eid not in reported:
-                reported[eid] = code
+    for eid, code in named:
+        reported.setdefault(eid, code)
     for r in analysis.edge_repeats(piece):  # a wrong note read as a repeat at a statement's end (check: ROW)
         for eid in (r.edge, r.repeat):
             reported.setdefault(eid, "ROW")
@@ -492,18 +487,26 @@ def suggest(
     return tuple(out)
 
 
-def _nothing_reported(piece: Piece, analysis: Analysis, findings: Iterable[Any], events: Mapping[str, Event]) -> bool:
-    """Is there nothing ``suggest`` would try a change for (suspects aside): no unexplained note,
-    no ROW or ORDER finding naming a note, no note of an edge repeat, an exchange, a scrap or a
-    borrowed position, and no hole in a statement? (A correct piece: its suggestions are none.)"""
-    if analysis.unexplained:
-        return False
+def _named_notes(findings: Iterable[Any], events: Mapping[str, Event]) -> list[tuple[str, str]]:
+    """The notes of the piece the ROW and ORDER findings name (Violation records or their dicts),
+    each with its finding's code, in the findings' order."""
+    out = []
     for v in findings:
         code = v["code"] if isinstance(v, Mapping) else v.code
         ids: Sequence[str] = v["event_ids"] if isinstance(v, Mapping) else v.event_ids
-        if code in ("ROW", "ORDER") and any(eid in events for eid in ids):
-            return False
-    return not (analysis.edge_repeats(piece) or analysis.exchanges(piece) or analysis.borrowed_out_of_time(piece)
+        if code in ("ROW", "ORDER"):
+            out += [(eid, code) for eid in ids if eid in events]
+    return out
+
+
+def _nothing_reported(piece: Piece, analysis: Analysis, named: Sequence[tuple[str, str]],
+                      events: Mapping[str, Event]) -> bool:
+    """Is there nothing ``suggest`` would try a change for (suspects aside): no unexplained note,
+    no note a ROW or ORDER finding names (``named``), no note of an edge repeat, an exchange, a
+    scrap or a borrowed position, and no hole in a statement? (A correct piece: its suggestions are
+    none.)"""
+    return not (analysis.unexplained or named or analysis.edge_repeats(piece) or analysis.exchanges(piece)
+                or analysis.borrowed_out_of_time(piece)
                 or any(eid in events for _s, own in analysis.scraps() for eid in own)
                 or _trouble_holes(analysis, events))
 
