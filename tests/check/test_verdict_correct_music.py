@@ -238,12 +238,14 @@ def test_a_crossing_placed_beside_the_trouble_is_put_in_time_order() -> None:
 
 
 def test_a_tremolo_going_on_past_the_opening_it_repeats_is_its_returns() -> None:
-    """``repeats`` 3,583 notes, seed 279: I2 opens ``G# F`` in a tremolo ``G# F G# F G# F``
-    and the voice goes on ``G# G# G# F`` before I2's D: those four stayed unexplained. A run going
-    from the opening's first note back to its second, in a statement already holding returns of
-    that tremolo, is more of its returns (a wrong note alone there is not: the run must come back)."""
-    got, unexplained = _labels_at("repeats", 279, 3583, ["n936", "n937", "n938", "n939", "n940", "n941"])
-    assert got == ["I2:1", "I2:0", "I2:0", "I2:0", "I2:1", "I2:2"]
+    """``repeats`` 3,583 notes, seed 279: R11 ends ``G# F`` in a tremolo ``F G# F G# F G# F`` and
+    I2 opens ``G# G# G# F`` before its D. Read once as I2's opening tremolo with four notes
+    unexplained, then as I2's returns; as written, the tremolo is R11's end and I2 begins on the
+    repeated G# (an obvious statement takes its repeats, and the tremolo after its last position
+    once no statement begins there)."""
+    ids = ["n930", "n931", "n936", "n937", "n938", "n939", "n940", "n941"]
+    got, unexplained = _labels_at("repeats", 279, 3583, ids)
+    assert got == ["R11:11", "R11:10", "R11:11", "I2:0", "I2:0", "I2:0", "I2:1", "I2:2"]
     assert unexplained == ()
 
 

@@ -4,9 +4,12 @@ Read top to bottom. Each step is a function from the :class:`Assignment` (the st
 so far and who holds each note) to the next one; the steps that take chains claim notes for whole
 statements, the later ones place single notes and record the readings a note could also have.
 
-1. ``take_obvious_statements`` — twelve successive notes of one voice spelling exactly one form.
+1. ``take_obvious_statements`` — twelve successive notes of one voice spelling exactly one form
+   (repeated notes and two-note tremolos allowed).
 2. ``take_statements_best_first`` — chains from every note that can begin a statement, accepted
-   best-first (a chain that lost notes to a better one is built again).
+   best-first (a chain that lost notes to a better one is built again);
+   ``give_obvious_statements_their_tails`` — then each obvious statement gets the repeats after
+   its last position that no statement began on.
 3. ``read_again_knowing_voice_passing`` — when the first reading shows which voices pass rows to
    which, steps 1–2 are run again on a fresh state with passes between other voices dearer (from
    ``LOCAL_FROM`` notes on, only where that changes something: the statements passing at a cost
@@ -71,6 +74,7 @@ from serialkit.core.analysis.placing import (
 from serialkit.core.analysis.restrike import restrike_in_another_voice
 from serialkit.core.analysis.state import Assignment, new_assignment
 from serialkit.core.analysis.statements import (
+    give_obvious_statements_their_tails,
     take_fragments,
     take_obvious_statements,
     take_statements_best_first,
@@ -79,7 +83,8 @@ from serialkit.core.analysis.tremolos import read_tremolos_and_boundaries
 
 Step = Callable[[Assignment], Assignment]
 
-FIRST_READING: tuple[Step, ...] = (take_obvious_statements, take_statements_best_first)
+FIRST_READING: tuple[Step, ...] = (take_obvious_statements, take_statements_best_first,
+                                   give_obvious_statements_their_tails)
 
 
 def first_reading(ix: EventIndex, forms: list[tuple[int, ...]]) -> Assignment:

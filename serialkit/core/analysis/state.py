@@ -52,6 +52,9 @@ class Assignment:
     rebuilt: dict[tuple[int, int, int], list[Rebuilt]] = field(default_factory=dict)
     """Per seed (form, start, position): the rebuilds made, with the claims they read
     (``selection.rebuild``)."""
+    tails: dict[int, Chain] = field(default_factory=dict)
+    """Per obvious statement (its index), its chain with the repeats after its last position,
+    while the statements taken best-first may still begin on them (``statements``)."""
 
 
 def new_assignment(ix: EventIndex, forms: list[tuple[int, ...]]) -> Assignment:

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from serialkit.core.analysis.chains import ELIDE, FREE, HORIZON, VOICE_MODE, Chain, build_chain
+from serialkit.core.analysis.chains import (
+    ELIDE,
+    FREE,
+    HORIZON,
+    NEW,
+    OSC,
+    REPEAT,
+    VOICE_MODE,
+    Chain,
+    build_chain,
+)
 from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.selection import (
     EDGE,
@@ -10,6 +20,7 @@ from serialkit.core.analysis.selection import (
     MIN_STATEMENT,
     accept,
     may_start,
+    release,
     select,
 )
 from serialkit.core.analysis.state import Assignment
@@ -17,29 +28,58 @@ from serialkit.core.analysis.state import Assignment
 PLAIN = 0.3  # the dearest link an obvious statement may have (next note of the same voice)
 
 
-def _whole(ix: EventIndex, chain: Chain) -> Chain | None:
-    """The chain's first twelve links if they are positions 0–11 in order, each the next onset of
-    the same voice leaving at most one chord note behind (what follows — a note the next statement
-    may begin on — is left to later steps); None otherwise."""
-    evs = chain.evs[:12]
-    if len(evs) < 12 or chain.poss[:12] != list(range(12)) or any(chain.kinds[:12]):
-        return None
+def _whole(ix: EventIndex, chain: Chain) -> tuple[Chain, Chain] | None:
+    """The chain up to its statement of position 11 if its new positions are 0–11 in order, each
+    link the next onset of the same voice leaving at most one chord note behind, and every other
+    link a plain repeated note or the return of a two-note tremolo, with nothing between; and the
+    same with the repeats and tremolo returns that follow position 11 (its tail: notes the next
+    statement may begin on, given to this one only if no other statement takes them,
+    ``give_obvious_statements_their_tails``). None if the chain is not such a statement."""
+    evs, poss, kinds, costs = chain.evs, chain.poss, chain.kinds, chain.costs
     voice, vrank = ix.voice, ix.vrank
-    for k in range(1, 12):
-        a, b = evs[k - 1], evs[k]
-        if voice[a] != voice[b] or vrank[b] - vrank[a] > 1 or chain.costs[k] > PLAIN:
-            return None
-    if len(chain.evs) == 12:
+    expect = 0
+    twelve = end = 0
+    for k, e in enumerate(evs):
+        kind = kinds[k]
+        if twelve and kind == NEW:
+            break
+        if kind == NEW:
+            if poss[k] != expect:
+                return None
+            expect += 1
+        if k:
+            before = evs[k - 1]
+            dear = PLAIN if kind == NEW else PLAIN + REPEAT  # (a repeat costs REPEAT more)
+            if voice[before] != voice[e] or vrank[e] - vrank[before] > 1 or costs[k] > dear:
+                if twelve:
+                    break
+                return None
+        if expect == 12:
+            twelve = twelve or k + 1
+            end = k + 1
+    if not twelve:
+        return None
+    while kinds[end - 1] == OSC:
+        end -= 1  # a tremolo's return that no repeat of the other note confirms
+    return _cut(chain, twelve), _cut(chain, end)
+
+
+def _cut(chain: Chain, end: int) -> Chain:
+    """A statement's chain, from its first note (position 0), cut after link ``end - 1``."""
+    if end == len(chain.evs):
         return chain
-    whole = Chain(chain.form, chain.mode, chain.start, 0, evs, chain.poss[:12], chain.kinds[:12],
-                  chain.costs[:12], sum(1.0 - c for c in chain.costs[:12]), 12, 0)
-    return whole
+    costs = chain.costs[:end]
+    return Chain(chain.form, chain.mode, chain.start, 0, chain.evs[:end], chain.poss[:end], chain.kinds[:end],
+                 costs, sum(1.0 - c for c in costs), 12, 0)
 
 
 def take_obvious_statements(a: Assignment) -> Assignment:
     """Accept, in time order, statements no other reading can compete with: twelve successive
-    notes of one voice (chords allowed) spelling exactly one form."""
+    notes of one voice (chords, repeated notes and two-note tremolos allowed) spelling exactly
+    one form, up to its position 11 (what follows, its tail, waits: ``a.tails``, until the
+    statements taken best-first have begun on what they begin on)."""
     ix, claims = a.ix, a.claims
+    pending: set[int] = set()  # the notes of the tails read so far
     for i in range(ix.n):
         if claims.owner[i] != FREE:
             continue
@@ -47,17 +87,50 @@ def take_obvious_statements(a: Assignment) -> Assignment:
         v = ix.voice[i]
         near = ix.sv_mask[ix.sl[i] * ix.vkey + v]
         slices = ix.voice_sl[v]
+        repeated = 0
         if ix.vrank[i] + 1 < len(slices):
-            near |= ix.sv_mask[slices[ix.vrank[i] + 1] * ix.vkey + v]
+            after = ix.sv_mask[slices[ix.vrank[i] + 1] * ix.vkey + v]
+            near |= after
+            repeated = after >> ix.pc[i] & 1  # the note struck again: the second note may come later
         for form in a.starts[ix.pc[i]]:
-            if not near >> a.forms[form][1] & 1:
+            if not repeated and not near >> a.forms[form][1] & 1:
                 continue  # the voice does not go on to the form's second note
             chain = build_chain(ix, form, a.forms[form], i, 0, VOICE_MODE, claims)
             whole = None if chain is None or chain.distinct != 12 else _whole(ix, chain)
             if whole is not None:
                 found.append(whole)
         if len(found) == 1:
-            accept(a, found[0])
+            statement, with_tail = found[0]
+            returns = zip(statement.poss, statement.kinds, strict=True)
+            if i in pending and any(p == 0 and k == OSC for p, k in returns):
+                # a tremolo the statement before may end with, going on as this one's opening: of
+                # two readings alike, the statement begins on the later pair (``select``'s rule)
+                continue
+            if with_tail is not statement:
+                a.tails[len(a.found)] = with_tail
+                pending.update(with_tail.evs[len(statement.evs):])
+            accept(a, statement)
+    return a
+
+
+def give_obvious_statements_their_tails(a: Assignment) -> Assignment:
+    """Give each obvious statement the repeats and tremolo returns after its position 11 that no
+    other statement took (up to the first one taken: a statement that begins there keeps its
+    opening)."""
+    claims = a.claims
+    for index, chain in a.tails.items():
+        statement = a.found[index].chain
+        if statement is None or statement.evs != chain.evs[:len(statement.evs)]:
+            continue  # (not the statement the tail was read for)
+        end = len(statement.evs)
+        while end < len(chain.evs) and claims.owner[chain.evs[end]] == FREE:
+            end += 1
+        while end > len(statement.evs) and chain.kinds[end - 1] == OSC:
+            end -= 1
+        if end > len(statement.evs):
+            release(a, index)
+            accept(a, _cut(chain, end), index)
+    a.tails.clear()
     return a
 
 
@@ -66,13 +139,16 @@ def take_statements_best_first(a: Assignment) -> Assignment:
 
     A statement that begins on notes another statement ends (an elision) takes at most ELIDE of
     them before its first free note, each link reaching at most HORIZON slices: a note with no
-    free note that near after it begins no statement, and is not tried.
+    free note that near after it begins no statement, and is not tried (the repeats after an
+    obvious statement, its tail, count as its: a statement may begin on them, not run into them).
     """
     ix = a.ix
     owner = a.claims.owner
+    tails = {e for index, chain in a.tails.items()
+             for e in chain.evs[len(a.found[index].chain.evs):]}  # type: ignore[union-attr]
     free_before = [0] * (ix.sl[-1] + 2 if ix.n else 1)  # slice → free notes in earlier slices
     for i in range(ix.n):
-        if owner[i] == FREE:
+        if owner[i] == FREE and i not in tails:
             free_before[ix.sl[i] + 1] += 1
     for s in range(1, len(free_before)):
         free_before[s] += free_before[s - 1]
