@@ -93,6 +93,13 @@ class CheckReport:
         """The verdict of one mode (``strict`` or ``relaxed``)."""
         return self.verdict.passed(mode)
 
+    def _word(self, ok: bool) -> str:
+        """A verdict as ``check`` prints it: ``pass``, ``fail``, or ``not checked`` (no violation,
+        but rules the profile asks for could not run: no row)."""
+        if ok:
+            return "pass"
+        return "not checked" if not self.violations and self.verdict.unchecked else "fail"
+
     def to_dict(self) -> dict[str, Any]:
         """The check report JSON (``schemas/report.schema.json``)."""
         cov = self.coverage
@@ -105,6 +112,7 @@ class CheckReport:
             "convention": self.convention,
             "strict": self.strict,
             "relaxed": self.relaxed,
+            "verdicts": {"strict": self._word(self.strict), "relaxed": self._word(self.relaxed)},
             "coverage": None if cov is None else round(float(cov), 6),
             "coverage_exact": None if cov is None else f"{cov.numerator}/{cov.denominator}",
             "events": self.events,
@@ -277,6 +285,7 @@ def check_piece(
     own_tagged = any(e.tag is not None for e in piece.events)
     needs_row = tuple(c for c in ROW_CODES if profile is None or profile.judges(c))
     identified, no_row = None, "no row was given and the score names none"
+    failed: Mapping[str, Any] | None = None  # the identification's decision when no row was found
     if the_row is None and (identify or (identify is None and needs_row and not own_tagged)):
         try:
             identified = _identify(piece)
@@ -284,6 +293,7 @@ def check_piece(
             if identify:
                 raise RowError(f"{source}: {exc}" if source else str(exc)) from None
             no_row = str(exc)
+            failed = getattr(exc, "record", None)
         else:
             the_row = identified.row
     if the_row is not None:
@@ -403,7 +413,7 @@ def check_piece(
         voice_names=piece.voice_names(),
         rules=rules,
         analysed=analysis is not None,
-        identification=None if identified is None else identified.to_dict(),
+        identification=failed if identified is None else identified.to_dict(),
         observations=observed,
         profile=None if profile is None else profile.to_dict(),
         suggestions=None if suggested is None else _named(piece, suggested),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -210,6 +211,10 @@ def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: i
         f"strict: {_verdict_word(data['strict'], unchecked)}   relaxed: "
         f"{_verdict_word(data['relaxed'], unchecked)}   (exit status follows {mode})"
     )
+    # why the row's rules did not run leads, when no row was found: what follows is secondary
+    leading = [n for n in data["notes"] if " not checked: " in n] if data["row"] is None else []
+    for note in leading:
+        click.echo(f"note: {note}")
     violations = data["violations"]
     if violations:
         click.echo(f"{len(violations)} violation{'s' if len(violations) != 1 else ''}:")
@@ -234,14 +239,21 @@ def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: i
                     click.echo(f"  {_placed(data, eid)}: {line}")
     observations = data.get("observations") or []
     if observations:
+        # with no row, doublings and crossings are the texture, not news: counted, a few shown
+        few = min(show, 5) if leading else show
+        counted = ""
+        if leading:
+            codes = Counter(v["code"] for v in observations)
+            counted = " — " + ", ".join(f"{code} {n}" for code, n in codes.most_common())
         click.echo(f"{len(observations)} observation{'s' if len(observations) != 1 else ''} "
-                   "(reported, not violations):")
-        for v in observations[:show]:
+                   f"(reported, not violations){counted}:")
+        for v in observations[:few]:
             click.echo(f"  {v['code']:<6} {v['location']}: {v['message']}")
-        if len(observations) > show:
-            click.echo(f"  … and {len(observations) - show} more (use --json for all)")
+        if len(observations) > few:
+            click.echo(f"  … and {len(observations) - few} more (use --json for all)")
     for note in data["notes"]:
-        click.echo(f"note: {note}")
+        if note not in leading:
+            click.echo(f"note: {note}")
 
 
 def _placed(data: dict[str, Any], event_id: str) -> str:

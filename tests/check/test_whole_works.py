@@ -1,7 +1,7 @@
 """Whole works: correct pieces of whole-movement size pass the analysis profile, and repair leaves
 them alone (issue: correct at every size). The families here are those whose correct pieces pass
 at every size tried; the families that still get false findings at some whole-work sizes
-(``repeats``, ``piano_hands``, ``distributed``, ``concurrent``) are listed in the checking guide (docs/guides/
+(``piano_hands``, ``distributed``, ``concurrent``) are listed in the checking guide (docs/guides/
 checking.md, "Known gaps at whole-work size") with the seeds and sizes that fail."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from serialkit.core.suggest import plan_repairs
 from tests import synth
 
 PASSING = ("one_voice", "row_per_voice", "chords", "pivots", "invariant_chords", "elided",
-           "pivot_voice_change")
+           "pivot_voice_change", "repeats")
 
 
 @pytest.mark.slow

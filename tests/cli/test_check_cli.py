@@ -237,3 +237,36 @@ def test_text_shows_the_suggestion_for_a_note_standing_in_a_hole(corpus: Path, t
     assert all(n["candidates"][0]["confidence"] < best["confidence"] / 4 for n in holes if n is not hole)
     assert code == 1 and f"suggest: {best['name']} ({best['label']} of {best['statement']}" in out, out
     assert f"the {hole['name']} at {hole['at']}" in out  # placed as a reader finds it, not by its id
+
+
+def test_music_without_a_row_says_so_first_and_keeps_the_decision_in_json() -> None:
+    """A Bach chorale: the note that no row was identified comes right under the verdict, its
+    doublings are counted rather than listed, and the JSON keeps the identification's decision
+    (the best fit, its coverage, the threshold it missed) and the verdict word ``not checked``."""
+    import jsonschema
+    import music21
+
+    path = str(music21.corpus.getWork("bach/bwv66.6"))
+    code, out, _ = _run(path, "--no-suggest")
+    lines = out.splitlines()
+    verdict = next(i for i, line in enumerate(lines) if line.startswith("strict: "))
+    assert code == 1 and "not checked (ROW, ORDER)" in lines[verdict]
+    assert lines[verdict + 1].startswith("note: ROW and ORDER not checked: no row identified: the best fit")
+    observed = next(line for line in lines if "(reported, not violations)" in line)
+    assert " — COLL " in observed
+    assert sum(1 for line in lines if line.startswith("  COLL ")) <= 5
+    code, out, _ = _run(path, "--no-suggest", "--json")
+    data = json.loads(out)
+    schema = Path(__file__).parents[2] / "serialkit" / "schemas" / "report.schema.json"
+    jsonschema.validate(data, json.loads(schema.read_text(encoding="utf-8")))
+    assert data["verdicts"] == {"strict": "not checked", "relaxed": "not checked"} and data["strict"] is False
+    found = data["identification"]
+    assert found["identified"] is False and found["coverage"] < found["min_coverage"] == 0.9
+    assert found["summary"].startswith("no row identified") and found["name"] in lines[verdict + 1]
+
+
+def test_the_verdict_words_follow_the_booleans(fixtures: Path) -> None:
+    clean = json.loads(_run(str(fixtures / "pieces" / "clean-piece.json"), "--json")[1])
+    demo = json.loads(_run(str(fixtures / "pieces" / "demo-piece.json"), "--json")[1])
+    assert clean["verdicts"] == {"strict": "pass", "relaxed": "pass"}
+    assert demo["verdicts"]["strict"] == "fail"

@@ -108,6 +108,7 @@ class Identification:
         """JSON form (the ``identification`` key of the analysis)."""
         return {
             **self.chosen.to_dict(),
+            "identified": True,
             "method": self.method,
             "runner_up": None if self.runner_up is None else self.runner_up.to_dict(),
             "tried": self.tried,
@@ -115,6 +116,15 @@ class Identification:
             "seconds": round(self.seconds, 4),
             "summary": self.summary(),
         }
+
+
+class RowNotIdentified(RowError):
+    """No candidate row explains the music well enough; ``record`` is the decision as JSON (the
+    best fit and the runner-up with their coverage, and the thresholds they missed)."""
+
+    def __init__(self, message: str, record: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.record = record
 
 
 def _pct(value: Fraction | None) -> str:
@@ -253,19 +263,22 @@ def identify(piece: Piece, analyze: Callable[[Piece, Row], Analysis]) -> Identif
     chosen = judged[0]
     runner_up = judged[1] if len(judged) > 1 else None
     rival = f"; runner-up {runner_up.name}: {_pct(runner_up.coverage)}" if runner_up else ""
+    failed = None
     if (chosen.coverage or Fraction(0)) < MIN_COVERAGE:
-        raise RowError(
-            f"no row identified: the best fit, {chosen.name}, explains only {_pct(chosen.coverage)} "
-            f"of the notes, below the {_pct(MIN_COVERAGE)} a twelve-tone work's row explains (this reads "
-            f"as music without a row: free atonality, or tonal music){rival}; if the piece is serial, "
-            "give the row explicitly (--row ROW)"
-        )
-    if chosen.completeness < MIN_COMPLETE:
-        raise RowError(
-            f"cannot identify the row with confidence: the best candidate, {chosen.name}, explains "
-            f"{_pct(chosen.coverage)} of the notes but only {_pct(chosen.completeness)} of them in "
-            f"complete statements{rival}; give the row explicitly (--row ROW)"
-        )
+        failed = (f"no row identified: the best fit, {chosen.name}, explains only {_pct(chosen.coverage)} "
+                  f"of the notes, below the {_pct(MIN_COVERAGE)} a twelve-tone work's row explains (this "
+                  f"reads as music without a row: free atonality, or tonal music){rival}",
+                  "if the piece is serial, give the row explicitly (--row ROW)")
+    elif chosen.completeness < MIN_COMPLETE:
+        failed = (f"cannot identify the row with confidence: the best candidate, {chosen.name}, explains "
+                  f"{_pct(chosen.coverage)} of the notes but only {_pct(chosen.completeness)} of them in "
+                  f"complete statements{rival}", "give the row explicitly (--row ROW)")
+    if failed is not None:
+        record = {**chosen.to_dict(), "identified": False,
+                  "runner_up": None if runner_up is None else runner_up.to_dict(), "tried": len(candidates),
+                  "trial_events": len(events), "min_coverage": float(MIN_COVERAGE),
+                  "min_complete_share": float(MIN_COMPLETE), "summary": failed[0]}
+        raise RowNotIdentified(f"{failed[0]}; {failed[1]}", record)
     return Identification(
         chosen=chosen,
         runner_up=runner_up,
