@@ -38,6 +38,7 @@ from serialkit.cli._common import (
     write_report,
 )
 from serialkit.cli._suggestions import suggestion_lines
+from serialkit.core.analysis.identify import MIN_COVERAGE
 from serialkit.jobs import annotate_job
 
 __all__ = [
@@ -172,5 +173,10 @@ def annotate(
 def _line(outcome: JobOutcome) -> str:
     rec = outcome.record
     where = {None: outcome.source, "-": f"{outcome.source} → standard output"}.get(rec["output"], rec["output"])
-    return (f"{where}: {rec['notes']} notes, {rec['statements']} statements, coverage "
+    line = (f"{where}: {rec['notes']} notes, {rec['statements']} statements, coverage "
             f"{rec['coverage']:.1%} ({rec['unexplained']} unexplained) against row {rec['row']}")
+    if rec["coverage"] < MIN_COVERAGE and not rec.get("identification"):
+        # identification never takes a row explaining so little: a given one may be the wrong row
+        line += (f"; below the {float(MIN_COVERAGE):.0%} a twelve-tone work's row explains: is the row "
+                 "right? (without --row, check and annotate identify the row the music shows)")
+    return line

@@ -55,3 +55,13 @@ def test_an_unknown_carrier_is_a_usage_error(corpus: Path, tmp_path: Path) -> No
                       "--labels", "stickers")
     assert code == 2 and "stickers" in text
     assert not (tmp_path / "x.mei").exists()
+
+
+def test_a_row_that_explains_little_is_questioned(corpus: Path, tmp_path: Path) -> None:
+    """Op. 21 against the chromatic scale: a quarter of the notes unexplained, and the summary asks
+    whether the row is right; against its own row (given or identified) it does not."""
+    code, text = _run("annotate", str(corpus / OP21), "--row", "C C# D D# E F F# G G# A A# B",
+                      "-o", str(tmp_path / "wrong.musicxml"))
+    assert code == 1 and "is the row right?" in text and "below the 90%" in text
+    code, text = _run("annotate", str(corpus / OP21), "--row", "webern-op21", "-o", str(tmp_path / "right.musicxml"))
+    assert code == 1 and "is the row right?" not in text  # (one note unexplained: exit 1)
