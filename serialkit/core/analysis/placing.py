@@ -6,6 +6,7 @@ are recorded with both readings."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 
 from serialkit.core.analysis.chains import ELIDE, HORIZON, clusters
 from serialkit.core.analysis.exchange import _exchange
@@ -16,10 +17,12 @@ from serialkit.core.analysis.pivots import lead_in
 from serialkit.core.analysis.state import Assignment, Found, Owners, owners_of
 
 
-def _fill_gap(a: Assignment, owners: Owners, u: int, ambiguous: dict[int, list[tuple[int, int]]]) -> bool:
+def _fill_gap(a: Assignment, owners: Owners, u: int, ambiguous: dict[int, list[tuple[int, int]]],
+              near: NearStatements | None = None) -> bool:
     pc = a.ix.pc[u]
     options: list[tuple[int, int, int]] = []
-    for s, f in enumerate(a.found):
+    for s in _near(a, u, near):  # (``_fits`` is None for the others)
+        f = a.found[s]
         p = a.position_in[f.form][pc]
         if p in f.slots:
             continue
@@ -96,13 +99,19 @@ def _doubling(a: Assignment, owners: Owners, u: int) -> bool:
     return False
 
 
-def _trade(a: Assignment, owners: Owners, u: int) -> bool:
+def _near(a: Assignment, u: int, near: NearStatements | None) -> Iterable[int]:
+    """The statements note ``u`` may fit (``NearStatements``), in their order; all without ``near``."""
+    return range(len(a.found)) if near is None else near.at(a.ix.sl[u])
+
+
+def _trade(a: Assignment, owners: Owners, u: int, near: NearStatements | None = None) -> bool:
     """``u`` takes the place of a note ``x`` of the same pitch class that another statement
     needs, or that two statements share (an elision that was really two notes). ``x`` may sound
     between ``u`` and the rest of the statement when another statement takes it (a statement
     ending on another stream's note, its own sounding a little later)."""
     pc = a.ix.pc[u]
-    for s, f in enumerate(a.found):
+    for s in _near(a, u, near):  # (``u`` fits no other: ``fits`` and ``moving`` ask ``_fits``)
+        f = a.found[s]
         p = a.position_in[f.form][pc]
         x = f.slots.get(p)
         if x is None or len(owners.get(x, ())) == 0:
@@ -119,7 +128,8 @@ def _trade(a: Assignment, owners: Owners, u: int) -> bool:
             owners[x] = [o for o in owners[x] if o[0] != s]
             owners[u] = [(s, p)]
             return True
-        for t, g in enumerate(a.found):
+        for t in _near(a, x, near):
+            g = a.found[t]
             if t == s:
                 continue
             q = a.position_in[g.form][pc]
@@ -159,13 +169,14 @@ def _between(a: Assignment, f: Found, p: int, x: int, u: int) -> bool:
     return False
 
 
-def _trade_repeat(a: Assignment, owners: Owners, u: int) -> bool:
+def _trade_repeat(a: Assignment, owners: Owners, u: int, near: NearStatements | None = None) -> bool:
     """``a a | b a``: a statement took a repeat of another statement's note ``a`` as its own
     position, leaving the later ``a`` unexplained. The later ``a`` (``u``) holds the position and
     the repeats go back to the note they repeat."""
     ix = a.ix
     pc = ix.pc[u]
-    for s, f in enumerate(a.found):
+    for s in _near(a, u, near):  # (the trade asks ``_fits`` of ``u``)
+        f = a.found[s]
         p = a.position_in[f.form][pc]
         x = f.slots.get(p)
         if x is None or x >= u or len(owners.get(x, ())) != 1:
@@ -188,10 +199,10 @@ def _trade_repeat(a: Assignment, owners: Owners, u: int) -> bool:
             owners[r] = [(t, q)]
         owners[u] = [(s, p)]
         return True
-    return _trade_restruck(a, owners, u)
+    return _trade_restruck(a, owners, u, near)
 
 
-def _trade_restruck(a: Assignment, owners: Owners, u: int) -> bool:
+def _trade_restruck(a: Assignment, owners: Owners, u: int, near: NearStatements | None = None) -> bool:
     """``a a`` struck again at once in one voice, the first ``a`` (``x``) taken by a statement
     that has ``u`` of its pitch class unexplained beside its other notes, the second (``y``)
     holding the position in another statement: the first strike is the other statement's note
@@ -199,7 +210,8 @@ def _trade_restruck(a: Assignment, owners: Owners, u: int) -> bool:
     position."""
     ix = a.ix
     pc = ix.pc[u]
-    for s, f in enumerate(a.found):
+    for s in _near(a, u, near):  # (the trade asks ``_fits`` of ``u``)
+        f = a.found[s]
         p = a.position_in[f.form][pc]
         x = f.slots.get(p)
         if x is None or owners.get(x) != [(s, p)] or ix.next_sl[x] < 0 or not ix.repeat_ok[x]:
@@ -430,15 +442,17 @@ def _own_opening(a: Assignment, owners: Owners, u: int) -> bool:
     return False
 
 
-def _place(a: Assignment, owners: Owners, u: int) -> bool:
+def _place(a: Assignment, owners: Owners, u: int, near: NearStatements | None = None) -> bool:
+    """One unexplained note placed, if any of the ways fits (``near``: the statements near each
+    note, as they were when the last note was placed)."""
     return (
-        _fill_gap(a, owners, u, a.fits_two)
+        _fill_gap(a, owners, u, a.fits_two, near)
         or _repeat(a, owners, u)
         or lead_in(a, owners, u)
         or _doubling(a, owners, u)
-        or _trade(a, owners, u)
+        or _trade(a, owners, u, near)
         or _exchange(a, owners, u)
-        or _trade_repeat(a, owners, u)
+        or _trade_repeat(a, owners, u, near)
         or _own_opening(a, owners, u)
     )
 
@@ -454,9 +468,11 @@ def place_unexplained_notes(a: Assignment) -> Assignment:
         placed = False
         for _ in range(3):
             changed = False
+            near = NearStatements(a)  # asked only where a note may fit: the work follows the trouble
             for u in range(a.ix.n):
-                if u not in owners and _place(a, owners, u):
+                if u not in owners and _place(a, owners, u, near):
                     changed = placed = True
+                    near = NearStatements(a)  # (a placing moves notes between statements)
             if not changed:
                 break
         if again or not placed or not _reach_repeats(a, owners, ends):
