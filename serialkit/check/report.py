@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from serialkit.core import findings
+from serialkit.core.analysis.identify import MIN_COVERAGE
 from serialkit.core.errors import PluginError, RowError, SerialkitError
 from serialkit.core.piece import Piece, Tag
 from serialkit.core.predicates import (
@@ -369,11 +370,16 @@ def check_piece(
         unchecked = needs_row
         if needs_row:
             notes.append(f"{' and '.join(needs_row)} not checked: {_reason(no_row)}; give --row ROW")
+    if analysis is not None and identified is None and analysis.coverage < MIN_COVERAGE:
+        # identification never takes a row explaining so little: the given one may be wrong
+        notes.append(f"the row explains only {float(analysis.coverage):.1%} of the notes, below the "
+                     f"{float(MIN_COVERAGE):.0%} a twelve-tone work's row explains (is the row right? "
+                     "without --row the row the music shows is identified)")
     if suggest and analysis is not None and _too_many(analysis):
         suggest = False
         notes.append(
             f"no suggested corrections: {len(analysis.unexplained)} of {len(analysis.tags)} notes are "
-            "unexplained, more than wrong notes would leave (is the row right?)"
+            "unexplained, more than wrong notes would leave"
         )
     checked += [code for code, *_ in extra if code not in checked]
     strict_only |= PREDICATE_STRICT_ONLY | {code for code, _fn, only, _tags in extra if only}

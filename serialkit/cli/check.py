@@ -205,14 +205,15 @@ def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: i
     checked = " ".join(f"{code} {n}" for code, n in counts.items())
     profile = data.get("profile") or {}
     rules = f" ({profile['name']} rules)" if profile.get("name") else ""
-    click.echo(f"  checked{rules}: {checked}")
+    click.echo(f"  checked{rules}: {checked or 'nothing (the codes asked for need a row)'}")
     unchecked = [] if data["violations"] else (data.get("unchecked") or [])
     click.echo(
         f"strict: {_verdict_word(data['strict'], unchecked)}   relaxed: "
         f"{_verdict_word(data['relaxed'], unchecked)}   (exit status follows {mode})"
     )
     # why the row's rules did not run leads, when no row was found: what follows is secondary
-    leading = [n for n in data["notes"] if " not checked: " in n] if data["row"] is None else []
+    leading = [n for n in data["notes"] if (" not checked: " in n and data["row"] is None)
+               or "is the row right?" in n]
     for note in leading:
         click.echo(f"note: {note}")
     violations = data["violations"]

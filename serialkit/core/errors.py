@@ -14,6 +14,8 @@ the API key.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class SerialkitError(Exception):
     """Base class of every error serialkit raises on purpose; the CLI maps it to exit code 2."""
@@ -23,6 +25,15 @@ class SerialkitError(Exception):
 
 class RowError(SerialkitError, ValueError):
     """A tone row, row form label or catalog name is invalid."""
+
+
+class RowNotIdentified(RowError):
+    """No candidate row explains the music well enough to be named; ``record`` is the decision as
+    JSON (the best fit and the runner-up with their coverage, and the thresholds they missed)."""
+
+    def __init__(self, message: str, record: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.record = record
 
 
 class PieceError(SerialkitError, ValueError):

@@ -270,3 +270,15 @@ def test_the_verdict_words_follow_the_booleans(fixtures: Path) -> None:
     demo = json.loads(_run(str(fixtures / "pieces" / "demo-piece.json"), "--json")[1])
     assert clean["verdicts"] == {"strict": "pass", "relaxed": "pass"}
     assert demo["verdicts"]["strict"] == "fail"
+
+
+def test_a_row_that_explains_little_is_questioned_first() -> None:
+    import music21
+
+    path = str(music21.corpus.getWork("bach/bwv66.6"))
+    code, out, _ = _run(path, "--row", "webern-op21", "--no-suggest")
+    lines = out.splitlines()
+    verdict = next(i for i, line in enumerate(lines) if line.startswith("strict: "))
+    assert code == 1 and "is the row right?" in lines[verdict + 1] and "below the 90%" in lines[verdict + 1]
+    code, out, _ = _run(path, "--rules", "ROW,ORDER")
+    assert "checked (ROW,ORDER rules): nothing" in out and "of the notes" in out  # 163 notes: all tried

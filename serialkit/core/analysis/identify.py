@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from serialkit.core.analysis.aggregates import propose
 from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.pipeline import first_reading
-from serialkit.core.errors import RowError
+from serialkit.core.errors import RowError, RowNotIdentified
 from serialkit.core.piece import Event, Piece
 from serialkit.core.rows import Row
 
@@ -116,15 +116,6 @@ class Identification:
             "seconds": round(self.seconds, 4),
             "summary": self.summary(),
         }
-
-
-class RowNotIdentified(RowError):
-    """No candidate row explains the music well enough; ``record`` is the decision as JSON (the
-    best fit and the runner-up with their coverage, and the thresholds they missed)."""
-
-    def __init__(self, message: str, record: dict[str, Any]) -> None:
-        super().__init__(message)
-        self.record = record
 
 
 def _pct(value: Fraction | None) -> str:
@@ -265,8 +256,9 @@ def identify(piece: Piece, analyze: Callable[[Piece, Row], Analysis]) -> Identif
     rival = f"; runner-up {runner_up.name}: {_pct(runner_up.coverage)}" if runner_up else ""
     failed = None
     if (chosen.coverage or Fraction(0)) < MIN_COVERAGE:
+        tried = "the notes" if len(events) >= len(piece.events) else f"the first {len(events)} notes"
         failed = (f"no row identified: the best fit, {chosen.name}, explains only {_pct(chosen.coverage)} "
-                  f"of the notes, below the {_pct(MIN_COVERAGE)} a twelve-tone work's row explains (this "
+                  f"of {tried}, below the {_pct(MIN_COVERAGE)} a twelve-tone work's row explains (this "
                   f"reads as music without a row: free atonality, or tonal music){rival}",
                   "if the piece is serial, give the row explicitly (--row ROW)")
     elif chosen.completeness < MIN_COMPLETE:
