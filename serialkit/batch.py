@@ -19,9 +19,13 @@ from serialkit.core.errors import SerialkitError
 
 STDIN = "-"
 PASSED, FAILED, WRITTEN, UNREADABLE = "passed", "failed", "written", "unreadable"
-EXIT_FOR = {PASSED: 0, FAILED: 1, WRITTEN: 0, UNREADABLE: 2}
+UNCHECKED = "unchecked"
+"""A check that found nothing wrong but could not run the rules asked for (no row): never a pass."""
+EXIT_FOR = {PASSED: 0, FAILED: 1, UNCHECKED: 1, WRITTEN: 0, UNREADABLE: 2}
 VERDICTS = (PASSED, FAILED, UNREADABLE)
-"""What a batch that judges its scores counts (check, annotate, repair)."""
+"""What a batch that judges its scores counts (annotate, repair)."""
+CHECKS = (PASSED, FAILED, UNCHECKED, UNREADABLE)
+"""What a batch of checks counts: ``VERDICTS`` and the scores not checked (no row for ROW, ORDER)."""
 WRITES = (WRITTEN, UNREADABLE)
 """What a batch that only writes its scores counts (convert, render): no verdict, so no "passed"."""
 
@@ -133,6 +137,7 @@ class Summary:
     scores: int = 0
     passed: int = 0
     failed: int = 0
+    unchecked: int = 0
     written: int = 0
     unreadable: int = 0
     tally: dict[str, int] = field(default_factory=dict)
@@ -148,8 +153,8 @@ class Summary:
 
     @property
     def exit_code(self) -> int:
-        """2 when any score was unreadable, else 1 when any failed, else 0."""
-        return 2 if self.unreadable else 1 if self.failed else 0
+        """2 when any score was unreadable, else 1 when any failed or was not checked, else 0."""
+        return 2 if self.unreadable else 1 if self.failed or self.unchecked else 0
 
     def to_dict(self) -> dict[str, int]:
         """``{"scores": …, "passed": …, "failed": …, "unreadable": …}`` (``{"scores": …,

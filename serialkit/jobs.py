@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from serialkit.batch import FAILED, PASSED, WRITTEN, JobOutcome, ScoreInput
+from serialkit.batch import FAILED, PASSED, UNCHECKED, WRITTEN, JobOutcome, ScoreInput
 from serialkit.core.errors import SerialkitError
 
 
@@ -52,7 +52,8 @@ def check_job(source: ScoreInput, out: Path | None, options: dict[str, Any]) -> 
 
         atomic_write(out, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
         data["output"] = str(out)
-    return JobOutcome(source.name, PASSED if checked.passed else FAILED, record=data, title=checked.piece.title)
+    status = PASSED if checked.passed else UNCHECKED if not data.get("violations") and data.get("unchecked") else FAILED
+    return JobOutcome(source.name, status, record=data, title=checked.piece.title)
 
 
 def check_source(source: ScoreInput, options: dict[str, Any]) -> Checked:

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from serialkit.batch import CHECKS
 from serialkit.cli._batch import gather, run_and_report, run_one
 from serialkit.cli._common import (
     EXIT_FAIL,
@@ -151,7 +152,7 @@ def check(
                "task": task, "suggest": suggest}
     if is_batch(inputs):
         code = run_and_report(check_job, sources, outputs, options, jobs=jobs, as_json=as_json,
-                              report_path=report_path, line=_line)
+                              report_path=report_path, line=_line, counts=CHECKS)
         raise SystemExit(code)
     outcome = run_one(check_job, sources[0], outputs[0], options)
     data = outcome.record

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from serialkit.batch import (
     FAILED,
     PASSED,
+    UNCHECKED,
     UNREADABLE,
     WRITES,
     WRITTEN,
@@ -69,16 +70,16 @@ def test_check_folder_json_lines_and_summary(folder: Path) -> None:
     lines = _lines(result.stdout)
     assert len(lines) == 7  # six scores, one summary
     status = {Path(str(line["source"])).name: line["status"] for line in lines[:-1]}
-    alone = {0: PASSED, 1: FAILED, 2: UNREADABLE}
+    alone = {0: (PASSED,), 1: (FAILED, UNCHECKED), 2: (UNREADABLE,)}
     # each score alone only for its exit status (--no-suggest: the verdict is made before any
     # suggestion; the folder run above makes them)
     for path in [folder / "broken.musicxml", folder / "clean.json", folder / "demo.json",
                  *sorted((folder / "sub").iterdir())]:
         code = CliRunner().invoke(cli, ["check", str(path), "--no-suggest"]).exit_code
-        assert status[path.name] == alone[code], path.name
+        assert status[path.name] in alone[code], path.name
     assert status["broken.musicxml"] == UNREADABLE and status["clean.json"] == PASSED
     assert status["demo.json"] == FAILED
-    counts = {k: list(status.values()).count(k) for k in (PASSED, FAILED, UNREADABLE)}
+    counts = {k: list(status.values()).count(k) for k in (PASSED, FAILED, UNCHECKED, UNREADABLE)}
     assert lines[-1] == {"summary": {"scores": 6, **counts}}
     broken = next(line for line in lines if line.get("status") == UNREADABLE)
     assert "broken.musicxml" in str(broken["error"])
@@ -92,7 +93,7 @@ def test_exit_status_says_which(folder: Path) -> None:
     assert CliRunner().invoke(cli, ["check", clean, demo, "--no-suggest"]).exit_code == 1
     both = CliRunner().invoke(cli, ["check", clean, demo, str(folder / "missing.mei"), "--no-suggest"])
     assert both.exit_code == 2
-    assert "2 passed" not in both.stdout and "3 scores: 1 passed, 1 failed, 1 unreadable" in both.stdout
+    assert "2 passed" not in both.stdout and "3 scores: 1 passed, 1 failed, 0 unchecked, 1 unreadable" in both.stdout
     assert "missing.mei: no such file" in both.stderr
 
 
@@ -245,3 +246,15 @@ def test_progress_bar_only_on_a_terminal(folder: Path) -> None:
     assert _lines(out.decode())[-1]["summary"]["scores"] == 6  # stdout stays clean JSON lines
     piped = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert "6/6" not in piped.stderr
+
+
+def test_scores_that_could_not_be_checked_are_counted_apart(tmp_path: Path) -> None:
+    """A folder of music with no row: each score is ``unchecked`` (no violation, ROW and ORDER not
+    run), counted apart from the failures, and the batch exits 1 (never a pass)."""
+    import music21
+
+    shutil.copy(str(music21.corpus.getWork("bach/bwv66.6")), tmp_path / "bach.mxl")
+    result = CliRunner().invoke(cli, ["check", str(tmp_path), "--no-suggest"])
+    assert result.exit_code == 1 and "1 score: 0 passed, 0 failed, 1 unchecked, 0 unreadable" in result.stdout
+    lines = _lines(CliRunner().invoke(cli, ["check", str(tmp_path), "--no-suggest", "--json"]).stdout)
+    assert lines[0]["status"] == UNCHECKED and lines[-1]["summary"]["unchecked"] == 1
