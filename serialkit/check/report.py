@@ -370,11 +370,9 @@ def check_piece(
         unchecked = needs_row
         if needs_row:
             notes.append(f"{' and '.join(needs_row)} not checked: {_reason(no_row)}; give --row ROW")
-    if analysis is not None and identified is None and analysis.coverage < MIN_COVERAGE:
-        # identification never takes a row explaining so little: the given one may be wrong
-        notes.append(f"the row explains only {float(analysis.coverage):.1%} of the notes, below the "
-                     f"{float(MIN_COVERAGE):.0%} a twelve-tone work's row explains (is the row right? "
-                     "without --row the row the music shows is identified)")
+    doubt = row_doubt(analysis.coverage) if analysis is not None and identified is None else None
+    if doubt:
+        notes.append(doubt)
     if suggest and analysis is not None and _too_many(analysis):
         suggest = False
         notes.append(
@@ -512,6 +510,16 @@ def _not_following(bare: Piece, analysis: Analysis, found: Sequence[Any], readin
         and not {e.event_id for e in a.best.edits} & {e.event_id for e in b.best.edits}
     }
     return tuple(n for n in found if n.event_id not in follows)
+
+
+def row_doubt(coverage: float | Fraction) -> str | None:
+    """The question a given row explaining under MIN_COVERAGE of the notes raises (identification
+    never takes a row explaining so little), or None."""
+    if coverage >= MIN_COVERAGE:
+        return None
+    return (f"the row explains only {float(coverage):.1%} of the notes, below the {float(MIN_COVERAGE):.0%} "
+            "a twelve-tone work's row explains (is the row right? without --row the row the music "
+            "shows is identified)")
 
 
 def regrouped_note(why: str) -> str:

@@ -20,6 +20,7 @@ from serialkit.check.annotate import (  # re-exported: the names this command ha
     note_annotations,
     write_annotated,
 )
+from serialkit.check.report import row_doubt
 from serialkit.cli._batch import gather, one_output, own_suffix, run_and_report, run_one
 from serialkit.cli._common import (
     EXIT_FAIL,
@@ -38,7 +39,6 @@ from serialkit.cli._common import (
     write_report,
 )
 from serialkit.cli._suggestions import suggestion_lines
-from serialkit.core.analysis.identify import MIN_COVERAGE
 from serialkit.jobs import annotate_job
 
 __all__ = [
@@ -175,8 +175,5 @@ def _line(outcome: JobOutcome) -> str:
     where = {None: outcome.source, "-": f"{outcome.source} → standard output"}.get(rec["output"], rec["output"])
     line = (f"{where}: {rec['notes']} notes, {rec['statements']} statements, coverage "
             f"{rec['coverage']:.1%} ({rec['unexplained']} unexplained) against row {rec['row']}")
-    if rec["coverage"] < MIN_COVERAGE and not rec.get("identification"):
-        # identification never takes a row explaining so little: a given one may be the wrong row
-        line += (f"; below the {float(MIN_COVERAGE):.0%} a twelve-tone work's row explains: is the row "
-                 "right? (without --row, check and annotate identify the row the music shows)")
-    return line
+    doubt = None if rec.get("identification") else row_doubt(rec["coverage"])
+    return f"{line}; {doubt}" if doubt else line

@@ -6,7 +6,7 @@ are recorded with both readings."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from serialkit.core.analysis.chains import ELIDE, HORIZON, clusters
 from serialkit.core.analysis.exchange import _exchange
@@ -104,17 +104,26 @@ def _near(a: Assignment, u: int, near: NearStatements | None) -> Iterable[int]:
     return range(len(a.found)) if near is None else near.at(a.ix.sl[u])
 
 
+def _holding_pc(a: Assignment, u: int, near: NearStatements | None) -> Iterator[tuple[int, Found, int, int]]:
+    """Each statement near ``u`` (``_near``) that holds the position of ``u``'s pitch class: the
+    statement, its ``Found``, the position and the note holding it (what the trades exchange)."""
+    pc = a.ix.pc[u]
+    for s in _near(a, u, near):
+        f = a.found[s]
+        p = a.position_in[f.form][pc]
+        x = f.slots.get(p)
+        if x is not None:
+            yield s, f, p, x
+
+
 def _trade(a: Assignment, owners: Owners, u: int, near: NearStatements | None = None) -> bool:
     """``u`` takes the place of a note ``x`` of the same pitch class that another statement
     needs, or that two statements share (an elision that was really two notes). ``x`` may sound
     between ``u`` and the rest of the statement when another statement takes it (a statement
     ending on another stream's note, its own sounding a little later)."""
     pc = a.ix.pc[u]
-    for s in _near(a, u, near):  # (``u`` fits no other: ``fits`` and ``moving`` ask ``_fits``)
-        f = a.found[s]
-        p = a.position_in[f.form][pc]
-        x = f.slots.get(p)
-        if x is None or len(owners.get(x, ())) == 0:
+    for s, f, p, x in _holding_pc(a, u, near):  # (``u`` fits no other: ``fits`` and ``moving`` ask ``_fits``)
+        if len(owners.get(x, ())) == 0:
             continue
         shared = len(owners[x]) > 1 and (_between(a, f, p, x, u) or not _aligned(a, owners[x]))
         del f.slots[p]
@@ -175,11 +184,8 @@ def _trade_repeat(a: Assignment, owners: Owners, u: int, near: NearStatements | 
     the repeats go back to the note they repeat."""
     ix = a.ix
     pc = ix.pc[u]
-    for s in _near(a, u, near):  # (the trade asks ``_fits`` of ``u``)
-        f = a.found[s]
-        p = a.position_in[f.form][pc]
-        x = f.slots.get(p)
-        if x is None or x >= u or len(owners.get(x, ())) != 1:
+    for s, f, p, x in _holding_pc(a, u, near):  # (the trade asks ``_fits`` of ``u``)
+        if x >= u or len(owners.get(x, ())) != 1:
             continue
         before = _previous_in_voice(ix, x)
         if before is None or ix.pc[before] != pc or not owners.get(before) or not ix.repeat_gap_ok(before, x):
@@ -210,11 +216,8 @@ def _trade_restruck(a: Assignment, owners: Owners, u: int, near: NearStatements 
     position."""
     ix = a.ix
     pc = ix.pc[u]
-    for s in _near(a, u, near):  # (the trade asks ``_fits`` of ``u``)
-        f = a.found[s]
-        p = a.position_in[f.form][pc]
-        x = f.slots.get(p)
-        if x is None or owners.get(x) != [(s, p)] or ix.next_sl[x] < 0 or not ix.repeat_ok[x]:
+    for s, f, p, x in _holding_pc(a, u, near):  # (the trade asks ``_fits`` of ``u``)
+        if owners.get(x) != [(s, p)] or ix.next_sl[x] < 0 or not ix.repeat_ok[x]:
             continue
         y = ix.next_of.get((ix.next_sl[x] * ix.vkey + ix.voice[x]) * 12 + pc, -1)
         held = owners.get(y, ()) if y >= 0 else ()

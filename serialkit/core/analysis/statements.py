@@ -119,19 +119,24 @@ def give_obvious_statements_their_tails(a: Assignment) -> Assignment:
     opening)."""
     claims = a.claims
     for index, chain in a.tails.items():
-        statement = a.found[index].chain
-        if statement is None or statement.evs != chain.evs[:len(statement.evs)]:
-            continue  # (not the statement the tail was read for)
-        end = len(statement.evs)
+        tail = _tail(a, index, chain)
+        start = end = len(chain.evs) - len(tail)
         while end < len(chain.evs) and claims.owner[chain.evs[end]] == FREE:
             end += 1
-        while end > len(statement.evs) and chain.kinds[end - 1] == OSC:
+        while end > start and chain.kinds[end - 1] == OSC:
             end -= 1
-        if end > len(statement.evs):
+        if end > start:
             release(a, index)
             accept(a, _cut(chain, end), index)
     a.tails.clear()
     return a
+
+
+def _tail(a: Assignment, index: int, chain: Chain) -> list[int]:
+    """The notes of ``chain`` (``a.tails[index]``) after those of obvious statement ``index``."""
+    statement = a.found[index].chain
+    assert statement is not None  # (an accepted statement keeps its chain)
+    return chain.evs[len(statement.evs):]
 
 
 def take_statements_best_first(a: Assignment) -> Assignment:
@@ -144,8 +149,7 @@ def take_statements_best_first(a: Assignment) -> Assignment:
     """
     ix = a.ix
     owner = a.claims.owner
-    tails = {e for index, chain in a.tails.items()
-             for e in chain.evs[len(a.found[index].chain.evs):]}  # type: ignore[union-attr]
+    tails = {e for index, chain in a.tails.items() for e in _tail(a, index, chain)}
     free_before = [0] * (ix.sl[-1] + 2 if ix.n else 1)  # slice → free notes in earlier slices
     for i in range(ix.n):
         if owner[i] == FREE and i not in tails:
