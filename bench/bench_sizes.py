@@ -1,8 +1,9 @@
 """Correct whole works of sizes nobody chose: how many read whole (every note explained).
 
 ``bench_scale`` and ``bench_verdict`` use fixed sizes and seeds, and the analysis was corrected on
-what they showed. This bench draws its pieces at random — for each of the four hardest texture
-families (``concurrent``, ``piano_hands``, ``repeats``, ``distributed``) ``--pieces`` pieces, each
+what they showed. This bench draws its pieces at random — for each of the five hardest texture
+families (``concurrent``, ``piano_hands``, ``repeats``, ``distributed``, ``elided_repeats``; the
+last added after the others, so their draws of a sample stay what they were) ``--pieces`` pieces, each
 of a random seed (0–400) and a random size (150–4,000 notes) from a random generator seeded by
 ``--sample`` — so a new ``--sample`` is music the analysis has never been looked at against. It
 prints, hardest family first, the pieces read whole and each failing piece (family, seed, size,
@@ -27,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from serialkit.core.analysis import analyze  # noqa: E402
 from tests import synth  # noqa: E402
 
-FAMILIES = ("concurrent", "piano_hands", "repeats", "distributed")
+FAMILIES = ("concurrent", "piano_hands", "repeats", "distributed", "elided_repeats")
 
 
 def main() -> int:

@@ -1,4 +1,4 @@
-"""Ground-truth generator for row-form inference: seeded synthetic pieces in eleven texture families.
+"""Ground-truth generator for row-form inference: seeded synthetic pieces in twelve texture families.
 
 Every family returns a :class:`Synth`: an untagged :class:`Piece` plus the truth — the label each
 note must get, the statements written, and the notes that are deliberately wrong. Used by the
@@ -191,6 +191,44 @@ def elided(seed: int, statements: int = 16) -> Synth:
             w.truth[eid].add((nxt, k))
         form = nxt
     return w.done("elided")
+
+
+def elided_repeats(seed: int, statements: int = 8, voices: int = 2) -> Synth:
+    """One row per voice whose statements mostly share their last note with the next statement's
+    first (elided), with repeated notes and two-note tremolos inside them, as in ``repeats``: a
+    repeat or a tremolo may stand right before or after a shared note."""
+    w = _Writer(random.Random(seed), _row(seed), voices)
+    forms = w.row.forms()
+    for v in range(voices):
+        onset = Fraction(w.rng.randrange(4), 2)
+        form, carried = w.form(), []
+        for _ in range(statements):
+            pcs = forms[form]
+            ids = list(carried)
+            for pos in range(len(carried), 12):
+                ioi = w.ioi()
+                ids.append(w.note(v, onset, ioi, pcs[pos], (form, pos)))
+                onset += ioi
+                after = len(w.events)  # the notes written after this one: its repeats
+                roll = w.rng.random()
+                if roll < 0.2:  # repeated note
+                    for _ in range(w.rng.randint(1, 3)):
+                        w.note(v, onset, Fraction(1, 4), pcs[pos], (form, pos))
+                        onset += Fraction(1, 4)
+                elif roll < 0.3 and pos < 11:  # tremolo between this position and the next
+                    for _ in range(w.rng.randint(2, 3)):
+                        for q in (pos + 1, pos):
+                            w.note(v, onset, Fraction(1, 8), pcs[q], (form, q))
+                            onset += Fraction(1, 8)
+            w.statements.append((form, ids))
+            options = [f for f, seq in forms.items() if seq[0] == pcs[11]] if w.rng.random() < 0.6 else []
+            if not options:
+                form, carried = w.form(), []
+                continue
+            form, carried = w.rng.choice(options), ids[11:]
+            for e in [carried[0], *(x.id for x in w.events[after:])]:  # the shared note and its repeats
+                w.truth[e].add((form, 0))
+    return w.done("elided_repeats")
 
 
 def pivots(seed: int, statements: int = 8, voices: int = 2) -> Synth:
@@ -389,6 +427,7 @@ FAMILIES: dict[str, Callable[[int], Synth]] = {
     "chords": chords,
     "repeats": repeats,
     "elided": elided,
+    "elided_repeats": elided_repeats,
     "pivots": pivots,
     "invariant_chords": invariant_chords,
     "pivot_voice_change": pivot_voice_change,

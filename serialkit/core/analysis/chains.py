@@ -62,6 +62,12 @@ class Claims:
             return True
         return position >= 12 - ELIDE and op < ELIDE
 
+    def repeat_available(self, i: int, position: int) -> bool:
+        """May a chain take event ``i`` as a repeat of ``position``? Free events yes; an owned
+        one only as a repeat of the last position that begins the next statement (a tremolo on
+        the last two positions whose last note is the next statement's first, elided)."""
+        return self.owner[i] == FREE or (position == 11 and self.second[i] == FREE and self.pos[i] < ELIDE)
+
 
 @dataclass(slots=True)
 class Chain:
@@ -181,11 +187,13 @@ next slice and whether a repeat may come then, the first note of each (slice, vo
 key, and per event its pitch class."""
 
 
-def _repeat_link(ix: EventIndex, nctx: _Next, owner: list[int], pcs: tuple[int, ...], k: int, last: int,
+def _repeat_link(ix: EventIndex, nctx: _Next, claims: Claims, pcs: tuple[int, ...], k: int, last: int,
                  leave: float, taken: set[int], voice_mode: bool, reads: list[int],
                  best: tuple[float, int, int, int]) -> tuple[float, int, int, int]:
     """A repeated note or a tremolo's return note (the very next note of ``last``'s voice), if
-    cheaper than ``best`` (cost, event, position, kind). ``reads``: see ``_next_position``."""
+    cheaper than ``best`` (cost, event, position, kind). ``reads``: see ``_next_position``. A
+    note another statement holds is taken only as the last position's repeat that begins the
+    next statement (a tremolo on the last two positions whose last note is shared, elided)."""
     next_sl, repeat_ok, next_of, pcl = nctx
     nxt, last_sl = next_sl[last], ix.sl[last]
     if nxt < 0 or nxt - last_sl > HORIZON or not repeat_ok[last]:
@@ -200,7 +208,7 @@ def _repeat_link(ix: EventIndex, nctx: _Next, owner: list[int], pcs: tuple[int, 
                           k - 1, OSC)):  # the return note of a two-note tremolo
         if c >= 0 and c not in taken:
             reads.append(c)
-            if owner[c] == FREE:
+            if claims.owner[c] == FREE or kind == REP and claims.repeat_available(c, pos):
                 return (cost, c, pos, kind)
     return best
 
@@ -245,7 +253,7 @@ def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: in
         cost, best, pos = _next_position(ctx, pcs, k, last, leave, head, taken, used, voice_mode, reads)
         kind = NEW
         if pcl[last] == pcs[k] or last_kind == OSC:
-            cost, best, pos, kind = _repeat_link(ix, nctx, owner, pcs, k, last, leave, taken, voice_mode, reads,
+            cost, best, pos, kind = _repeat_link(ix, nctx, claims, pcs, k, last, leave, taken, voice_mode, reads,
                                                  (cost, best, pos, kind))
         if best < 0:
             break
@@ -263,13 +271,12 @@ def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: in
         key = sl[best] * vkey + voice[best]
         taken_sv[key] = taken_sv.get(key, 0) + 1
         total += cost
-        if head and owner[best] == FREE:
-            head = False
-        last, last_kind = best, kind
-        if kind == NEW:
-            k = pos
+        head = head and owner[best] != FREE
+        last, last_kind, k = best, kind, pos if kind == NEW else k
         if abort and len(evs) <= ABORT_AFTER and total > ABORT_COST:
             return None
+        if kind != NEW and owner[best] != FREE:
+            break  # the next statement's first note, repeating the last position: the chain ends there
     if len(evs) < least:
         return SHORT
     chain = Chain(form_index, mode, start, start_pos, evs, poss, kinds, costs)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -166,6 +166,7 @@ class Analysis:
         repeat of it (``EdgeRepeat.of``). Not when the doubled pitch class is the missing one (the
         note is then merely read as the other statement's: correct music)."""
         out = []
+        shared, repeated = self._shared_and_repeated()
         for s in self.statements:
             found = s.own_positions()
             if not found or len(found) == 12 or not s.repeats:
@@ -173,13 +174,21 @@ class Analysis:
             for k, missing in ((found[-1], found[-1] + 1), (found[0], found[0] - 1)):
                 edge = s.event_ids[k]
                 again = [r for r in s.repeats if (t := self.tags.get(r)) is not None and t.position == k]
-                if 0 <= missing < 12 and again and edge is not None:
-                    out.append(EdgeRepeat(s, k, missing, edge, again[0]))
+                if not (0 <= missing < 12 and again and edge is not None):
+                    continue
+                if _habitual(s.event_ids[missing], again, shared, repeated):
+                    continue
+                out.append(EdgeRepeat(s, k, missing, edge, again[0]))
         if piece is not None:
-            out += self._crossed_edges(piece, {(r.statement.id, r.missing) for r in out})
+            out += self._crossed_edges(piece, {(r.statement.id, r.missing) for r in out}, shared, repeated)
         return out
 
-    def _crossed_edges(self, piece: Piece, seen: set[tuple[str, int]]) -> list[EdgeRepeat]:
+    def _shared_and_repeated(self) -> tuple[set[str], set[str]]:
+        """The notes two statements share (elisions) and the notes repeating a position."""
+        return ({e for s in self.statements for e in s.elided}, {e for s in self.statements for e in s.repeats})
+
+    def _crossed_edges(self, piece: Piece, seen: set[tuple[str, int]], shared: set[str],
+                       repeated: set[str]) -> list[EdgeRepeat]:
         """``edge_repeats``' second kind: the doubled position belongs to the neighbouring statement."""
         doubled: dict[str, tuple[Statement, int, list[str]]] = {}  # note -> (statement, position, its notes)
         for s in self.statements:
@@ -224,7 +233,8 @@ class Analysis:
                             continue  # the note sounds the missing pitch class: read elsewhere, not wrong
                         slot = other.event_ids[p] or ids[0]
                         twin = near.id if near.id != slot else next(i for i in ids if i != slot)
-                        out.append(EdgeRepeat(s, p, missing, slot, twin, other))
+                        if not _habitual(s.event_ids[missing], ids, shared, repeated):
+                            out.append(EdgeRepeat(s, p, missing, slot, twin, other))
                         break
         return out
 
@@ -350,3 +360,12 @@ class Analysis:
             "notes": list(self.notes),
             "identification": None if self.identification is None else self.identification.to_dict(),
         }
+
+
+def _habitual(borrowed: str | None, doubled: Iterable[str], shared: set[str], repeated: set[str]) -> bool:
+    """Is a statement's missing end position held by a note it shares with its neighbour
+    (``borrowed``), beside a doubled position (``doubled``), in a piece that elsewhere both shares
+    notes between statements and repeats notes? Then the shape is the piece's habit — a repeat
+    before or after an elision — not a wrong note (a wrong note in a piece of neither habit reads
+    alike and is still reported: ``edge_repeats``)."""
+    return borrowed is not None and bool(shared - {borrowed}) and bool(repeated - set(doubled))

@@ -8,18 +8,28 @@ three or more strikes between the two statements is a true ambiguity.
 from __future__ import annotations
 
 from serialkit.core.analysis.chains import HORIZON
-from serialkit.core.analysis.state import Assignment, Owners
+from serialkit.core.analysis.state import Assignment, Found, Owners
 
 
 def prefer_new(a: Assignment, owners: Owners) -> None:
     """A note one statement reads as a repeat and another holds as an order position (``… x | x …``,
     the pivot between two statements) is that position: a repeat is inferred only when no
-    statement explains the note as a new member."""
+    statement explains the note as a new member. Not a repeat of a statement's last position on
+    the next statement's first note when that statement strikes the note again at once
+    (``x | x``, two notes: ``placing._unshare`` gives the next statement the second)."""
     for s, f in enumerate(a.found):
         for e, p in list(f.repeats):
-            if any(t != s and q is not None for t, q in _slot_readings(a, owners, e)):
+            readings = [(t, q) for t, q in _slot_readings(a, owners, e) if t != s and q is not None]
+            if readings and not (p == 11 and readings == [(readings[0][0], 0)]
+                                 and _struck_again(a.found[readings[0][0]], e)):
                 f.repeats.remove((e, p))
                 owners[e] = [o for o in owners[e] if o != (s, p)]
+
+
+def _struck_again(f: Found, e: int) -> bool:
+    """Does the statement whose first note is ``e`` repeat it before its next position sounds?"""
+    later = min((x for q, x in f.slots.items() if q > 0), default=None)
+    return any(p == 0 and r > e and (later is None or r < later) for r, p in f.repeats)
 
 
 def _slot_readings(a: Assignment, owners: Owners, e: int) -> list[tuple[int, int | None]]:

@@ -287,11 +287,14 @@ def _holding(a: Assignment) -> Owners:
 
 def _unshare(a: Assignment, owners: Owners) -> None:
     """``x | x`` across a boundary is two notes: a statement that shares ``x`` with the one
-    before it and repeats it at once takes the repeat as its own note instead."""
+    before it and repeats it at once takes the repeat as its own note instead (not a repeat
+    after the next position: ``x | x y x y``, a tremolo, keeps the shared note)."""
     for s, f in enumerate(a.found):
         for e, p in sorted(f.repeats):
             x = f.slots.get(p)
             if x is None or len(owners.get(x, ())) < 2 or (e, p) not in f.repeats:
+                continue
+            if any(q > p and y < e for q, y in f.slots.items()):
                 continue
             f.repeats.remove((e, p))
             f.slots[p] = e

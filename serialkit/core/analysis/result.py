@@ -38,11 +38,15 @@ def _numbering(a: Assignment) -> tuple[_Numbering, list[int]]:
 
 
 def _readings(numbered: list[Found]) -> dict[int, list[tuple[int, int]]]:
-    """Event → every (statement number, position) holding it, statements in number order."""
+    """Event → every (statement number, position) holding it: the statements it states a
+    position of first, then those it repeats a position of, each in number order (a note
+    repeating one statement's last position and stating the next one's first is labelled with
+    the position it states)."""
     readings: dict[int, list[tuple[int, int]]] = {}
     for new, f in enumerate(numbered):
         for p, e in sorted(f.slots.items()):
             readings.setdefault(e, []).append((new, p))
+    for new, f in enumerate(numbered):
         for e, p in f.repeats:
             readings.setdefault(e, []).append((new, p))
     return readings

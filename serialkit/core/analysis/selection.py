@@ -15,6 +15,7 @@ from serialkit.core.analysis.chains import (
     ELIDE,
     FREE,
     NEW,
+    REP,
     REPEAT,
     SHORT,
     TIME_MODE,
@@ -91,7 +92,7 @@ def still_valid(a: Assignment, chain: Chain) -> bool:
     for e, p, kind in zip(chain.evs, chain.poss, chain.kinds, strict=True):
         if not claims.available(e, p, head):
             return False
-        if kind != NEW and claims.owner[e] != FREE:
+        if kind != NEW and not (claims.owner[e] == FREE or kind == REP and claims.repeat_available(e, p)):
             return False
         if claims.owner[e] == FREE:
             head = False

@@ -8,6 +8,7 @@ from serialkit.core.analysis.chains import (
     HORIZON,
     NEW,
     OSC,
+    REP,
     REPEAT,
     VOICE_MODE,
     Chain,
@@ -123,6 +124,8 @@ def give_obvious_statements_their_tails(a: Assignment) -> Assignment:
         start = end = len(chain.evs) - len(tail)
         while end < len(chain.evs) and claims.owner[chain.evs[end]] == FREE:
             end += 1
+        if end < len(chain.evs) and chain.kinds[end] == REP and claims.repeat_available(chain.evs[end], chain.poss[end]):
+            end += 1  # the last position's repeat that the next statement begins with (elided)
         while end > start and chain.kinds[end - 1] == OSC:
             end -= 1
         if end > start:

@@ -230,11 +230,49 @@ def _fill_hole(a: Assignment, owners: Owners, s: int, p: int) -> bool:
     return False
 
 
+def _tremolo_across_elision(a: Assignment, owners: Owners, s: int, t: int) -> None:
+    """Statement ``t`` begins on the note ending statement ``s`` (shared, ``x``) and alternates
+    its first two positions after it in the same voice, ``x y x y … x y``, where ``s`` ends on
+    the same pair the other way round (``y x``: its positions 10 and 11). The tremolo ends ``s``
+    and ``t`` begins on its last pair: ``s`` takes the notes up to the last ``x`` as repeats of
+    its positions 10 and 11, that ``x`` is shared (``s``'s repeat, ``t``'s first note) and the
+    ``y`` after it is ``t``'s position 1 — the same notes explained, ``t``'s positions in time
+    order (read from the first pair, ``t`` would sound its position 0 after its position 1)."""
+    ix = a.ix
+    f, g = a.found[s], a.found[t]
+    x, y = g.slots.get(0), g.slots.get(1)
+    if x is None or y is None or f.slots.get(11) != x or 10 not in f.slots or ix.pc[f.slots[10]] != ix.pc[y]:
+        return
+    run = sorted([y, *(e for e, p in g.repeats if p in (0, 1))])
+    line = [x]
+    for e in run:  # the alternation, note by note in the voice
+        if ix.voice[e] != ix.voice[x] or ix.vrank[e] != ix.vrank[line[-1]] + 1 or ix.pc[e] != ix.pc[line[-2] if len(line) > 1 else y]:
+            break
+        line.append(e)
+    if len(line) < 4 or ix.pc[line[-1]] != ix.pc[y]:
+        return  # no return to ``x`` with a ``y`` after it
+    *moved, last_x, new_y = line[1:]
+    g.repeats[:] = [(e, p) for e, p in g.repeats if e not in line]
+    for e in (*moved, last_x):
+        f.repeats.append((e, 10 if ix.pc[e] == ix.pc[y] else 11))
+        owners[e] = [(s, 10 if ix.pc[e] == ix.pc[y] else 11)]
+    g.slots[0], g.slots[1] = last_x, new_y
+    owners[x] = [(s, 11)]
+    owners[last_x].append((t, 0))
+    owners[new_y] = [(t, 1)]
+
+
 def read_tremolos_and_boundaries(a: Assignment) -> Assignment:
-    """Unexplained inner notes of a tremolo join its statement (see ``_tremolo``, ``_return``,
+    """A tremolo on two statements' shared pair ends the first (``_tremolo_across_elision``);
+    unexplained inner notes of a tremolo join its statement (see ``_tremolo``, ``_return``,
     ``_tremolo_run``), and a hole is
     filled by a note the next statement can spare (see ``_fill_hole``), up to three rounds."""
     owners = a.owners
+    ends = {f.slots[11]: s for s, f in enumerate(a.found) if 11 in f.slots}
+    for t, g in enumerate(a.found):
+        s = ends.get(g.slots.get(0, -1))
+        if s is not None and s != t:
+            _tremolo_across_elision(a, owners, s, t)
     for s, f in enumerate(a.found):
         if len(f.slots) < 2:
             continue
