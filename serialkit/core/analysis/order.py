@@ -46,13 +46,14 @@ def _later_twin(a: Assignment, x: int, t: int, q: int) -> int | None:
 def _earlier_twin(a: Assignment, x: int, s: int, p: int) -> int | None:
     """An earlier note of ``x``'s pitch class that no statement holds as a position, sounding
     after the rest of statement ``s`` (which ends at position ``p`` on ``x``): the note ``s``
-    should end on instead of sharing ``x`` — in the voice ``s`` comes from, if one is."""
+    should end on instead of sharing ``x`` — in the voice ``s`` comes from, if one is. Not a
+    note of another voice that another statement repeats (its voice's own music, not ``s``'s end)."""
     ix, owners = a.ix, a.owners
     rest = sorted((r, e) for r, e in a.found[s].slots.items() if r < p and len(owners.get(e, ())) == 1)
     if not rest:
         return None
     before = ix.sl[rest[-1][1]]  # the rest of ``s``, before shared notes
-    twins = _free_twins(a, x, -1, before)
+    twins = [y for y in _free_twins(a, x, -1, before) if y not in owners or ix.voice[y] == ix.voice[rest[-1][1]]]
     if not twins:
         return None
     coming = [y for y in twins if ix.voice[y] == ix.voice[rest[-1][1]]]
