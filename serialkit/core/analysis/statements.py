@@ -80,7 +80,6 @@ def take_obvious_statements(a: Assignment) -> Assignment:
     one form, up to its position 11 (what follows, its tail, waits: ``a.tails``, until the
     statements taken best-first have begun on what they begin on)."""
     ix, claims = a.ix, a.claims
-    pending: set[int] = set()  # the notes of the tails read so far
     for i in range(ix.n):
         if claims.owner[i] != FREE:
             continue
@@ -103,13 +102,14 @@ def take_obvious_statements(a: Assignment) -> Assignment:
         if len(found) == 1:
             statement, with_tail = found[0]
             returns = zip(statement.poss, statement.kinds, strict=True)
-            if i in pending and any(p == 0 and k == OSC for p, k in returns):
-                # a tremolo the statement before may end with, going on as this one's opening: of
-                # two readings alike, the statement begins on the later pair (``select``'s rule)
+            if ix.vrank[i] and any(p == 0 and k == OSC for p, k in returns):
+                # a tremolo the statement before may end with (the voice sounded before it), going
+                # on as this one's opening: of two readings alike, the statement begins on the
+                # later pair (``select``'s rule); the earlier pair ends the statement before, or
+                # joins this one as its tremolo (``read_tremolos_and_boundaries``)
                 continue
             if with_tail is not statement:
                 a.tails[len(a.found)] = with_tail
-                pending.update(with_tail.evs[len(statement.evs):])
             accept(a, statement)
     return a
 
