@@ -17,7 +17,6 @@ DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 
 _CHUNK = 1 << 16
 _ENTITY = re.compile(rb"<!ENTITY", re.IGNORECASE)
-_DOCTYPE = re.compile(rb"<!DOCTYPE", re.IGNORECASE)
 
 
 def max_bytes(limit: int | None = None) -> int:
@@ -84,13 +83,26 @@ def ascii_view(data: bytes) -> bytes:
         return data
 
 
+def _doctype_at(data: bytes, within: int = 1 << 20) -> int:
+    """Where ``<!DOCTYPE`` (any case) starts in the first ``within`` bytes, or -1: each ``<!`` is
+    found by ``bytes.find`` (a score has a few: its DOCTYPE, comments), which passes over a
+    score's megabytes many times faster than a case-blind regular expression."""
+    find = data.find
+    at = find(b"<!", 0, within)
+    while at >= 0:
+        if data[at + 2:at + 9].upper() == b"DOCTYPE" and at + 9 <= within:
+            return at
+        at = find(b"<!", at + 2, within)
+    return -1
+
+
 def refuse_entities(data: bytes, where: str) -> None:
     """Refuse documents whose DOCTYPE declares entities (XXE, billion laughs)."""
     data = ascii_view(data)
-    doctype = _DOCTYPE.search(data, 0, 1 << 20)
-    if doctype is None:
+    doctype = _doctype_at(data)
+    if doctype < 0:
         return
-    entity = _ENTITY.search(data, doctype.start())
+    entity = _ENTITY.search(data, doctype)
     if entity is not None:
         raise ScoreReadError(
             f"{where}:{_line_of(data, entity.start())}: the document declares an entity "
