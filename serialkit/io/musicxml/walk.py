@@ -264,7 +264,7 @@ class Walker:
         last_onset = _ZERO
         longest = _ZERO
         durations, field, spelled_of, numer = self.durations, _CHECKED.get, self.spelled.get, numerator
-        for child in measure[:]:  # the children as a list: a slice is a C-level loop, faster than iterating
+        for child in measure:
             self.current = child
             tag = child.tag
             if tag == "note":
@@ -272,7 +272,7 @@ class Walker:
                 pitch: etree._Element | None = None
                 duration: str | None = None
                 staff = 1
-                for sub in child[:]:
+                for sub in child:
                     kind = field(sub.tag)
                     if kind is None:  # voice, type, dots, ties: no part of a check
                         continue
@@ -313,7 +313,7 @@ class Walker:
                         decode_id(nid)
                 # ``spelled_pitch``, inline
                 step, alter_text, octave_text = "", None, None
-                for sub in pitch[:]:
+                for sub in pitch:
                     t = sub.tag
                     if t == "step":
                         step = sub.text or ""
