@@ -80,6 +80,7 @@ def take_obvious_statements(a: Assignment) -> Assignment:
     one form, up to its position 11 (what follows, its tail, waits: ``a.tails``, until the
     statements taken best-first have begun on what they begin on)."""
     ix, claims = a.ix, a.claims
+    pending: set[int] = set()  # the notes of the tails read so far
     for i in range(ix.n):
         if claims.owner[i] != FREE:
             continue
@@ -101,17 +102,36 @@ def take_obvious_statements(a: Assignment) -> Assignment:
                 found.append(whole)
         if len(found) == 1:
             statement, with_tail = found[0]
-            returns = zip(statement.poss, statement.kinds, strict=True)
-            if ix.vrank[i] and any(p == 0 and k == OSC for p, k in returns):
-                # a tremolo the statement before may end with (the voice sounded before it), going
-                # on as this one's opening: of two readings alike, the statement begins on the
-                # later pair (``select``'s rule); the earlier pair ends the statement before, or
-                # joins this one as its tremolo (``read_tremolos_and_boundaries``)
+            if _opens_again(ix, i, statement, pending):
+                # a tremolo the statement before may end with, going on as this one's opening: of
+                # two readings alike, the statement begins on the later pair (``select``'s rule)
                 continue
             if with_tail is not statement:
                 a.tails[len(a.found)] = with_tail
+                pending.update(with_tail.evs[len(statement.evs):])
             accept(a, statement)
     return a
+
+
+def _opens_again(ix: EventIndex, i: int, statement: Chain, pending: set[int]) -> bool:
+    """Is the opening pair of a statement read from ``i`` struck again later in its opening, where
+    the earlier notes may end the statement before? When ``i`` is in an obvious statement's tail
+    (``pending``): any return to position 0. When the voice sounded before ``i``: a return after the
+    second note struck twice in a row (``x y y … x y``: the repeated ``y`` ends the statement
+    before, this one opens on the later ``x y``); a plain tremolo on the opening pair is this
+    statement's own."""
+    kinds, poss = statement.kinds, statement.poss
+    if i in pending:
+        return any(p == 0 and k == OSC for p, k in zip(poss, kinds, strict=True))
+    doubled = False
+    for k in range(2, len(kinds) if ix.vrank[i] else 0):
+        if kinds[k] == NEW:
+            break
+        if kinds[k] == REP and poss[k] == 1 and poss[k - 1] == 1:
+            doubled = True
+        elif doubled and kinds[k] == OSC and poss[k] == 0:
+            return True
+    return False
 
 
 def give_obvious_statements_their_tails(a: Assignment) -> Assignment:
