@@ -6,11 +6,15 @@ positions out of order."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from serialkit.check import check_piece
 from serialkit.check.profiles import profile_for
 from serialkit.core.analysis import analyze
+from serialkit.core.piece import Event, Piece
+from serialkit.core.rows import Row
 from tests.synth import FAMILIES, whole, wrong_notes
 
 ANALYSIS = profile_for("analysis")
@@ -62,3 +66,33 @@ def test_a_correct_whole_work_passes_and_repair_changes_nothing(seed: int) -> No
     assert report.verdict.strict, [v.message for v in report.verdict.violations][:3]
     assert report.unexplained == ()
     assert not plan_repairs(synth.piece, synth.row, "relative").applied
+
+
+def _line(pcs: list[int]) -> Piece:
+    return Piece(tuple(Event(f"e{i}", "v1", Fraction(i, 2), Fraction(1, 2), 60 + pc) for i, pc in enumerate(pcs)))
+
+
+ROW = Row.parse("C B G Ab Eb Db D Bb F# F E A")
+P0, P9 = list(ROW.form("P0")), list(ROW.form("P9"))  # P9 begins on the A that ends P0
+
+
+@pytest.mark.parametrize("returns", (1, 2))
+def test_a_tremolo_on_the_shared_note_and_the_next_position_passes(returns: int) -> None:
+    """``… F E A | G# A G# E …``: P9 begins on the A ending P0 and trills it with its G# — the G#
+    is P9's position 1 (once left unexplained), and P9's return to the shared A is no position
+    out of order (the ORDER walk starts from the shared note, tagged P0:11) nor a missing one."""
+    piece = _line(P0 + [P9[1], P9[0]] * returns + P9[1:])
+    report = check_piece(piece, row=ROW, profile=ANALYSIS)
+    assert report.verdict.strict, [v.message for v in report.verdict.violations]
+    assert report.unexplained == ()
+    assert analyze(piece, ROW).labels()["e12"] == "P9:1"
+
+
+def test_a_repeat_before_a_shared_note_with_no_habit_elsewhere_is_still_a_finding() -> None:
+    """``… F E E | A …`` in a piece of two statements: a wrong note written for P0's last note
+    (the A) reads exactly alike, and nothing else in the piece shares notes or repeats them: the
+    finding stays (the same shape in a piece that shares and repeats elsewhere passes)."""
+    piece = _line(P0[:11] + [P0[10]] + P9)
+    report = check_piece(piece, row=ROW, profile=ANALYSIS)
+    assert [v.code for v in report.verdict.violations] == ["ROW"]
+    assert "stops without position 11" in report.verdict.violations[0].message

@@ -176,6 +176,8 @@ class Analysis:
                 again = [r for r in s.repeats if (t := self.tags.get(r)) is not None and t.position == k]
                 if not (0 <= missing < 12 and again and edge is not None):
                     continue
+                if any((t := self.tags.get(r)) is not None and t.position == missing for r in s.repeats):
+                    continue  # its own tremolo returns to the position: it sounds, shared at the edge
                 if _habitual(s.event_ids[missing], again, shared, repeated):
                     continue
                 out.append(EdgeRepeat(s, k, missing, edge, again[0]))

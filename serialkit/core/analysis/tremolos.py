@@ -66,7 +66,8 @@ def _hand_over(a: Assignment, owners: Owners, w: int, to: tuple[int, int], slot:
 def _take(a: Assignment, owners: Owners, s: int, p: int, anchor: int, other: int) -> bool:
     """Statement ``s`` takes ``other`` as a repeat of position ``p`` (or has it already): it is
     unexplained, held by another statement only as a repeat, or a first note that statement can
-    replace by its own later repeat. False when it belongs to another statement."""
+    replace by its own later repeat, or the last note of another statement that ``s`` begins with
+    (shared: an elision, ``other`` before ``anchor``). False when it belongs to another statement."""
     now = owners.get(other, ())
     if any(t == s for t, _ in now):
         return True
@@ -75,6 +76,10 @@ def _take(a: Assignment, owners: Owners, s: int, p: int, anchor: int, other: int
     if now:
         t, q = now[0]
         g = a.found[t]
+        if g.slots.get(q) == other and q == 11 and p == 0 and other < anchor:
+            a.found[s].repeats.append((other, p))  # ``_earliest_first`` makes it the first note
+            owners[other] = [*now, (s, p)]
+            return True
         if g.slots.get(q) == other:
             free = _freeable(a, owners, other) if other > anchor else None
             if free is None or free[0] == s:

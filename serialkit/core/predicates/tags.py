@@ -120,11 +120,34 @@ def order_and_row(
     table = None if row is None else FormTable(row, cols.piece.convention)
     row_bad: list[int] = []
     out: list[Violation] = []
+    before: dict[int, int] = {}  # event -> the previous event of its voice (built when first needed)
     for k, stmt in enumerate(statements):
         if clean is not None and table is not None and clean[k]:
             continue
-        _walk(cols, rules, stmt, table, out, row_bad)
+        _walk(cols, rules, stmt, table, out, row_bad, before)
     return out, ([] if table is None else row_violations(cols, table, row_bad))
+
+
+def _shared_start(cols: Columns, stmt: TaggedStatement, before: dict[int, int]) -> int:
+    """The position before a statement's first note that the note just before it in its voice
+    sounds, tagged with another statement (a note both end and begin, tagged once: an elision),
+    when the statement returns to that position later with that pitch class (a tremolo on its
+    first pair); else -1. The statement has then heard that position before its first note."""
+    first = stmt.indices[0]
+    tag = cols.tags[first]
+    if tag is None or tag.position == 0:
+        return -1
+    want = tag.position - 1
+    again = next((i for i in stmt.indices if (t := cols.tags[i]) is not None and t.position == want), None)
+    if again is None:
+        return -1
+    if not before:
+        for line in cols.by_voice:
+            before.update(zip(line[1:], line[:-1], strict=True))
+    prev = before.get(first)
+    if prev is None or (other := cols.tags[prev]) is None or other.statement == tag.statement:
+        return -1
+    return want if cols.midi[prev] % 12 == cols.midi[again] % 12 else -1
 
 
 def _walk(
@@ -134,15 +157,18 @@ def _walk(
     table: FormTable | None,
     out: list[Violation],
     row_bad: list[int],
+    before: dict[int, int],
 ) -> None:
-    """ORDER (into ``out``) and ROW (the indices into ``row_bad``) of one statement, note by note."""
+    """ORDER (into ``out``) and ROW (the indices into ``row_bad``) of one statement, note by note
+    (from the position an elided note before it holds, ``_shared_start``)."""
     tags, midi = cols.tags, cols.midi
     window, repeats = rules.oscillation_window, rules.immediate_repeats
     octaves = repeats and rules.octave_repeats
     form = stmt.form
     form_pcs = table.pcs(form) if table is not None else ()
-    top = -1
-    heard = 0  # bit set of order positions heard
+    shared = _shared_start(cols, stmt, before) if stmt.indices else -1
+    top = shared
+    heard = 1 << shared if shared >= 0 else 0  # bit set of order positions heard
     pcs = 0  # bit set of pitch classes heard
     prev_pos, prev_midi, extra = -1, -1, 0
     for i in stmt.indices:
