@@ -133,6 +133,22 @@ def chords(seed: int, statements: int = 14) -> Synth:
     return w.done("chords")
 
 
+def _ornament(w: _Writer, v: int, onset: Fraction, form: RowForm, pcs: tuple[int, ...], pos: int) -> Fraction:
+    """After the note of position ``pos`` in voice ``v``: one to three repeats of it (one time in
+    five) or a two-note tremolo with the next position (one in ten). Returns the onset after them."""
+    roll = w.rng.random()
+    if roll < 0.2:  # repeated note
+        for _ in range(w.rng.randint(1, 3)):
+            w.note(v, onset, Fraction(1, 4), pcs[pos], (form, pos))
+            onset += Fraction(1, 4)
+    elif roll < 0.3 and pos < 11:  # tremolo between this position and the next
+        for _ in range(w.rng.randint(2, 3)):
+            for q in (pos + 1, pos):
+                w.note(v, onset, Fraction(1, 8), pcs[q], (form, q))
+                onset += Fraction(1, 8)
+    return onset
+
+
 def repeats(seed: int, statements: int = 8, voices: int = 2) -> Synth:
     """Repeated notes and two-note tremolos inside statements, one row per voice."""
     w = _Writer(random.Random(seed), _row(seed), voices)
@@ -146,17 +162,7 @@ def repeats(seed: int, statements: int = 8, voices: int = 2) -> Synth:
             while pos < 12:
                 ioi = w.ioi()
                 ids.append(w.note(v, onset, ioi, pcs[pos], (form, pos)))
-                onset += ioi
-                roll = w.rng.random()
-                if roll < 0.2:  # repeated note
-                    for _ in range(w.rng.randint(1, 3)):
-                        w.note(v, onset, Fraction(1, 4), pcs[pos], (form, pos))
-                        onset += Fraction(1, 4)
-                elif roll < 0.3 and pos < 11:  # tremolo between this position and the next
-                    for _ in range(w.rng.randint(2, 3)):
-                        for q in (pos + 1, pos):
-                            w.note(v, onset, Fraction(1, 8), pcs[q], (form, q))
-                            onset += Fraction(1, 8)
+                onset = _ornament(w, v, onset + ioi, form, pcs, pos)
                 pos += 1
             w.statements.append((form, ids))
     return w.done("repeats")
@@ -208,18 +214,8 @@ def elided_repeats(seed: int, statements: int = 8, voices: int = 2) -> Synth:
             for pos in range(len(carried), 12):
                 ioi = w.ioi()
                 ids.append(w.note(v, onset, ioi, pcs[pos], (form, pos)))
-                onset += ioi
                 after = len(w.events)  # the notes written after this one: its repeats
-                roll = w.rng.random()
-                if roll < 0.2:  # repeated note
-                    for _ in range(w.rng.randint(1, 3)):
-                        w.note(v, onset, Fraction(1, 4), pcs[pos], (form, pos))
-                        onset += Fraction(1, 4)
-                elif roll < 0.3 and pos < 11:  # tremolo between this position and the next
-                    for _ in range(w.rng.randint(2, 3)):
-                        for q in (pos + 1, pos):
-                            w.note(v, onset, Fraction(1, 8), pcs[q], (form, q))
-                            onset += Fraction(1, 8)
+                onset = _ornament(w, v, onset + ioi, form, pcs, pos)
             w.statements.append((form, ids))
             options = [f for f, seq in forms.items() if seq[0] == pcs[11]] if w.rng.random() < 0.6 else []
             if not options:
