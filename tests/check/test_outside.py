@@ -63,9 +63,9 @@ def test_a_re_struck_note_before_a_hand_off_is_not_corrected() -> None:
     """A statement re-strikes its E in the viola and goes on in the clarinet and violin; the reading
     took another stream's G for the next position and left the hand-off unexplained (4 notes of
     1,506), and the second E → G5 was suggested at 85 % and applied by ``repair``. As written each
-    E repeats the other: the hand-off is read as written (a repeat of a statement's last note may
-    be the next statement's first, ``Claims.repeat_available``), one note of 1,506 is left
-    unexplained, and no suggestion reaches the repair threshold."""
+    E repeats the other: the hand-off is now read as written (since statements may share a note
+    that a repeat or tremolo stands beside), one note of 1,506 is left unexplained, and no
+    suggestion reaches the repair threshold."""
     from serialkit.core.suggest import DEFAULT_THRESHOLD, suggest
 
     made = generate(TEXTURES["chords_handoff"], 9922, 1500)

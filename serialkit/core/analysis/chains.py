@@ -189,11 +189,12 @@ key, and per event its pitch class."""
 
 def _repeat_link(ix: EventIndex, nctx: _Next, claims: Claims, pcs: tuple[int, ...], k: int, last: int,
                  leave: float, taken: set[int], voice_mode: bool, reads: list[int],
-                 best: tuple[float, int, int, int]) -> tuple[float, int, int, int]:
+                 best: tuple[float, int, int, int], trill: bool = False) -> tuple[float, int, int, int]:
     """A repeated note or a tremolo's return note (the very next note of ``last``'s voice), if
     cheaper than ``best`` (cost, event, position, kind). ``reads``: see ``_next_position``. A
     note another statement holds is taken only as the last position's repeat that begins the
-    next statement (a tremolo on the last two positions whose last note is shared, elided)."""
+    next statement, ending a tremolo (``trill``: ``last`` is its return; the last two positions
+    alternating, the last note shared, elided)."""
     next_sl, repeat_ok, next_of, pcl = nctx
     nxt, last_sl = next_sl[last], ix.sl[last]
     if nxt < 0 or nxt - last_sl > HORIZON or not repeat_ok[last]:
@@ -208,7 +209,7 @@ def _repeat_link(ix: EventIndex, nctx: _Next, claims: Claims, pcs: tuple[int, ..
                           k - 1, OSC)):  # the return note of a two-note tremolo
         if c >= 0 and c not in taken:
             reads.append(c)
-            if claims.owner[c] == FREE or kind == REP and claims.repeat_available(c, pos):
+            if claims.owner[c] == FREE or trill and kind == REP and claims.repeat_available(c, pos):
                 return (cost, c, pos, kind)
     return best
 
@@ -246,7 +247,7 @@ def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: in
     reads.append(start)
     voice_mode = mode == VOICE_MODE
     onsets = ix.slice_ticks
-    waits, first = 0, onsets[sl[start]]
+    waits, first, plain = 0, onsets[sl[start]], False
     while True:
         last_key = sl[last] * vkey + voice[last]
         leave = LEAVE * (sv_count[last_key] - taken_sv.get(last_key, 0))
@@ -254,7 +255,7 @@ def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: in
         kind = NEW
         if pcl[last] == pcs[k] or last_kind == OSC:
             cost, best, pos, kind = _repeat_link(ix, nctx, claims, pcs, k, last, leave, taken, voice_mode, reads,
-                                                 (cost, best, pos, kind))
+                                                 (cost, best, pos, kind), last_kind == OSC and not plain)
         if best < 0:
             break
         wait = _wait(ix, last, best) if held[last] else onsets[sl[best]] - onsets[sl[last]]
@@ -272,6 +273,7 @@ def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: in
         taken_sv[key] = taken_sv.get(key, 0) + 1
         total += cost
         head = head and owner[best] != FREE
+        plain = kind != NEW and (plain or kind == REP and last_kind != OSC)  # a plain repeat since the last position
         last, last_kind, k = best, kind, pos if kind == NEW else k
         if abort and len(evs) <= ABORT_AFTER and total > ABORT_COST:
             return None
