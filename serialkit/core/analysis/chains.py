@@ -273,7 +273,7 @@ def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: in
         taken_sv[key] = taken_sv.get(key, 0) + 1
         total += cost
         head = head and owner[best] != FREE
-        plain = kind != NEW and (plain or kind == REP and last_kind != OSC)  # a plain repeat since the last position
+        plain = kind != NEW and (plain or kind == REP and last_kind != OSC)  # see ``ends_trill``
         last, last_kind, k = best, kind, pos if kind == NEW else k
         if abort and len(evs) <= ABORT_AFTER and total > ABORT_COST:
             return None
@@ -285,6 +285,21 @@ def build_chain(ix: EventIndex, form_index: int, pcs: tuple[int, ...], start: in
     _tidy(chain)
     _trim(chain)
     return chain if chain.evs else None
+
+
+def ends_trill(chain: Chain, k: int) -> bool:
+    """Is link ``k`` of ``chain`` a repeat confirming a tremolo's return, with no plain repeat (a
+    position struck twice in a row) since the chain's last new position? Only such a repeat may be
+    another statement's first note (``build_chain`` keeps the same test as it goes: ``plain``)."""
+    kinds, poss = chain.kinds, chain.poss
+    if kinds[k] != REP or kinds[k - 1] != OSC:
+        return False
+    for j in range(k - 1, 0, -1):
+        if kinds[j] == NEW:
+            break
+        if kinds[j] == REP and poss[j] == poss[j - 1]:
+            return False
+    return True
 
 
 SHORT = Chain(-1, VOICE_MODE, -1, 0, [], [], [], [])

@@ -28,8 +28,7 @@ def prefer_new(a: Assignment, owners: Owners) -> None:
 
 def _struck_again(f: Found, e: int) -> bool:
     """Does the statement whose first note is ``e`` repeat it before its next position sounds?"""
-    later = min((x for q, x in f.slots.items() if q > 0), default=None)
-    return any(p == 0 and r > e and (later is None or r < later) for r, p in f.repeats)
+    return any(p == 0 and r > e and f.at_once(0, r) for r, p in f.repeats)
 
 
 def _slot_readings(a: Assignment, owners: Owners, e: int) -> list[tuple[int, int | None]]:

@@ -292,9 +292,7 @@ def _unshare(a: Assignment, owners: Owners) -> None:
     for s, f in enumerate(a.found):
         for e, p in sorted(f.repeats):
             x = f.slots.get(p)
-            if x is None or len(owners.get(x, ())) < 2 or (e, p) not in f.repeats:
-                continue
-            if any(q > p and y < e for q, y in f.slots.items()):
+            if x is None or len(owners.get(x, ())) < 2 or (e, p) not in f.repeats or not f.at_once(p, e):
                 continue
             f.repeats.remove((e, p))
             f.slots[p] = e

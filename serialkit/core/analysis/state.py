@@ -29,6 +29,11 @@ class Found:
     repeats: list[tuple[int, int]] = field(default_factory=list)  # (event, position)
     chain: Chain | None = None
 
+    def at_once(self, p: int, e: int) -> bool:
+        """Does event ``e`` sound before the note of every position after ``p`` (a repeat of
+        ``p`` struck at once, not after the statement went on)?"""
+        return not any(q > p and y < e for q, y in self.slots.items())
+
 
 @dataclass(slots=True)
 class Assignment:

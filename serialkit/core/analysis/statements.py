@@ -13,6 +13,7 @@ from serialkit.core.analysis.chains import (
     VOICE_MODE,
     Chain,
     build_chain,
+    ends_trill,
 )
 from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.selection import (
@@ -144,9 +145,7 @@ def give_obvious_statements_their_tails(a: Assignment) -> Assignment:
         start = end = len(chain.evs) - len(tail)
         while end < len(chain.evs) and claims.owner[chain.evs[end]] == FREE:
             end += 1
-        if (end < len(chain.evs) and chain.kinds[end] == REP and chain.kinds[end - 1] == OSC
-                and claims.repeat_available(chain.evs[end], chain.poss[end])
-                and not any(chain.kinds[k] == REP and chain.poss[k] == chain.poss[k - 1] for k in range(start, end))):
+        if end < len(chain.evs) and ends_trill(chain, end) and claims.repeat_available(chain.evs[end], chain.poss[end]):
             end += 1  # a tremolo on the last pair ends on the next statement's first note (elided)
         while end > start and chain.kinds[end - 1] == OSC:
             end -= 1

@@ -259,8 +259,9 @@ def _tremolo_across_elision(a: Assignment, owners: Owners, s: int, t: int) -> No
     *moved, last_x, new_y = line[1:]
     g.repeats[:] = [(e, p) for e, p in g.repeats if e not in line]
     for e in (*moved, last_x):
-        f.repeats.append((e, 10 if ix.pc[e] == ix.pc[y] else 11))
-        owners[e] = [(s, 10 if ix.pc[e] == ix.pc[y] else 11)]
+        p = 10 if ix.pc[e] == ix.pc[y] else 11
+        f.repeats.append((e, p))
+        owners[e] = [(s, p)]
     g.slots[0], g.slots[1] = last_x, new_y
     owners[x] = [(s, 11)]
     owners[last_x].append((t, 0))
