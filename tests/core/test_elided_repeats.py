@@ -96,3 +96,32 @@ def test_a_repeat_before_a_shared_note_with_no_habit_elsewhere_is_still_a_findin
     report = check_piece(piece, row=ROW, profile=ANALYSIS)
     assert [v.code for v in report.verdict.violations] == ["ROW"]
     assert "stops without position 11" in report.verdict.violations[0].message
+
+
+@pytest.mark.parametrize(("shape", "pcs"), [
+    ("A | G# G# G# ...", P0 + [P9[1]] * 3 + P9[2:]),
+    ("A | G# C G# C ...", P0 + [P9[1], P9[2]] * 2 + P9[3:]),
+    ("F E E E | A ...", P0[:11] + [P0[10]] * 2 + P9),
+    ("F E F E | A ...", P0[:11] + [P0[9], P0[10]] + P9),
+])
+def test_a_run_or_a_tremolo_beside_a_lone_shared_note_passes(shape: str, pcs: list[int]) -> None:
+    """A piece of two statements sharing one note, nothing else shared: the edge position struck
+    three times in a row, or returned to in a tremolo with the next position, is no wrong note (a
+    wrong note written as its neighbour makes one pair beside the shared note)."""
+    piece = _line(pcs)
+    report = check_piece(piece, row=ROW, profile=ANALYSIS)
+    assert report.verdict.strict, (shape, [v.message for v in report.verdict.violations])
+    assert report.unexplained == ()
+
+
+@pytest.mark.parametrize(("shape", "pcs", "missing"), [
+    ("A | G# G# C ...", P0 + [P9[1]] * 2 + P9[2:], "stops without position 0"),
+    ("F E E | A ...", P0[:11] + [P0[10]] + P9, "stops without position 11"),
+])
+def test_a_pair_beside_a_lone_shared_note_is_still_a_finding(shape: str, pcs: list[int], missing: str) -> None:
+    """The same pieces with the edge position struck twice: the shape a wrong note written as its
+    neighbour leaves (``A | A G#`` written ``A | G# G#``) — reported, naming both notes."""
+    report = check_piece(_line(pcs), row=ROW, profile=ANALYSIS)
+    assert [v.code for v in report.verdict.violations] == ["ROW"], shape
+    assert missing in report.verdict.violations[0].message
+    assert len(report.verdict.violations[0].event_ids) == 2

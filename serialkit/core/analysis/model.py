@@ -167,6 +167,7 @@ class Analysis:
         note is then merely read as the other statement's: correct music)."""
         out = []
         shared, repeated = self._shared_and_repeated()
+        onset = {e.id: e.onset for e in piece.events} if piece is not None else None
         for s in self.statements:
             found = s.own_positions()
             if not found or len(found) == 12 or not s.repeats:
@@ -179,6 +180,8 @@ class Analysis:
                 if any((t := self.tags.get(r)) is not None and t.position == missing for r in s.repeats):
                     continue  # its own tremolo returns to the position: it sounds, shared at the edge
                 if _habitual(s.event_ids[missing], again, shared, repeated):
+                    continue
+                if onset is not None and _not_a_pair(s, found, missing > k, [edge, *again], self.tags, onset):
                     continue
                 out.append(EdgeRepeat(s, k, missing, edge, again[0]))
         if piece is not None:
@@ -362,6 +365,28 @@ class Analysis:
             "notes": list(self.notes),
             "identification": None if self.identification is None else self.identification.to_dict(),
         }
+
+
+def _not_a_pair(s: Statement, found: list[int], later: bool, notes: list[str],
+                tags: Mapping[str, Tag | None], onset: Mapping[str, Fraction]) -> bool:
+    """Is the statement's edge position (its ``notes``) not struck as one pair on the missing
+    end's side of the statement's next position (``later``: the missing end is after the edge, the
+    next position the one before it, its last strike; else its first)? A wrong note written as its
+    neighbour leaves two notes side by side where the missing position would stand (``y | x x z``);
+    once there, the other returns are a tremolo's (``y | x z x z``, ``x y x y | z``), and three or
+    more strikes in a row are the piece's repeated notes (``y | x x x z``): a wrong note makes a
+    pair."""
+    k = found[-2] if later else found[1]
+    strikes = [s.event_ids[k], *(r for r in s.repeats if _position(tags.get(r)) == k)]
+    inner = [e for e in strikes if e is not None and e in onset]
+    if not inner or any(e not in onset for e in notes):
+        return False
+    last = max(onset[e] for e in inner) if later else min(onset[e] for e in inner)
+    return sum(1 for e in notes if (onset[e] > last if later else onset[e] < last)) != 2
+
+
+def _position(tag: Tag | None) -> int | None:
+    return None if tag is None else tag.position
 
 
 def _habitual(borrowed: str | None, doubled: Iterable[str], shared: set[str], repeated: set[str]) -> bool:
