@@ -44,8 +44,8 @@ from serialkit.repair import repair_score  # noqa: E402
 from tests import synth  # noqa: E402
 
 SIZES = (150, 1500, 5000, 20000)
-HARDEST_FIRST = ("concurrent", "elided_repeats", "pivot_voice_change", "repeats", "distributed", "piano_hands",
-                 "elided", "invariant_chords", "chords", "pivots", "row_per_voice", "one_voice")
+HARDEST_FIRST = ("concurrent", "elided_repeats", "handed", "pivot_voice_change", "repeats", "distributed",
+                 "piano_hands", "elided", "invariant_chords", "chords", "pivots", "row_per_voice", "one_voice")
 CORPUS = ROOT.parent / "shared" / "corpus"
 RATIO, FLAT, REPAIR = 1.0, 1.5, 2.0
 

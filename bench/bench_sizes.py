@@ -2,8 +2,8 @@
 
 ``bench_scale`` and ``bench_verdict`` use fixed sizes and seeds, and the analysis was corrected on
 what they showed. This bench draws its pieces at random — for each of the five hardest texture
-families (``concurrent``, ``piano_hands``, ``repeats``, ``distributed``, ``elided_repeats``; the
-last added after the others, so their draws of a sample stay what they were) ``--pieces`` pieces, each
+families (``concurrent``, ``piano_hands``, ``repeats``, ``distributed``, ``elided_repeats``,
+``handed``; the last two added after the others, so their draws of a sample stay what they were) ``--pieces`` pieces, each
 of a random seed (0–400) and a random size (150–4,000 notes) from a random generator seeded by
 ``--sample`` — so a new ``--sample`` is music the analysis has never been looked at against. It
 prints, hardest family first, the pieces read whole and each failing piece (family, seed, size,
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from serialkit.core.analysis import analyze  # noqa: E402
 from tests import synth  # noqa: E402
 
-FAMILIES = ("concurrent", "piano_hands", "repeats", "distributed", "elided_repeats")
+FAMILIES = ("concurrent", "piano_hands", "repeats", "distributed", "elided_repeats", "handed")
 
 
 def main() -> int:

@@ -227,6 +227,33 @@ def elided_repeats(seed: int, statements: int = 8, voices: int = 2) -> Synth:
     return w.done("elided_repeats")
 
 
+def handed(seed: int, statements: int = 8) -> Synth:
+    """Two streams at once: one voice states its own rows, and the other stream's statements are
+    handed between two voices, most beginning on the note that ends the one before (elided: the
+    shared note sounds in the first voice, the rest of the statement in the other)."""
+    w = _Writer(random.Random(seed), _row(seed), 3)
+    forms = w.row.forms()
+    _stream(w, [0], statements, Fraction(w.rng.randrange(4), 2))
+    onset = Fraction(w.rng.randrange(4), 2)
+    form, carried, voice = w.form(), [], 1
+    for _ in range(statements):
+        pcs = forms[form]
+        ids = list(carried)
+        for pos in range(len(carried), 12):
+            ioi = w.ioi()
+            ids.append(w.note(voice, onset, ioi, pcs[pos], (form, pos)))
+            onset += ioi
+        w.statements.append((form, ids))
+        voice = 3 - voice  # the next statement in the other voice
+        options = [f for f, seq in forms.items() if seq[0] == pcs[11]] if w.rng.random() < 0.8 else []
+        if not options:
+            form, carried = w.form(), []
+            continue
+        form, carried = w.rng.choice(options), ids[11:]
+        w.truth[carried[0]].add((form, 0))
+    return w.done("handed")
+
+
 def pivots(seed: int, statements: int = 8, voices: int = 2) -> Synth:
     """Each voice's next statement begins on the pitch class the last one ended on, struck
     again (a pivot: two notes, the end of one statement and the start of the next)."""
@@ -424,6 +451,7 @@ FAMILIES: dict[str, Callable[[int], Synth]] = {
     "repeats": repeats,
     "elided": elided,
     "elided_repeats": elided_repeats,
+    "handed": handed,
     "pivots": pivots,
     "invariant_chords": invariant_chords,
     "pivot_voice_change": pivot_voice_change,

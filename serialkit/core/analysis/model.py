@@ -376,6 +376,8 @@ def _not_a_pair(s: Statement, found: list[int], later: bool, notes: list[str],
     once there, the other returns are a tremolo's (``y | x z x z``, ``x y x y | z``), and three or
     more strikes in a row are the piece's repeated notes (``y | x x x z``): a wrong note makes a
     pair."""
+    if len(found) < 2:
+        return False
     k = found[-2] if later else found[1]
     strikes = [s.event_ids[k], *(r for r in s.repeats if _position(tags.get(r)) == k)]
     inner = [e for e in strikes if e is not None and e in onset]

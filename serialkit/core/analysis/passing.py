@@ -18,7 +18,9 @@ def learn_voice_passing(ix: EventIndex, statements: list[Found]) -> list[list[fl
     """For each pair of voices (u, v), the extra cost of a row passing from u to v: 0 for the
     passes the first reading made often, up to STRANGE for passes it never made; STRANGE for every
     pass when the first reading keeps its rows to their voices (at most APART of its links cross:
-    a statement that takes its opening from another voice there is a misreading). None when the
+    a statement that takes its opening from another voice there is a misreading), but for two
+    voices that hand rows to each other (``_handing``), as also when fewer than MIN_SHARE of its
+    links cross and two voices hand rows to each other (three voices or more). None when the
     first reading has too few links to learn from, or its voices pass rows to one another alike
     (nothing to change)."""
     voices = len(ix.voice_names)
@@ -35,8 +37,10 @@ def learn_voice_passing(ix: EventIndex, statements: list[Found]) -> list[list[fl
             crossing += u != v
     if links < MIN_LINKS:
         return None
-    if 0 < crossing <= APART * links:  # rows stay in their voices: any pass is strange
-        return [[0.0 if u == v else STRANGE for v in range(voices)] for u in range(voices)]
+    handing = {(u, v) for u in range(voices) for v in range(voices) if u != v and _handing(counts, crossing, u, v)}
+    if 0 < crossing <= APART * links or voices >= 3 and crossing < MIN_SHARE * links and handing:
+        # rows stay in their voices (but for two that hand rows to each other): any other pass is strange
+        return [[0.0 if u == v or (u, v) in handing else STRANGE for v in range(voices)] for u in range(voices)]
     if voices < 3 or crossing < MIN_SHARE * links:
         return None
     strange = [[0.0] * voices for _ in range(voices)]
@@ -51,3 +55,13 @@ def learn_voice_passing(ix: EventIndex, statements: list[Found]) -> list[list[fl
     if max(max(row) for row in strange) < RARE * STRANGE:
         return None  # every voice passes to every other: nothing to learn
     return strange
+
+
+def _handing(counts: list[list[int]], crossing: int, u: int, v: int) -> bool:
+    """Do voices ``u`` and ``v`` hand rows to each other: at least MIN_FROM of the first reading's
+    links between them (either way), and most of its links that cross voices? Rows that keep to
+    their voices cross only where a misreading takes a note from anywhere; statements handed
+    between two instruments, each beginning on the note that ends the other's (elided), cross once
+    a statement and always between the same two."""
+    pair = counts[u][v] + counts[v][u]
+    return pair >= MIN_FROM and 2 * pair > crossing

@@ -268,6 +268,31 @@ def _tremolo_across_elision(a: Assignment, owners: Owners, s: int, t: int) -> No
     owners[new_y] = [(t, 1)]
 
 
+def _share_opening(a: Assignment, owners: Owners, t: int) -> None:
+    """Statement ``t`` states position 1 but not position 0, and a note of position 0's pitch
+    class ends another statement just before it (its position 11, shared with no one): that note
+    begins ``t`` as well (an elision; the statement handed to another instrument on the shared
+    note, which stays in the first one's voice). Of two such notes, the one whose voice passes
+    rows to ``t``'s as the piece does, then the later."""
+    g = a.found[t]
+    if 0 in g.slots or 1 not in g.slots:
+        return
+    ix, y = a.ix, g.slots[1]
+    best: tuple[float, int, int] | None = None
+    for x in ix.by_pc[a.forms[g.form][0]]:
+        held = owners.get(x, ())
+        if len(held) != 1 or held[0][1] != 11 or held[0][0] == t or a.found[held[0][0]].slots.get(11) != x:
+            continue
+        if x >= y or _fits(a, g, 0, x, owners) is None:
+            continue
+        cost = 0.0 if ix.strange is None else ix.strange[ix.voice[x]][ix.voice[y]]
+        if best is None or (cost, -x) < (best[0], -best[1]):
+            best = (cost, x, held[0][0])
+    if best is not None:
+        g.slots[0] = best[1]
+        owners[best[1]] = [*owners[best[1]], (t, 0)]
+
+
 def read_tremolos_and_boundaries(a: Assignment) -> Assignment:
     """A tremolo on two statements' shared pair ends the first (``_tremolo_across_elision``);
     unexplained inner notes of a tremolo join its statement (see ``_tremolo``, ``_return``,
@@ -279,6 +304,8 @@ def read_tremolos_and_boundaries(a: Assignment) -> Assignment:
         s = ends.get(g.slots.get(0, -1))
         if s is not None and s != t:
             _tremolo_across_elision(a, owners, s, t)
+    for t in range(len(a.found)):
+        _share_opening(a, owners, t)
     for s, f in enumerate(a.found):
         if len(f.slots) < 2:
             continue
