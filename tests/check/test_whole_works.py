@@ -18,7 +18,7 @@ from serialkit.core.suggest import plan_repairs
 from tests import synth
 
 PASSING = ("one_voice", "row_per_voice", "chords", "pivots", "invariant_chords", "elided",
-           "pivot_voice_change", "repeats")
+           "pivot_voice_change", "repeats", "handed")
 
 
 @pytest.mark.slow

@@ -85,3 +85,20 @@ def test_two_voices_handing_rows_to_each_other_pass_rows_cheaply() -> None:
     assert strange[v["v1"]][v["v2"]] > 0 and strange[v["v3"]][v["v1"]] > 0
     report = check_piece(piece, row=ROW, profile=ANALYSIS)
     assert report.verdict.strict, [v.message for v in report.verdict.violations]
+
+
+@pytest.mark.parametrize(("seed", "notes"), [(316, 993), (29, 3876), (202, 2816)])
+def test_two_streams_sounding_one_pitch_class_at_once_keep_their_own_notes(seed: int, notes: int) -> None:
+    """Where the two streams sound one pitch class a beat apart, each statement once took the other
+    stream's note (reported as two notes of a voice written in each other's place, and a statement
+    handed on left without its shared opening): the two notes are given back when both statements
+    then keep their voices and their order (``exchange.give_back_exchanged_notes``)."""
+    synth = whole("handed", seed, notes)
+    analysis = analyze(synth.piece, synth.row)
+    report = check_piece(synth.piece, row=synth.row, profile=ANALYSIS)
+    assert report.verdict.strict, [v.message for v in report.verdict.violations][:3]
+    assert analysis.exchanges(synth.piece) == []
+    voice = {e.id: e.voice for e in synth.piece.events}
+    for s in analysis.statements:  # the lone voice's statements keep to it
+        own = {voice[e] for e in s.event_ids if e is not None and e not in s.elided}
+        assert own == {"v1"} or "v1" not in own, (s.id, own)

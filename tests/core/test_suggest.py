@@ -398,7 +398,11 @@ def test_plain_repeats_are_never_suspect(seed: int) -> None:
 def test_suspects_stay_below_a_third_in_planted_pieces(seed: int, family: str) -> None:
     """Property: whatever a suspect change gains, it is reported at a third of the confidence at
     most (plan_repairs never applies one)."""
-    synth = FAMILIES[family](seed, statements=3)
+    try:
+        synth = FAMILIES[family](seed, statements=3)
+    except ValueError:  # a seed whose row the family cannot write (invariant_chords: no unambiguous chords)
+        assume(False)
+        raise
     for plant in plant_errors(synth.piece, synth.row, family, 2, seed):
         for note in suggest(plant.piece, analyze(plant.piece, plant.row)):
             if note.finding == "suspect":

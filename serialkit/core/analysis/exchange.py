@@ -59,3 +59,48 @@ def _in_order(a: Assignment, f: Found) -> bool:
     sl = a.ix.sl
     at = [sl[f.slots[q]] for q in sorted(f.slots)]
     return all(b >= c for b, c in zip(at[1:], at, strict=False))
+
+
+def _stray(a: Assignment, owners: Owners, f: Found, s: int) -> tuple[int, int, int, int] | None:
+    """Statement ``s`` (``f``) in one voice but for one note of another voice, repeating none of its
+    positions: (its voice, the other voice, the position, the note). Notes it
+    shares with another statement (elided) do not count: a statement handed on may begin in the
+    voice that ended the one before."""
+    ix = a.ix
+    own = [(q, e) for q, e in sorted(f.slots.items()) if owners.get(e) == [(s, q)]]
+    voices: dict[int, list[tuple[int, int]]] = {}
+    for q, e in own:
+        voices.setdefault(ix.voice[e], []).append((q, e))
+    if len(voices) != 2 or f.repeats:
+        return None
+    (home, mine), (away, stray) = sorted(voices.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    if len(stray) != 1 or len(mine) < 3:
+        return None
+    return home, away, stray[0][0], stray[0][1]
+
+
+def give_back_exchanged_notes(a: Assignment) -> Assignment:
+    """Two statements, each in one voice but for one note of the other's voice of one pitch class
+    (two streams sounding that pitch class near one another, each taking the other's note):
+    they exchange the two notes when each then keeps its own voice and its positions in time
+    order. Where that would put one of them out of order, the crossing stays (a swap of two notes
+    of a voice, written in each other's place, reads that way: ``Analysis.exchanges`` reports it)."""
+    ix, owners = a.ix, a.owners
+    strays: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
+    for s, f in enumerate(a.found):
+        found = _stray(a, owners, f, s)
+        if found is not None:
+            home, away, q, x = found
+            strays.setdefault((home, away, ix.pc[x]), []).append((s, q, x))
+    for (home, away, pc), ours in sorted(strays.items()):
+        for s, q, x in ours:
+            for t, r, y in strays.get((away, home, pc), []):
+                f, g = a.found[s], a.found[t]
+                if s == t or f.slots.get(q) != x or g.slots.get(r) != y or abs(ix.sl[x] - ix.sl[y]) > HORIZON:
+                    continue
+                f.slots[q], g.slots[r] = y, x
+                if _in_order(a, f) and _in_order(a, g):
+                    owners[x], owners[y] = [(t, r)], [(s, q)]
+                    break
+                f.slots[q], g.slots[r] = x, y
+    return a

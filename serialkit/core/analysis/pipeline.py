@@ -35,6 +35,8 @@ statements, the later ones place single notes and record the readings a note cou
     ``untangle_beside_unexplained`` — where notes stay unexplained, the statements sounding there
     are put in time order and the notes placed again.
 12. ``move_early_positions_later`` — ``a x a a b``: ``x`` is the wrong note, the later ``b`` holds it.
+    ``give_back_exchanged_notes`` — two statements that each took one note of the other's voice of
+    one pitch class exchange them when both then keep their voices and time order.
 13. ``read_tremolos_and_boundaries`` — an unexplained inner note of a tremolo joins its statement
     (taking the closing note from the next statement when that one can begin on its own repeat),
     and a hole is filled by a note the next statement can spare the same way.
@@ -48,6 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from serialkit.core.analysis.exchange import give_back_exchanged_notes
 from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.order import put_statements_in_time_order, split_shared_chords
 from serialkit.core.analysis.pairs import (
@@ -126,6 +129,7 @@ STEPS: tuple[Step, ...] = (
     place_unexplained_notes,
     untangle_beside_unexplained,
     move_early_positions_later,
+    give_back_exchanged_notes,
     read_tremolos_and_boundaries,
     uncross_pivot_runs,
     restrike_in_another_voice,

@@ -13,7 +13,10 @@ leaves no statement with a new hole.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+
 from serialkit.core.analysis.fits import _fits
+from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.pivots import _neighbour
 from serialkit.core.analysis.state import Assignment, Owners
 
@@ -268,12 +271,25 @@ def _tremolo_across_elision(a: Assignment, owners: Owners, s: int, t: int) -> No
     owners[new_y] = [(t, 1)]
 
 
+def _adjacent(ix: EventIndex, x: int, y: int) -> bool:
+    """Does neither ``x``'s voice nor ``y``'s sound between them (``x`` before ``y``)? One line
+    going on from ``x`` to ``y``, or handed over there: an elision joins two statements where one
+    ends and the next goes on, not across other notes of either line."""
+    lo, hi = ix.sl[x], ix.sl[y]
+    for v in {ix.voice[x], ix.voice[y]}:
+        slices = ix.voice_sl[v]
+        if bisect_right(slices, lo) < bisect_left(slices, hi):
+            return False
+    return True
+
+
 def _share_opening(a: Assignment, owners: Owners, t: int) -> None:
     """Statement ``t`` states position 1 but not position 0, and a note of position 0's pitch
     class ends another statement just before it (its position 11, shared with no one): that note
     begins ``t`` as well (an elision; the statement handed to another instrument on the shared
-    note, which stays in the first one's voice). Of two such notes, the one whose voice passes
-    rows to ``t``'s as the piece does, then the later."""
+    note, which stays in the first one's voice), where neither voice sounds between the two
+    (``_adjacent``). Of two such notes, the one whose voice passes rows to ``t``'s as the piece
+    does, then the later."""
     g = a.found[t]
     if 0 in g.slots or 1 not in g.slots:
         return
@@ -283,7 +299,7 @@ def _share_opening(a: Assignment, owners: Owners, t: int) -> None:
         held = owners.get(x, ())
         if len(held) != 1 or held[0][1] != 11 or held[0][0] == t or a.found[held[0][0]].slots.get(11) != x:
             continue
-        if x >= y or _fits(a, g, 0, x, owners) is None:
+        if x >= y or _fits(a, g, 0, x, owners) is None or not _adjacent(ix, x, y):
             continue
         cost = 0.0 if ix.strange is None else ix.strange[ix.voice[x]][ix.voice[y]]
         if best is None or (cost, -x) < (best[0], -best[1]):
