@@ -23,6 +23,7 @@ import bisect
 import re
 from collections.abc import Iterator
 from html import escape
+from itertools import chain
 from typing import Any, NamedTuple
 
 from serialkit.render.shapes import (
@@ -465,7 +466,9 @@ def place_labels(
         f'" text-anchor="middle" font-size="{FONT_SIZE:g}px" '
         f'font-family="{escape(FONT_FAMILY)}" style="fill:'
     )
-    spots = np.array([where[i] for i in range(len(wanted))])
+    # (x centre, baseline) of every label, in placing order, as an n x 2 array
+    spots = np.fromiter(chain.from_iterable([where[i] for i in range(len(wanted))]), float,
+                        2 * len(wanted)).reshape(-1, 2)
     ids = [req.note_id for req in wanted]
     texts = [req.text for req in wanted]
     lowest = float(spots[:, 1].max()) + FONT_SIZE * 0.25  # the bottom of the lowest label
@@ -482,9 +485,10 @@ def place_labels(
 def _whole(values: Any) -> list[str]:
     """An array of coordinates as ``f"{v:.0f}"`` writes each: rounded half to even (``np.rint``
     rounds as the float formatting does), written as integers; a negative value or a negative
-    zero (written ``-0``) sends the array to the formatting itself."""
+    zero (written ``-0``), or one too large or not a number, sends the array to the formatting
+    itself."""
     import numpy as np
 
-    if np.signbit(values).any():
+    if np.signbit(values).any() or not (values < 1e15).all():
         return [f"{v:.0f}" for v in values.tolist()]
     return [str(v) for v in np.rint(values).astype(np.int64).tolist()]
