@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from html import escape
 
@@ -12,11 +13,16 @@ STROKE = 22.0
 _DASH = {"circle-dashed": "70 45", "circle-dotted": "8 40"}
 
 
+@functools.cache
+def _corners(corners: int, start: float) -> tuple[tuple[float, float], ...]:
+    """(cosine, sine) of each corner's angle of a regular polygon (a few kinds of polygon: each
+    worked out once)."""
+    angles = [math.radians(start + 360.0 * i / corners) for i in range(corners)]
+    return tuple((math.cos(a), math.sin(a)) for a in angles)
+
+
 def _polygon(cx: float, cy: float, r: float, corners: int, start: float) -> str:
-    points = []
-    for i in range(corners):
-        a = math.radians(start + 360.0 * i / corners)
-        points.append(f"{cx + r * math.cos(a):.0f},{cy + r * math.sin(a):.0f}")
+    points = [f"{cx + r * cos:.0f},{cy + r * sin:.0f}" for cos, sin in _corners(corners, start)]
     return "M" + " L".join(points) + " Z"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -225,12 +226,30 @@ def verovio_options(scale: int, page_width: int, blind: bool, labelled: bool) ->
     return options
 
 
+#: Each thread's verovio toolkit, kept from one render to the next (``_toolkit``).
+_TOOLKITS = threading.local()
+
+
+def _toolkit() -> Any:
+    """This thread's verovio toolkit, its options reset to verovio's defaults: made at the
+    thread's first render and kept for the next ones (a new toolkit reads the engraving and text
+    fonts again; the score a kept toolkit holds is released by the next ``loadData``)."""
+    import verovio
+
+    tk = getattr(_TOOLKITS, "toolkit", None)
+    if tk is None:
+        tk = _TOOLKITS.toolkit = verovio.toolkit()
+    else:
+        tk.resetOptions()
+    return tk
+
+
 def engrave(data: str, options: Mapping[str, Any], where: str) -> list[str]:
     """Load prepared score text into verovio and return one SVG string per page."""
     import verovio
 
     verovio.enableLog(verovio.LOG_OFF)
-    tk = verovio.toolkit()
+    tk = _toolkit()
     tk.setOptions(dict(options))
     if not tk.loadData(data):
         raise ScoreReadError(f"{where}: verovio could not load the score")

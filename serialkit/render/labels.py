@@ -23,7 +23,8 @@ import bisect
 import re
 from collections.abc import Iterator
 from html import escape
-from typing import NamedTuple
+from itertools import chain
+from typing import Any, NamedTuple
 
 from serialkit.render.shapes import (
     FONT_SIZE,
@@ -317,31 +318,26 @@ def _near_tries(sky: Skyline, req: LabelRequest) -> Iterator[Box]:
         yield (left - w, left, *level)
 
 
-def _by_centre(requests: list[LabelRequest]) -> list[int]:
+def _by_centre(x0: Any, x1: Any, ys: Any) -> Any:
     """The order labels are placed in: by their note's centre (40 units to a step), lower notes
     first within a step; as ``sorted`` with the key ``(round(centre / 40), -y)`` orders them
-    (numpy's rounding is Python's, half to even; its lexsort is stable)."""
+    (numpy's rounding is Python's, half to even; its lexsort is stable). The notes' left and
+    right ends and heights are arrays, in the requests' order."""
     import numpy as np
 
-    x0 = np.array([r.x0 for r in requests])
-    x1 = np.array([r.x1 for r in requests])
-    ys = np.array([r.y for r in requests])
-    order: list[int] = np.lexsort((-ys, np.rint((x0 + x1) / 2 / 40))).tolist()
-    return order
+    return np.lexsort((-ys, np.rint((x0 + x1) / 2 / 40)))
 
 
-def _first_spots(sky: Skyline, wanted: list[LabelRequest], ks: list[int],
+def _first_spots(sky: Skyline, x0: Any, x1: Any, ys: Any, k: Any,
                  halves: list[float]) -> tuple[list[float], ...]:
-    """For every label, at once: its centre, left and right ends, and for ``_above``'s first
-    try (above its staff) the ceiling (what hangs below the staff above, and the gap) and the
-    first baseline (under what rises above its staff and its notehead), as ``_above`` works
-    them out one label at a time (the same float operations, element by element)."""
+    """For every label, at once (its note's ends ``x0``, ``x1``, its height ``ys`` and its
+    staff ``k``, as arrays in the order labels are placed): its centre, left and right ends,
+    and for ``_above``'s first try (above its staff) the ceiling (what hangs below the staff
+    above, and the gap) and the first baseline (under what rises above its staff and its
+    notehead), as ``_above`` works them out one label at a time (the same float operations,
+    element by element)."""
     import numpy as np
 
-    x0 = np.array([r.x0 for r in wanted])
-    x1 = np.array([r.x1 for r in wanted])
-    ys = np.array([r.y for r in wanted])
-    k = np.array(ks, dtype=np.int64)
     centre = (x0 + x1) / 2
     half = np.array(halves)
     lo, hi = centre - half, centre + half
@@ -385,10 +381,18 @@ def place_labels(
     lowest = float("-inf")
     if not requests:
         return "", [], lowest
-    wanted = [requests[i] for i in _by_centre(requests)]
+    import numpy as np
+
     sky = sky if sky is not None else Skyline(svg_text)
     if not sky.staves:
         return "", [], lowest
+    # the notes' ends and heights as arrays, made once and put in placing order
+    x0 = np.array([r.x0 for r in requests])
+    x1 = np.array([r.x1 for r in requests])
+    ys = np.array([r.y for r in requests])
+    order = _by_centre(x0, x1, ys)
+    x0, x1, ys = x0[order], x1[order], ys[order]
+    wanted = [requests[i] for i in order.tolist()]
     gaps: dict[int, list[Box]] = {}
     where: dict[int, tuple[float, float]] = {}  # request index -> (x centre, baseline)
     placed: list[Box] = []
@@ -413,25 +417,26 @@ def place_labels(
         if boxes is not None:
             for i, box in zip(order, boxes, strict=True):
                 keep(i, box)
-    bottoms, bounds = sky.bottoms, sky._bounds
-    ks = [bisect.bisect_left(bounds, r.y) for r in wanted]  # sky.staff_of
-    ledger = [(t - sky.space(k) * 0.75, b + sky.space(k) * 0.75) for k, (t, b) in enumerate(sky.staves)]
+    bottoms = sky.bottoms
+    staff = np.searchsorted(sky.bounds, ys)  # sky.staff_of of every label (bisect_left)
+    ks: list[int] = staff.tolist()
+    ledger = np.array([(t - sky.space(k) * 0.75, b + sky.space(k) * 0.75) for k, (t, b) in enumerate(sky.staves)])
     # notes on ledger lines, more than 3/4 of a space off the staff
-    for i, (req, k) in enumerate(zip(wanted, ks, strict=True)):
-        low, high = ledger[k]
-        if (req.y < low or req.y > high) and i not in where:
-            near = _near_head(sky, req, placed)
+    off = (ys < ledger[staff, 0]) | (ys > ledger[staff, 1])
+    for i in np.flatnonzero(off).tolist():
+        if i not in where:
+            near = _near_head(sky, wanted[i], placed)
             if near is not None:
                 keep(i, near)
     pad = FONT_SIZE * 0.12
     halves = [label_width(r.text) / 2 for r in wanted]
     widest = max(halves)
-    centres, los, his, ceilings, starts = _first_spots(sky, wanted, ks, halves)
-    for i, req in enumerate(wanted):
+    centres, los, his, ceilings, starts = _first_spots(sky, x0, x1, ys, staff, halves)
+    spots_of = zip(wanted, ks, centres, los, his, ceilings, starts, strict=True)
+    for i, (req, k, centre, lo, hi, ceiling, at) in enumerate(spots_of):
         if i in where:
             continue
-        k, y = ks[i], req.y
-        centre, lo, hi = centres[i], los[i], his[i]
+        y = req.y
         # Labels come by centre: none after this one reaches further left than the widest
         # label's half from its centre (a narrow label may come first), so a box ending left of
         # that can touch no later label. Such boxes are dropped once a gap holds a few: dropping
@@ -443,7 +448,6 @@ def place_labels(
                 gaps[g] = [b for b in boxes if b[1] > reach]
         base: float | None = None
         if y <= bottoms[k]:  # _spot's first choice, above the staff (_above), worked out inline
-            ceiling, at = ceilings[i], starts[i]
             boxes = gaps.setdefault(k, [])
             for _ in range(6):
                 if at - _ASC < ceiling:
@@ -462,14 +466,29 @@ def place_labels(
         f'" text-anchor="middle" font-size="{FONT_SIZE:g}px" '
         f'font-family="{escape(FONT_FAMILY)}" style="fill:'
     )
-    spots = [where[i] for i in range(len(wanted))]
+    # (x centre, baseline) of every label, in placing order, as an n x 2 array
+    spots = np.fromiter(chain.from_iterable([where[i] for i in range(len(wanted))]), float,
+                        2 * len(wanted)).reshape(-1, 2)
     ids = [req.note_id for req in wanted]
     texts = [req.text for req in wanted]
-    lowest = max(base for _, base in spots) + FONT_SIZE * 0.25  # the bottom of the lowest label
+    lowest = float(spots[:, 1].max()) + FONT_SIZE * 0.25  # the bottom of the lowest label
     if _UNSAFE.search("".join(ids)) or _UNSAFE.search("".join(texts)):  # else escaping changes none
         ids, texts = [esc(t) for t in ids], [esc(t) for t in texts]
+    xs, bases = _whole(spots[:, 0]), _whole(spots[:, 1])
     out = [
-        f'<text class="sk-label" data-for="{nid}" x="{x:.0f}" y="{base:.0f}{head}{colour or "#000000"}">{text}</text>'
-        for nid, text, (x, base), colour in zip(ids, texts, spots, [req.colour for req in wanted], strict=True)
+        f'<text class="sk-label" data-for="{nid}" x="{x}" y="{base}{head}{colour or "#000000"}">{text}</text>'
+        for nid, text, x, base, colour in zip(ids, texts, xs, bases, [req.colour for req in wanted], strict=True)
     ]
     return "".join(out), [req.note_id for req in wanted], lowest
+
+
+def _whole(values: Any) -> list[str]:
+    """An array of coordinates as ``f"{v:.0f}"`` writes each: rounded half to even (``np.rint``
+    rounds as the float formatting does), written as integers; a negative value or a negative
+    zero (written ``-0``), or one too large or not a number, sends the array to the formatting
+    itself."""
+    import numpy as np
+
+    if np.signbit(values).any() or not (values < 1e15).all():
+        return [f"{v:.0f}" for v in values.tolist()]
+    return [str(v) for v in np.rint(values).astype(np.int64).tolist()]
