@@ -229,3 +229,18 @@ def held_canon(seed: int, statements: int = 2) -> tuple[Piece, Row, tuple[str, s
     voices = (Voice("upper", "Upper", 60, 84), Voice("lower", "Lower", 36, 60))
     piece = Piece(tuple(events), voices=voices, time_signatures=(TimeSignature(4, 4),))
     return piece, row, (f"a{held}", f"b{held}")
+
+
+def assert_wrong_notes_named(family: str, seed: int) -> None:
+    """A piece of ``family`` with wrong notes planted (``synth.wrong_notes``) fails the analysis
+    profile, and a finding or the unexplained list names one of the planted notes."""
+    from serialkit.check import check_piece
+    from serialkit.check.profiles import profile_for
+    from tests.synth import FAMILIES, wrong_notes
+
+    synth = wrong_notes(seed, base=FAMILIES[family])
+    assert synth.wrong
+    report = check_piece(synth.piece, row=synth.row, profile=profile_for("analysis"))
+    named = {e for v in report.verdict.violations for e in v.event_ids} | set(report.unexplained)
+    assert not report.verdict.strict
+    assert synth.wrong & named

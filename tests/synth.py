@@ -210,21 +210,39 @@ def elided_repeats(seed: int, statements: int = 8, voices: int = 2) -> Synth:
         form, carried = w.form(), []
         for _ in range(statements):
             pcs = forms[form]
-            ids = list(carried)
-            for pos in range(len(carried), 12):
-                ioi = w.ioi()
-                ids.append(w.note(v, onset, ioi, pcs[pos], (form, pos)))
-                after = len(w.events)  # the notes written after this one: its repeats
-                onset = _ornament(w, v, onset + ioi, form, pcs, pos)
-            w.statements.append((form, ids))
-            options = [f for f, seq in forms.items() if seq[0] == pcs[11]] if w.rng.random() < 0.6 else []
-            if not options:
-                form, carried = w.form(), []
-                continue
-            form, carried = w.rng.choice(options), ids[11:]
-            for e in [carried[0], *(x.id for x in w.events[after:])]:  # the shared note and its repeats
+            ids, onset, after = _elided_statement(w, v, onset, form, carried, ornaments=True)
+            form, carried = _next_form(w, pcs, ids, 0.6)
+            for e in [*carried, *(x.id for x in w.events[after:])] if carried else ():  # the shared note and its repeats
                 w.truth[e].add((form, 0))
     return w.done("elided_repeats")
+
+
+def _elided_statement(w: _Writer, v: int, onset: Fraction, form: RowForm, carried: list[str],
+                      ornaments: bool = False) -> tuple[list[str], Fraction, int]:
+    """A statement of ``form`` in voice ``v`` from ``onset`` that begins on the ``carried`` notes
+    (shared with the statement before), each of its own notes followed by ``_ornament`` when
+    ``ornaments``. Returns its notes, the onset after it and how many notes were written before
+    its last note's ornament (what follows is the last position's repeats)."""
+    pcs = w.row.forms()[form]
+    ids, after = list(carried), len(w.events)
+    for pos in range(len(carried), 12):
+        ioi = w.ioi()
+        ids.append(w.note(v, onset, ioi, pcs[pos], (form, pos)))
+        after = len(w.events)
+        onset = _ornament(w, v, onset + ioi, form, pcs, pos) if ornaments else onset + ioi
+    w.statements.append((form, ids))
+    return ids, onset, after
+
+
+def _next_form(w: _Writer, pcs: tuple[int, ...], ids: list[str], rate: float) -> tuple[RowForm, list[str]]:
+    """The form of the statement after the one of ``pcs`` (its notes ``ids``) and the notes it
+    begins with: at ``rate``, a form beginning on the last pitch class, which shares the last note
+    (elided); else any form, sharing nothing."""
+    forms = w.row.forms()
+    options = [f for f, seq in forms.items() if seq[0] == pcs[11]] if w.rng.random() < rate else []
+    if not options:
+        return w.form(), []
+    return w.rng.choice(options), ids[11:]
 
 
 def handed(seed: int, statements: int = 8) -> Synth:
@@ -238,19 +256,11 @@ def handed(seed: int, statements: int = 8) -> Synth:
     form, carried, voice = w.form(), [], 1
     for _ in range(statements):
         pcs = forms[form]
-        ids = list(carried)
-        for pos in range(len(carried), 12):
-            ioi = w.ioi()
-            ids.append(w.note(voice, onset, ioi, pcs[pos], (form, pos)))
-            onset += ioi
-        w.statements.append((form, ids))
+        ids, onset, _after = _elided_statement(w, voice, onset, form, carried)
         voice = 3 - voice  # the next statement in the other voice
-        options = [f for f, seq in forms.items() if seq[0] == pcs[11]] if w.rng.random() < 0.8 else []
-        if not options:
-            form, carried = w.form(), []
-            continue
-        form, carried = w.rng.choice(options), ids[11:]
-        w.truth[carried[0]].add((form, 0))
+        form, carried = _next_form(w, pcs, ids, 0.8)
+        for e in carried:
+            w.truth[e].add((form, 0))
     return w.done("handed")
 
 

@@ -15,7 +15,8 @@ from serialkit.check.profiles import profile_for
 from serialkit.core.analysis import analyze
 from serialkit.core.piece import Event, Piece
 from serialkit.core.rows import Row
-from tests.synth import FAMILIES, whole, wrong_notes
+from tests.planted import assert_wrong_notes_named
+from tests.synth import FAMILIES, whole
 
 ANALYSIS = profile_for("analysis")
 
@@ -46,12 +47,7 @@ def test_a_tremolo_before_a_shared_note_ends_the_first_statement() -> None:
 def test_a_wrong_note_is_still_found(seed: int) -> None:
     """The habits that make a repeat beside a shared note correct do not hide a planted wrong
     note: each piece with wrong notes fails, and a finding or the unexplained list names one."""
-    synth = wrong_notes(seed, base=FAMILIES["elided_repeats"])
-    assert synth.wrong
-    report = check_piece(synth.piece, row=synth.row, profile=ANALYSIS)
-    named = {e for v in report.verdict.violations for e in v.event_ids} | set(report.unexplained)
-    assert not report.verdict.strict
-    assert synth.wrong & named
+    assert_wrong_notes_named("elided_repeats", seed)
 
 
 @pytest.mark.slow

@@ -20,7 +20,8 @@ from serialkit.core.analysis.passing import learn_voice_passing
 from serialkit.core.analysis.pipeline import first_reading
 from serialkit.core.piece import Event, Piece
 from serialkit.core.rows import Row
-from tests.synth import FAMILIES, score, whole, wrong_notes
+from tests.planted import assert_wrong_notes_named
+from tests.synth import FAMILIES, score, whole
 
 ANALYSIS = profile_for("analysis")
 
@@ -46,12 +47,7 @@ def test_a_correct_whole_work_passes(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(0, 40, 4))
 def test_a_wrong_note_is_still_found(seed: int) -> None:
-    synth = wrong_notes(seed, base=FAMILIES["handed"])
-    assert synth.wrong
-    report = check_piece(synth.piece, row=synth.row, profile=ANALYSIS)
-    named = {e for v in report.verdict.violations for e in v.event_ids} | set(report.unexplained)
-    assert not report.verdict.strict
-    assert synth.wrong & named
+    assert_wrong_notes_named("handed", seed)
 
 
 ROW = Row.parse("C B G Ab Eb Db D Bb F# F E A")
