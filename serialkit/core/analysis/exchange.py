@@ -1,5 +1,6 @@
 """Two statements that took each other's notes of one pitch class: they exchange them, and a note
-left unexplained between them fills its gap (a placing step, ``placing._place``)."""
+left unexplained between them fills its gap (a placing step, ``placing._place``); or, with no note
+unexplained, when each then keeps its own voice and time order (``give_back_exchanged_notes``)."""
 
 from __future__ import annotations
 
@@ -63,9 +64,9 @@ def _in_order(a: Assignment, f: Found) -> bool:
 
 def _stray(a: Assignment, owners: Owners, f: Found, s: int) -> tuple[int, int, int, int] | None:
     """Statement ``s`` (``f``) in one voice but for one note of another voice, repeating none of its
-    positions: (its voice, the other voice, the position, the note). Notes it
-    shares with another statement (elided) do not count: a statement handed on may begin in the
-    voice that ended the one before."""
+    positions: (its voice, the other voice, the position, the note). Notes it shares with another
+    statement (elided) do not count: a statement handed on may begin in the voice that ended the
+    one before."""
     ix = a.ix
     own = [(q, e) for q, e in sorted(f.slots.items()) if owners.get(e) == [(s, q)]]
     voices: dict[int, list[tuple[int, int]]] = {}

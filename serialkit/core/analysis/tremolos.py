@@ -294,26 +294,28 @@ def _share_opening(a: Assignment, owners: Owners, t: int) -> None:
     if 0 in g.slots or 1 not in g.slots:
         return
     ix, y = a.ix, g.slots[1]
-    best: tuple[float, int, int] | None = None
+    best: tuple[float, int] | None = None  # (the pass's cost, minus the note)
     for x in ix.by_pc[a.forms[g.form][0]]:
         held = owners.get(x, ())
         if len(held) != 1 or held[0][1] != 11 or held[0][0] == t or a.found[held[0][0]].slots.get(11) != x:
             continue
-        if x >= y or _fits(a, g, 0, x, owners) is None or not _adjacent(ix, x, y):
+        if x >= y or not _adjacent(ix, x, y) or _fits(a, g, 0, x, owners) is None:
             continue
         cost = 0.0 if ix.strange is None else ix.strange[ix.voice[x]][ix.voice[y]]
-        if best is None or (cost, -x) < (best[0], -best[1]):
-            best = (cost, x, held[0][0])
+        if best is None or (cost, -x) < best:
+            best = (cost, -x)
     if best is not None:
-        g.slots[0] = best[1]
-        owners[best[1]] = [*owners[best[1]], (t, 0)]
+        x = -best[1]
+        g.slots[0] = x
+        owners[x] = [*owners[x], (t, 0)]
 
 
 def read_tremolos_and_boundaries(a: Assignment) -> Assignment:
-    """A tremolo on two statements' shared pair ends the first (``_tremolo_across_elision``);
-    unexplained inner notes of a tremolo join its statement (see ``_tremolo``, ``_return``,
-    ``_tremolo_run``), and a hole is
-    filled by a note the next statement can spare (see ``_fill_hole``), up to three rounds."""
+    """A tremolo on two statements' shared pair ends the first (``_tremolo_across_elision``); a
+    statement found from its position 1 on begins on the note ending another just before
+    (``_share_opening``); unexplained inner notes of a tremolo join its statement (see
+    ``_tremolo``, ``_return``, ``_tremolo_run``), and a hole is filled by a note the next statement
+    can spare (see ``_fill_hole``), up to three rounds."""
     owners = a.owners
     ends = {f.slots[11]: s for s, f in enumerate(a.found) if 11 in f.slots}
     for t, g in enumerate(a.found):
