@@ -1,4 +1,4 @@
-"""Ground-truth generator for row-form inference: seeded synthetic pieces in twelve texture families.
+"""Ground-truth generator for row-form inference: seeded synthetic pieces in thirteen texture families.
 
 Every family returns a :class:`Synth`: an untagged :class:`Piece` plus the truth — the label each
 note must get, the statements written, and the notes that are deliberately wrong. Used by the
