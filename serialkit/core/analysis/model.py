@@ -172,20 +172,29 @@ class Analysis:
             found = s.own_positions()
             if not found or len(found) == 12 or not s.repeats:
                 continue
+            struck = self._repeats_by_position(s)
             for k, missing in ((found[-1], found[-1] + 1), (found[0], found[0] - 1)):
                 edge = s.event_ids[k]
-                again = [r for r in s.repeats if (t := self.tags.get(r)) is not None and t.position == k]
+                again = struck.get(k, [])
                 if not (0 <= missing < 12 and again and edge is not None):
                     continue
-                if any((t := self.tags.get(r)) is not None and t.position == missing for r in s.repeats):
+                if missing in struck:
                     continue  # its own tremolo returns to the position: it sounds, shared at the edge
                 if _habitual(s.event_ids[missing], again, shared, repeated):
                     continue
-                if onset is not None and _not_a_pair(s, found, missing > k, [edge, *again], self.tags, onset):
+                if onset is not None and _not_a_pair(s, found, missing > k, [edge, *again], struck, onset):
                     continue
                 out.append(EdgeRepeat(s, k, missing, edge, again[0]))
         if piece is not None:
             out += self._crossed_edges(piece, {(r.statement.id, r.missing) for r in out}, shared, repeated)
+        return out
+
+    def _repeats_by_position(self, s: Statement) -> dict[int, list[str]]:
+        """The statement's repeated notes by the position each repeats (in ``s.repeats``' order)."""
+        out: dict[int, list[str]] = {}
+        for r in s.repeats:
+            if (tag := self.tags.get(r)) is not None:
+                out.setdefault(tag.position, []).append(r)
         return out
 
     def _shared_and_repeated(self) -> tuple[set[str], set[str]]:
@@ -197,13 +206,9 @@ class Analysis:
         """``edge_repeats``' second kind: the doubled position belongs to the neighbouring statement."""
         doubled: dict[str, tuple[Statement, int, list[str]]] = {}  # note -> (statement, position, its notes)
         for s in self.statements:
-            notes: dict[int, list[str]] = {}
-            for k, e in enumerate(s.event_ids):
-                if e is not None and e not in s.elided:
-                    notes.setdefault(k, []).append(e)
-            for r in s.repeats:
-                if (tag := self.tags.get(r)) is not None:
-                    notes.setdefault(tag.position, []).append(r)
+            notes = {k: [e] for k, e in enumerate(s.event_ids) if e is not None and e not in s.elided}
+            for k, reps in self._repeats_by_position(s).items():
+                notes.setdefault(k, []).extend(reps)
             for k, ids in notes.items():
                 if len(ids) > 1:
                     for e in ids:
@@ -368,27 +373,23 @@ class Analysis:
 
 
 def _not_a_pair(s: Statement, found: list[int], later: bool, notes: list[str],
-                tags: Mapping[str, Tag | None], onset: Mapping[str, Fraction]) -> bool:
+                struck: Mapping[int, list[str]], onset: Mapping[str, Fraction]) -> bool:
     """Is the statement's edge position (its ``notes``) not struck as one pair on the missing
     end's side of the statement's next position (``later``: the missing end is after the edge, the
     next position the one before it, its last strike; else its first)? A wrong note written as its
     neighbour leaves two notes side by side where the missing position would stand (``y | x x z``);
     once there, the other returns are a tremolo's (``y | x z x z``, ``x y x y | z``), and three or
     more strikes in a row are the piece's repeated notes (``y | x x x z``): a wrong note makes a
-    pair."""
+    pair. ``struck``: the statement's repeats by position."""
     if len(found) < 2:
         return False
     k = found[-2] if later else found[1]
-    strikes = [s.event_ids[k], *(r for r in s.repeats if _position(tags.get(r)) == k)]
+    strikes = [s.event_ids[k], *struck.get(k, ())]
     inner = [e for e in strikes if e is not None and e in onset]
     if not inner or any(e not in onset for e in notes):
         return False
     last = max(onset[e] for e in inner) if later else min(onset[e] for e in inner)
     return sum(1 for e in notes if (onset[e] > last if later else onset[e] < last)) != 2
-
-
-def _position(tag: Tag | None) -> int | None:
-    return None if tag is None else tag.position
 
 
 def _habitual(borrowed: str | None, doubled: Iterable[str], shared: set[str], repeated: set[str]) -> bool:
