@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from serialkit.check.report import bare_notes
 from serialkit.core.errors import ScoreWriteError, SerialkitError
+from serialkit.core.piece import Piece
 from serialkit.core.rows import Row, _check_convention
 from serialkit.core.suggest import DEFAULT_THRESHOLD, plan_repairs
 from serialkit.repair.changes import (
@@ -113,7 +114,8 @@ def repair_score(
 
     keeper = Keeper(piece, before, checks.report)  # each correction judged by the gate as it is planned
     plan = plan_repairs(bare_notes(piece), the_row, conv, threshold=threshold, only=allowed,
-                        readings=checks.readings, progress=progress, accept=keeper.accept)
+                        readings=checks.readings, progress=progress, accept=keeper.accept,
+                        budget=round_budget(piece))
     applied, repaired, after = plan.applied, keeper.current, keeper.report
     for refused, why in keeper.refused:
         withdrawn += sorted(refused - set(withdrawn))
@@ -182,6 +184,26 @@ def repair_score(
                     render(engraved, staged[2], report=dict(after), certificate=result.certificate(), fmt="html")
             result.review_path = review_path
     return result
+
+
+LONG = 400
+"""A piece of more notes than this is repaired with a bounded wide pass (``round_budget``)."""
+
+
+def round_budget(piece: Piece) -> tuple[int | None, int | None, int | None] | None:
+    """What each planning round may verify (``plan_repairs``' ``budget``): on a piece of more than
+    ``LONG`` notes — a whole movement — every likely correction of every reported note, but at most
+    ``SUGGEST_WIDE`` of the wide pass's changes round trouble none of those clears (as the check's
+    suggestions: every note near every unexplained note tried at six pitches cost a 1,536-note
+    Op. 21 file 906 verifications a round, 45 s); on a shorter piece everything (an absorbed wrong
+    note's correction may be found only far down the wide pass). A note some of whose candidates
+    were left unverified is not repaired (``plan_repairs``): it stays reported, nothing unverified
+    is applied, and no confidence is measured against candidates never tried."""
+    if len(piece.events) <= LONG:
+        return None
+    from serialkit.check.report import SUGGEST_WIDE
+
+    return None, None, SUGGEST_WIDE
 
 
 def _engravable(path: Path, written: EditableScore, tmp: Path) -> Path:

@@ -60,6 +60,7 @@ def plan_repairs(
     readings: Readings | None = None,
     progress: Callable[[int, int], None] | None = None,
     accept: Callable[[Suggestion], bool] | None = None,
+    budget: tuple[int | None, int | None, int | None] | None = None,
 ) -> RepairPlan:
     """Apply the most confident suggestion, analyse again, and repeat while one reaches
     ``threshold`` and each change leaves fewer notes unexplained or missing.
@@ -71,6 +72,10 @@ def plan_repairs(
     ``progress``: told each round's number and the corrections applied so far, before the round.
     ``accept``: asked of each correction before it is applied (a repair's gate); one it refuses is
     not applied, and no later correction may change its notes.
+    ``budget``: (``max_notes``, ``budget``, ``wide``) for each round's ``suggest`` (None: every
+    candidate of every reported note verified, each round); a note some of whose candidates the
+    budget left unverified (``NoteSuggestions.complete`` False) is not corrected that round: its
+    confidence was measured against the candidates tried alone.
     """
     from serialkit.core.analysis import analyze
 
@@ -94,7 +99,11 @@ def plan_repairs(
         rounds += 1
         if progress is not None:
             progress(rounds, len(applied))
-        for note in suggest(current, analysis, suspects=False, readings=readings):
+        max_notes, most, wide = budget if budget is not None else (None, None, None)
+        for note in suggest(current, analysis, suspects=False, readings=readings, max_notes=max_notes,
+                            budget=most, wide=wide):
+            if not note.complete:
+                continue
             for cand in note.candidates[:1]:
                 key = tuple((e.event_id, e.after) for e in cand.edits)
                 if key in tried or any(e.event_id in refused or allowed is not None and e.event_id not in allowed
