@@ -23,7 +23,7 @@ def suggestion_lines(report: Mapping[str, Any], event_ids: Sequence[str], top: i
                     "suggest: nothing plausible (no statement nearby wants another note here)"
                     if note.get("complete", True) else
                     "suggest: none among those tried (a report verifies a limited number of corrections; "
-                    "`serialkit repair --dry-run` tries them all)", dim=True)
+                    "`serialkit repair --dry-run` tries every likely one)", dim=True)
                 some = True  # said once per finding
             continue
         parts = [describe(c) for c in note["candidates"][:top]]
