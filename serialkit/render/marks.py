@@ -333,7 +333,8 @@ def _read_report(
             continue
         ambiguous.add(eid)
         findings.append(
-            Finding(len(findings), "ambiguity", "AMBIGUOUS", (eid,), f"{reason}: {cands}", "")
+            Finding(len(findings), "ambiguity", "AMBIGUOUS", (eid,), f"{reason}: {cands}",
+                    str(amb.get("location") or ""))
         )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from fractions import Fraction
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -143,5 +144,9 @@ def test_op21_says_notes_and_names_its_ambiguities(corpus: Path, tmp_path: Path)
     assert "50 of 120 notes sit in a voice crossing (41.7% > 10.0% allowed; the 8 grace notes are not judged)" in out
     assert "Harp, staff 2, bar 24, beat 1 (written in bar 23, line 1706)" in out
     assert "in the file" not in out
-    _, rendered = _run("render", str(score), "-o", str(tmp_path / "op21.svg"))
+    _, rendered = _run("render", str(score), "--check-report", str(report), "-o", str(tmp_path / "review.html"))
     assert f"{len(found)} ambiguities" in rendered
+    page = (tmp_path / "review.html").read_text()
+    facts = page[page.index('<p id="sk-facts">'):].split("</p>")[0]
+    assert f" · {len(found)} ambiguities · " in facts  # the review page's head counts them the same
+    assert all(escape(a["location"]) in page for a in found)  # each ambiguity with its place
