@@ -94,8 +94,9 @@ class Locator:
         finding the note in it, and each part says what it is:
 
         - ``written in bar 23``, when the note is written in another bar than the one it sounds
-          in: a bar whose notes run past its end (their last notes sound in the next bar, as the
-          reader warns), the same for MusicXML and MEI;
+          in: an MEI bar whose layer runs past the meter's length (its last notes sound in the
+          next bar, as the reader warns; a MusicXML bar lasts as long as its longest voice, so
+          its notes never sound past it);
         - ``numbered 2a in the file``, when the file numbers the note's bar otherwise than the
           bar number given (a piece without bars of its own, whose notes name their bar);
         - ``line 1706``, the line of the note in the file.

@@ -67,7 +67,7 @@ def test_the_crossing_share_names_its_denominator_in_notes(grace: bool) -> None:
 
 def test_a_note_written_in_one_bar_and_sounding_in_the_next_says_so(tmp_path: Path) -> None:
     """An MEI layer that runs past its bar: the note is located where it sounds, and the bar it
-    is written in is named as such (not as a second bar number)."""
+    is written in is named as such (not as a second bar number). MusicXML's bar grows instead."""
     mei = tmp_path / "overfull.mei"
     mei.write_text(
         '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -86,6 +86,21 @@ def test_a_note_written_in_one_bar_and_sounding_in_the_next_says_so(tmp_path: Pa
     assert where[72] == "Flute, bar 7, beat 1 (line 5)"
     assert where[76] == "Flute, bar 8, beat 1 (written in bar 7, line 6)"
     assert where[77] == "Flute, bar 8, beat 2 (line 7)"
+    # the same bars in MusicXML: a bar lasts as long as its longest voice, so nothing is past it
+    xml = tmp_path / "overfull.musicxml"
+    xml.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<score-partwise version="4.0"><part-list><score-part id="P1">'
+        '<part-name>Flute</part-name></score-part></part-list><part id="P1"><measure number="7"><attributes>'
+        "<divisions>1</divisions><time><beats>2</beats><beat-type>4</beat-type></time></attributes>\n"
+        + "".join(f"<note><pitch><step>{s}</step><octave>5</octave></pitch><duration>1</duration></note>\n"
+                  for s in "CDE")
+        + '</measure><measure number="8"><note><rest/><duration>1</duration></note><note><pitch><step>F</step>'
+        "<octave>5</octave></pitch><duration>1</duration></note></measure></part></score-partwise>\n"
+    )
+    piece = read_score(xml)
+    assert [piece.describe(e) for e in piece.events] == [
+        "Flute, bar 7, beat 1 (line 3)", "Flute, bar 7, beat 2 (line 4)", "Flute, bar 7, beat 3 (line 5)",
+        "Flute, bar 8, beat 2 (line 6)"]
 
 
 @pytest.mark.parametrize("suffix", [".musicxml", ".mei"])
