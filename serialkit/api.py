@@ -118,13 +118,15 @@ class CheckResult:
             colour = "green" if self.passed else "#c00"
             head = html.escape(self.summary())
         else:
+            from serialkit.check.report import ambiguity_kinds
             from serialkit.render.review import analysis_words
 
             data = self.data
             facts = {"coverage": data.get("coverage"), "row": data.get("row"),
                      "unexplained_count": len(data.get("unexplained") or ()),
                      "violations_count": len(self.violations),
-                     "observations_count": len(data.get("observations") or ())}
+                     "observations_count": len(data.get("observations") or ()),
+                     "ambiguities_count": sum(ambiguity_kinds(data.get("ambiguities") or ()).values())}
             colour = "#c00" if self.violations else "green"
             head = html.escape(" · ".join(analysis_words(facts)))
         out = f"<p style='color:{colour}'><b>{name}: {head}</b></p>{_listed(self.violations)}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -395,7 +396,10 @@ def check_piece(
     if analysis is not None:
         labels: dict[str, str | None] = analysis.labels()
         statements = tuple(s.to_dict() for s in analysis.statements)
-        ambiguities = tuple(a.to_dict() for a in analysis.ambiguities)
+        locator = piece.locator()
+        by_id = {e.id: e for e in piece.events}
+        ambiguities = tuple({**a.to_dict(), "one_reading": a.one_reading,
+                             "location": locator.describe(by_id[a.event_id])} for a in analysis.ambiguities)
         unexplained = tuple(analysis.unexplained)
         coverage: Fraction | None = Fraction(analysis.coverage)
     else:
@@ -510,6 +514,28 @@ def _not_following(bare: Piece, analysis: Analysis, found: Sequence[Any], readin
         and not {e.event_id for e in a.best.edits} & {e.event_id for e in b.best.edits}
     }
     return tuple(n for n in found if n.event_id not in follows)
+
+
+def is_ambiguity(entry: Mapping[str, Any]) -> bool:
+    """Whether an entry of a report's ``ambiguities`` is an *ambiguity* as ``check`` and ``render``
+    count them: a note with more than one reading (an elision, a pivot, a note fitting two
+    statements). An entry with ``one_reading`` (a symmetric row's two names for one reading,
+    ``P0:3`` is also ``R6:3``) is listed so that every label is known, and is not one. A report
+    written before the flag is judged by its reason."""
+    if "one_reading" in entry:
+        return not entry["one_reading"]
+    return not str(entry.get("reason") or "").startswith("symmetric row")
+
+
+def ambiguity_kinds(entries: Iterable[Mapping[str, Any]]) -> Counter[str]:
+    """The ambiguities among ``entries`` by kind (``elision``, ``pivot``, ``fits two statements``:
+    the first reason that is not a symmetric row's other name)."""
+    kinds: Counter[str] = Counter()
+    for entry in entries:
+        if is_ambiguity(entry):
+            reasons = [r.split(":")[0].strip() for r in str(entry.get("reason") or "").split("; ")]
+            kinds[next((r for r in reasons if r != "symmetric row"), "several readings")] += 1
+    return kinds
 
 
 def row_doubt(coverage: float | Fraction) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import click
 
 from serialkit.batch import CHECKS
+from serialkit.check.report import ambiguity_kinds
 from serialkit.cli._batch import gather, run_and_report, run_one
 from serialkit.cli._common import (
     EXIT_FAIL,
@@ -65,7 +67,7 @@ def register(cli: Any) -> None:
 @click.option("--tolerance", default="0", show_default=True, metavar="N/D", callback=_exact, help="Overlap (quarter notes) allowed before same-pitch-class notes collide.")
 @click.option("--repeats", is_flag=True, help="Allow a note to be re-struck at once within a statement.")
 @click.option("--oscillation", type=click.IntRange(min=0), default=0, show_default=True, help="Extra notes allowed when alternating two adjacent order positions.")
-@click.option("--max-crossing", default="1/10", show_default=True, metavar="N/D", callback=_exact, help="Largest share of noteheads allowed in voice crossings.")
+@click.option("--max-crossing", default="1/10", show_default=True, metavar="N/D", callback=_exact, help="Largest share of notes allowed in voice crossings (grace notes are not judged).")
 @click.option("--rules", "rules_spec", metavar="PROFILE",
               help="analysis (default for a score: real-score idioms allowed; COLL, CROSS, RANGE, COMPLETE as "
                    "observations), generation (default for a task-bound candidate: every rule), or "
@@ -186,13 +188,25 @@ def _verdict_word(ok: bool, unchecked: list[str] | None = None) -> str:
     return click.style("FAIL", fg="red", bold=True)
 
 
+def ambiguity_line(entries: Iterable[Mapping[str, Any]]) -> str | None:
+    """``16 ambiguities (notes with more than one reading: elision 14, pivot 2), not violations; …``:
+    the count ``render`` gives too (``check.report.is_ambiguity``), None when there is none."""
+    kinds = ambiguity_kinds(entries)
+    n = sum(kinds.values())
+    if not n:
+        return None
+    what = ", ".join(f"{kind} {k}" for kind, k in kinds.most_common())
+    return (f"{n} {'ambiguity' if n == 1 else 'ambiguities'} (notes with more than one reading: {what}), "
+            "not violations; each with its place in --json")
+
+
 def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: int) -> None:
     title = f" — {title_text}" if title_text else ""
     names = [data.get("voice_names", {}).get(v, v) for v in data["voices"]]  # as the score names them
     voices = ("; " if any(", " in n for n in names) else ", ").join(names)
     click.echo(f"{data['source']}{title}")
     n = len(data["voices"])
-    click.echo(f"  {data['events']} event{'s' if data['events'] != 1 else ''}, {n} voice{'s' if n != 1 else ''} ({voices})")
+    click.echo(f"  {data['events']} note{'s' if data['events'] != 1 else ''}, {n} voice{'s' if n != 1 else ''} ({voices})")
     if data["row"] is not None:
         line = f"  row {data['row_names']} ({data['convention']})"
         if data["coverage"] is not None:
@@ -202,6 +216,9 @@ def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: i
         click.echo(line)
         if data.get("identification"):
             click.echo(f"  {data['identification']['summary']}")
+        ambiguous = ambiguity_line(data.get("ambiguities") or [])
+        if ambiguous:
+            click.echo(f"  {ambiguous}")
     counts = data["counts"]
     checked = " ".join(f"{code} {n}" for code, n in counts.items())
     profile = data.get("profile") or {}

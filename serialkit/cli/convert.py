@@ -124,7 +124,9 @@ def convert(inputs: tuple[str, ...], output: Path, in_format: str | None, out_fo
 
 def _line(outcome: JobOutcome) -> str:
     rec = outcome.record
-    return (f"wrote {rec['output']}: {rec['events']} events ({rec['noteheads']} noteheads), "
+    notes, heads = rec["events"], rec["noteheads"]
+    written = f" ({heads} noteheads, tied continuations included)" if heads != notes else ""
+    return (f"wrote {rec['output']}: {notes} note{'s' if notes != 1 else ''}{written}, "
             f"{rec['voices']} voice{'s' if rec['voices'] != 1 else ''}, {rec['bars']} bar{'s' if rec['bars'] != 1 else ''}")
 
 

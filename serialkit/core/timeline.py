@@ -85,14 +85,29 @@ class Locator:
         return self._names.get(event.voice) or f"voice {event.voice}"
 
     def describe(self, event: Event) -> str:
-        """``Horn 2 in F, bar 25, beat 2`` (each thing once); the file's own bar number and the
-        line are added when they tell something more."""
+        """``Horn 2 in F, bar 25, beat 2 (line 1837)``: the voice, then one bar number and beat.
+
+        The bar is the bar the note sounds in, numbered as the score numbers its bars (a
+        MusicXML ``<measure number>``, an MEI ``<measure n>``: the numbers notation software
+        prints; counted from the meter for a piece that has no bars of its own), and the beat
+        counts quarter notes from that bar's start. What follows in brackets is the file's, for
+        finding the note in it, and each part says what it is:
+
+        - ``written in bar 23``, when the note is written in another bar than the one it sounds
+          in: an MEI bar whose layer runs past the meter's length (its last notes sound in the
+          next bar, as the reader warns; a MusicXML bar lasts as long as its longest voice, so
+          its notes never sound past it);
+        - ``numbered 2a in the file``, when the file numbers the note's bar otherwise than the
+          bar number given (a piece without bars of its own, whose notes name their bar);
+        - ``line 1706``, the line of the note in the file.
+        """
         bar, beat = self.locate(event.onset)
         text = f"{self.voice_name(event)}, bar {bar}, beat {_beat_text(beat)}"
         src = event.source
         extra = []
         if src is not None and src.measure is not None and src.measure != bar:
-            extra.append(f"bar {src.measure} in the file")
+            written = self.bars and any(b.number == src.measure for b in self.bars)
+            extra.append(f"written in bar {src.measure}" if written else f"numbered {src.measure} in the file")
         if src is not None and src.line is not None:
             extra.append(f"line {src.line}")
         return f"{text} ({', '.join(extra)})" if extra else text

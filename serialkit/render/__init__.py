@@ -164,7 +164,7 @@ def engrave_pages(
     out: list[str] = []
     infos: list[PageInfo] = []
     for i, page in enumerate(pages):
-        text, info = decorate(page, marks, first_page=i == 0, last_page=i == len(pages) - 1)
+        text, info = decorate(page, marks, last_page=i == len(pages) - 1)
         out.append(text)
         infos.append(info)
     return out, infos, marks

@@ -134,13 +134,19 @@ def note_ids(source: ParsedScore) -> set[str]:
 def prepare(source: ParsedScore, blind: bool, amended: bool = False, labelled: bool = False) -> str:
     """The XML text verovio loads: the source as is (or amended), or stripped for blind panels.
 
+    Short staff names two instruments share are told apart (``number_abbreviations``).
+
     A ``labelled`` render draws its own labels, so the labels serialkit wrote into the score
     (``annotate``'s, ``repair``'s ``rewrite P0:3``) are left out: no note labelled twice, and none
-    in the score's large type."""
+    in the score's large type. So are the colours serialkit wrote on notes (``annotate``'s by row
+    form or statement, ``repair``'s by rung): on the page every colour means what the legend says.
+    """
     # verovio's MEI importer finds no <music> when a comment or PI precedes the root element
     prolog = source.kind == "mei" and source.root.getprevious() is not None
     if labelled and not blind:
         amended = _drop_labels(source.root, source.kind) or amended
+        amended = _drop_written_colours(source.root, source.kind) or amended
+    amended = number_abbreviations(source.root, source.kind) or amended
     if not blind and not amended and not prolog:
         try:
             return source.data.decode("utf-8")
@@ -149,6 +155,112 @@ def prepare(source: ParsedScore, blind: bool, amended: bool = False, labelled: b
     if blind:
         (_blind_musicxml if source.kind == "musicxml" else _blind_mei)(source.root)
     return str(etree.tostring(source.root, encoding="unicode"))
+
+
+#: A number in an instrument's name: ``Horn 2 in F`` → 2, ``Violin II`` → II.
+_NAME_NUMBER = re.compile(r"(?<![\w.])(\d+|[IVX]+)(?![\w.])")
+
+
+def number_abbreviations(root: Any, kind: str) -> bool:
+    """Number the short staff names (shown from the second system on) that two or more
+    instruments share: ``Hn.`` for Horn 1 in F and Horn 2 in F becomes ``Hn. 1`` and ``Hn. 2``.
+
+    The numbers are those of the instruments' full names when these give each its own (``Horn 1
+    in F``, ``Violin II``), else 1, 2, … in score order. An instrument is a MusicXML
+    ``<score-part>`` (its ``<part-abbreviation>`` and ``<part-name>``) or an MEI ``<staffDef>`` or
+    ``<staffGrp>`` (``@label.abbr`` or ``<labelAbbr>``, and ``@label`` or ``<label>``); the staves
+    of one keyboard instrument (a braced group whose staves carry one and the same name) are one
+    instrument, not numbered. True when a name was changed."""
+    owners = _abbreviated_mei(root) if kind == "mei" else _abbreviated_musicxml(root)
+    by_short: dict[str, list[tuple[str, str, list[Any]]]] = {}
+    for key, (short, full, elements) in owners.items():
+        by_short.setdefault(short, []).append((key, full, elements))
+    changed = False
+    for short, sharing in by_short.items():
+        if len(sharing) < 2 or len({full for _, full, _ in sharing}) == 1 and _one_keyboard(sharing):
+            continue
+        found = [_NAME_NUMBER.findall(full) for _, full, _ in sharing]
+        numbers = [f[-1] if f else "" for f in found]
+        if "" in numbers or len(set(numbers)) < len(numbers):
+            numbers = [str(i) for i in range(1, len(sharing) + 1)]
+        for (_, _, elements), number in zip(sharing, numbers, strict=True):
+            for el, attr in elements:
+                if attr is None:
+                    _set_text(el, f"{short} {number}")
+                else:
+                    el.set(attr, f"{short} {number}")
+            changed = True
+    return changed
+
+
+def _one_keyboard(sharing: list[tuple[str, str, list[Any]]]) -> bool:
+    """Whether staves sharing a name and a short name are one instrument: MEI staves of one braced
+    group (a piano's, a harp's)."""
+    groups = set()
+    for _, _, elements in sharing:
+        for el, _attr in elements:
+            parent = el.getparent()
+            while parent is not None and etree.QName(parent).localname != "staffGrp":
+                parent = parent.getparent()
+            if parent is None or parent.get("symbol") != "brace":
+                return False
+            groups.add(id(parent))
+    return len(groups) == 1
+
+
+def _set_text(el: Any, text: str) -> None:
+    """Replace an element's text, keeping its first child's formatting when the text is in one."""
+    children = [c for c in el if isinstance(c.tag, str)]
+    if children and not (el.text or "").strip():
+        _set_text(children[0], text)
+        for other in children[1:]:
+            el.remove(other)
+        return
+    for child in list(el):
+        el.remove(child)
+    el.text = text
+
+
+def _text(el: Any) -> str:
+    return " ".join("".join(el.itertext()).split())
+
+
+def _abbreviated_musicxml(root: Any) -> dict[str, tuple[str, str, list[Any]]]:
+    """Score part id → (short name, full name, [(element, None)]) for each part with a short name."""
+    out: dict[str, tuple[str, str, list[Any]]] = {}
+    for i, part in enumerate(root.iter("score-part")):
+        shorts = [el for el in part if el.tag in ("part-abbreviation",)]
+        shown = [d for el in part if el.tag == "part-abbreviation-display" for d in el if d.tag == "display-text"]
+        short = next((_text(el) for el in shorts + shown if _text(el)), "")
+        if short:
+            name = next((_text(el) for el in part if el.tag == "part-name"), "")
+            elements: list[tuple[Any, str | None]] = [(el, None) for el in shorts + shown]
+            out[part.get("id") or str(i)] = (short, name, elements)
+    return out
+
+
+def _abbreviated_mei(root: Any) -> dict[str, tuple[str, str, list[Any]]]:
+    """Staff or group → (short name, full name, [(element, attribute or None)]) for each MEI
+    staff definition or staff group with a short name (every definition of one staff together)."""
+    out: dict[str, tuple[str, str, list[Any]]] = {}
+    ns = f"{{{MEI_NS}}}"
+    for i, el in enumerate(root.iter(f"{ns}staffDef", f"{ns}staffGrp")):
+        grp = el.tag == f"{ns}staffGrp"
+        key = f"group {el.get(XML_ID) or i}" if grp else f"staff {el.get('n') or i}"
+        children = [c for c in el if c.tag == f"{ns}labelAbbr"]
+        short = el.get("label.abbr") or next((_text(c) for c in children if _text(c)), "")
+        if not short:
+            continue
+        full = el.get("label") or next((_text(c) for c in el if c.tag == f"{ns}label"), "")
+        elements: list[tuple[Any, str | None]] = [(el, "label.abbr")] if el.get("label.abbr") else []
+        elements += [(c, None) for c in children]
+        if key in out:  # the same staff defined again (a later <scoreDef>)
+            before = out[key]
+            if before[0] == short:
+                before[2].extend(elements)
+            continue
+        out[key] = (short, full, elements)
+    return out
 
 
 #: The elements a label can be written in, per kind of source.
@@ -170,6 +282,29 @@ def _drop_labels(root: Any, kind: str) -> bool:
     for el in found:
         _drop(el)
     return bool(found)
+
+
+def _written_colours() -> frozenset[str]:
+    """The colours ``annotate`` and ``repair`` write on notes, upper case."""
+    from serialkit.check.annotate import FORM_COLOURS, STATEMENT_COLOURS, UNEXPLAINED
+    from serialkit.render.marks import OTHER_RUNG_COLOR, RUNG_COLORS
+
+    colours = {*FORM_COLOURS.values(), *STATEMENT_COLOURS, UNEXPLAINED, *RUNG_COLORS.values(), OTHER_RUNG_COLOR}
+    return frozenset(c.upper() for c in colours) - {"#000000"}
+
+
+def _drop_written_colours(root: Any, kind: str) -> bool:
+    """Drop the colours serialkit writes from notes and from the label-carrying elements the
+    score keeps (``_LABEL_TAGS``); True if there was any. Other colours stay."""
+    tags = ("note", "notehead") if kind == "musicxml" else (f"{{{MEI_NS}}}note",)
+    written = _written_colours()
+    found = False
+    for el in root.iter(*tags, *_LABEL_TAGS[kind]):
+        colour = el.get("color")
+        if colour is not None and colour.upper() in written:
+            del el.attrib["color"]
+            found = True
+    return found
 
 
 def _drop(el: Any) -> None:

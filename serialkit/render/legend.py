@@ -1,4 +1,4 @@
-"""The legend band added above the first page: what each colour, box and label means."""
+"""The legend band added above each page: what each colour, box and label drawn on it means."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def legend_items(marks: Marks) -> list[tuple[str, str, str]]:
     if "unexplained" in cues:
         items.append(("unexplained", UNEXPLAINED_COLOR, "unexplained (?)"))
     if "ambiguous" in cues:
-        items.append(("ambiguous", AMBIGUOUS_COLOR, "ambiguous label"))
+        items.append(("ambiguous", AMBIGUOUS_COLOR, "ambiguity (more than one reading)"))
     for rung in marks.rungs_present():
         kind = rung if rung in RUNG_COLORS else "other"
         if kind in cues:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from serialkit.check.report import is_ambiguity
 from serialkit.core.errors import RenderInputError
 
 #: The repair rungs in ladder order; each gets its own colour.
@@ -326,13 +327,14 @@ def _read_report(
         eid = str(amb["event_id"])
         cands = ", ".join(str(c) for c in amb.get("candidates") or ())
         reason = str(amb.get("reason") or "several labels fit")
-        if reason.startswith("symmetric row"):
+        if not is_ambiguity(amb):
             # aliases of one row form (a symmetric row), not a doubt about the note
             aliases[eid] = tuple(str(c) for c in amb.get("candidates") or ())
             continue
         ambiguous.add(eid)
         findings.append(
-            Finding(len(findings), "ambiguity", "AMBIGUOUS", (eid,), f"{reason}: {cands}", "")
+            Finding(len(findings), "ambiguity", "AMBIGUOUS", (eid,), f"{reason}: {cands}",
+                    str(amb.get("location") or ""))
         )
 
 

@@ -75,9 +75,10 @@ def _count(n: int, word: str) -> str:
 
 def analysis_words(facts: Mapping[str, Any]) -> list[str]:
     """An existing score's facts in the analysis profile's words: how much the row explains,
-    its violations and its observations (no pass/fail: there is no task to pass). ``facts``:
-    ``coverage`` and ``row`` as the check report gives them, ``unexplained_count``,
-    ``violations_count`` and ``observations_count``."""
+    its violations, its observations and its ambiguities when it has any (no pass/fail: there is
+    no task to pass). ``facts``: ``coverage`` and ``row`` as the check report gives them,
+    ``unexplained_count``, ``violations_count``, ``observations_count`` and
+    ``ambiguities_count`` (``check.report.is_ambiguity``)."""
     bits = []
     if facts.get("coverage") is not None:
         share = _percent(facts["coverage"]).replace("%", " %")
@@ -86,6 +87,9 @@ def analysis_words(facts: Mapping[str, Any]) -> list[str]:
         bits.append("no row identified")
     bits.append(_count(int(facts.get("violations_count", 0)), "violation"))
     bits.append(_count(int(facts.get("observations_count", 0)), "observation"))
+    ambiguities = int(facts.get("ambiguities_count", 0))
+    if ambiguities:  # as check's summary line counts them
+        bits.append(f"{ambiguities} {'ambiguity' if ambiguities == 1 else 'ambiguities'}")
     return bits
 
 
@@ -100,7 +104,8 @@ def _facts_html(marks: Marks) -> str:
         if "coverage" in facts:
             bits.append(f"coverage {_percent(facts['coverage'])}")
     else:
-        bits.extend(analysis_words(facts))
+        ambiguities = sum(1 for f in marks.findings if f.kind == "ambiguity")
+        bits.extend(analysis_words({**facts, "ambiguities_count": ambiguities}))
     labelled = sum(1 for m in marks.notes.values() if m.label)
     bits.append(f"{labelled} labelled notes")
     out = '<p id="sk-facts">' + escape(" · ".join(bits)) + "</p>"

@@ -203,9 +203,11 @@ def _edit_head(pieces: list[str], edit: Callable[[str], str]) -> None:
 
 
 def decorate(
-    svg_text: str, marks: Marks, first_page: bool, last_page: bool = False
+    svg_text: str, marks: Marks, last_page: bool = False
 ) -> tuple[str, PageInfo]:
-    """Colour, class and label the marked notes of one page; box collisions; add the legend."""
+    """Colour, class and label the marked notes of one page; box collisions; add the legend of
+    what is marked on this page (each page of a render may be looked at alone: a PNG or SVG
+    file per page)."""
     if not marks.notes:
         return (crop_page(svg_text) if last_page else svg_text), PageInfo((), ())
     pieces, marked, requests, cues, heads = _mark_notes(svg_text, marks)
@@ -221,12 +223,19 @@ def decorate(
     pieces[-1] = tail[: tail.rfind(_END)]
     pieces += ['<g class="sk-cues">', *cues, '</g><g class="sk-labels">', label_svg, "</g>",
                _boxes(marks, heads), "</g>"]
-    if first_page:
-        legend: list[str] = []
-        _edit_head(pieces, lambda head: _with_legend(head, marks, legend))
-        pieces += legend
+    legend: list[str] = []  # what this page's colours and shapes mean: every page read alone explains itself
+    _edit_head(pieces, lambda head: _with_legend(head, _on_page(marks, marked), legend))
+    pieces += legend
     pieces.append("</svg></svg>")
     return "".join(pieces), PageInfo(tuple(marked), tuple(label_for))
+
+
+def _on_page(marks: Marks, marked: list[str]) -> Marks:
+    """The marks of the notes drawn on one page, with the findings naming any of them."""
+    here = set(marked)
+    notes = {nid: mark for nid, mark in marks.notes.items() if nid in here}
+    findings = tuple(f for f in marks.findings if here.intersection(f.event_ids))
+    return Marks(notes, findings, marks.facts)
 
 
 def _with_legend(page: str, marks: Marks, legend: list[str]) -> str:

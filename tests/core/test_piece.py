@@ -64,7 +64,7 @@ def test_locate_and_describe_use_meter_and_pickup() -> None:
     assert piece.describe(piece.events[1]) == "voice v1, bar 2, beat 7/2"  # the file's bar is the same
     named = piece.copy(voices=(Voice("v1", "Horn 2 in F"),))
     moved = named.with_events([piece.events[1].copy(source=Source(part="P1", measure="2a", line=9))])
-    assert moved.describe(moved.events[0]) == "Horn 2 in F, bar 2, beat 7/2 (bar 2a in the file, line 9)"
+    assert moved.describe(moved.events[0]) == "Horn 2 in F, bar 2, beat 7/2 (numbered 2a in the file, line 9)"
     locator = Locator(piece)  # the predicates' cached locator says the same
     assert [locator.describe(e) for e in piece.events] == [piece.describe(e) for e in piece.events]
 

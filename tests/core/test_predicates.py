@@ -39,7 +39,7 @@ from serialkit.core.predicates import (
     check_row,
     check_schedule,
     collision_pairs,
-    crossed_noteheads,
+    crossed_notes,
     judge_predicates,
     naive_collision_pairs,
     order_and_row,
@@ -308,7 +308,7 @@ def _naive_crossed(piece: Piece) -> set[str]:
 @settings(max_examples=120, deadline=None)
 @given(loose_pieces(max_events=30))
 def test_crossings_agree_with_naive_definition(piece: Piece) -> None:
-    crossed, judged = crossed_noteheads(piece)
+    crossed, judged = crossed_notes(piece)
     assert {piece.events[i].id for i in crossed} == _naive_crossed(piece)
     assert judged == sum(1 for e in piece.events if e.duration > 0)
 
@@ -318,7 +318,7 @@ def test_crossing_share_limit() -> None:
     events = [Event(f"u{k}", "up", k, 1, 72) for k in range(10)]
     events += [Event(f"d{k}", "down", k, 1, 60 if k else 74) for k in range(10)]
     piece = Piece(tuple(events), voices=voices)
-    crossed, judged = crossed_noteheads(piece)
+    crossed, judged = crossed_notes(piece)
     assert judged == 20 and len(crossed) == 2  # u0 below d0, d0 above u0
     assert check_crossings(piece, Fraction(1, 10)) == []
     (v,) = check_crossings(piece, Fraction(1, 20))
@@ -534,7 +534,7 @@ def homorhythmic_pieces(draw: st.DrawFn) -> Piece:
 @settings(max_examples=150, deadline=None)
 @given(homorhythmic_pieces())
 def test_crossings_of_voices_in_one_rhythm_agree_with_naive_definition(piece: Piece) -> None:
-    crossed, judged = crossed_noteheads(piece)
+    crossed, judged = crossed_notes(piece)
     assert {piece.events[i].id for i in crossed} == _naive_crossed(piece)
     assert len(crossed) == len(set(crossed))
     starts = [piece.events[i].onset for i in crossed]
@@ -549,7 +549,7 @@ def test_crossings_with_ticks_beyond_64_bits_agree_with_naive_definition(piece: 
     nudged = piece.with_events([e.copy(onset=e.onset + tiny) if k == 0 else e for k, e in enumerate(piece.events)])
     cols = Columns(nudged)
     assume(len(cols.end) > 0 and max(cols.end) >= 2**63)  # a drawn piece may be all rests: no notes
-    crossed, _ = crossed_noteheads(cols)
+    crossed, _ = crossed_notes(cols)
     assert {nudged.events[i].id for i in crossed} == _naive_crossed(nudged)
 
 

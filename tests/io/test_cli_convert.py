@@ -39,7 +39,7 @@ def test_convert_to_midi_and_json(fixtures: Path, tmp_path: Path) -> None:
     result = runner.invoke(cli, ["convert", str(src), "-o", str(mid)])
     assert result.exit_code == 0, result.stderr
     assert mid.read_bytes()[:4] == b"MThd"
-    assert "wrote" in result.stdout and "28 events" in result.stdout
+    assert "wrote" in result.stdout and "28 notes" in result.stdout
     js = tmp_path / "a.json"
     result = runner.invoke(cli, ["convert", str(src), "-o", str(js)])
     assert result.exit_code == 0, result.stderr

@@ -59,9 +59,9 @@ def test_events_without_a_duration(fixtures: Path) -> None:
     ]
     warnings = piece.metadata["warnings"]
     assert len(warnings) == 2
-    assert warnings[0].endswith("durations-missing.mei:8: an event with no duration (no @dur, @dur.ges or "
+    assert warnings[0].endswith("durations-missing.mei:8: a note, chord or rest with no duration (no @dur, @dur.ges or "
                                 "@dur.default): read as quarter notes, as verovio reads them")
-    assert "durations-missing.mei:9: 2 events (line 9) with no duration and visible=\"false\": left out" in warnings[1]
+    assert "durations-missing.mei:9: 2 notes, chords or rests (line 9) with no duration and visible=\"false\": left out" in warnings[1]
 
 
 def test_copyof_tuplet_without_numbase_and_an_unmetered_bar(fixtures: Path) -> None:

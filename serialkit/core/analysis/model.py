@@ -75,11 +75,22 @@ class Statement:
 
 @dataclass(frozen=True, slots=True)
 class Ambiguity:
-    """An event that reads in more than one way; ``candidates`` lists every reading, chosen first."""
+    """An event with more than one label; ``candidates`` lists every label, chosen first.
+
+    Either the note has more than one reading (it ends one statement and begins another, is a
+    pivot, fits two statements): an *ambiguity* as ``check`` and ``render`` count them; or it has
+    one reading that a symmetric row names twice (``P0:3`` is also ``R6:3``): ``one_reading``,
+    listed so that every label of the note is known, not counted as an ambiguity."""
 
     event_id: str
     candidates: tuple[Tag, ...]
     reason: str
+
+    @property
+    def one_reading(self) -> bool:
+        """True when every candidate is the same statement's same position (a symmetric row's
+        other names for it): one reading, not an ambiguity."""
+        return len({(t.statement, t.position) for t in self.candidates}) == 1
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: candidate labels like ``P0:3``."""

@@ -37,7 +37,7 @@ from serialkit.core.predicates.time import TIME_CODES, Limits, check_time, note_
 from serialkit.core.predicates.voices import (
     check_crossings,
     check_range,
-    crossed_noteheads,
+    crossed_notes,
     crossing_share,
 )
 from serialkit.core.timeline import Locator
@@ -64,7 +64,7 @@ __all__ = [
     "check_schedule",
     "check_time",
     "collision_pairs",
-    "crossed_noteheads",
+    "crossed_notes",
     "crossing_share",
     "judge_predicates",
     "naive_collision_pairs",

@@ -64,7 +64,7 @@ class Rules:
     share before they collide. ``immediate_repeats``: a note may be re-struck at once within a
     statement. ``oscillation_window``: how many extra notes may alternate between two adjacent
     order positions (3 4 3 4 has two extra notes). ``max_crossing_share``: the largest share of
-    noteheads allowed to sit in a voice crossing. ``octave_repeats``: with ``immediate_repeats``,
+    notes (grace notes aside) allowed to sit in a voice crossing. ``octave_repeats``: with ``immediate_repeats``,
     the repeat may sound in another octave (a doubling or a re-strike an octave away, common in
     real scores).
     """

@@ -148,10 +148,11 @@ def _tops(n: int) -> int:
     return int.from_bytes(b"\x80" * n, "little")
 
 
-def crossed_noteheads(piece: Piece | Columns) -> tuple[list[int], int]:
-    """Indices of crossed noteheads (in onset order) and how many noteheads were judged.
+def crossed_notes(piece: Piece | Columns) -> tuple[list[int], int]:
+    """Indices of crossed notes (in onset order) and how many notes were judged.
 
-    Voices are ordered top to bottom as the piece lists them. A notehead in voice i is crossed
+    A note is one sounding note, its tied noteheads merged (an event). Voices are ordered top to
+    bottom as the piece lists them. A note in voice i is crossed
     when, at its onset, it sounds strictly below a note then sounding in a voice listed below i,
     or strictly above a note then sounding in a voice listed above i ("sounding at t" means
     onset <= t < end, so notes starting together count). Grace notes are not judged and do not
@@ -217,15 +218,26 @@ def crossed_noteheads(piece: Piece | Columns) -> tuple[list[int], int]:
 
 
 def crossing_share(piece: Piece | Columns) -> Fraction:
-    """The share of judged noteheads that are crossed (0 for an empty piece)."""
-    crossed, judged = crossed_noteheads(piece)
+    """The share of judged notes that are crossed (0 for an empty piece)."""
+    crossed, judged = crossed_notes(piece)
     return Fraction(len(crossed), judged) if judged else Fraction(0)
 
 
+def _unjudged(graces: int) -> str:
+    """What the share leaves out, when anything: the grace notes, which take no time."""
+    if not graces:
+        return ""
+    return "; the grace note is not judged" if graces == 1 else f"; the {graces} grace notes are not judged"
+
+
 def check_crossings(piece: Piece | Columns, max_share: Fraction = Fraction(1, 10)) -> list[Violation]:
-    """CROSS: one violation naming every crossed notehead when their share exceeds ``max_share``."""
+    """CROSS: one violation naming every crossed note when their share exceeds ``max_share``.
+
+    The message says what the share is of: the notes judged, which are all the piece's notes but
+    its grace notes (``50 of 120 notes sit in a voice crossing (...; the 8 grace notes are not
+    judged)``)."""
     cols = columns_of(piece)
-    crossed, judged = crossed_noteheads(cols)
+    crossed, judged = crossed_notes(cols)
     if not judged or Fraction(len(crossed), judged) <= max_share:
         return []
     share = Fraction(len(crossed), judged)
@@ -233,8 +245,8 @@ def check_crossings(piece: Piece | Columns, max_share: Fraction = Fraction(1, 10
         Violation(
             "CROSS",
             tuple(cols.events[i].id for i in crossed),
-            f"{len(crossed)} of {judged} noteheads sit in a voice crossing "
-            f"({float(share):.1%} > {float(max_share):.1%} allowed)",
+            f"{len(crossed)} of {judged} notes sit in a voice crossing "
+            f"({float(share):.1%} > {float(max_share):.1%} allowed{_unjudged(cols.n - judged)})",
             cols.where(crossed[0]),
         )
     ]

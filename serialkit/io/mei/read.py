@@ -117,7 +117,7 @@ def _warn_undated(state: State) -> None:
     ):
         if lines:
             span = f"line {lines[0]}" if lines[0] == lines[-1] else f"lines {lines[0]}–{lines[-1]}"
-            count = f"{len(lines)} events ({span})" if len(lines) > 1 else "an event"
+            count = f"{len(lines)} notes, chords or rests ({span})" if len(lines) > 1 else "a note, chord or rest"
             state.parts.warnings.append(f"{state.where}:{lines[0]}: {count} {what}")
 
 
