@@ -69,6 +69,10 @@ CASES = {
     "empty_staff": _note().replace("</note>", "<staff/></note>"),
     "spaced_staff": _note().replace("</note>", "<staff> 2 </staff></note>"),
     "no_step": _note() + "<note><pitch><octave>4</octave></pitch><duration>4</duration></note>",
+    "two_octaves_then_none": (_note(extra="<octave>5</octave>")
+                              + "<note><pitch><step>D</step></pitch><duration>4</duration></note>"),
+    "two_steps_then_none": (_note(step="C</step><step>D")
+                            + "<note><pitch><octave>4</octave></pitch><duration>4</duration></note>"),
     "backup_without_duration": _note() + "<backup/>" + _note("E"),
     "cdata_duration": _note(duration="<![CDATA[4]]>"),
     "element_in_step": _note(step="<x/>C"),

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
+from typing import cast
 
 from lxml import etree
 
@@ -232,13 +233,17 @@ _PLAIN_STEPS = frozenset("CDEFGAB")
 _PLAIN_OCTAVES = frozenset("012345678")
 _PLAIN_ALTERS = frozenset(("-2", "-1", "0", "1", "2"))
 #: Every note of the walk has a duration, every pitch a step and an octave, and every <backup>
-#: and <forward> a duration (counted in libxml2: no element made a Python object).
+#: and <forward> a duration (counted in libxml2: no element made a Python object). A note has
+#: at most one first duration and a pitch one first step and octave: the sums are equal only
+#: when each count is.
 _PLAIN_SHAPE = etree.XPath(
-    "count(part/measure/note) = count(part/measure/note/duration[1])"
-    " and count(part/measure/note/pitch) = count(part/measure/note/pitch/step[1])"
-    " and count(part/measure/note/pitch) = count(part/measure/note/pitch/octave[1])"
+    "count(part/measure/note) + 2 * count(part/measure/note/pitch)"
+    " = count(part/measure/note/duration[1]) + count(part/measure/note/pitch/step[1])"
+    " + count(part/measure/note/pitch/octave[1])"
     " and not(part/measure/backup[not(duration)] or part/measure/forward[not(duration)])"
 )
+#: The <attributes> the walk reads, in its order (found in libxml2, not by ElementPath's generators).
+_ATTRIBUTES = etree.XPath("part/measure/attributes")
 _TEXT = operator.attrgetter("text")
 
 
@@ -268,7 +273,7 @@ def _plain(root: etree._Element, where: str) -> bool:
         return False
     reader = Walker(where, Scan(ScoreParts(), root))  # its state is thrown away
     try:
-        for attributes in root.iterfind("part/measure/attributes"):
+        for attributes in cast(list[etree._Element], _ATTRIBUTES(root)):
             reader.attributes(attributes, 0)
     except (ScoreReadError, *DAMAGE):
         return False
