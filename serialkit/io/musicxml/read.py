@@ -215,7 +215,8 @@ def scan_tree(tree: etree._ElementTree, where: str) -> Scan:
 def checked(tree: etree._ElementTree, where: str) -> bool:
     """Walk a score-partwise tree as ``scan_tree`` does, raising its errors, without keeping its
     notes: True when every pitched note will become an event (``check_parts`` passes), False
-    when that needs the whole scan to tell (no note, or one that may not be an event)."""
+    when that needs the whole scan to tell (no note, or one that may not be an event). A plain
+    score (``_plain``) is told True without the walk."""
     root = tree.getroot()
     walker = Walker(where, Scan(ScoreParts(), root))
     walker.records = False
@@ -248,6 +249,7 @@ _TEXT = operator.attrgetter("text")
 
 
 def _digits(text: str | None) -> bool:
+    """A text of ASCII digits only (what ``int`` reads, as the walk reads a duration)."""
     return text is not None and text.isascii() and text.isdigit()
 
 
