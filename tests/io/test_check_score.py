@@ -58,6 +58,28 @@ CASES = {
     "forward_bad": _note() + "<forward><duration>z</duration></forward>",
     "bad_time": '<attributes><time><beats>3</beats><beat-type>q</beat-type></time></attributes>' + _note(),
     "negative_forward": _note() + "<forward><duration>-9</duration></forward>" + _note("E"),
+    # texts and shapes the check's quick test (``read._plain``) leaves to the walk
+    "comment_in_duration": _note(duration="<!-- d -->4"),
+    "two_durations": _note().replace("</note>", "<duration>0</duration></note>") + _note("D"),
+    "lower_step": _note("c"),
+    "octave_nine": _note("B", octave="9", extra="<alter>2</alter>"),
+    "half_alter": _note(extra="<alter>0.5</alter>"),
+    "empty_alter": _note(extra="<alter/>"),
+    "cue_without_duration": _note() + "<note><cue/><pitch><step>D</step><octave>4</octave></pitch></note>",
+    "empty_staff": _note().replace("</note>", "<staff/></note>"),
+    "spaced_staff": _note().replace("</note>", "<staff> 2 </staff></note>"),
+    "no_step": _note() + "<note><pitch><octave>4</octave></pitch><duration>4</duration></note>",
+    "two_octaves_then_none": (_note(extra="<octave>5</octave>")
+                              + "<note><pitch><step>D</step></pitch><duration>4</duration></note>"),
+    "two_steps_then_none": (_note(step="C</step><step>D")
+                            + "<note><pitch><octave>4</octave></pitch><duration>4</duration></note>"),
+    "backup_without_duration": _note() + "<backup/>" + _note("E"),
+    "cdata_duration": _note(duration="<![CDATA[4]]>"),
+    "element_in_step": _note(step="<x/>C"),
+    "zero_transposition": ("<attributes><transpose><chromatic>0</chromatic></transpose></attributes>"
+                           + _note()),
+    "duration_elsewhere": (_note() + "<figured-bass><figure><figure-number>6</figure-number></figure>"
+                           "<duration>x</duration></figured-bass>"),
 }
 
 
@@ -80,6 +102,24 @@ def test_check_score_agrees_with_read_score(tmp_path: Path, case: str, divisions
     # without keeping the notes from the check (render's usual case): the same error, or Piece
     assert _outcome(lambda: check_score(path, parsed=tree, keep=False)()) == expected
     assert _outcome(lambda: check_score(path)()) == expected
+
+
+@pytest.mark.parametrize("divisions", ["1", "0", "2.5"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_quick_check_agrees_with_the_walk(tmp_path: Path, case: str, divisions: str,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check's quick test of a score's texts and shape (``read._plain``) answers only where
+    the walk would: its answer (or error) is the walk's."""
+    from serialkit.io.musicxml import read
+
+    path = tmp_path / f"{case}.musicxml"
+    path.write_text(SCORE.format(div=divisions, body=CASES[case]))
+    tree = parse_xml(path.read_bytes(), str(path))
+    quick = _outcome(lambda: read.checked(tree, str(path)))
+    if read._plain(tree.getroot(), str(path)):
+        assert quick is True
+    monkeypatch.setattr(read, "_plain", lambda root, where: False)
+    assert quick == _outcome(lambda: read.checked(tree, str(path)))
 
 
 @pytest.mark.parametrize("name", ["render/duet.musicxml", "scores/features.musicxml", "scores/features.mxl",

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
+from typing import cast
 
 from lxml import etree
 
 from serialkit.core.errors import PieceError, ScoreReadError
 from serialkit.core.piece import Measure, Piece, TimeSignature
-from serialkit.io.build import ScoreParts, build_piece, check_parts
+from serialkit.io.build import DAMAGE, ScoreParts, build_piece, check_parts
 from serialkit.io.files.safety import is_zip, parse_xml, read_bytes, read_mxl
 from serialkit.io.musicxml.walk import Pending, Scan, Walker, plus
 
@@ -213,14 +215,78 @@ def scan_tree(tree: etree._ElementTree, where: str) -> Scan:
 def checked(tree: etree._ElementTree, where: str) -> bool:
     """Walk a score-partwise tree as ``scan_tree`` does, raising its errors, without keeping its
     notes: True when every pitched note will become an event (``check_parts`` passes), False
-    when that needs the whole scan to tell (no note, or one that may not be an event)."""
+    when that needs the whole scan to tell (no note, or one that may not be an event). A plain
+    score (``_plain``) is told True without the walk."""
     root = tree.getroot()
     walker = Walker(where, Scan(ScoreParts(), root))
     walker.records = False
     walker.ours = (root.findtext("identification/encoding/software") or "").strip() == "serialkit"
+    if not walker.ours and _plain(root, where):
+        return True
     for p_index, part in enumerate(root.iterfind("part")):
         walker.part(part.get("id") or f"P{p_index + 1}", part)
     return walker.sounded > 0 and not walker.doubt
+
+
+#: What ``_plain`` lets each pitch text be: a step as written, an octave of 0..8 and an
+#: alteration of at most two semitones (MIDI 10..121: every pitch in range).
+_PLAIN_STEPS = frozenset("CDEFGAB")
+_PLAIN_OCTAVES = frozenset("012345678")
+_PLAIN_ALTERS = frozenset(("-2", "-1", "0", "1", "2"))
+#: Every note of the walk has a duration, every pitch a step and an octave, and every <backup>
+#: and <forward> a duration (counted in libxml2: no element made a Python object). A note has
+#: at most one first duration and a pitch one first step and octave: the sums are equal only
+#: when each count is.
+_PLAIN_SHAPE = etree.XPath(
+    "count(part/measure/note) + 2 * count(part/measure/note/pitch)"
+    " = count(part/measure/note/duration[1]) + count(part/measure/note/pitch/step[1])"
+    " + count(part/measure/note/pitch/octave[1])"
+    " and not(part/measure/backup[not(duration)] or part/measure/forward[not(duration)])"
+)
+#: The <attributes> the walk reads, in its order (found in libxml2, not by ElementPath's generators).
+_ATTRIBUTES = etree.XPath("part/measure/attributes")
+_TEXT = operator.attrgetter("text")
+
+
+def _digits(text: str | None) -> bool:
+    """A text of ASCII digits only (what ``int`` reads, as the walk reads a duration)."""
+    return text is not None and text.isascii() and text.isdigit()
+
+
+def _plain(root: etree._Element, where: str) -> bool:
+    """Whether ``checked``'s walk of a score (not serialkit's own) would raise nothing and find
+    every pitched note an event, told without walking its notes one by one: every <step>,
+    <octave>, <alter>, <duration> and <staff> of the document (those the walk reads among them)
+    holds a text the walk reads without error or doubt (durations of digits: no onset or duration
+    is negative; pitches in MIDI's range), every note and pitch has the children the walk needs,
+    every <attributes> reads as the walk reads it (same errors) without a transposition, and a
+    pitched note sounds. False: the walk must tell (it raises the error, or finds the doubt)."""
+    if not set(map(_TEXT, root.iter("step"))) <= _PLAIN_STEPS:
+        return False
+    if not set(map(_TEXT, root.iter("octave"))) <= _PLAIN_OCTAVES:
+        return False
+    if not set(map(_TEXT, root.iter("alter"))) <= _PLAIN_ALTERS:
+        return False
+    if not all(map(_digits, set(map(_TEXT, root.iter("duration"))))):
+        return False
+    if not all(not text or _digits(text) for text in set(map(_TEXT, root.iter("staff")))):
+        return False
+    if not _PLAIN_SHAPE(root):
+        return False
+    reader = Walker(where, Scan(ScoreParts(), root))  # its state is thrown away
+    try:
+        for attributes in cast(list[etree._Element], _ATTRIBUTES(root)):
+            reader.attributes(attributes, 0)
+    except (ScoreReadError, *DAMAGE):
+        return False
+    return not reader.transpose and any(map(_sounds, root.iterfind("part/measure/note")))
+
+
+def _sounds(note: etree._Element) -> bool:
+    """A pitched note the walk counts as sounding (its one duration not zero), not a cue note
+    (``any`` over the notes stops at the first)."""
+    return (note.find("pitch") is not None and note.find("cue") is None and note.find("grace") is None
+            and len(note.findall("duration")) == 1 and int(note.findtext("duration") or 0) > 0)
 
 
 def _finish(
