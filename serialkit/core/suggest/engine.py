@@ -169,6 +169,9 @@ class _Cand:
     change while the change explains nothing of its own (``after._restruck``)."""
     reread: bool = False
     """Most of the trouble the change clears is other notes read anew (``_REREAD``)."""
+    broken: str | None = None
+    """The whole statement a changed note held a position of, which the change leaves incomplete
+    (``_breaks_whole``)."""
 
     @property
     def key(self) -> _Key:
@@ -426,8 +429,9 @@ def suggest(
         c.restruck = _restruck(note, c.edits[note] % 12, by_voice[events[note].voice], place[note], events,
                                before.analysis, after, home, reading.held,
                                order[max(0, index[note] - 2 * _REACH):index[note] + 2 * _REACH + 1])
-        if c.cut or c.restruck or c.reread:  # it stays short / repeats a neighbour as written / re-reads others
-            c.weight = min(c.weight, _KEEP_WEIGHT / 2)
+        c.broken = None if home is None or home.found == 12 else _breaks_whole(before.analysis, after, c.edits)
+        if c.cut or c.restruck or c.reread or c.broken:  # it stays short / repeats a neighbour as written /
+            c.weight = min(c.weight, _KEEP_WEIGHT / 2)  # re-reads others / breaks a whole statement
         if trade == "borrowed":  # its statement now borrows the pitch class from far off: doubtful
             c.weight = min(c.weight * _DISPLACE, _KEEP_WEIGHT / 2)
         c.clears = frozenset(
@@ -548,6 +552,29 @@ def _wider(event: Event, finding: str, order: Sequence[Event], index: Mapping[st
                 yield event.id, in_register(event, e), "swap"
 
 
+def _breaks_whole(before: Analysis, after: Analysis, edits: Mapping[str, int]) -> str | None:
+    """The id of a whole statement (twelve positions found) holding a changed note as a position
+    before the change, whose other notes are no longer one whole statement after it; else None
+    (asked of a change whose note then holds a position of a statement still short of notes).
+    A wrong note breaks the statement it stands in, and its correction makes statements whole: a
+    change that takes a correct note from a whole statement to give a position to a statement that
+    stays short (three copies of Op. 21 reversed in time, joined: a harp's A4, position 11 of a whole P6,
+    "corrected" to F4 to open a statement stitched across the join, which then read Webern's own
+    odd horn note as its position) breaks what was right, and is never confident."""
+    held = {e for e in edits}
+    whole_after = [frozenset(x for x in s.event_ids if x is not None) for s in after.statements if s.found == 12]
+    for s in before.statements:
+        if s.found != 12:
+            continue
+        own = [x for x in s.event_ids if x is not None]
+        if held.isdisjoint(own):
+            continue
+        rest = {x for x in own if x not in held}
+        if not any(rest <= w for w in whole_after):
+            return s.id
+    return None
+
+
 def _clamp(n: int, cap: int) -> int:
     return max(-cap, min(cap, n))
 
@@ -578,6 +605,9 @@ def _reason(c: _Cand, event: Event, gain: int, moved: bool = False) -> str:
     if c.reread:
         return (f"{what} ({gain} fewer unexplained or missing notes, most of them other notes read anew "
                 f"round it: a re-reading, not a correction)")
+    if c.broken is not None:
+        return (f"{what} ({gain} fewer unexplained or missing notes, but it takes a note of the whole "
+                f"statement {c.broken}, which is then no longer whole: a re-reading, not a correction)")
     if c.restruck is not None:
         return (f"{what} ({gain} fewer unexplained or missing notes; as written it re-strikes {c.restruck}, "
                 f"which holds its position then: the notes read anew need no change)")
