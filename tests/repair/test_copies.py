@@ -76,7 +76,7 @@ def test_a_change_that_breaks_a_whole_statement_to_open_a_stitched_one_is_no_cor
     correction of a real wrong note breaks no whole statement."""
     from serialkit.core.analysis import analyze
     from serialkit.core.catalog import get
-    from serialkit.core.suggest.engine import _breaks_whole
+    from serialkit.core.suggest.after import _breaks_whole
 
     source = read_score(corpus / "webern-op21-i-mm1-25.mei")
     row = get("webern-op21").row

@@ -86,3 +86,30 @@ def _restruck(note: str, pc: int, voice: Sequence[Event], k: int, events: Mappin
     other = any(z.id != note and z.pc == pc and z.id not in held and (lo is None or z.onset >= lo)
                 and (hi is None or z.onset <= hi) for z in nearby)
     return y.id if other else None
+
+
+def _breaks_whole(before: Analysis, after: Analysis, edits: Mapping[str, int]) -> str | None:
+    """The id of a whole statement (twelve positions found) holding a changed note as a position
+    before the change, whose other notes are no longer one whole statement after it; else None
+    (asked of a change whose note then holds a position of a statement still short of notes).
+    A wrong note breaks the statement it stands in, and its correction makes statements whole: a
+    change that takes a correct note from a whole statement to give a position to a statement that
+    stays short (three copies of Op. 21 reversed in time, joined: a harp's A4, position 11 of a whole P6,
+    "corrected" to F4 to open a statement stitched across the join, which then read Webern's own
+    odd horn note as its position) breaks what was right, and is never confident."""
+    held = {e for e in edits}
+    whole_after = [frozenset(x for x in s.event_ids if x is not None) for s in after.statements if s.found == 12]
+    for s in before.statements:
+        if s.found != 12:
+            continue
+        own = [x for x in s.event_ids if x is not None]
+        if held.isdisjoint(own):
+            continue
+        rest = {x for x in own if x not in held}
+        if not any(rest <= w for w in whole_after):
+            return s.id
+    return None
+
+
+def _clamp(n: int, cap: int) -> int:
+    return max(-cap, min(cap, n))

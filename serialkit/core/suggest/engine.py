@@ -33,7 +33,14 @@ from typing import Any
 from serialkit.core.analysis.model import Analysis
 from serialkit.core.piece import Event, Piece
 from serialkit.core.rows import RowForm, pc_name
-from serialkit.core.suggest.after import _neighbours, _restruck, _rivals, _statement_of
+from serialkit.core.suggest.after import (
+    _breaks_whole,
+    _clamp,
+    _neighbours,
+    _restruck,
+    _rivals,
+    _statement_of,
+)
 from serialkit.core.suggest.model import (
     _MODEL_TEXT,
     Edit,
@@ -170,8 +177,7 @@ class _Cand:
     reread: bool = False
     """Most of the trouble the change clears is other notes read anew (``_REREAD``)."""
     broken: str | None = None
-    """The whole statement a changed note held a position of, which the change leaves incomplete
-    (``_breaks_whole``)."""
+    """The whole statement a changed note held a position of, left broken (``_breaks_whole``)."""
 
     @property
     def key(self) -> _Key:
@@ -550,33 +556,6 @@ def _wider(event: Event, finding: str, order: Sequence[Event], index: Mapping[st
         for e in order[max(0, i - 2 * _REACH):i + 2 * _REACH + 1]:
             if e.id != event.id and e.pc != event.pc:
                 yield event.id, in_register(event, e), "swap"
-
-
-def _breaks_whole(before: Analysis, after: Analysis, edits: Mapping[str, int]) -> str | None:
-    """The id of a whole statement (twelve positions found) holding a changed note as a position
-    before the change, whose other notes are no longer one whole statement after it; else None
-    (asked of a change whose note then holds a position of a statement still short of notes).
-    A wrong note breaks the statement it stands in, and its correction makes statements whole: a
-    change that takes a correct note from a whole statement to give a position to a statement that
-    stays short (three copies of Op. 21 reversed in time, joined: a harp's A4, position 11 of a whole P6,
-    "corrected" to F4 to open a statement stitched across the join, which then read Webern's own
-    odd horn note as its position) breaks what was right, and is never confident."""
-    held = {e for e in edits}
-    whole_after = [frozenset(x for x in s.event_ids if x is not None) for s in after.statements if s.found == 12]
-    for s in before.statements:
-        if s.found != 12:
-            continue
-        own = [x for x in s.event_ids if x is not None]
-        if held.isdisjoint(own):
-            continue
-        rest = {x for x in own if x not in held}
-        if not any(rest <= w for w in whole_after):
-            return s.id
-    return None
-
-
-def _clamp(n: int, cap: int) -> int:
-    return max(-cap, min(cap, n))
 
 
 def _reason(c: _Cand, event: Event, gain: int, moved: bool = False) -> str:
