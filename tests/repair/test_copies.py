@@ -72,7 +72,7 @@ def test_a_change_that_breaks_a_whole_statement_to_open_a_stitched_one_is_no_cor
     Webern's): the harp's A4 of the second copy, position 11 of a whole P6, written F4 opens a
     statement stitched across the join that then reads the third copy's odd horn note, one fewer
     unexplained. ``repair`` applied it at 92 %; a change that leaves a whole statement broken for a
-    statement still short is a re-reading, never confident (``engine._breaks_whole``). The
+    statement still short is a re-reading, never confident (``suggest.after._breaks_whole``). The
     correction of a real wrong note breaks no whole statement."""
     from serialkit.core.analysis import analyze
     from serialkit.core.catalog import get
