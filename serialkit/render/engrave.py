@@ -172,18 +172,18 @@ def number_abbreviations(root: Any, kind: str) -> bool:
     of one keyboard instrument (a braced group whose staves carry one and the same name) are one
     instrument, not numbered. True when a name was changed."""
     owners = _abbreviated_mei(root) if kind == "mei" else _abbreviated_musicxml(root)
-    by_short: dict[str, list[tuple[str, str, list[Any]]]] = {}
-    for key, (short, full, elements) in owners.items():
-        by_short.setdefault(short, []).append((key, full, elements))
+    by_short: dict[str, list[tuple[str, list[Any]]]] = {}
+    for short, full, elements in owners.values():
+        by_short.setdefault(short, []).append((full, elements))
     changed = False
     for short, sharing in by_short.items():
-        if len(sharing) < 2 or len({full for _, full, _ in sharing}) == 1 and _one_keyboard(sharing):
+        if len(sharing) < 2 or len({full for full, _ in sharing}) == 1 and _one_keyboard(sharing):
             continue
-        found = [_NAME_NUMBER.findall(full) for _, full, _ in sharing]
+        found = [_NAME_NUMBER.findall(full) for full, _ in sharing]
         numbers = [f[-1] if f else "" for f in found]
         if "" in numbers or len(set(numbers)) < len(numbers):
             numbers = [str(i) for i in range(1, len(sharing) + 1)]
-        for (_, _, elements), number in zip(sharing, numbers, strict=True):
+        for (_, elements), number in zip(sharing, numbers, strict=True):
             for el, attr in elements:
                 if attr is None:
                     _set_text(el, f"{short} {number}")
@@ -193,11 +193,11 @@ def number_abbreviations(root: Any, kind: str) -> bool:
     return changed
 
 
-def _one_keyboard(sharing: list[tuple[str, str, list[Any]]]) -> bool:
+def _one_keyboard(sharing: list[tuple[str, list[Any]]]) -> bool:
     """Whether staves sharing a name and a short name are one instrument: MEI staves of one braced
-    group (a piano's, a harp's)."""
+    group (a piano's, a harp's). ``sharing``: (full name, [(element, attribute)]) of each."""
     groups = set()
-    for _, _, elements in sharing:
+    for _, elements in sharing:
         for el, _attr in elements:
             parent = el.getparent()
             while parent is not None and etree.QName(parent).localname != "staffGrp":
@@ -229,7 +229,7 @@ def _abbreviated_musicxml(root: Any) -> dict[str, tuple[str, str, list[Any]]]:
     """Score part id → (short name, full name, [(element, None)]) for each part with a short name."""
     out: dict[str, tuple[str, str, list[Any]]] = {}
     for i, part in enumerate(root.iter("score-part")):
-        shorts = [el for el in part if el.tag in ("part-abbreviation",)]
+        shorts = [el for el in part if el.tag == "part-abbreviation"]
         shown = [d for el in part if el.tag == "part-abbreviation-display" for d in el if d.tag == "display-text"]
         short = next((_text(el) for el in shorts + shown if _text(el)), "")
         if short:

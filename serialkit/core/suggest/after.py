@@ -97,7 +97,7 @@ def _breaks_whole(before: Analysis, after: Analysis, edits: Mapping[str, int]) -
     stays short (three copies of Op. 21 reversed in time, joined: a harp's A4, position 11 of a whole P6,
     "corrected" to F4 to open a statement stitched across the join, which then read Webern's own
     odd horn note as its position) breaks what was right, and is never confident."""
-    held = {e for e in edits}
+    held = set(edits)
     whole_after = [frozenset(x for x in s.event_ids if x is not None) for s in after.statements if s.found == 12]
     for s in before.statements:
         if s.found != 12:

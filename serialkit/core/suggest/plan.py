@@ -93,13 +93,13 @@ def plan_repairs(
     held: list[Suggestion] = []
     refused: set[str] = set()
     rounds = 0
+    max_notes, most, wide = budget if budget is not None else (None, None, None)
     while len(applied) < max_edits:
         best: Suggestion | None = None
         held = []
         rounds += 1
         if progress is not None:
             progress(rounds, len(applied))
-        max_notes, most, wide = budget if budget is not None else (None, None, None)
         for note in suggest(current, analysis, suspects=False, readings=readings, max_notes=max_notes,
                             budget=most, wide=wide):
             if not note.complete:
