@@ -44,8 +44,8 @@ def input_path(score: Path) -> Iterator[Path]:
 @click.argument("scores", nargs=-1, required=True, metavar="SCORE...",
                 type=click.Path(path_type=str, allow_dash=True))
 @output_option(
-    "Output file; .svg, .png, .pdf or .html picks the format (pages 2+ of SVG/PNG are written as "
-    "NAME-1.svg, NAME-2.svg, ...); '-' writes one file to standard output (give --to); a DIR "
+    "Output file; .svg, .png, .pdf or .html picks the format (SVG/PNG of several pages are written "
+    "as NAME-1.svg, NAME-2.svg, ..., one page as the file itself); '-' writes one file to standard output (give --to); a DIR "
     "(existing, or new written DIR/; give --to) gets the score as NAME.FORMAT, as it gets each of several scores.",
     required=True, stdout=True, file_or_dir=True,
 )
