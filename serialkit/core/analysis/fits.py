@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from serialkit.core.analysis.chains import HORIZON
+from serialkit.core.analysis.chains import HORIZON, PACE, PACE_AFTER
 from serialkit.core.analysis.state import Assignment, Found, Owners
 
 
@@ -25,14 +25,40 @@ def _fits(a: Assignment, f: Found, p: int, u: int, owners: Owners | None = None)
         return None
     if lo is None:
         assert hi is not None
-        if p != min(f.slots) - 1 or hi - x > HORIZON or _nearer(a, u, x, hi, owners):
+        if p != min(f.slots) - 1 or hi - x > HORIZON or _nearer(a, u, x, hi, owners) or _off_pace(a, f, x):
             return None
         return hi - x
     if hi is None:
-        if p != max(f.slots) + 1 or x - lo > HORIZON or _nearer(a, u, lo, x, owners):
+        if p != max(f.slots) + 1 or x - lo > HORIZON or _nearer(a, u, lo, x, owners) or _off_pace(a, f, x):
             return None
         return x - lo
     return min(x - lo, hi - x)
+
+
+def _off_pace(a: Assignment, f: Found, x: int) -> bool:
+    """Would a note at slice ``x``, after all of ``f``'s notes or before them, leave the
+    statement's pace, once it has moved on PACE_AFTER times? After them: the wait from the end of
+    its notes (a note held while the others move waits nothing) more than PACE times its mean wait
+    between onsets (the rule that ends a chain, ``chains.build_chain``). Before them: the wait to
+    its first onset more than PACE times its longest wait (a chain read from that note would not
+    have its pace yet: an opening note held or followed by a rest is Webern's as much as anyone's).
+    Slices count onsets, not time: fifty bars of rest are one slice, and a statement an excerpt
+    cuts off does not reach over them for the next section's note."""
+    ix = a.ix
+    ticks, sl = ix.slice_ticks, ix.sl
+    times = sorted({ticks[sl[e]] for e in f.slots.values()})
+    waits = len(times) - 1
+    if waits < PACE_AFTER:
+        return False
+    if ticks[x] < times[0]:
+        return times[0] - ticks[x] > PACE * max(b - a for a, b in zip(times, times[1:], strict=False))
+    if (ticks[x] - times[-1]) * waits <= PACE * (times[-1] - times[0]):
+        return False  # on pace from the last onset: from the notes' end too
+    events = ix.events
+    end = max(events[e].onset + events[e].duration for e in f.slots.values())
+    first = min(events[e].onset for e in f.slots.values())
+    last = max(events[e].onset for e in f.slots.values())
+    return (ix.slice_onsets[x] - end) * waits > PACE * (last - first)
 
 
 def _nearer(a: Assignment, u: int, low: int, high: int, owners: Owners | None = None) -> bool:

@@ -76,13 +76,13 @@ def _chain(a: Assignment, form: int, start: int, pos: int, mode: int, dear: bool
 
 
 def acceptable(a: Assignment, chain: Chain, minimum: int) -> bool:
-    """Is ``chain`` long and cheap enough (fragments shorter than MIN_INNER only at the edges)?"""
+    """Is ``chain`` long and cheap enough (fragments shorter than MIN_INNER only at the edges of
+    the piece or of a section, ``state.sections``)?"""
     if chain.distinct < minimum or chain.score < MIN_SCORE:
         return False
     if minimum < MIN_INNER and chain.distinct < MIN_INNER:
-        sl = a.ix.sl
-        last = sl[-1] if sl else 0
-        return sl[chain.evs[0]] < EDGE or sl[chain.evs[-1]] > last - EDGE
+        sl, (before, after) = a.ix.sl, a.sections
+        return before[sl[chain.evs[0]]] < EDGE or after[sl[chain.evs[-1]]] < EDGE
     return True
 
 

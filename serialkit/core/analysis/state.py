@@ -60,6 +60,9 @@ class Assignment:
     tails: dict[int, Chain] = field(default_factory=dict)
     """Per obvious statement (its index), its chain with the repeats after its last position,
     while the statements taken best-first may still begin on them (``statements``)."""
+    sections: tuple[list[int], list[int]] = ([], [])
+    """Per slice: how many slices its section has had before it, and how many it has after it
+    (``sections``): a fragment is cut off at a section's edges as at the piece's."""
 
 
 def new_assignment(ix: EventIndex, forms: list[tuple[int, ...]]) -> Assignment:
@@ -68,7 +71,39 @@ def new_assignment(ix: EventIndex, forms: list[tuple[int, ...]]) -> Assignment:
     for f, pcs in enumerate(forms):
         starts[pcs[0]].append(f)
     position_in = [[pcs.index(p) for p in range(12)] for pcs in forms]
-    return Assignment(ix, forms, Claims(ix.n), [], starts, position_in)
+    a = Assignment(ix, forms, Claims(ix.n), [], starts, position_in)
+    a.sections = sections(ix)
+    return a
+
+
+BREAK = 8
+"""A silence of every voice lasting this many times the piece's median distance between onsets
+ends a section (Op. 21's bars 1–25 hold four silences of one quarter, their median distance)."""
+
+
+def sections(ix: EventIndex) -> tuple[list[int], list[int]]:
+    """Per slice: the slices of its section before it and after it. A section ends where every
+    note has ended and nothing sounds for BREAK times the median distance between successive
+    onsets (the piece's ends are a section's too): excerpts joined with rests between them, a
+    movement's sections after a general pause."""
+    onsets = ix.slice_onsets
+    count = len(onsets)
+    gaps = sorted(b - a for a, b in zip(onsets, onsets[1:], strict=False))
+    ends = [onsets[0]] * count if count else []  # per slice: when the notes struck before it have all ended
+    for i, e in enumerate(ix.events):
+        s = ix.sl[i] + 1
+        if s < count and e.onset + e.duration > ends[s]:
+            ends[s] = e.onset + e.duration
+    for s in range(1, count):
+        ends[s] = max(ends[s], ends[s - 1])
+    least = BREAK * gaps[len(gaps) // 2] if gaps else 0
+    starts = [0, *(s for s in range(1, count) if onsets[s] - ends[s] >= least > 0)]
+    before, after = [0] * count, [0] * count
+    for k, first in enumerate(starts):
+        last = starts[k + 1] if k + 1 < len(starts) else count
+        for s in range(first, last):
+            before[s], after[s] = s - first, last - 1 - s
+    return before, after
 
 
 def owners_of(found: list[Found]) -> Owners:
