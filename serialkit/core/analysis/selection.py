@@ -123,9 +123,13 @@ def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int,
         if still_valid(a, chain):
             accept(a, chain)
             continue
-        if not a.claims.available(chain.start, chain.start_pos, True):
-            continue
-        fresh = best_chain(a, chain.form, chain.start, chain.start_pos, dear, wanted=True)
+        start, pos = chain.start, chain.start_pos
+        if not a.claims.available(start, pos, True):
+            # its first note went to two statements elided there: the statement begins on its next
+            if len(chain.evs) < 2 or chain.kinds[1] != NEW or a.claims.owner[chain.evs[1]] != FREE:
+                continue
+            start, pos = chain.evs[1], chain.poss[1]
+        fresh = best_chain(a, chain.form, start, pos, dear, wanted=True)
         if fresh is not None and acceptable(a, fresh, minimum):
             heapq.heappush(heap, (-_priority(a, fresh, extra), sl[fresh.evs[-1]] - sl[fresh.evs[0]], counter, fresh))
             counter += 1
