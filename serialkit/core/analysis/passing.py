@@ -14,6 +14,13 @@ RARE = 0.85  # a reading teaches something only if some pass happens at most 15 
 # commonest pass out of the same voice
 
 
+def learn_passing_per_note(ix: EventIndex, statements: list[Found]) -> list[list[float]] | None:
+    """Per event, the extra cost of a row passing from its voice to each voice (``ix.strange``):
+    its voice's row of ``learn_voice_passing``; None when that learns nothing."""
+    costs = learn_voice_passing(ix, statements)
+    return None if costs is None else [costs[v] for v in ix.voice]
+
+
 def learn_voice_passing(ix: EventIndex, statements: list[Found]) -> list[list[float]] | None:
     """For each pair of voices (u, v), the extra cost of a row passing from u to v: 0 for the
     passes the first reading made often, up to STRANGE for passes it never made; STRANGE for every

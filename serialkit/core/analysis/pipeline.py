@@ -59,7 +59,7 @@ from serialkit.core.analysis.pairs import (
     reread_strange_passes,
     reread_unexplained_stretches,
 )
-from serialkit.core.analysis.passing import learn_voice_passing
+from serialkit.core.analysis.passing import learn_passing_per_note
 from serialkit.core.analysis.pivots import (
     prefer_new_positions,
     record_pivot_readings,
@@ -105,7 +105,7 @@ change something (``reread_strange_passes``); a shorter piece is read afresh."""
 
 def read_again_knowing_voice_passing(state: Assignment) -> Assignment:
     """The first reading again with the voice-passing costs the current one teaches (if any)."""
-    strange = learn_voice_passing(state.ix, state.found)
+    strange = learn_passing_per_note(state.ix, state.found)
     if strange is None:
         return state
     state.ix.strange = strange
