@@ -31,11 +31,13 @@ Costs = list[list[float]]
 
 def learn_passing_by_section(ix: EventIndex, statements: list[Found]) -> Costs | None:
     """Per event, the extra cost of a row passing from its voice to each voice (``ix.strange``).
-    The notes of a section (``_sections``, from the first note its statements hold to the last)
-    take the costs its own statements teach (``learn_voice_passing``; none, if they teach nothing)
-    when these charge its statements' links less than OWN times what the whole first reading's
-    costs charge them: its lines go between other instruments than the piece's do. Every other note
-    takes the whole reading's costs. None when no costs are learnt."""
+    The notes of a section (``_sections``, from the first note its statements hold to the last;
+    the first section from the piece's start, the last to its end) take the costs its own
+    statements teach (``learn_voice_passing``; none, if they teach nothing) when these charge its
+    statements' links less than OWN times what the whole first reading's costs charge them: its
+    lines go between other instruments than the piece's do. Every other note (of a section with
+    the piece's habits, or between two sections) takes the whole reading's costs. None when no
+    costs are learnt."""
     whole = learn_voice_passing(ix, statements)
     sections = _sections(ix, statements)
     learnt = [whole] if len(sections) == 1 else [_own_or_whole(ix, group, whole) for _, _, group in sections]
