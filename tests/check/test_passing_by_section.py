@@ -79,10 +79,13 @@ def test_copies_each_orchestrated_anew_read_as_the_excerpt_alone(seed: int) -> N
 def test_a_canon_on_a_second_orchestra_reads_as_two_excerpts(delay: int) -> None:
     """The excerpt on its ten instruments and the same notes ``delay`` quarters later on ten more,
     each stream keeping its rows to its own instruments: a known gap (21 unexplained at 2 quarters,
-    8 at 52, where each stream alone leaves its one). It is not what the second reading learns:
-    costs that make every pass between the two orchestras dear leave 21 and 9, and a second stream
-    a tritone higher (no pitch shared at once) still 16 and 14. The second stream's notes sound
-    between the first's, and a link's reach and cost count the onsets between."""
+    8 at 52, where each stream alone leaves its one). Costs that make every pass between the two
+    orchestras dear are not enough (21 and 9), nor a second stream a tritone higher, no pitch
+    shared at once (16 and 14): the second stream's notes sound between the first's, and a link's
+    cost counts the onsets between. With those costs and only the onsets of the link's own
+    orchestra counted, 2 and 1 stay (one statement at 52 still across the streams). The reading
+    knows neither: its first reading stitches the streams, so what it teaches does not keep them
+    apart."""
     piece = _op21()
     second = {v.id: "Q" + v.id for v in piece.voices}
     voices = (*piece.voices, *(Voice(id="Q" + v.id, name=f"{v.name or v.id} II") for v in piece.voices))
