@@ -130,7 +130,7 @@ def _next_position(ctx: _Ctx, pcs: tuple[int, ...], k: int, last: int, leave: fl
     per_slice, across = (0.02, 0.6) if voice_mode else (0.1, 0.05)  # the least a slice between costs
     cost, best, pos = MAX_LINK, -1, k
     last_sl, last_voice, last_vrank, hold = sl[last], voice[last], vrank[last], held[last]  # hold: see _wait
-    reach, free, passing = last_sl + HORIZON + hold, last_sl + 1 + hold, strange[last_voice] if strange is not None else None
+    reach, free, passing = last_sl + HORIZON + hold, last_sl + 1 + hold, strange[last] if strange is not None else None
     for j in range(k + 1, min(k + 2 + MAX_SKIP, 12)):
         skip = j - k - 1
         if (base := S_DEL * skip) - _SUBST - _CHORDS >= cost:

@@ -61,7 +61,7 @@ class EventIndex:
         self._chords()
         self._repeat_windows(ordered, starts, slice_ticks, scale)
         self._held(ordered, starts, slice_ticks, scale)
-        # learnt by a first reading: the extra cost of passing a row from voice u to voice v
+        # learnt by a first reading, per event: the extra cost of passing a row from its voice to voice v
         self.strange: list[list[float]] | None = None
         # (start, end): the events are a window cut out of a longer piece there; a cut edge is
         # context, not trouble

@@ -374,8 +374,8 @@ def reread_strange_passes(a: Assignment) -> Assignment:
         chain = f.chain
         if chain is None:
             continue
-        held = [voice[e] for e in chain.evs]
-        if any(u != v and strange[u][v] > 0 for u, v in zip(held, held[1:], strict=False)):
+        evs = chain.evs
+        if any(voice[x] != voice[y] and strange[x][voice[y]] > 0 for x, y in zip(evs, evs[1:], strict=False)):
             lo, hi = _span(a, chain)
             doubtful.append((lo, hi, k))
     doubtful.sort()

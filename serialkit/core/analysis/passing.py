@@ -1,7 +1,17 @@
-"""Which voices pass rows to which: learnt from a first reading, used to read again."""
+"""Which voices pass rows to which: learnt from a first reading, used to read again.
+
+The habits are learnt where they are used: in a piece whose first reading falls into sections (cut
+at silences), a section whose statements go between other instruments than the whole piece's do
+is read again with the habits of its own statements, so the way a section 500 bars on is
+orchestrated does not make this one's passes dear. A section with the piece's habits is read with
+those learnt from the whole piece, the steadier: a voice that passes a row once a copy teaches
+nothing in one copy, but four passes in four copies do."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
+from serialkit.core.analysis.chains import PACE
 from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.state import Found
 
@@ -12,9 +22,115 @@ STRANGE = 0.5  # the cost of a pass between voices that never pass rows to each 
 MIN_FROM = 4  # links out of a voice before its passing habits count
 RARE = 0.85  # a reading teaches something only if some pass happens at most 15 % as often as the
 # commonest pass out of the same voice
+OWN = 0.75  # a section keeps its own habits when they cost its reading less than this share of
+# what the whole piece's cost it
 
 
-def learn_voice_passing(ix: EventIndex, statements: list[Found]) -> list[list[float]] | None:
+Costs = list[list[float]]
+
+
+def learn_passing_by_section(ix: EventIndex, statements: list[Found]) -> Costs | None:
+    """Per event, the extra cost of a row passing from its voice to each voice (``ix.strange``).
+    The notes of a section (``_sections``, from the first note its statements hold to the last;
+    the first section from the piece's start, the last to its end) take the costs its own
+    statements teach (``learn_voice_passing``; none, if they teach nothing) when these charge its
+    statements' links less than OWN times what the whole first reading's costs charge them: its
+    lines go between other instruments than the piece's do. Every other note (of a section with
+    the piece's habits, or between two sections) takes the whole reading's costs. None when no
+    costs are learnt."""
+    whole = learn_voice_passing(ix, statements)
+    sections = _sections(ix, statements)
+    learnt = [whole] if len(sections) == 1 else [_own_or_whole(ix, group, whole) for _, _, group in sections]
+    if all(m is None for m in learnt):
+        return None
+    free = [0.0] * len(ix.voice_names)
+    firsts = [lo for lo, _, _ in sections]
+    out: list[list[float]] = []
+    for i in range(ix.n):
+        k = max(0, bisect_right(firsts, ix.sl[i]) - 1)
+        m = learnt[k] if ix.sl[i] <= sections[k][1] or k == len(sections) - 1 else whole
+        out.append(free if m is None else m[ix.voice[i]])
+    return out
+
+
+def _own_or_whole(ix: EventIndex, group: list[Found], whole: Costs | None) -> Costs | None:
+    """The passing costs ``group``'s own statements teach, if they cost its links less than OWN times
+    what ``whole`` costs them; else ``whole``."""
+    own = learn_voice_passing(ix, group)
+    return own if _cost(ix, group, own) < OWN * _cost(ix, group, whole) else whole
+
+
+def _cost(ix: EventIndex, group: list[Found], costs: Costs | None) -> float:
+    """What ``costs`` charge the links of ``group``'s statements (position to position)."""
+    if costs is None:
+        return 0.0
+    total = 0.0
+    for f in group:
+        ordered = sorted(f.slots.values())
+        total += sum(costs[ix.voice[a]][ix.voice[b]] for a, b in zip(ordered, ordered[1:], strict=False))
+    return total
+
+
+def _sections(ix: EventIndex, statements: list[Found]) -> list[tuple[int, int, list[Found]]]:
+    """The statements in groups, as (first slice, last slice, statements) in time order, cut at
+    each silence (a moment no note sounds) that no statement reads across, or that lasts more than
+    PACE times the piece's median wait between onsets (a statement read across it is music the
+    silence cut off, taking its end from the next section (``chains.PACE``): it teaches its own
+    section only the links before the silence); a group with fewer than MIN_LINKS links (too few
+    to learn from) is read with the one after it (the last, with the one before it). One group
+    (the whole piece) when the piece has no such silence."""
+    spans = sorted((min(evs), k) for k, f in enumerate(statements) if (evs := _slices(ix, f)))
+    onsets = ix.slice_onsets
+    if not spans or len(onsets) < 2:
+        return [(0, len(onsets) - 1, statements)]
+    waits = sorted(b - a for a, b in zip(onsets, onsets[1:], strict=False))
+    long = PACE * waits[len(waits) // 2]
+    sounding = [onsets[0]] * len(onsets)  # per slice: the latest end of a note struck by then
+    reach = [-1] * len(onsets)  # per slice: the last slice of a statement begun by then
+    for e, s in zip(ix.events, ix.sl, strict=True):
+        sounding[s] = max(sounding[s], e.onset + e.duration)
+    for lo, k in spans:
+        reach[lo] = max(reach[lo], *_slices(ix, statements[k]))
+    for s in range(1, len(onsets)):
+        sounding[s], reach[s] = max(sounding[s], sounding[s - 1]), max(reach[s], reach[s - 1])
+    cuts = [s + 1 for s in range(len(onsets) - 1)
+            if sounding[s] < onsets[s + 1] and (reach[s] <= s or onsets[s + 1] - sounding[s] > long)]
+    groups: list[tuple[int, list[Found]]] = []  # (the first slice past the group, its statements)
+    at = 0
+    for lo, k in spans:
+        if not groups or at < len(cuts) and lo >= cuts[at]:
+            while at < len(cuts) and cuts[at] <= lo:
+                at += 1
+            groups.append((cuts[at] if at < len(cuts) else len(onsets), []))
+        end, group = groups[-1]
+        f = statements[k]
+        group.append(Found(f.form, {p: e for p, e in f.slots.items() if ix.sl[e] < end},
+                           [(e, p) for e, p in f.repeats if ix.sl[e] < end]))
+    merged: list[tuple[int, int, list[Found]]] = []
+    for _, group in groups:
+        held = [s for f in group for s in _slices(ix, f)]
+        lo, hi = min(held), max(held)
+        if merged and _links(merged[-1][2]) < MIN_LINKS:
+            merged[-1] = (merged[-1][0], hi, merged[-1][2] + group)
+        else:
+            merged.append((lo, hi, group))
+    if len(merged) > 1 and _links(merged[-1][2]) < MIN_LINKS:
+        _, hi, group = merged.pop()
+        merged[-1] = (merged[-1][0], hi, merged[-1][2] + group)
+    return merged
+
+
+def _slices(ix: EventIndex, f: Found) -> list[int]:
+    """The slices of the notes ``f`` holds."""
+    return [ix.sl[e] for e in (*f.slots.values(), *(e for e, _ in f.repeats))]
+
+
+def _links(statements: list[Found]) -> int:
+    """How many voice-to-voice links ``statements`` make (one fewer than the positions each holds)."""
+    return sum(max(0, len(f.slots) - 1) for f in statements)
+
+
+def learn_voice_passing(ix: EventIndex, statements: list[Found]) -> Costs | None:
     """For each pair of voices (u, v), the extra cost of a row passing from u to v: 0 for the
     passes the first reading made often, up to STRANGE for passes it never made; STRANGE for every
     pass when the first reading keeps its rows to their voices (at most APART of its links cross:

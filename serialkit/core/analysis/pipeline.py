@@ -13,7 +13,9 @@ statements, the later ones place single notes and record the readings a note cou
 3. ``read_again_knowing_voice_passing`` — when the first reading shows which voices pass rows to
    which, steps 1–2 are run again on a fresh state with passes between other voices dearer (from
    ``LOCAL_FROM`` notes on, only where that changes something: the statements passing at a cost
-   now, with those sounding with them, are released and their stretch read again).
+   now, with those sounding with them, are released and their stretch read again). The habits are
+   the whole first reading's, but a section between silences that hands its lines between other
+   instruments than the piece does keeps its own.
 4. ``take_fragments`` — statements cut off by the excerpt or whose opening is wrong.
 5. ``rechoose_overlapping_pairs`` — two statements sounding at once re-choose their notes together.
 6. ``reread_unexplained_stretches`` — a statement near several unexplained notes is dropped and its
@@ -59,7 +61,7 @@ from serialkit.core.analysis.pairs import (
     reread_strange_passes,
     reread_unexplained_stretches,
 )
-from serialkit.core.analysis.passing import learn_voice_passing
+from serialkit.core.analysis.passing import learn_passing_by_section
 from serialkit.core.analysis.pivots import (
     prefer_new_positions,
     record_pivot_readings,
@@ -104,8 +106,9 @@ change something (``reread_strange_passes``); a shorter piece is read afresh."""
 
 
 def read_again_knowing_voice_passing(state: Assignment) -> Assignment:
-    """The first reading again with the voice-passing costs the current one teaches (if any)."""
-    strange = learn_voice_passing(state.ix, state.found)
+    """The first reading again with the voice-passing costs the current one teaches (if any), a
+    section's own where its habits differ from the piece's (``learn_passing_by_section``)."""
+    strange = learn_passing_by_section(state.ix, state.found)
     if strange is None:
         return state
     state.ix.strange = strange

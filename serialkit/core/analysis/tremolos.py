@@ -301,7 +301,7 @@ def _share_opening(a: Assignment, owners: Owners, t: int) -> None:
             continue
         if x >= y or not _adjacent(ix, x, y) or _fits(a, g, 0, x, owners) is None:
             continue
-        cost = 0.0 if ix.strange is None else ix.strange[ix.voice[x]][ix.voice[y]]
+        cost = 0.0 if ix.strange is None else ix.strange[x][ix.voice[y]]
         if best is None or (cost, -x) < best:
             best = (cost, -x)
     if best is not None:
