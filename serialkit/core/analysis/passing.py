@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from serialkit.core.analysis.chains import PACE
 from serialkit.core.analysis.index import EventIndex
-from serialkit.core.analysis.state import Found
+from serialkit.core.analysis.state import Found, sections
 
 MIN_LINKS = 24  # voice-to-voice links a first reading needs before it teaches anything
 MIN_SHARE = 0.1  # … and the share of links that cross voices
@@ -73,18 +72,17 @@ def _cost(ix: EventIndex, group: list[Found], costs: Costs | None) -> float:
 
 def _sections(ix: EventIndex, statements: list[Found]) -> list[tuple[int, int, list[Found]]]:
     """The statements in groups, as (first slice, last slice, statements) in time order, cut at
-    each silence (a moment no note sounds) that no statement reads across, or that lasts more than
-    PACE times the piece's median wait between onsets (a statement read across it is music the
-    silence cut off, taking its end from the next section (``chains.PACE``): it teaches its own
-    section only the links before the silence); a group with fewer than MIN_LINKS links (too few
+    each silence (a moment no note sounds) that no statement reads across, or that ends a section
+    (``state.sections``: a general pause of BREAK times the piece's median wait between onsets;
+    a statement read across it is music the silence cut off, taking its end from the next section:
+    it teaches its own section only the links before the silence); a group with fewer than MIN_LINKS links (too few
     to learn from) is read with the one after it (the last, with the one before it). One group
     (the whole piece) when the piece has no such silence."""
     spans = sorted((min(evs), k) for k, f in enumerate(statements) if (evs := _slices(ix, f)))
     onsets = ix.slice_onsets
     if not spans or len(onsets) < 2:
         return [(0, len(onsets) - 1, statements)]
-    waits = sorted(b - a for a, b in zip(onsets, onsets[1:], strict=False))
-    long = PACE * waits[len(waits) // 2]
+    breaks = sections(ix)[0]  # 0: the slice begins a section (after a general pause)
     sounding = [onsets[0]] * len(onsets)  # per slice: the latest end of a note struck by then
     reach = [-1] * len(onsets)  # per slice: the last slice of a statement begun by then
     for e, s in zip(ix.events, ix.sl, strict=True):
@@ -94,7 +92,7 @@ def _sections(ix: EventIndex, statements: list[Found]) -> list[tuple[int, int, l
     for s in range(1, len(onsets)):
         sounding[s], reach[s] = max(sounding[s], sounding[s - 1]), max(reach[s], reach[s - 1])
     cuts = [s + 1 for s in range(len(onsets) - 1)
-            if sounding[s] < onsets[s + 1] and (reach[s] <= s or onsets[s + 1] - sounding[s] > long)]
+            if sounding[s] < onsets[s + 1] and (reach[s] <= s or breaks[s + 1] == 0)]
     groups: list[tuple[int, list[Found]]] = []  # (the first slice past the group, its statements)
     at = 0
     for lo, k in spans:
