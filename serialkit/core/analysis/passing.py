@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from serialkit.core.analysis.index import EventIndex
-from serialkit.core.analysis.state import Found, sections
+from serialkit.core.analysis.state import Found
 
 MIN_LINKS = 24  # voice-to-voice links a first reading needs before it teaches anything
 MIN_SHARE = 0.1  # … and the share of links that cross voices
@@ -21,14 +21,16 @@ STRANGE = 0.5  # the cost of a pass between voices that never pass rows to each 
 MIN_FROM = 4  # links out of a voice before its passing habits count
 RARE = 0.85  # a reading teaches something only if some pass happens at most 15 % as often as the
 # commonest pass out of the same voice
-OWN = 0.75  # a section keeps its own habits when they cost its reading less than this share of
-# what the whole piece's cost it
+OWN = 1.0  # a section keeps its own habits when they cost its reading less than this share of
+# what the whole piece's cost it (0.75 before sections were cut at every general pause: a reversed
+# section beside a plain one then kept the piece's habits and lost 6-13 correct notes)
 
 
 Costs = list[list[float]]
 
 
-def learn_passing_by_section(ix: EventIndex, statements: list[Found]) -> Costs | None:
+def learn_passing_by_section(ix: EventIndex, statements: list[Found], silence: list[int],
+                             breaks: list[int]) -> Costs | None:
     """Per event, the extra cost of a row passing from its voice to each voice (``ix.strange``).
     The notes of a section (``_sections``, from the first note its statements hold to the last;
     the first section from the piece's start, the last to its end) take the costs its own
@@ -36,9 +38,10 @@ def learn_passing_by_section(ix: EventIndex, statements: list[Found]) -> Costs |
     statements' links less than OWN times what the whole first reading's costs charge them: its
     lines go between other instruments than the piece's do. Every other note (of a section with
     the piece's habits, or between two sections) takes the whole reading's costs. None when no
-    costs are learnt."""
+    costs are learnt. ``silence`` and ``breaks``: per slice, how long nothing has sounded when it
+    begins, and 0 where a section begins (``state.silences``, ``state.sections``)."""
     whole = learn_voice_passing(ix, statements)
-    sections = _sections(ix, statements)
+    sections = _sections(ix, statements, silence, breaks)
     learnt = [whole] if len(sections) == 1 else [_own_or_whole(ix, group, whole) for _, _, group in sections]
     if all(m is None for m in learnt):
         return None
@@ -70,7 +73,8 @@ def _cost(ix: EventIndex, group: list[Found], costs: Costs | None) -> float:
     return total
 
 
-def _sections(ix: EventIndex, statements: list[Found]) -> list[tuple[int, int, list[Found]]]:
+def _sections(ix: EventIndex, statements: list[Found], silence: list[int],
+              breaks: list[int]) -> list[tuple[int, int, list[Found]]]:
     """The statements in groups, as (first slice, last slice, statements) in time order, cut at
     each silence (a moment no note sounds) that no statement reads across, or that ends a section
     (``state.sections``: a general pause of BREAK times the piece's median wait between onsets;
@@ -82,17 +86,12 @@ def _sections(ix: EventIndex, statements: list[Found]) -> list[tuple[int, int, l
     onsets = ix.slice_onsets
     if not spans or len(onsets) < 2:
         return [(0, len(onsets) - 1, statements)]
-    breaks = sections(ix)[0]  # 0: the slice begins a section (after a general pause)
-    sounding = [onsets[0]] * len(onsets)  # per slice: the latest end of a note struck by then
     reach = [-1] * len(onsets)  # per slice: the last slice of a statement begun by then
-    for e, s in zip(ix.events, ix.sl, strict=True):
-        sounding[s] = max(sounding[s], e.onset + e.duration)
     for lo, k in spans:
         reach[lo] = max(reach[lo], *_slices(ix, statements[k]))
     for s in range(1, len(onsets)):
-        sounding[s], reach[s] = max(sounding[s], sounding[s - 1]), max(reach[s], reach[s - 1])
-    cuts = [s + 1 for s in range(len(onsets) - 1)
-            if sounding[s] < onsets[s + 1] and (reach[s] <= s or breaks[s + 1] == 0)]
+        reach[s] = max(reach[s], reach[s - 1])
+    cuts = [s + 1 for s in range(len(onsets) - 1) if silence[s + 1] and (reach[s] <= s or breaks[s + 1] == 0)]
     groups: list[tuple[int, list[Found]]] = []  # (the first slice past the group, its statements)
     at = 0
     for lo, k in spans:

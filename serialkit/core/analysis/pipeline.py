@@ -108,7 +108,7 @@ change something (``reread_strange_passes``); a shorter piece is read afresh."""
 def read_again_knowing_voice_passing(state: Assignment) -> Assignment:
     """The first reading again with the voice-passing costs the current one teaches (if any), a
     section's own where its habits differ from the piece's (``learn_passing_by_section``)."""
-    strange = learn_passing_by_section(state.ix, state.found)
+    strange = learn_passing_by_section(state.ix, state.found, state.silence, state.sections[0])
     if strange is None:
         return state
     state.ix.strange = strange

@@ -60,6 +60,8 @@ class Assignment:
     tails: dict[int, Chain] = field(default_factory=dict)
     """Per obvious statement (its index), its chain with the repeats after its last position,
     while the statements taken best-first may still begin on them (``statements``)."""
+    silence: list[int] = field(default_factory=list)
+    """Per slice: how long nothing has sounded when it begins (``silences``)."""
     sections: tuple[list[int], list[int]] = ([], [])
     """Per slice: how many slices its section has had before it, and how many it has after it
     (``sections``): a fragment is cut off at a section's edges as at the piece's."""
@@ -72,7 +74,8 @@ def new_assignment(ix: EventIndex, forms: list[tuple[int, ...]]) -> Assignment:
         starts[pcs[0]].append(f)
     position_in = [[pcs.index(p) for p in range(12)] for pcs in forms]
     a = Assignment(ix, forms, Claims(ix.n), [], starts, position_in)
-    a.sections = sections(ix)
+    a.silence = silences(ix)
+    a.sections = sections(ix, a.silence)
     return a
 
 
@@ -81,23 +84,34 @@ BREAK = 8
 ends a section (Op. 21's bars 1–25 hold four silences of one quarter, their median distance)."""
 
 
-def sections(ix: EventIndex) -> tuple[list[int], list[int]]:
+def silences(ix: EventIndex) -> list[int]:
+    """Per slice: how long (ticks) nothing has sounded when it begins (0: a note still sounds)."""
+    ticks, onsets = ix.slice_ticks, ix.slice_onsets  # whole ticks: quick to compare
+    count = len(ticks)
+    scale = next((t // o for t, o in zip(ticks, onsets, strict=True) if o), 1)  # ticks per quarter
+    ends = [ticks[0]] * count if count else []  # per slice: when the notes struck before it have all ended
+    for i, e in enumerate(ix.events):
+        s = ix.sl[i] + 1
+        d = e.duration
+        end = ticks[s - 1] + d.numerator * (scale // d.denominator)
+        if s < count and end > ends[s]:
+            ends[s] = end
+    for s in range(1, count):
+        ends[s] = max(ends[s], ends[s - 1])
+    return [max(0, t - end) for t, end in zip(ticks, ends, strict=True)]
+
+
+def sections(ix: EventIndex, silence: list[int] | None = None) -> tuple[list[int], list[int]]:
     """Per slice: the slices of its section before it and after it. A section ends where every
     note has ended and nothing sounds for BREAK times the median distance between successive
     onsets (the piece's ends are a section's too): excerpts joined with rests between them, a
-    movement's sections after a general pause."""
-    onsets = ix.slice_onsets
-    count = len(onsets)
-    gaps = sorted(b - a for a, b in zip(onsets, onsets[1:], strict=False))
-    ends = [onsets[0]] * count if count else []  # per slice: when the notes struck before it have all ended
-    for i, e in enumerate(ix.events):
-        s = ix.sl[i] + 1
-        if s < count and e.onset + e.duration > ends[s]:
-            ends[s] = e.onset + e.duration
-    for s in range(1, count):
-        ends[s] = max(ends[s], ends[s - 1])
+    movement's sections after a general pause. ``silence``: ``silences(ix)``, if known."""
+    ticks = ix.slice_ticks
+    count = len(ticks)
+    silence = silences(ix) if silence is None else silence
+    gaps = sorted(b - a for a, b in zip(ticks, ticks[1:], strict=False))
     least = BREAK * gaps[len(gaps) // 2] if gaps else 0
-    starts = [0, *(s for s in range(1, count) if onsets[s] - ends[s] >= least > 0)]
+    starts = [0, *(s for s in range(1, count) if silence[s] >= least > 0)]
     before, after = [0] * count, [0] * count
     for k, first in enumerate(starts):
         last = starts[k + 1] if k + 1 < len(starts) else count
