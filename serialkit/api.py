@@ -18,6 +18,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from serialkit.core.analysis.result import percent
 from serialkit.core.errors import SerialkitError
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ class CheckResult:
         cov = self.data.get("coverage")
         n = len(self.violations)
         return (f"{'pass' if self.passed else 'FAIL'} ({self.mode}) {n} violation{'s' if n != 1 else ''}"
-                + (f" ({counts})" if counts else "") + (f"; coverage {cov:.1%}" if cov is not None else ""))
+                + (f" ({counts})" if counts else "") + (f"; coverage {percent(cov)}" if cov is not None else ""))
 
     def _verdict_html(self) -> str:
         """The heading and findings of the notebook display: a task's candidate in the gate's words

@@ -39,6 +39,7 @@ from serialkit.cli._common import (
     write_report,
 )
 from serialkit.cli._suggestions import suggestion_lines
+from serialkit.core.analysis.result import percent
 from serialkit.jobs import annotate_job
 
 __all__ = [
@@ -174,6 +175,6 @@ def _line(outcome: JobOutcome) -> str:
     rec = outcome.record
     where = {None: outcome.source, "-": f"{outcome.source} → standard output"}.get(rec["output"], rec["output"])
     line = (f"{where}: {rec['notes']} notes, {rec['statements']} statements, coverage "
-            f"{rec['coverage']:.1%} ({rec['unexplained']} unexplained) against row {rec['row']}")
+            f"{percent(rec['coverage'])} ({rec['unexplained']} unexplained) against row {rec['row']}")
     doubt = None if rec.get("identification") else row_doubt(rec["coverage"])
     return f"{line}; {doubt}" if doubt else line

@@ -29,6 +29,7 @@ from serialkit.cli._common import (
     write_report,
 )
 from serialkit.cli._suggestions import hole_notes, suggestion_lines
+from serialkit.core.analysis.result import percent
 from serialkit.core.errors import SerialkitError
 
 
@@ -174,7 +175,7 @@ def _line(outcome: Any) -> str:
     mode = data.get("mode", "strict")
     counts = ", ".join(f"{code} {n}" for code, n in data["counts"].items() if n)
     word = _verdict_word(outcome.status == "passed", None if data["violations"] else data.get("unchecked"))
-    cov = f"; coverage {data['coverage']:.1%}" if data.get("coverage") is not None else ""
+    cov = f"; coverage {percent(data['coverage'])}" if data.get("coverage") is not None else ""
     n = len(data["violations"])
     return f"{outcome.source}: {word} ({mode}) {n} violation{'s' if n != 1 else ''}" + (
         f" ({counts})" if counts else "") + cov
@@ -210,7 +211,7 @@ def _print_text(title_text: str | None, data: dict[str, Any], mode: str, show: i
     if data["row"] is not None:
         line = f"  row {data['row_names']} ({data['convention']})"
         if data["coverage"] is not None:
-            line += f"; labelled by analysis: {data['coverage']:.1%} of notes explained"
+            line += f"; labelled by analysis: {percent(data['coverage'])} of notes explained"
             if data["unexplained"]:
                 line += f", {len(data['unexplained'])} unexplained"
         click.echo(line)

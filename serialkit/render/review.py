@@ -10,6 +10,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from serialkit.core.analysis.result import percent
 from serialkit.render.marks import Marks
 
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>\s*")
@@ -66,7 +67,7 @@ def _percent(value: Any) -> str:
         share = float(Fraction(str(value)))
     except (ValueError, ZeroDivisionError):
         return str(value)
-    return f"{share:.1%}"
+    return percent(share)
 
 
 def _count(n: int, word: str) -> str:

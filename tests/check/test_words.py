@@ -165,3 +165,17 @@ def test_op21_says_notes_and_names_its_ambiguities(corpus: Path, tmp_path: Path)
     facts = page[page.index('<p id="sk-facts">'):].split("</p>")[0]
     assert f" · {len(found)} ambiguities · " in facts  # the review page's head counts them the same
     assert all(escape(a["location"]) in page for a in found)  # each ambiguity with its place
+
+
+def test_a_share_of_notes_is_never_rounded_to_all_or_none() -> None:
+    """A new user's 2,048-note file read "100.0 % of notes explained, 1 unexplained": one note of
+    2,048 left is 99.9 %, and one counted of 2,048 is 0.1 %; only every note is 100.0 %."""
+    from fractions import Fraction
+
+    from serialkit.core.analysis.result import percent
+
+    assert percent(Fraction(2047, 2048)) == "99.9%"
+    assert percent(Fraction(1, 2048)) == "0.1%"
+    assert percent(Fraction(1)) == "100.0%"
+    assert percent(0.0) == "0.0%"
+    assert percent(Fraction(127, 128)) == "99.2%"

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from serialkit.core.analysis.aggregates import propose
 from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.pipeline import first_reading
+from serialkit.core.analysis.result import percent
 from serialkit.core.errors import RowError, RowNotIdentified
 from serialkit.core.piece import Event, Piece
 from serialkit.core.rows import Row
@@ -119,7 +120,7 @@ class Identification:
 
 
 def _pct(value: Fraction | None) -> str:
-    return "?" if value is None else f"{float(value):.1%}"
+    return "?" if value is None else percent(value)
 
 
 def _streams(events: Sequence[Event], piece: Piece) -> list[list[int]]:

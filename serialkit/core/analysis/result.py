@@ -4,12 +4,25 @@ every note's tag, and every note that reads in more than one way with all its re
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from serialkit.core.analysis.index import EventIndex
 from serialkit.core.analysis.model import Ambiguity, Analysis, Statement
 from serialkit.core.analysis.state import Assignment, Found
 from serialkit.core.piece import Piece, Tag
 from serialkit.core.rows import Convention, Row, RowForm
+
+
+def percent(share: float | Fraction) -> str:
+    """A share of notes (0 to 1) as text with one decimal, never rounded to a whole: "100.0%" only
+    when every note is counted and "0.0%" only when none is (one note unexplained of 2,048 is
+    99.9%, not 100.0%)."""
+    text = f"{float(share):.1%}"
+    if share < 1 and text == "100.0%":
+        return "99.9%"
+    if share > 0 and text == "0.0%":
+        return "0.1%"
+    return text
 
 
 @dataclass(slots=True)
