@@ -64,7 +64,9 @@ from serialkit.core.suggest.trouble import (
     _candidates,
     _doubled,
     _doubled_in_holes,
+    _named_notes,
     _nearby,
+    _nothing_reported,
     _read_elsewhere,
     _statements,
     _trouble_holes,
@@ -377,23 +379,21 @@ def suggest(
         if not _screened(c.edits, ixs, c.suspect):
             return
         edges = (False, False)
-        if len(order) <= whole:  # row passing is learnt from the whole piece: analyse it all
-            sub, before = piece, start
-        else:
+        sub = piece  # row passing is learnt from the whole piece: analyse it all
+        if len(order) > whole:
             lo_i, hi_i = aligned(spans, onsets, max(0, min(ixs) - window),
                                   min(len(order), max(ixs) + window + 1), window // 2)
-            sub = piece.with_events(order[lo_i:hi_i])
-            edges = cut(lo_i, hi_i)
-            before = readings.read(sub, row, convention, cut=edges)
+            sub, edges = piece.with_events(order[lo_i:hi_i]), cut(lo_i, hi_i)
         changed = sub.with_events(
             e.copy(midi=c.edits[e.id]) if e.id in c.edits else e for e in sub.events
         )
         reading = readings.read(changed, row, convention, cut=edges)
         after = reading.analysis
-        gain = before.badness - reading.badness
         tag = after.tags.get(note)
         if tag is None or any(after.tags.get(e) is None for e in c.edits):
-            return
+            return  # (the window without the change is read only for a change that reads)
+        before = start if sub is piece else readings.read(sub, row, convention, cut=edges)
+        gain = before.badness - reading.badness
         if c.model == "swap" and not _neighbours(after, c.edits):
             return  # a swap puts two neighbouring notes of a statement back in their places
         trade = _trades(c.edits, before.analysis, after, index)
@@ -495,30 +495,6 @@ def suggest(
         finding = reported.get(eid) or skipped.get(eid) or ("suspect" if all(c.suspect for c in found) else "hole")
         out.append(NoteSuggestions(eid, events[eid].midi, chosen, finding, complete=eid not in untried))
     return tuple(out)
-
-
-def _named_notes(findings: Iterable[Any], events: Mapping[str, Event]) -> list[tuple[str, str]]:
-    """The notes of the piece the ROW and ORDER findings name (Violation records or their dicts),
-    each with its finding's code, in the findings' order."""
-    out = []
-    for v in findings:
-        code = v["code"] if isinstance(v, Mapping) else v.code
-        ids: Sequence[str] = v["event_ids"] if isinstance(v, Mapping) else v.event_ids
-        if code in ("ROW", "ORDER"):
-            out += [(eid, code) for eid in ids if eid in events]
-    return out
-
-
-def _nothing_reported(piece: Piece, analysis: Analysis, named: Sequence[tuple[str, str]],
-                      events: Mapping[str, Event]) -> bool:
-    """Is there nothing ``suggest`` would try a change for (suspects aside): no unexplained note,
-    no note a ROW or ORDER finding names (``named``), no note of an edge repeat, an exchange, a
-    scrap or a borrowed position, and no hole in a statement? (A correct piece: its suggestions are
-    none.)"""
-    return not (analysis.unexplained or named or analysis.edge_repeats(piece) or analysis.exchanges(piece)
-                or analysis.borrowed_out_of_time(piece)
-                or any(eid in events for _s, own in analysis.scraps() for eid in own)
-                or _trouble_holes(analysis, events))
 
 
 def _ranked(cands: Mapping[str, Mapping[_Key, _Cand]], index: Mapping[str, int]) -> list[_Cand]:

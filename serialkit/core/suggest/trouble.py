@@ -10,9 +10,10 @@ Standard library only.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from serialkit.core.analysis.model import Analysis, Statement
 from serialkit.core.piece import Event, Piece
@@ -545,3 +546,27 @@ def _out_of_line(s: Statement, events: Mapping[str, Event]) -> set[int]:
         if found[-1][1].voice != found[-2][1].voice == found[-3][1].voice:
             out.add(found[-1][0])
     return out
+
+
+def _named_notes(findings: Iterable[Any], events: Mapping[str, Event]) -> list[tuple[str, str]]:
+    """The notes of the piece the ROW and ORDER findings name (Violation records or their dicts),
+    each with its finding's code, in the findings' order."""
+    out = []
+    for v in findings:
+        code = v["code"] if isinstance(v, Mapping) else v.code
+        ids: Sequence[str] = v["event_ids"] if isinstance(v, Mapping) else v.event_ids
+        if code in ("ROW", "ORDER"):
+            out += [(eid, code) for eid in ids if eid in events]
+    return out
+
+
+def _nothing_reported(piece: Piece, analysis: Analysis, named: Sequence[tuple[str, str]],
+                      events: Mapping[str, Event]) -> bool:
+    """Is there nothing ``suggest`` would try a change for (suspects aside): no unexplained note,
+    no note a ROW or ORDER finding names (``named``), no note of an edge repeat, an exchange, a
+    scrap or a borrowed position, and no hole in a statement? (A correct piece: its suggestions are
+    none.)"""
+    return not (analysis.unexplained or named or analysis.edge_repeats(piece) or analysis.exchanges(piece)
+                or analysis.borrowed_out_of_time(piece)
+                or any(eid in events for _s, own in analysis.scraps() for eid in own)
+                or _trouble_holes(analysis, events))
