@@ -68,6 +68,7 @@ from serialkit.core.suggest.trouble import (
     _nearby,
     _nothing_reported,
     _read_elsewhere,
+    _seeding,
     _statements,
     _trouble_holes,
 )
@@ -306,7 +307,7 @@ def suggest(
             midi = _nearest(events[eid].midi, want)
             if events[eid].pc != want and error_model(events[eid].midi, midi) != "other":
                 add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi), 1.0))
-    holes = _trouble_holes(analysis, events)
+    holes = _seeding(_trouble_holes(analysis, events), analysis, events)  # not the open ends cut off
     for h in holes:  # the wanted pitch class sounds just outside the hole: written in another's place
         for eid, other in _hole_swaps(h, order, index, onsets, events):
             add(_Cand(eid, in_register(events[eid], other), "swap", member=True))
@@ -326,7 +327,7 @@ def suggest(
                 continue
             strength = 0.0 if e.id in h.members else 1.0 if e.voice in h.voices else 0.3
             add(_Cand(e.id, {e.id: midi}, model, strength))
-    for eid, midi in _nearby(analysis, events, order, index, onsets, reported, cands):
+    for eid, midi in _nearby(analysis, events, order, index, onsets, reported, cands, holes):
         add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi)))
     if suspects:
         taken = set(cands)
