@@ -1,13 +1,15 @@
 """What suggesting spends its analyses on: no candidates seeded by a statement's open end cut off
-(``trouble._seeding``), and a reading's measures taken only when asked."""
+(``trouble._seeding``), no wide pass round a note whose own candidates the budget left untried,
+and a reading's measures taken only when asked."""
 
 from __future__ import annotations
 
 from fractions import Fraction
 from types import SimpleNamespace
 
+from serialkit.core.analysis import analyze
 from serialkit.core.piece import Event
-from serialkit.core.suggest import Readings
+from serialkit.core.suggest import Readings, suggest
 from serialkit.core.suggest.trouble import _Hole, _seeding
 
 
@@ -28,6 +30,25 @@ def test_an_open_end_one_change_cannot_close_seeds_no_candidates() -> None:
     analysis = SimpleNamespace(unexplained=("u1", "u2", "u3"))
     kept = _seeding([*cut, *one, *between, *filled], analysis, events)  # type: ignore[arg-type]
     assert kept == [*one, *between, *filled]
+
+
+def test_the_wide_pass_looks_round_no_note_the_budget_left_untried() -> None:
+    """The wide pass is for trouble no likely correction clears: a note some of whose own
+    candidates the budget left unverified is not known to be such trouble, and its wide pass's
+    changes are less likely than those left: none is tried round it."""
+    from tests.planted import exercise
+
+    piece, row = exercise(3, statements=4)
+    ids = [e.id for e in piece.events]
+    wrong = {ids[5]: piece.events[5].midi + 1, ids[30]: piece.events[30].midi - 1}
+    piece = piece.with_events(e.copy(midi=wrong[e.id]) if e.id in wrong else e for e in piece.events)
+    analysis = analyze(piece, row)
+    readings = Readings()
+    found = {n.event_id: n for n in suggest(piece, analysis, budget=0, wide=20, readings=readings)}
+    assert readings.analysed == 0
+    assert not any(found[e].complete for e in wrong)
+    full = {n.event_id: n for n in suggest(piece, analysis, readings=readings)}
+    assert all(full[e].complete and full[e].best is not None for e in wrong)
 
 
 def test_a_reading_is_measured_when_asked() -> None:

@@ -228,7 +228,9 @@ def suggest(
     wrong note the analysis absorbs, leaving correct notes around it unexplained) then gets the
     **wide pass**: every note near it is tried at ``_SHIFTS`` and swapped with its voice's next
     note (an unexplained note: with any note near it); ``wide``: verify at most this many of those
-    (None: what ``budget`` leaves, or all).
+    (None: what ``budget`` leaves, or all). A note some of whose own candidates ``budget`` left
+    unverified gets no wide pass: no likely correction is known not to clear it, and the wide
+    pass's changes are less likely than those.
 
     ``suspects``: also try notes nothing reports whose statement holds a position twice (a wrong
     note the analysis absorbs as a repeat or doubling, so the piece passes): the pitch classes of
@@ -465,7 +467,7 @@ def suggest(
     left = wide if wide is not None else None if budget is None else budget - len(queue)
     if left is None or left > 0:  # trouble no likely correction clears: every note near it tried
         cands = {}
-        spots = _unserved(reported, verified, index)
+        spots = [r for r in _unserved(reported, verified, index) if r not in untried]
         origin: dict[_Key, set[str]] = {}  # the spots each change is tried round
         for eid in spots:
             for changed_id, edits, model in _wider(events[eid], reported[eid], order, index, by_voice, place):
