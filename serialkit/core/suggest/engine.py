@@ -64,8 +64,11 @@ from serialkit.core.suggest.trouble import (
     _candidates,
     _doubled,
     _doubled_in_holes,
+    _named_notes,
     _nearby,
+    _nothing_reported,
     _read_elsewhere,
+    _seeding,
     _statements,
     _trouble_holes,
 )
@@ -225,7 +228,9 @@ def suggest(
     wrong note the analysis absorbs, leaving correct notes around it unexplained) then gets the
     **wide pass**: every note near it is tried at ``_SHIFTS`` and swapped with its voice's next
     note (an unexplained note: with any note near it); ``wide``: verify at most this many of those
-    (None: what ``budget`` leaves, or all).
+    (None: what ``budget`` leaves, or all). A note some of whose own candidates ``budget`` left
+    unverified gets no wide pass: no likely correction is known not to clear it, and the wide
+    pass's changes are less likely than those.
 
     ``suspects``: also try notes nothing reports whose statement holds a position twice (a wrong
     note the analysis absorbs as a repeat or doubling, so the piece passes): the pitch classes of
@@ -304,7 +309,7 @@ def suggest(
             midi = _nearest(events[eid].midi, want)
             if events[eid].pc != want and error_model(events[eid].midi, midi) != "other":
                 add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi), 1.0))
-    holes = _trouble_holes(analysis, events)
+    holes = _seeding(_trouble_holes(analysis, events), analysis, events)  # not the open ends cut off
     for h in holes:  # the wanted pitch class sounds just outside the hole: written in another's place
         for eid, other in _hole_swaps(h, order, index, onsets, events):
             add(_Cand(eid, in_register(events[eid], other), "swap", member=True))
@@ -324,7 +329,7 @@ def suggest(
                 continue
             strength = 0.0 if e.id in h.members else 1.0 if e.voice in h.voices else 0.3
             add(_Cand(e.id, {e.id: midi}, model, strength))
-    for eid, midi in _nearby(analysis, events, order, index, onsets, reported, cands):
+    for eid, midi in _nearby(analysis, events, order, index, onsets, reported, cands, holes):
         add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi)))
     if suspects:
         taken = set(cands)
@@ -377,23 +382,21 @@ def suggest(
         if not _screened(c.edits, ixs, c.suspect):
             return
         edges = (False, False)
-        if len(order) <= whole:  # row passing is learnt from the whole piece: analyse it all
-            sub, before = piece, start
-        else:
+        sub = piece  # row passing is learnt from the whole piece: analyse it all
+        if len(order) > whole:
             lo_i, hi_i = aligned(spans, onsets, max(0, min(ixs) - window),
                                   min(len(order), max(ixs) + window + 1), window // 2)
-            sub = piece.with_events(order[lo_i:hi_i])
-            edges = cut(lo_i, hi_i)
-            before = readings.read(sub, row, convention, cut=edges)
+            sub, edges = piece.with_events(order[lo_i:hi_i]), cut(lo_i, hi_i)
         changed = sub.with_events(
             e.copy(midi=c.edits[e.id]) if e.id in c.edits else e for e in sub.events
         )
         reading = readings.read(changed, row, convention, cut=edges)
         after = reading.analysis
-        gain = before.badness - reading.badness
         tag = after.tags.get(note)
         if tag is None or any(after.tags.get(e) is None for e in c.edits):
-            return
+            return  # (the window without the change is read only for a change that reads)
+        before = start if sub is piece else readings.read(sub, row, convention, cut=edges)
+        gain = before.badness - reading.badness
         if c.model == "swap" and not _neighbours(after, c.edits):
             return  # a swap puts two neighbouring notes of a statement back in their places
         trade = _trades(c.edits, before.analysis, after, index)
@@ -464,7 +467,7 @@ def suggest(
     left = wide if wide is not None else None if budget is None else budget - len(queue)
     if left is None or left > 0:  # trouble no likely correction clears: every note near it tried
         cands = {}
-        spots = _unserved(reported, verified, index)
+        spots = [r for r in _unserved(reported, verified, index) if r not in untried]
         origin: dict[_Key, set[str]] = {}  # the spots each change is tried round
         for eid in spots:
             for changed_id, edits, model in _wider(events[eid], reported[eid], order, index, by_voice, place):
@@ -495,30 +498,6 @@ def suggest(
         finding = reported.get(eid) or skipped.get(eid) or ("suspect" if all(c.suspect for c in found) else "hole")
         out.append(NoteSuggestions(eid, events[eid].midi, chosen, finding, complete=eid not in untried))
     return tuple(out)
-
-
-def _named_notes(findings: Iterable[Any], events: Mapping[str, Event]) -> list[tuple[str, str]]:
-    """The notes of the piece the ROW and ORDER findings name (Violation records or their dicts),
-    each with its finding's code, in the findings' order."""
-    out = []
-    for v in findings:
-        code = v["code"] if isinstance(v, Mapping) else v.code
-        ids: Sequence[str] = v["event_ids"] if isinstance(v, Mapping) else v.event_ids
-        if code in ("ROW", "ORDER"):
-            out += [(eid, code) for eid in ids if eid in events]
-    return out
-
-
-def _nothing_reported(piece: Piece, analysis: Analysis, named: Sequence[tuple[str, str]],
-                      events: Mapping[str, Event]) -> bool:
-    """Is there nothing ``suggest`` would try a change for (suspects aside): no unexplained note,
-    no note a ROW or ORDER finding names (``named``), no note of an edge repeat, an exchange, a
-    scrap or a borrowed position, and no hole in a statement? (A correct piece: its suggestions are
-    none.)"""
-    return not (analysis.unexplained or named or analysis.edge_repeats(piece) or analysis.exchanges(piece)
-                or analysis.borrowed_out_of_time(piece)
-                or any(eid in events for _s, own in analysis.scraps() for eid in own)
-                or _trouble_holes(analysis, events))
 
 
 def _ranked(cands: Mapping[str, Mapping[_Key, _Cand]], index: Mapping[str, int]) -> list[_Cand]:

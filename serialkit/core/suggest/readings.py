@@ -7,8 +7,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 from serialkit.core.analysis.model import Analysis, Statement
@@ -16,23 +16,51 @@ from serialkit.core.piece import Event, Piece
 from serialkit.core.suggest.trouble import _Hole, _spots, _trouble_holes
 
 
-@dataclass(frozen=True, slots=True)
 class _Reading:
-    """An analysis of a piece with the measures ranking takes of it."""
+    """An analysis of a piece with the measures ranking takes of it, each taken when first asked:
+    a screen whose changed notes stay unexplained asks none of them (most screens)."""
 
-    analysis: Analysis
-    badness: int
-    roughness: int
-    shape: int
-    holes: tuple[_Hole, ...]
-    spots: tuple[tuple[Fraction, Fraction, int], ...]
-    """Where the trouble is (``_spots``): ``badness`` is their weight."""
-    held: frozenset[str]
-    """The notes holding a position of a statement (not repeats)."""
-    short: int = 0
-    """The positions the statements lack, at their ends too (``_short``)."""
-    loose: tuple[Fraction, ...] = ()
-    """The onsets of the unexplained notes."""
+    def __init__(self, analysis: Analysis, piece: Piece) -> None:
+        self.analysis = analysis
+        self._piece = piece
+
+    @cached_property
+    def holes(self) -> tuple[_Hole, ...]:
+        """The statements' holes (``_trouble_holes``)."""
+        return tuple(_trouble_holes(self.analysis, {e.id: e for e in self._piece.events}))
+
+    @cached_property
+    def spots(self) -> tuple[tuple[Fraction, Fraction, int], ...]:
+        """Where the trouble is (``_spots``): ``badness`` is their weight."""
+        return tuple(_spots(self.analysis, self._piece, self.holes))
+
+    @cached_property
+    def badness(self) -> int:
+        return sum(w for _a, _b, w in self.spots)
+
+    @cached_property
+    def roughness(self) -> int:
+        return _roughness(self.analysis, self._piece)
+
+    @cached_property
+    def shape(self) -> int:
+        return _shape(self.analysis)
+
+    @cached_property
+    def held(self) -> frozenset[str]:
+        """The notes holding a position of a statement (not repeats)."""
+        return frozenset(e for st in self.analysis.statements for e in st.event_ids if e is not None)
+
+    @cached_property
+    def short(self) -> int:
+        """The positions the statements lack, at their ends too (``_short``)."""
+        return _short(self.analysis)
+
+    @cached_property
+    def loose(self) -> tuple[Fraction, ...]:
+        """The onsets of the unexplained notes."""
+        unexplained = set(self.analysis.unexplained)
+        return tuple(sorted(e.onset for e in self._piece.events if e.id in unexplained))
 
     def near(self, lo: Fraction, hi: Fraction) -> int:
         """The weight of the trouble between ``lo`` and ``hi``."""
@@ -98,13 +126,7 @@ class Readings:
         if analysis is None:
             analysis = analyze(piece, row, convention, cut=cut)
             self.analysed += 1
-        holes = tuple(_trouble_holes(analysis, {e.id: e for e in piece.events}))
-        unexplained = set(analysis.unexplained)
-        spots = tuple(_spots(analysis, piece, holes))
-        reading = _Reading(analysis, sum(w for _a, _b, w in spots), _roughness(analysis, piece),
-                           _shape(analysis), holes, spots,
-                           frozenset(e for st in analysis.statements for e in st.event_ids if e is not None),
-                           _short(analysis), tuple(sorted(e.onset for e in piece.events if e.id in unexplained)))
+        reading = _Reading(analysis, piece)
         with self._lock:
             self._seen[key] = reading
             while len(self._seen) > self.size:

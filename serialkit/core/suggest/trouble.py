@@ -10,9 +10,10 @@ Standard library only.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from serialkit.core.analysis.model import Analysis, Statement
 from serialkit.core.piece import Event, Piece
@@ -218,6 +219,27 @@ def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hol
     return out
 
 
+def _seeding(holes: Sequence[_Hole], analysis: Analysis, events: Mapping[str, Event]) -> list[_Hole]:
+    """The holes a wrong note may have left: ``holes`` but for a statement's open end cut off —
+    two positions or more missing past its first or last note (where the piece goes on) with
+    fewer unexplained notes sounding there than positions missing. A change of one note fills
+    at most one of them and leaves the statement short there, nothing sounding that could be
+    the rest (``_Reading.left_short``): ``verify`` keeps such a change below half the confidence
+    at best, a statement cut off (the end of a copy or a section), not a wrong note. Such holes
+    seed no candidates; an unexplained note there is still reported and tried as any other."""
+    ends: dict[tuple[frozenset[str], frozenset[str]], list[_Hole]] = {}
+    for h in holes:
+        if len(h.around) == 1 and not h.past_own:
+            ends.setdefault((h.members, h.around), []).append(h)
+    loose = [events[e].onset for e in analysis.unexplained if e in events]
+    cut: set[int] = set()
+    for group in ends.values():
+        lo, hi = min(h.lo for h in group), max(h.hi for h in group)
+        if len(group) >= 2 and sum(1 for t in loose if lo <= t <= hi) < len(group):
+            cut.update(id(h) for h in group)
+    return [h for h in holes if id(h) not in cut]
+
+
 def edge_step(first: int, a: Fraction, last: int, b: Fraction) -> Fraction:
     """A statement's time per position: from its first found position ``first`` (onset ``a``) to
     its last ``last`` (onset ``b``), at least a sixteenth."""
@@ -404,6 +426,7 @@ def _nearby(
     onsets: Sequence[Fraction],
     reported: Mapping[str, str],
     cands: Mapping[str, object],
+    holes: Sequence[_Hole] | None = None,
 ) -> list[tuple[str, int]]:
     """Changes (event id, pitch) to explained notes near trouble (an unexplained note, a hole in a
     statement) that have no candidate yet: a wrong note the analysis absorbs (it reads as another
@@ -417,10 +440,10 @@ def _nearby(
     note near it is tried too, the nearest first; and a wrong note the analysis reads as a repeat
     of a position (it leaves no hole: the position it copies is held) is tried first among the
     repeats near the trouble (its smallest change each), the nearest first, whatever other
-    imbalance is larger."""
+    imbalance is larger. ``holes``: the holes to look round (default: every ``_trouble_holes``)."""
     repeats = {r for st in analysis.statements for r in st.repeats}
     spans = {(index[e], index[e]) for e in analysis.unexplained if e in index}
-    for h in _trouble_holes(analysis, events):
+    for h in _trouble_holes(analysis, events) if holes is None else holes:
         first = bisect.bisect_left(onsets, h.lo)
         spans.add((first, max(first, bisect.bisect_right(onsets, h.hi) - 1)))
     out: dict[tuple[str, int], None] = {}
@@ -545,3 +568,27 @@ def _out_of_line(s: Statement, events: Mapping[str, Event]) -> set[int]:
         if found[-1][1].voice != found[-2][1].voice == found[-3][1].voice:
             out.add(found[-1][0])
     return out
+
+
+def _named_notes(findings: Iterable[Any], events: Mapping[str, Event]) -> list[tuple[str, str]]:
+    """The notes of the piece the ROW and ORDER findings name (Violation records or their dicts),
+    each with its finding's code, in the findings' order."""
+    out = []
+    for v in findings:
+        code = v["code"] if isinstance(v, Mapping) else v.code
+        ids: Sequence[str] = v["event_ids"] if isinstance(v, Mapping) else v.event_ids
+        if code in ("ROW", "ORDER"):
+            out += [(eid, code) for eid in ids if eid in events]
+    return out
+
+
+def _nothing_reported(piece: Piece, analysis: Analysis, named: Sequence[tuple[str, str]],
+                      events: Mapping[str, Event]) -> bool:
+    """Is there nothing ``suggest`` would try a change for (suspects aside): no unexplained note,
+    no note a ROW or ORDER finding names (``named``), no note of an edge repeat, an exchange, a
+    scrap or a borrowed position, and no hole in a statement? (A correct piece: its suggestions are
+    none.)"""
+    return not (analysis.unexplained or named or analysis.edge_repeats(piece) or analysis.exchanges(piece)
+                or analysis.borrowed_out_of_time(piece)
+                or any(eid in events for _s, own in analysis.scraps() for eid in own)
+                or _trouble_holes(analysis, events))
