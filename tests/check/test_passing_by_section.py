@@ -102,24 +102,16 @@ def test_a_reversed_section_beside_a_plain_one_reads_as_alone(inverted: bool) ->
     Each section now keeps its own habits where they charge it less (``passing.OWN``): the pair
     leaves only the copies' own odd notes at ten steps of twelve (a known gap at the other two,
     where the reversed copy's first reading is a poorer teacher)."""
+    from tests import works
+
     piece = _op21()
     row = get("webern-op21").row
-    end = max(e.onset + e.duration for e in piece.events)
-    axis = 122
-
-    def copy(k: int, at: Fraction, step: int, back: bool) -> list[Event]:
-        out = []
-        for e in piece.events:
-            on = (end - e.onset if e.grace else end - e.onset - e.duration) if back else e.onset
-            midi = (axis - e.midi if inverted else e.midi) + step
-            out.append(e.copy(id=f"{e.id}-c{k}", onset=at + 2 * on, duration=2 * e.duration, midi=midi, tag=None,
-                              tied_ids=tuple(f"{t}-c{k}" for t in e.tied_ids)))
-        return out
-
+    length = works.SOURCES["op21"][2]
     odd = set(analyze(piece, row).unexplained)
     wrong = {}
     for step in range(12):
-        pair = piece.with_events(copy(0, Fraction(0), 0, False) + copy(1, 2 * end + 16, step, True))
+        pair = works.build("op21", [works.Copy(Fraction(0), 0, inverted, False, Fraction(2)),
+                                    works.Copy(2 * length + 16, step, inverted, True, Fraction(2))])
         extra = {u for u in analyze(pair, row).unexplained if u.rsplit("-c", 1)[0] not in odd}
         if extra:
             wrong[step] = len(extra)
