@@ -45,20 +45,19 @@ def _off_pace(a: Assignment, f: Found, x: int) -> bool:
     Slices count onsets, not time: fifty bars of rest are one slice, and a statement an excerpt
     cuts off does not reach over them for the next section's note."""
     ix = a.ix
-    ticks, sl = ix.slice_ticks, ix.sl
-    times = sorted({ticks[sl[e]] for e in f.slots.values()})
-    waits = len(times) - 1
+    ticks = ix.slice_ticks
+    slices = sorted({ix.sl[e] for e in f.slots.values()})  # one a distinct onset
+    waits = len(slices) - 1
     if waits < PACE_AFTER:
         return False
-    if ticks[x] < times[0]:
-        return times[0] - ticks[x] > PACE * max(b - a for a, b in zip(times, times[1:], strict=False))
-    if (ticks[x] - times[-1]) * waits <= PACE * (times[-1] - times[0]):
+    first, last = slices[0], slices[-1]
+    if x < first:
+        return ticks[first] - ticks[x] > PACE * max(ticks[b] - ticks[a] for a, b in zip(slices, slices[1:], strict=False))
+    if (ticks[x] - ticks[last]) * waits <= PACE * (ticks[last] - ticks[first]):
         return False  # on pace from the last onset: from the notes' end too
-    events = ix.events
+    onsets, events = ix.slice_onsets, ix.events
     end = max(events[e].onset + events[e].duration for e in f.slots.values())
-    first = min(events[e].onset for e in f.slots.values())
-    last = max(events[e].onset for e in f.slots.values())
-    return (ix.slice_onsets[x] - end) * waits > PACE * (last - first)
+    return (onsets[x] - end) * waits > PACE * (onsets[last] - onsets[first])
 
 
 def _nearer(a: Assignment, u: int, low: int, high: int, owners: Owners | None = None) -> bool:

@@ -66,11 +66,7 @@ def _cost(ix: EventIndex, group: list[Found], costs: Costs | None) -> float:
     """What ``costs`` charge the links of ``group``'s statements (position to position)."""
     if costs is None:
         return 0.0
-    total = 0.0
-    for f in group:
-        ordered = sorted(f.slots.values())
-        total += sum(costs[ix.voice[a]][ix.voice[b]] for a, b in zip(ordered, ordered[1:], strict=False))
-    return total
+    return sum(costs[ix.voice[a]][ix.voice[b]] for f in group for a, b in _steps(f))
 
 
 def _sections(ix: EventIndex, statements: list[Found], silence: list[int],
@@ -117,6 +113,12 @@ def _sections(ix: EventIndex, statements: list[Found], silence: list[int],
     return merged
 
 
+def _steps(f: Found) -> list[tuple[int, int]]:
+    """The links of statement ``f``: each note it holds as a position with the next, in time order."""
+    ordered = sorted(f.slots.values())
+    return list(zip(ordered, ordered[1:], strict=False))
+
+
 def _slices(ix: EventIndex, f: Found) -> list[int]:
     """The slices of the notes ``f`` holds."""
     return [ix.sl[e] for e in (*f.slots.values(), *(e for e, _ in f.repeats))]
@@ -142,8 +144,7 @@ def learn_voice_passing(ix: EventIndex, statements: list[Found]) -> Costs | None
     counts = [[0] * voices for _ in range(voices)]
     links = crossing = 0
     for found in statements:
-        ordered = sorted(found.slots.values())
-        for a, b in zip(ordered, ordered[1:], strict=False):
+        for a, b in _steps(found):
             u, v = ix.voice[a], ix.voice[b]
             counts[u][v] += 1
             links += 1

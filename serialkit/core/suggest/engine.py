@@ -70,7 +70,6 @@ from serialkit.core.suggest.trouble import (
     _read_elsewhere,
     _seeding,
     _statements,
-    _trouble_holes,
 )
 from serialkit.core.suggest.windows import aligned, statement_spans
 
@@ -248,8 +247,12 @@ def suggest(
     named = _named_notes(findings, events)
     if not suspects and _nothing_reported(piece, analysis, named, events):
         return ()  # nothing to suggest (and nothing to measure it by)
+    readings = readings if readings is not None else Readings()
+    row, convention = analysis.row, analysis.convention
+    start = readings.read(piece, row, convention, analysis)
+    all_holes = list(start.holes)  # the piece's holes, found once
     stmts = _statements(analysis, events)
-    elsewhere = _read_elsewhere(analysis, events)
+    elsewhere = _read_elsewhere(analysis, events, all_holes)
     reported: dict[str, str] = {
         eid: "unexplained" for eid in analysis.unexplained if eid in events and eid not in elsewhere
     }
@@ -309,7 +312,7 @@ def suggest(
             midi = _nearest(events[eid].midi, want)
             if events[eid].pc != want and error_model(events[eid].midi, midi) != "other":
                 add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi), 1.0))
-    holes = _seeding(_trouble_holes(analysis, events), analysis, events)  # not the open ends cut off
+    holes = _seeding(all_holes, analysis, events)  # not the open ends cut off
     for h in holes:  # the wanted pitch class sounds just outside the hole: written in another's place
         for eid, other in _hole_swaps(h, order, index, onsets, events):
             add(_Cand(eid, in_register(events[eid], other), "swap", member=True))
@@ -336,9 +339,6 @@ def suggest(
         for eid, midi in _doubled(analysis, events, reported):
             if eid not in taken:
                 add(_Cand(eid, {eid: midi}, error_model(events[eid].midi, midi), suspect=True))
-    readings = readings if readings is not None else Readings()
-    row, convention = analysis.row, analysis.convention
-    start = readings.read(piece, row, convention, analysis)
     verified: dict[str, list[_Cand]] = {}
     long = len(order) > whole  # windows of a long piece: their cut edges are context (``analyze(cut=)``)
 
