@@ -236,13 +236,13 @@ def open_ends(cols: Columns, analysis: Analysis) -> list[OpenEnd]:
     position (there another statement's reading, or an unexplained note, holds it). Else (None)
     the end is an excerpt's edge — the piece's first or last statement, or a voice that enters
     late or stops early. Ends ``edge_repeats`` reports are left out."""
+    from serialkit.core.analysis.state import Sections
     from serialkit.core.suggest.trouble import edge_room, edge_step
 
     events = {e.id: e for e in cols.piece.events}
     if not events:
         return []
-    start = min(e.onset for e in events.values())
-    end = max(e.onset for e in events.values())
+    sections = Sections(events.values())
     lines = cols.piece.by_voice()
     place = {e.id: (v, k) for v, line in lines.items() for k, e in enumerate(line)}
     flagged = {(r.statement.id, r.missing) for r in analysis.edge_repeats(cols.piece)}  # ROW names those ends
@@ -253,7 +253,8 @@ def open_ends(cols: Columns, analysis: Analysis) -> list[OpenEnd]:
             continue
         first, last = found[0], found[-1]
         a, b = events[s.event_ids[first] or ""], events[s.event_ids[last] or ""]
-        room = edge_room(first, a.onset, last, b.onset, start, end) if len(found) > 1 else (False, False)
+        room = (edge_room(first, a.onset, last, b.onset, *sections.span(a.onset, b.onset)) if len(found) > 1
+                else (False, False))
         mine = set(s.members)
         pcs = analysis.row.form(s.form, analysis.convention)
         for missing, k, edge, step, has_room in ((range(last + 1, 12), last, b, 1, room[1]),

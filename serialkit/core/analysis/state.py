@@ -7,8 +7,10 @@ release a statement) are in ``selection.py``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import bisect
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from serialkit.core.analysis.chains import Chain, Claims
@@ -101,6 +103,48 @@ def silences(ix: EventIndex) -> list[int]:
     return [max(0, t - end) for t, end in zip(ticks, ends, strict=True)]
 
 
+def breaks(onsets: Sequence[Any], silence: Sequence[Any]) -> list[int]:
+    """The indices of the ``onsets`` (distinct, ascending) that begin a section after the first:
+    ``silence`` (per onset, how long nothing has sounded then) is at least BREAK times the median
+    distance between successive onsets."""
+    gaps = sorted(b - a for a, b in zip(onsets, onsets[1:], strict=False))
+    least = BREAK * gaps[len(gaps) // 2] if gaps else 0
+    return [s for s in range(1, len(onsets)) if silence[s] >= least > 0]
+
+
+class Sections:
+    """The sections of a piece's notes (``sections``' rule, read from the notes themselves): the
+    findings' and the suggestions' open ends are cut off at a section's edges as at the piece's."""
+
+    def __init__(self, events: Iterable[Any]) -> None:
+        ends: dict[Fraction, Fraction] = {}
+        for e in events:
+            end = e.onset + e.duration
+            if end > ends.get(e.onset, e.onset):
+                ends[e.onset] = end
+            else:
+                ends.setdefault(e.onset, e.onset)
+        self.onsets = sorted(ends)
+        silence: list[Fraction] = []
+        reach: Fraction | None = None
+        for t in self.onsets:
+            silence.append(Fraction(0) if reach is None else max(Fraction(0), t - reach))
+            reach = ends[t] if reach is None else max(reach, ends[t])
+        self.starts = [0, *breaks(self.onsets, silence)]
+        """Index (in ``onsets``) of each section's first onset."""
+
+    def span(self, a: Fraction, b: Fraction) -> tuple[Fraction, Fraction]:
+        """The first onset of the section sounding at onset ``a``, and the last onset of the
+        section sounding at ``b`` (the piece's first and last onsets when it has one section)."""
+        onsets, starts = self.onsets, self.starts
+        i = bisect.bisect_right(onsets, a) - 1
+        j = bisect.bisect_right(onsets, b) - 1
+        first = starts[max(0, bisect.bisect_right(starts, i) - 1)]
+        k = bisect.bisect_right(starts, j)
+        last = (starts[k] if k < len(starts) else len(onsets)) - 1
+        return onsets[first], onsets[last]
+
+
 def sections(ix: EventIndex, silence: list[int] | None = None) -> tuple[list[int], list[int]]:
     """Per slice: the slices of its section before it and after it. A section ends where every
     note has ended and nothing sounds for BREAK times the median distance between successive
@@ -109,9 +153,7 @@ def sections(ix: EventIndex, silence: list[int] | None = None) -> tuple[list[int
     ticks = ix.slice_ticks
     count = len(ticks)
     silence = silences(ix) if silence is None else silence
-    gaps = sorted(b - a for a, b in zip(ticks, ticks[1:], strict=False))
-    least = BREAK * gaps[len(gaps) // 2] if gaps else 0
-    starts = [0, *(s for s in range(1, count) if silence[s] >= least > 0)]
+    starts = [0, *breaks(ticks, silence)]
     before, after = [0] * count, [0] * count
     for k, first in enumerate(starts):
         last = starts[k + 1] if k + 1 < len(starts) else count

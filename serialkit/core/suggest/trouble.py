@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from serialkit.core.analysis.model import Analysis, Statement
+from serialkit.core.analysis.state import Sections
 from serialkit.core.piece import Event, Piece
 from serialkit.core.suggest.model import Edit, Suggestion, _nearest, error_model
 from serialkit.core.suggest.swap import in_register
@@ -182,8 +183,7 @@ def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hol
     statement), which the unexplained note may be, miswritten (a wrong first or last note)."""
     if not events:
         return []
-    start = min(e.onset for e in events.values())
-    end = max(e.onset for e in events.values())
+    sections = Sections(events.values())
     _loose_beside = _loose_beside_in(analysis, events)
     out: list[_Hole] = []
     for s in analysis.statements:
@@ -203,7 +203,7 @@ def _trouble_holes(analysis: Analysis, events: Mapping[str, Event]) -> list[_Hol
             out += [hole(k, a.onset, b.onset, a, b, past_own=past_own) for k in range(p + 1, q)]
         (first, a), (last, b) = found[0], found[-1]
         ioi = edge_step(first, a.onset, last, b.onset)
-        room_before, room_after = edge_room(first, a.onset, last, b.onset, start, end)
+        room_before, room_after = edge_room(first, a.onset, last, b.onset, *sections.span(a.onset, b.onset))
         if room_before:
             out += [hole(k, a.onset - 2 * ioi * first, a.onset, a) for k in range(first)]
         else:  # the statement's first own note (a position before it missing, or borrowed)
