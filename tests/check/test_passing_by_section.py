@@ -116,3 +116,22 @@ def test_a_reversed_section_beside_a_plain_one_reads_as_alone(inverted: bool) ->
         if extra:
             wrong[step] = len(extra)
     assert len(wrong) <= 2, wrong
+
+
+@pytest.mark.parametrize(("step", "rest"), [(6, 0), (7, 0), (7, 3)])
+def test_a_statement_read_across_two_copies_teaches_no_habits(step: int, rest: int) -> None:
+    """The excerpt reversed in time, then (``rest`` quarters later) reversed again and ``step``
+    semitones up. The first reading finished the second copy's cut-off opening statement with the
+    first copy's last note: eight positions with four holes, read across the two copies, whose
+    seven links outweighed real habits (a voice passes a row a few times a copy), so its lessons
+    left 10-11 correct notes of both copies unexplained. Only statements of ten positions or more
+    teach (``passing.TEACHES``)."""
+    from tests import works
+
+    if not works.available():
+        pytest.skip("the shared corpus is not here")
+    row = get("webern-op21").row
+    length = works.SOURCES["op21"][2]
+    copies = [works.Copy(Fraction(0), 0, False, True), works.Copy(length + rest, step, False, True)]
+    piece = works.build("op21", copies)
+    assert works.excess("op21", piece, copies, analyze(piece, row)) == {}

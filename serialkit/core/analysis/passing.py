@@ -21,6 +21,10 @@ STRANGE = 0.5  # the cost of a pass between voices that never pass rows to each 
 MIN_FROM = 4  # links out of a voice before its passing habits count
 RARE = 0.85  # a reading teaches something only if some pass happens at most 15 % as often as the
 # commonest pass out of the same voice
+TEACHES = 10  # positions a statement of the first reading holds before its links teach anything: one
+# with more holes may be read across two streams (a copy's cut-off statement finished from the
+# next copy's notes: eight positions), and its few links outweigh a voice's real habits (9-10 fix
+# it; 11 and 12 leave too little to learn a reversed section's own habits from)
 OWN = 1.0  # a section keeps its own habits when they cost its reading less than this share of
 # what the whole piece's cost it (0.75 before sections were cut at every general pause: a reversed
 # section beside a plain one then kept the piece's habits and lost 6-13 correct notes)
@@ -31,7 +35,8 @@ Costs = list[list[float]]
 
 def learn_passing_by_section(ix: EventIndex, statements: list[Found], silence: list[int],
                              breaks: list[int]) -> Costs | None:
-    """Per event, the extra cost of a row passing from its voice to each voice (``ix.strange``).
+    """Per event, the extra cost of a row passing from its voice to each voice (``ix.strange``),
+    learnt from the first reading's statements of TEACHES positions or more.
     The notes of a section (``_sections``, from the first note its statements hold to the last;
     the first section from the piece's start, the last to its end) take the costs its own
     statements teach (``learn_voice_passing``; none, if they teach nothing) when these charge its
@@ -40,6 +45,7 @@ def learn_passing_by_section(ix: EventIndex, statements: list[Found], silence: l
     the piece's habits, or between two sections) takes the whole reading's costs. None when no
     costs are learnt. ``silence`` and ``breaks``: per slice, how long nothing has sounded when it
     begins, and 0 where a section begins (``state.silences``, ``state.sections``)."""
+    statements = [f for f in statements if len(f.slots) >= TEACHES]
     whole = learn_voice_passing(ix, statements)
     sections = _sections(ix, statements, silence, breaks)
     learnt = [whole] if len(sections) == 1 else [_own_or_whole(ix, group, whole) for _, _, group in sections]
