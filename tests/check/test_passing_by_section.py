@@ -124,7 +124,7 @@ def test_a_statement_read_across_two_copies_teaches_no_habits(step: int, rest: i
     semitones up. The first reading finished the second copy's cut-off opening statement with the
     first copy's last note: eight positions with four holes, read across the two copies, whose
     seven links outweighed real habits (a voice passes a row a few times a copy), so its lessons
-    left 10-11 correct notes of both copies unexplained. Only statements of ten positions or more
+    left 10-11 correct notes of both copies unexplained. Only statements of nine positions or more
     teach (``passing.TEACHES``)."""
     from tests import works
 

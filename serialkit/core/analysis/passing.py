@@ -21,10 +21,10 @@ STRANGE = 0.5  # the cost of a pass between voices that never pass rows to each 
 MIN_FROM = 4  # links out of a voice before its passing habits count
 RARE = 0.85  # a reading teaches something only if some pass happens at most 15 % as often as the
 # commonest pass out of the same voice
-TEACHES = 10  # positions a statement of the first reading holds before its links teach anything: one
+TEACHES = 9  # positions a statement of the first reading holds before its links teach anything: one
 # with more holes may be read across two streams (a copy's cut-off statement finished from the
-# next copy's notes: eight positions), and its few links outweigh a voice's real habits (9-10 fix
-# it; 11 and 12 leave too little to learn a reversed section's own habits from)
+# next copy's notes: eight positions), and its few links outweigh a voice's real habits (10 lost
+# a held-out reversed copy's note and 11-12 a reversed section's own habits: too little to learn)
 OWN = 1.0  # a section keeps its own habits when they cost its reading less than this share of
 # what the whole piece's cost it (0.75 before sections were cut at every general pause: a reversed
 # section beside a plain one then kept the piece's habits and lost 6-13 correct notes)
