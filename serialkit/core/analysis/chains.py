@@ -15,28 +15,32 @@ so far-fetched links at either end fall off.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass
+from typing import Final
 
 from serialkit.core.analysis.index import EventIndex
 
-NEW, REP, OSC = 0, 1, 2
-VOICE_MODE, TIME_MODE = 0, 1
-MAX_SKIP = 2  # at most this many missing positions between two found ones
-HORIZON = 24  # slices ahead that a link may reach
-MAX_LINK = 1.6  # a link dearer than this ends the chain
-ELIDE = 3  # up to this many notes may end one statement and begin the next
-S_DEL = 1.0  # a missing position with nothing sounding in its place
-S_SUB = 0.45  # a missing position where another note stands in its place (a wrong note)
-LEAVE = 0.3  # per note of a chord left behind when the chain moves on
-REPEAT = 0.3  # a repeated note explains a note but proves less than a new position
-CHORD = 0.08  # bonus per following position that sounds in the candidate's chord
-NEW_VOICE = 0.25  # a voice the statement has not used yet (statements keep to their instruments)
-FREE = -1
-ABORT_AFTER = 4  # a chain whose first links cost more than ABORT_COST is not a statement start
-ABORT_COST = 1.5
-PACE = 8  # a link waiting more than PACE times the chain's mean wait so far ends the chain
-PACE_AFTER = 6  # ... once the chain has moved on in time this many times (its pace known)
+# Final: the compiled build reads these as constants, not from the module's namespace at each use.
+NEW: Final = 0
+REP: Final = 1
+OSC: Final = 2
+VOICE_MODE: Final = 0
+TIME_MODE: Final = 1
+MAX_SKIP: Final = 2  # at most this many missing positions between two found ones
+HORIZON: Final = 24  # slices ahead that a link may reach
+MAX_LINK: Final = 1.6  # a link dearer than this ends the chain
+ELIDE: Final = 3  # up to this many notes may end one statement and begin the next
+S_DEL: Final = 1.0  # a missing position with nothing sounding in its place
+S_SUB: Final = 0.45  # a missing position where another note stands in its place (a wrong note)
+LEAVE: Final = 0.3  # per note of a chord left behind when the chain moves on
+REPEAT: Final = 0.3  # a repeated note explains a note but proves less than a new position
+CHORD: Final = 0.08  # bonus per following position that sounds in the candidate's chord
+NEW_VOICE: Final = 0.25  # a voice the statement has not used yet (statements keep to their instruments)
+FREE: Final = -1
+ABORT_AFTER: Final = 4  # a chain whose first links cost more than ABORT_COST is not a statement start
+ABORT_COST: Final = 1.5
+PACE: Final = 8  # a link waiting more than PACE times the chain's mean wait so far ends the chain
+PACE_AFTER: Final = 6  # ... once the chain has moved on in time this many times (its pace known)
 
 
 class Claims:
@@ -94,9 +98,9 @@ class Chain:
         return out
 
 
-_SUBST = S_DEL - S_SUB  # what a missing position saves when another note stands in its place
-_CHORDS = 2 * CHORD  # the most a link gains from the chord it lands in
-_LATE = 12 - ELIDE  # from this position on a statement may end on notes the next one begins with
+_SUBST: Final = S_DEL - S_SUB  # what a missing position saves when another note stands in its place
+_CHORDS: Final = 2 * CHORD  # the most a link gains from the chord it lands in
+_LATE: Final = 12 - ELIDE  # from this position on a statement may end on notes the next one begins with
 
 
 
@@ -110,6 +114,19 @@ def clusters(slices: list[int]) -> list[tuple[int, int]]:
         else:
             spans.append((s, s))
     return spans
+
+
+def _first_at(values: list[int], x: int) -> int:
+    """``bisect_left(values, x)`` (the first index whose value is at least ``x``), as a plain loop
+    the compiled build runs without a call out."""
+    lo, hi = 0, len(values)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if values[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 _Ctx = tuple[list[int], list[int], list[int], "list[list[float]] | None", dict[int, int], int, list[int],
@@ -139,7 +156,7 @@ def _next_position(ctx: _Ctx, pcs: tuple[int, ...], k: int, last: int, leave: fl
         lst, lsl = by_pc[pcs[j]], by_pc_sl[pcs[j]]
         nxt, nxt2 = (pcs[j + 1] if j < 11 else -1), (pcs[j + 2] if j < 10 else -1)
         early, late, seen, own = head and j < ELIDE, j >= _LATE, 0, False
-        for idx in range(bisect_left(lsl, last_sl), len(lst)):
+        for idx in range(_first_at(lsl, last_sl), len(lst)):
             c_sl = lsl[idx]
             if c_sl > reach or c_sl > last_sl and floor + per_slice * (c_sl - free if c_sl > free else 0) - 1e-9 >= cost:
                 break  # beyond reach, or every later candidate costs at least the best
@@ -332,9 +349,10 @@ def _tidy(chain: Chain) -> None:
             j += 1
     if all(keep):
         return
-    for name in ("evs", "poss", "kinds", "costs"):
-        values = getattr(chain, name)
-        setattr(chain, name, [v for v, ok in zip(values, keep, strict=True) if ok])
+    chain.evs = [v for v, ok in zip(chain.evs, keep, strict=True) if ok]
+    chain.poss = [v for v, ok in zip(chain.poss, keep, strict=True) if ok]
+    chain.kinds = [v for v, ok in zip(chain.kinds, keep, strict=True) if ok]
+    chain.costs = [v for v, ok in zip(chain.costs, keep, strict=True) if ok]
 
 
 def _previous_position(chain: Chain, i: int) -> int:
@@ -362,13 +380,15 @@ def _trim(chain: Chain) -> None:
             best_span = (begin, i)
     a, b = best_span
     if a or b != len(chain.costs) - 1:
-        for name in ("evs", "poss", "kinds", "costs"):
-            setattr(chain, name, getattr(chain, name)[a : b + 1])
+        chain.evs, chain.poss = chain.evs[a : b + 1], chain.poss[a : b + 1]
+        chain.kinds, chain.costs = chain.kinds[a : b + 1], chain.costs[a : b + 1]
     if chain.costs:
         chain.costs[0] = 0.0
     while chain.kinds and chain.kinds[0] != NEW:
-        for name in ("evs", "poss", "kinds", "costs"):
-            getattr(chain, name).pop(0)
+        chain.evs.pop(0)
+        chain.poss.pop(0)
+        chain.kinds.pop(0)
+        chain.costs.pop(0)
     chain.score = sum(1.0 - c for c in chain.costs)
     news = [p for p, k in zip(chain.poss, chain.kinds, strict=True) if k == NEW]
     chain.distinct = len(news)

@@ -14,8 +14,14 @@ def _fits(a: Assignment, f: Found, p: int, u: int, owners: Owners | None = None)
     in time order; None if it cannot. With ``owners``, notes other statements hold do not count
     as nearer candidates for an end position."""
     sl = a.ix.sl
-    lo = max((sl[e] for q, e in f.slots.items() if q < p), default=None)
-    hi = min((sl[e] for q, e in f.slots.items() if q > p), default=None)
+    lo: int | None = None  # the latest slice of a position before ``p``, the earliest after (one pass)
+    hi: int | None = None
+    for q, e in f.slots.items():
+        if q < p:
+            if lo is None or sl[e] > lo:
+                lo = sl[e]
+        elif q > p and (hi is None or sl[e] < hi):
+            hi = sl[e]
     if lo is None and hi is None:
         return None
     x = sl[u]

@@ -132,16 +132,18 @@ def _run(a: Assignment, y: int) -> list[int]:
 def _neighbour(a: Assignment, u: int, step: int) -> int | None:
     """The single note of ``u``'s voice at the onset just before (step -1) or after (+1) it."""
     ix = a.ix
-    v, rank = ix.voice[u], ix.vrank[u] + step
+    sl, voice, vrank, n = ix.sl, ix.voice, ix.vrank, ix.n
+    v, own, here = voice[u], vrank[u], sl[u]
+    rank = own + step
     found = None
     i = u + step
-    while 0 <= i < ix.n and abs(ix.sl[i] - ix.sl[u]) <= HORIZON:
-        if ix.voice[i] == v:
-            if ix.vrank[i] == rank:
+    while 0 <= i < n and abs(sl[i] - here) <= HORIZON:
+        if voice[i] == v:
+            if vrank[i] == rank:
                 if found is not None:
                     return None  # a chord: no plain repeat
                 found = i
-            elif ix.vrank[i] != ix.vrank[u]:
+            elif vrank[i] != own:
                 break
         i += step
     return found

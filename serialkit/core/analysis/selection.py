@@ -186,30 +186,33 @@ def accept(a: Assignment, chain: Chain, index: int | None = None) -> None:
     found = Found(chain.form, {}, [], chain)
     a.found[index] = found
     claims = a.claims
+    owner, pos, second, second_pos = claims.owner, claims.pos, claims.second, claims.second_pos
+    slots, repeats = found.slots, found.repeats
     for e, p, kind in zip(chain.evs, chain.poss, chain.kinds, strict=True):
-        if kind == NEW and p not in found.slots:
-            found.slots[p] = e
+        if kind == NEW and p not in slots:
+            slots[p] = e
         else:
-            found.repeats.append((e, p))
-        if claims.owner[e] == FREE:
-            claims.owner[e] = index
-            claims.pos[e] = p
+            repeats.append((e, p))
+        if owner[e] == FREE:
+            owner[e] = index
+            pos[e] = p
         else:
-            claims.second[e] = index
-            claims.second_pos[e] = p
+            second[e] = index
+            second_pos[e] = p
 
 
 def release(a: Assignment, index: int) -> None:
     """Give back the events of statement ``index`` (it stays in the list, empty)."""
     claims = a.claims
+    owner, pos, second, second_pos = claims.owner, claims.pos, claims.second, claims.second_pos
     found = a.found[index]
     for e in list(found.slots.values()) + [e for e, _ in found.repeats]:
-        if claims.owner[e] == index:
-            claims.owner[e] = claims.second[e]
-            claims.pos[e] = claims.second_pos[e]
-            claims.second[e] = FREE
-        elif claims.second[e] == index:
-            claims.second[e] = FREE
+        if owner[e] == index:
+            owner[e] = second[e]
+            pos[e] = second_pos[e]
+            second[e] = FREE
+        elif second[e] == index:
+            second[e] = FREE
     a.found[index] = Found(found.form, {}, [], None)
 
 
