@@ -27,6 +27,31 @@ def _pcs_confidence(best: Suggestion, candidates: Sequence[Suggestion]) -> float
     )
 
 
+def _outdone(best: Suggestion, badness: int, tops: Sequence[Suggestion], piece: Piece, row: Any,
+             convention: Any, readings: Readings, unexplained: set[str]) -> bool:
+    """Does another note's best correction fill the position ``best`` fills (the same statement,
+    form and position) and leave less trouble in the piece than ``best`` does (``badness``), or as
+    little while it changes a note nothing explains (``unexplained``) and ``best`` changes only
+    notes the analysis explains? Then ``best`` is not applied, however confident: each note's
+    confidence weighs its own candidates only, and a correct note (a re-struck one, say) standing
+    in the hole a wrong note beside it left may have a single candidate, near certain, while the
+    wrong note's own is split between pitches; an explained note is presumed right. The rival is
+    not applied either unless it is confident itself."""
+    mine = {e.event_id for e in best.edits}
+    explained = not mine & unexplained
+    for rival in tops:
+        if rival is best or (rival.statement, rival.form, rival.position) != (best.statement, best.form, best.position):
+            continue
+        if mine & {e.event_id for e in rival.edits}:
+            continue
+        changes = {e.event_id: e.after for e in rival.edits}
+        other = piece.with_events(e.copy(midi=changes[e.id]) if e.id in changes else e for e in piece.events)
+        theirs = readings.read(other, row, convention).badness
+        if theirs < badness or theirs == badness and explained and changes.keys() & unexplained:
+            return True
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class Applied:
     """One correction a repair made: the suggestion and the notes unexplained before and after."""
@@ -97,6 +122,7 @@ def plan_repairs(
     while len(applied) < max_edits:
         best: Suggestion | None = None
         held = []
+        tops: list[Suggestion] = []  # every complete note's best, however confident
         rounds += 1
         if progress is not None:
             progress(rounds, len(applied))
@@ -104,6 +130,7 @@ def plan_repairs(
                             budget=most, wide=wide):
             if not note.complete:
                 continue
+            tops += note.candidates[:1]
             for cand in note.candidates[:1]:
                 key = tuple((e.event_id, e.after) for e in cand.edits)
                 if key in tried or any(e.event_id in refused or allowed is not None and e.event_id not in allowed
@@ -127,6 +154,8 @@ def plan_repairs(
         )
         after = readings.read(changed, row, convention)
         if after.badness >= readings.read(current, row, convention).badness:
+            continue
+        if _outdone(best, after.badness, tops, current, row, convention, readings, set(analysis.unexplained)):
             continue
         if accept is not None and not accept(best):
             refused |= changes.keys()
