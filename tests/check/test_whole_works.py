@@ -236,7 +236,7 @@ def test_op27_whole_works_of_every_family_read_as_their_copies_alone(family: str
 def test_op21_whole_works_read_as_their_copies_alone(family: str, seed: int) -> None:
     """Op. 21 bars 1-25 copied 12 times (1,536 notes): the families and seeds that read as their
     copies alone (``bench/bench_works.py`` reports every family; the canon, re-orchestrated and
-    mixed ones still leave correct notes unexplained, and the others at some seeds). Before
+    mixed ones still leave correct notes unexplained, and retrograde at seed 6). Before
     statements kept their pace at their open ends and fragments were read at a section's edges,
     inverted seed 3, tempo seeds 0 and 1, transposed seed 1 and joined seed 4 did not (seeds 0-5
     of the four families: 43 correct notes unexplained then, 24 now)."""
