@@ -7,6 +7,7 @@ from bisect import bisect_left, bisect_right
 
 from serialkit.core.analysis.chains import FREE, HORIZON, NEW, Chain, clusters
 from serialkit.core.analysis.index import EventIndex
+from serialkit.core.analysis.passing import RARE, STRANGE
 from serialkit.core.analysis.selection import (
     EDGE,
     EXTRA,
@@ -396,4 +397,21 @@ def reread_strange_passes(a: Assignment) -> Assignment:
         first, last = bisect_left(sl, lo - HORIZON), bisect_right(sl, hi + HORIZON)
         seeds = [(f, i, 0) for i in range(first, last) if may_start(a, i) for f in a.starts[ix.pc[i]]]
         select(a, seeds, MIN_STATEMENT)
+        ix.strange = None  # what the new costs leave unread: statements as the first reading read them
+        select(a, [(f, i, p) for f, i, p in seeds if may_start(a, i)], MIN_STATEMENT,
+               only=lambda chain: _habitual(a, chain, strange))
+        ix.strange = strange
     return a
+
+
+def _habitual(a: Assignment, chain: Chain, strange: list[list[float]]) -> bool:
+    """Is ``chain`` unbroken (something sounds at every moment from its first note to its last,
+    ``state.silences``) and does each of its passes to another voice, but within a chord, go
+    between two voices of which one passes rows to the other not rarely (``strange``, ``RARE``)?"""
+    ix = a.ix
+    sl, voice, silence = ix.sl, ix.voice, a.silence
+    evs = chain.evs
+    if any(silence[s] for s in range(sl[evs[0]] + 1, sl[evs[-1]] + 1)):
+        return False
+    return all(voice[x] == voice[y] or sl[x] == sl[y] or min(strange[x][voice[y]], strange[y][voice[x]]) < RARE * STRANGE
+               for x, y in zip(evs, evs[1:], strict=False))

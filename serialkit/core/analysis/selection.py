@@ -7,7 +7,7 @@ is the head of the next); accepting a chain claims its notes, releasing a statem
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from operator import itemgetter
 
 from serialkit.core.analysis.chains import (
@@ -101,12 +101,13 @@ def still_valid(a: Assignment, chain: Chain) -> bool:
 
 
 def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int,
-           extra: float = EXTRA, dear: bool = False) -> Assignment:
+           extra: float = EXTRA, dear: bool = False, only: Callable[[Chain], bool] | None = None) -> Assignment:
     """Accept chains best-first from seeds (form, start event, start position); a chain that lost
     notes to a better one is built again from its seed and queued anew. A chain's priority is its
     score less ``extra`` per repeated note; of two alike, the one spanning fewer slices (an invariant
     pair struck twice: the statement beginning on the later pair leaves the earlier to the one
-    ending there; ``dear``: see ``best_chain``)."""
+    ending there; ``dear``: see ``best_chain``). ``only``: the chains that may be accepted (all,
+    without it)."""
     heap: list[tuple[float, int, int, Chain]] = []
     counter = 0
     sl = a.ix.sl
@@ -114,7 +115,7 @@ def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int,
         if 12 - pos < minimum:
             continue  # positions only rise along a chain: too few are left to reach ``minimum``
         chain = best_chain(a, form, start, pos, dear, wanted=True)
-        if chain is not None and acceptable(a, chain, minimum):
+        if chain is not None and acceptable(a, chain, minimum) and (only is None or only(chain)):
             heap.append((-_priority(a, chain, extra), sl[chain.evs[-1]] - sl[chain.evs[0]], counter, chain))
             counter += 1
     heapq.heapify(heap)
@@ -130,7 +131,7 @@ def select(a: Assignment, seeds: Iterable[tuple[int, int, int]], minimum: int,
                 continue
             start, pos = chain.evs[1], chain.poss[1]
         fresh = best_chain(a, chain.form, start, pos, dear, wanted=True)
-        if fresh is not None and acceptable(a, fresh, minimum):
+        if fresh is not None and acceptable(a, fresh, minimum) and (only is None or only(fresh)):
             heapq.heappush(heap, (-_priority(a, fresh, extra), sl[fresh.evs[-1]] - sl[fresh.evs[0]], counter, fresh))
             counter += 1
     return a
