@@ -279,3 +279,26 @@ def test_a_statement_whose_first_note_two_others_share_begins_on_its_next() -> N
     report = check_piece(s.piece, row=s.row, profile=profile_for("analysis"))
     assert report.verdict.strict, [v.message for v in report.verdict.violations][:3]
     assert not report.unexplained
+
+
+@pytest.mark.xfail(strict=True, reason="two interleaved cut-off statements read as one stitched whole statement")
+def test_the_excerpt_reversed_in_time_reads_as_the_excerpt_does() -> None:
+    """Op. 21 bars 1-25 reversed in time (an outside test): the excerpt's two statements cut off at
+    its end now open it, each at position 2, interleaved. A known gap: they are read as one
+    "complete" P11 stitched from both (positions 0-3 of one, 4-11 of the other) and an I1 of seven
+    positions with three holes, three ROW findings the excerpt read forwards does not have."""
+    from fractions import Fraction
+
+    from serialkit.check.profiles import profile_for
+    from serialkit.check.report import check_piece
+
+    if not works.available():
+        pytest.skip("the shared corpus is not here")
+    piece, row = works.excerpt("op21")
+    backwards = works.build("op21", [works.Copy(Fraction(0), 0, False, True)])
+
+    def rows(p: object) -> int:
+        report = check_piece(p, row=row, profile=profile_for("analysis"), suggest=False)  # type: ignore[arg-type]
+        return sum(v.code == "ROW" for v in report.verdict.violations)
+
+    assert rows(backwards) == rows(piece) == 1
