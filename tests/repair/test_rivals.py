@@ -1,6 +1,8 @@
-"""Two notes' corrections that fill the same position of a statement: the confident one is not
-applied when the other leaves as little trouble and changes the note nothing explains
-(``plan._outdone``)."""
+"""Hocket pieces from an outside test (one stream of statements handed between oboe, clarinet and
+bassoon, some notes re-struck): two notes' corrections that fill the same position of a statement
+(the confident one is not applied when the other leaves as little trouble and changes the note
+nothing explains, ``plan._outdone``), and a re-struck note that goes with its note when two
+statements trade it (``order._carry_repeats``)."""
 
 from __future__ import annotations
 
@@ -27,3 +29,19 @@ def test_a_re_struck_correct_note_is_not_rewritten_to_fill_the_wrong_note_s_hole
     plan = plan_repairs(piece, ROW)
     changed = {e.event_id for a in plan.applied for e in a.suggestion.edits}
     assert changed <= {PLANTED}, changed
+
+
+def test_a_re_struck_note_goes_with_its_note_when_two_statements_trade_it() -> None:
+    """Seven statements of a hocket (an outside test's correct piece, cut down): the Oboe strikes
+    F5 twice, the second a re-strike, and the next statement's F5 comes four beats later. The
+    first reading gave that statement the first F5 and its re-strike; putting the statements in
+    time order traded the F5s but left the re-strike behind, a repeat of position 1 before
+    position 0 sounds: a false ORDER finding. The re-strike now goes with its note
+    (``order._carry_repeats``), and the correct piece passes."""
+    from serialkit.check.profiles import profile_for
+    from serialkit.check.report import check_piece
+    from serialkit.core.catalog import get
+
+    piece = read_score(FIXTURE.with_name("hocket-restrike.json"))
+    report = check_piece(piece, row=get("webern-op21").row, profile=profile_for("analysis"), suggest=False)
+    assert report.verdict.strict, [v.message for v in report.verdict.violations]

@@ -189,6 +189,27 @@ def _untangle(a: Assignment, s: int, t: int) -> None:
         return
     for p, q in pairs:
         a.owners[f.slots[p]], a.owners[g.slots[q]] = [(s, p)], [(t, q)]
+        _carry_repeats(a, s, p, t, q)
+        _carry_repeats(a, t, q, s, p)
+
+
+def _carry_repeats(a: Assignment, s: int, p: int, t: int, q: int) -> None:
+    """Statement ``s``'s repeats of position ``p`` that sound before its note there (swapped for
+    a later one) and after statement ``t``'s note at ``q`` (the one ``s`` held before) re-strike
+    that note: they go with it, as ``t``'s repeats of ``q``. Left behind, a re-strike would repeat
+    a position before it sounds (positions must advance: an ORDER finding on correct music)."""
+    f, g = a.found[s], a.found[t]
+    sl, claims = a.ix.sl, a.claims
+    lo, hi = sl[g.slots[q]], sl[f.slots[p]]
+    moving = [(e, r) for e, r in f.repeats if r == p and lo <= sl[e] < hi]
+    for e, r in moving:
+        f.repeats.remove((e, r))
+        g.repeats.append((e, q))
+        a.owners[e] = [(t, q) if x == (s, p) else x for x in a.owners.get(e, [])]
+        if claims.owner[e] == s and claims.pos[e] == p:
+            claims.owner[e], claims.pos[e] = t, q
+        elif claims.second[e] == s and claims.second_pos[e] == p:
+            claims.second[e], claims.second_pos[e] = t, q
 
 
 def put_statements_in_time_order(a: Assignment) -> Assignment:
