@@ -398,9 +398,11 @@ def reread_strange_passes(a: Assignment) -> Assignment:
         seeds = [(f, i, 0) for i in range(first, last) if may_start(a, i) for f in a.starts[ix.pc[i]]]
         select(a, seeds, MIN_STATEMENT)
         ix.strange = None  # what the new costs leave unread: statements as the first reading read them
-        select(a, [(f, i, p) for f, i, p in seeds if may_start(a, i)], MIN_STATEMENT,
-               only=lambda chain: _habitual(a, chain, strange))
-        ix.strange = strange
+        try:
+            select(a, [(f, i, p) for f, i, p in seeds if may_start(a, i)], MIN_STATEMENT,
+                   only=lambda chain: _habitual(a, chain, strange))
+        finally:
+            ix.strange = strange
     return a
 
 

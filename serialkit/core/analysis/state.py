@@ -86,21 +86,27 @@ BREAK = 8
 ends a section (Op. 21's bars 1–25 hold four silences of one quarter, their median distance)."""
 
 
+def _silence(times: Sequence[Any], ends: Sequence[Any]) -> list[Any]:
+    """Per time (distinct, ascending; ``ends``: the latest end of the notes struck then): how long
+    nothing has sounded when it comes (0 at the first, and while a note struck before still sounds)."""
+    out: list[Any] = []
+    reach = None  # the latest end of the notes struck before
+    for t, end in zip(times, ends, strict=True):
+        out.append(0 if reach is None else max(0, t - reach))
+        reach = end if reach is None else max(reach, end)
+    return out
+
+
 def silences(ix: EventIndex) -> list[int]:
     """Per slice: how long (ticks) nothing has sounded when it begins (0: a note still sounds)."""
     ticks, onsets = ix.slice_ticks, ix.slice_onsets  # whole ticks: quick to compare
-    count = len(ticks)
     scale = next((t // o for t, o in zip(ticks, onsets, strict=True) if o), 1)  # ticks per quarter
-    ends = [ticks[0]] * count if count else []  # per slice: when the notes struck before it have all ended
+    ends = list(ticks)  # per slice: the latest end of the notes struck then
     for i, e in enumerate(ix.events):
-        s = ix.sl[i] + 1
+        s = ix.sl[i]
         d = e.duration
-        end = ticks[s - 1] + d.numerator * (scale // d.denominator)
-        if s < count and end > ends[s]:
-            ends[s] = end
-    for s in range(1, count):
-        ends[s] = max(ends[s], ends[s - 1])
-    return [max(0, t - end) for t, end in zip(ticks, ends, strict=True)]
+        ends[s] = max(ends[s], ticks[s] + d.numerator * (scale // d.denominator))
+    return _silence(ticks, ends)
 
 
 def breaks(onsets: Sequence[Any], silence: Sequence[Any]) -> list[int]:
@@ -117,20 +123,11 @@ class Sections:
     findings' and the suggestions' open ends are cut off at a section's edges as at the piece's."""
 
     def __init__(self, events: Iterable[Any]) -> None:
-        ends: dict[Fraction, Fraction] = {}
+        ends: dict[Fraction, Fraction] = {}  # per onset: the latest end of the notes struck then
         for e in events:
-            end = e.onset + e.duration
-            if end > ends.get(e.onset, e.onset):
-                ends[e.onset] = end
-            else:
-                ends.setdefault(e.onset, e.onset)
+            ends[e.onset] = max(ends.get(e.onset, e.onset), e.onset + e.duration)
         self.onsets = sorted(ends)
-        silence: list[Fraction] = []
-        reach: Fraction | None = None
-        for t in self.onsets:
-            silence.append(Fraction(0) if reach is None else max(Fraction(0), t - reach))
-            reach = ends[t] if reach is None else max(reach, ends[t])
-        self.starts = [0, *breaks(self.onsets, silence)]
+        self.starts = [0, *breaks(self.onsets, _silence(self.onsets, [ends[t] for t in self.onsets]))]
         """Index (in ``onsets``) of each section's first onset."""
 
     def span(self, a: Fraction, b: Fraction) -> tuple[Fraction, Fraction]:

@@ -245,12 +245,12 @@ def suggest(
     """
     events = {e.id: e for e in piece.events}
     named = _named_notes(findings, events)
-    if not suspects and _nothing_reported(piece, analysis, named, events):
-        return ()  # nothing to suggest (and nothing to measure it by)
     readings = readings if readings is not None else Readings()
     row, convention = analysis.row, analysis.convention
     start = readings.read(piece, row, convention, analysis)
-    all_holes = list(start.holes)  # the piece's holes, found once
+    all_holes = start.holes  # the piece's holes, found once
+    if not suspects and _nothing_reported(piece, analysis, named, events, all_holes):
+        return ()  # nothing to suggest (and nothing to measure it by)
     stmts = _statements(analysis, events)
     elsewhere = _read_elsewhere(analysis, events, all_holes)
     reported: dict[str, str] = {

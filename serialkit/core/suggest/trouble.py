@@ -583,12 +583,12 @@ def _named_notes(findings: Iterable[Any], events: Mapping[str, Event]) -> list[t
 
 
 def _nothing_reported(piece: Piece, analysis: Analysis, named: Sequence[tuple[str, str]],
-                      events: Mapping[str, Event]) -> bool:
+                      events: Mapping[str, Event], holes: Sequence[_Hole]) -> bool:
     """Is there nothing ``suggest`` would try a change for (suspects aside): no unexplained note,
     no note a ROW or ORDER finding names (``named``), no note of an edge repeat, an exchange, a
-    scrap or a borrowed position, and no hole in a statement? (A correct piece: its suggestions are
-    none.)"""
+    scrap or a borrowed position, and no hole in a statement (``holes``: ``_trouble_holes``)? (A
+    correct piece: its suggestions are none.)"""
     return not (analysis.unexplained or named or analysis.edge_repeats(piece) or analysis.exchanges(piece)
                 or analysis.borrowed_out_of_time(piece)
                 or any(eid in events for _s, own in analysis.scraps() for eid in own)
-                or _trouble_holes(analysis, events))
+                or bool(holes))
